@@ -1,0 +1,65 @@
+import type { Client } from '@temporalio/client';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Config } from '../core/config';
+import { randomBase62 } from '../core/ids';
+import type { Pool } from '../db/pool';
+import { registerErrorHandling } from './errors';
+import authPlugin from './plugins/auth';
+import healthRoutes from './routes/health';
+import internalEventRoutes from './routes/internal-events';
+import townRoutes from './routes/towns';
+import webhookRoutes from './routes/webhooks';
+
+export interface AppDeps {
+  config: Config;
+  pool: Pool;
+  temporal: Client;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    deps: AppDeps;
+  }
+}
+
+/** Where keys and secrets could appear in a log line; pino replaces them. */
+export const LOG_REDACT_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'headers.authorization',
+  'authorization',
+  'key',
+  'secret',
+  '*.key',
+  '*.secret',
+];
+
+export function loggerOptions(config: Config): FastifyServerOptions['logger'] {
+  return { level: config.logLevel, redact: { paths: LOG_REDACT_PATHS, censor: '[redacted]' } };
+}
+
+/** The API as a plugin tree; listening and graceful shutdown live in server.ts. */
+export async function buildApp(
+  deps: AppDeps,
+  options: { logger?: FastifyServerOptions['logger'] } = {},
+): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: options.logger ?? loggerOptions(deps.config),
+    bodyLimit: 64 * 1024,
+    maxParamLength: 200,
+    genReqId: () => `req_${randomBase62(20)}`,
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', allErrors: false } },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+  app.decorate('deps', deps);
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('Request-Id', request.id);
+  });
+  registerErrorHandling(app);
+  await app.register(authPlugin, { pool: deps.pool });
+  await app.register(healthRoutes);
+  await app.register(townRoutes);
+  await app.register(webhookRoutes);
+  await app.register(internalEventRoutes);
+  return app;
+}

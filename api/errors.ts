@@ -1,0 +1,75 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { ApiError, type ErrorCode } from '../core/errors';
+
+/** Fastify's own error codes mapped onto our catalogue; anything unknown becomes an opaque 500. */
+const FASTIFY_CODES: Record<string, ErrorCode> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: 'body_too_large',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'invalid_request',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'invalid_json',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'invalid_json',
+  FST_ERR_CTP_EMPTY_TYPE: 'unsupported_media_type',
+  FST_ERR_CTP_INVALID_TYPE: 'unsupported_media_type',
+};
+
+interface ValidationIssue {
+  instancePath?: string;
+  keyword?: string;
+  message?: string;
+  params?: Record<string, unknown>;
+}
+
+/** Turns an ajv validation failure into {code, param}: the first issue decides. */
+function validationError(error: FastifyError): ApiError {
+  const issue = (error.validation?.[0] ?? {}) as ValidationIssue;
+  const context = (error as { validationContext?: string }).validationContext ?? 'body';
+  let param = (issue.instancePath ?? '').replace(/^\//, '').replace(/\//g, '.');
+  if (issue.keyword === 'required' && typeof issue.params?.missingProperty === 'string') {
+    param = param ? `${param}.${issue.params.missingProperty}` : issue.params.missingProperty;
+    return new ApiError('parameter_missing', `Missing required parameter: ${param}.`, { param });
+  }
+  if (issue.keyword === 'additionalProperties' && typeof issue.params?.additionalProperty === 'string') {
+    param = param ? `${param}.${issue.params.additionalProperty}` : issue.params.additionalProperty;
+    return new ApiError('parameter_unknown', `Received unknown parameter: ${param}.`, { param });
+  }
+  if (!param) {
+    return new ApiError('invalid_request', `The request ${context} is invalid: ${issue.message ?? 'bad value'}.`);
+  }
+  return new ApiError('parameter_invalid', `Invalid ${context} parameter ${param}: ${issue.message ?? 'bad value'}.`, {
+    param,
+  });
+}
+
+export function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  const fastifyError = error as FastifyError;
+  if (fastifyError?.validation) return validationError(fastifyError);
+  const mapped = fastifyError?.code ? FASTIFY_CODES[fastifyError.code] : undefined;
+  if (mapped === 'body_too_large') return new ApiError(mapped, 'The request body is too large.');
+  if (mapped === 'unsupported_media_type') {
+    return new ApiError(mapped, 'Unsupported Content-Type: send JSON with Content-Type: application/json.');
+  }
+  if (mapped) return new ApiError(mapped, 'The request body is not valid JSON.');
+  if (fastifyError?.statusCode === 429) {
+    return new ApiError('rate_limited', 'Too many requests; retry after the time in Retry-After.');
+  }
+  if (fastifyError?.statusCode && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
+    return new ApiError('invalid_request', 'The request is invalid.');
+  }
+  return new ApiError('internal_error', 'Something went wrong on our side; the error has been logged.');
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error, request, reply) => {
+    const apiError = toApiError(error);
+    if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
+    else request.log.info({ code: apiError.code }, 'request rejected');
+    if (apiError.status === 401) reply.header('WWW-Authenticate', 'Bearer');
+    for (const [name, value] of Object.entries(apiError.headers)) reply.header(name, value);
+    return reply.status(apiError.status).send(apiError.toBody());
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const error = new ApiError('route_not_found', `Unrecognized request URL (${request.method} ${request.url.split('?')[0]}).`);
+    return reply.status(404).send(error.toBody());
+  });
+}

@@ -1,0 +1,200 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { formatDuration, parseDuration, parseDurationList } from './durations';
+
+/**
+ * The one place that reads process.env. Everything else receives a Config.
+ * A missing or bad value throws ConfigError whose message is one line naming the variable.
+ */
+export interface Config {
+  port: number;
+  host: string;
+  logLevel: string;
+  databaseUrl: string;
+  temporal: {
+    /** Unset: `npm start` runs an embedded dev server on devPort. */
+    address: string | undefined;
+    namespace: string;
+    taskQueue: string;
+    devPort: number;
+    uiPort: number;
+    cliPath: string | undefined;
+    apiKey: string | undefined;
+    tlsCertPath: string | undefined;
+    tlsKeyPath: string | undefined;
+  };
+  internalApiToken: string | undefined;
+  webhook: {
+    allowPrivateTargets: boolean;
+    caFile: string | undefined;
+    /** 32-byte key for AES-256-GCM; secrets are stored in clear when unset. */
+    secretEncryptionKey: Buffer | undefined;
+    secretRotationGraceMs: number;
+  };
+  delivery: {
+    /** Delays between attempts: attempts = retryDelaysMs.length + 1 (spec 8). */
+    retryDelaysMs: number[];
+    timeoutMs: number;
+    failingThreshold: number;
+  };
+  smtpUrl: string | undefined;
+  notificationFrom: string;
+  rateLimitPerMinute: number;
+  dataDir: string;
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    problem: string,
+  ) {
+    super(`config: ${variable} ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function optional(env: Env, name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = optional(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = optional(env, name)?.toLowerCase();
+  if (raw === undefined) return fallback;
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
+  throw new ConfigError(name, `must be true or false, got "${raw}"`);
+}
+
+function duration(env: Env, name: string, fallback: string, minMs: number, maxMs: number): number {
+  const raw = optional(env, name) ?? fallback;
+  let ms: number;
+  try {
+    ms = parseDuration(raw);
+  } catch (err) {
+    throw new ConfigError(name, (err as Error).message);
+  }
+  if (ms < minMs || ms > maxMs) {
+    throw new ConfigError(name, `must be between ${formatDuration(minMs)} and ${formatDuration(maxMs)}, got ${raw}`);
+  }
+  return ms;
+}
+
+function url(env: Env, name: string, fallback: string | undefined, protocols: string[]): string | undefined {
+  const raw = optional(env, name) ?? fallback;
+  if (raw === undefined) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(name, 'is not a valid URL');
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(name, `must use ${protocols.join(' or ')}, got ${parsed.protocol}`);
+  }
+  return raw;
+}
+
+function readableFile(env: Env, name: string): string | undefined {
+  const path = optional(env, name);
+  if (path !== undefined && !existsSync(path)) throw new ConfigError(name, `names a file that does not exist: ${path}`);
+  return path;
+}
+
+function encryptionKey(env: Env, name: string): Buffer | undefined {
+  const raw = optional(env, name);
+  if (raw === undefined) return undefined;
+  const key = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
+  if (key.length !== 32) throw new ConfigError(name, 'must be 32 bytes, as 64 hex characters or base64');
+  return key;
+}
+
+function retryLadder(env: Env, name: string): number[] {
+  const raw = optional(env, name) ?? '10s,1m,10m,1h,6h';
+  let delays: number[];
+  try {
+    delays = parseDurationList(raw);
+  } catch (err) {
+    throw new ConfigError(name, (err as Error).message);
+  }
+  if (delays.length > 20) throw new ConfigError(name, 'may list at most 20 delays');
+  if (delays.some((ms) => ms < 1 || ms > 7 * 86_400_000)) {
+    throw new ConfigError(name, 'delays must be between 1ms and 7d');
+  }
+  return delays;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const internalApiToken = optional(env, 'INTERNAL_API_TOKEN');
+  if (internalApiToken !== undefined && internalApiToken.length < 16) {
+    throw new ConfigError('INTERNAL_API_TOKEN', 'must be at least 16 characters');
+  }
+  const tlsCertPath = readableFile(env, 'TEMPORAL_TLS_CERT');
+  const tlsKeyPath = readableFile(env, 'TEMPORAL_TLS_KEY');
+  if ((tlsCertPath === undefined) !== (tlsKeyPath === undefined)) {
+    throw new ConfigError(tlsCertPath ? 'TEMPORAL_TLS_KEY' : 'TEMPORAL_TLS_CERT', 'must be set together with its pair');
+  }
+  return {
+    port: integer(env, 'PORT', 3000, 0, 65535),
+    host: optional(env, 'HOST') ?? '0.0.0.0',
+    logLevel: optional(env, 'LOG_LEVEL') ?? 'info',
+    databaseUrl: url(env, 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/parcel_webhooks', [
+      'postgres:',
+      'postgresql:',
+    ]) as string,
+    temporal: {
+      address: optional(env, 'TEMPORAL_ADDRESS'),
+      namespace: optional(env, 'TEMPORAL_NAMESPACE') ?? 'default',
+      taskQueue: optional(env, 'TEMPORAL_TASK_QUEUE') ?? 'parcel-webhooks',
+      devPort: integer(env, 'TEMPORAL_DEV_PORT', 7233, 1, 65535),
+      uiPort: integer(env, 'TEMPORAL_UI_PORT', 8233, 1, 65535),
+      cliPath: readableFile(env, 'TEMPORAL_CLI'),
+      apiKey: optional(env, 'TEMPORAL_API_KEY'),
+      tlsCertPath,
+      tlsKeyPath,
+    },
+    internalApiToken,
+    webhook: {
+      allowPrivateTargets: boolean(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
+      caFile: readableFile(env, 'WEBHOOK_CA_FILE'),
+      secretEncryptionKey: encryptionKey(env, 'WEBHOOK_SECRET_ENCRYPTION_KEY'),
+      secretRotationGraceMs: duration(env, 'WEBHOOK_SECRET_ROTATION_GRACE', '24h', 0, 7 * 86_400_000),
+    },
+    delivery: {
+      retryDelaysMs: retryLadder(env, 'DELIVERY_RETRY_DELAYS'),
+      timeoutMs: duration(env, 'DELIVERY_TIMEOUT', '10s', 100, 60_000),
+      failingThreshold: integer(env, 'ENDPOINT_FAILING_THRESHOLD', 3, 1, 1000),
+    },
+    smtpUrl: url(env, 'SMTP_URL', undefined, ['smtp:', 'smtps:']),
+    notificationFrom: optional(env, 'NOTIFICATION_FROM') ?? 'Parcel Webhooks <no-reply@parcel-webhooks.invalid>',
+    rateLimitPerMinute: integer(env, 'API_RATE_LIMIT_PER_MINUTE', 600, 1, 1_000_000),
+    dataDir: optional(env, 'PARCEL_DATA_DIR') ?? '.data',
+  };
+}
+
+/** For entry points: print the one line and exit instead of a stack trace. */
+export function loadConfigOrExit(env: Env = process.env): Config {
+  try {
+    return loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(78); // EX_CONFIG
+    }
+    throw err;
+  }
+}
+
+export function readCaFile(config: Config): string | undefined {
+  return config.webhook.caFile ? readFileSync(config.webhook.caFile, 'utf8') : undefined;
+}

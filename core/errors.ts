@@ -1,0 +1,65 @@
+/**
+ * The one error catalogue: every error the API can answer has a stable code, a status and a type.
+ * Wire shape (DESIGN.md): {"error": {"type", "code", "message", ...extra}}.
+ */
+export const ERRORS = {
+  // spec 7, statuses per DESIGN.md
+  missing_api_key: { status: 401, type: 'authentication_error' },
+  malformed_api_key: { status: 401, type: 'authentication_error' },
+  invalid_api_key: { status: 401, type: 'authentication_error' },
+  revoked_api_key: { status: 401, type: 'authentication_error' },
+  expired_api_key: { status: 401, type: 'authentication_error' },
+  client_not_active: { status: 403, type: 'permission_error' },
+  client_suspended: { status: 403, type: 'permission_error' },
+  insufficient_scope: { status: 403, type: 'permission_error' },
+  // request validation
+  invalid_request: { status: 400, type: 'invalid_request_error' },
+  parameter_missing: { status: 400, type: 'invalid_request_error' },
+  parameter_invalid: { status: 400, type: 'invalid_request_error' },
+  parameter_unknown: { status: 400, type: 'invalid_request_error' },
+  invalid_json: { status: 400, type: 'invalid_request_error' },
+  url_not_https: { status: 400, type: 'invalid_request_error' },
+  invalid_url: { status: 400, type: 'invalid_request_error' },
+  url_not_allowed: { status: 400, type: 'invalid_request_error' },
+  unknown_event_type: { status: 400, type: 'invalid_request_error' },
+  duplicate_event_type: { status: 400, type: 'invalid_request_error' },
+  resource_missing: { status: 404, type: 'invalid_request_error' },
+  route_not_found: { status: 404, type: 'invalid_request_error' },
+  method_not_allowed: { status: 405, type: 'invalid_request_error' },
+  idempotency_conflict: { status: 409, type: 'invalid_request_error' },
+  body_too_large: { status: 413, type: 'invalid_request_error' },
+  unsupported_media_type: { status: 415, type: 'invalid_request_error' },
+  rate_limited: { status: 429, type: 'rate_limit_error' },
+  // internal route
+  invalid_internal_token: { status: 401, type: 'authentication_error' },
+  // ours
+  service_unavailable: { status: 503, type: 'api_error' },
+  internal_error: { status: 500, type: 'api_error' },
+} as const satisfies Record<string, { status: number; type: string }>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export interface ErrorBody {
+  error: { type: string; code: ErrorCode; message: string; [extra: string]: unknown };
+}
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly type: string;
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly extra: Record<string, unknown> = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'ApiError';
+    this.status = ERRORS[code].status;
+    this.type = ERRORS[code].type;
+  }
+
+  toBody(): ErrorBody {
+    return { error: { type: this.type, code: this.code, message: this.message, ...this.extra } };
+  }
+}

@@ -1,0 +1,45 @@
+import { randomBytes } from 'node:crypto';
+import type { TestProject } from 'vitest/node';
+import { dropDatabase, prepareDatabase } from '../db/migrate';
+import { startDevServer, type DevServer } from '../scripts/dev-server';
+import { ensureTemporalCli } from '../scripts/temporal-cli';
+import { freePort } from './helpers/ports';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    databaseUrl: string;
+    temporalAddress: string;
+    temporalCli: string;
+    runId: string;
+  }
+}
+
+/**
+ * One run: its own database and its own dev server on free ports (or TEMPORAL_ADDRESS when set);
+ * each test file takes its own task queue from runId. Everything is removed at the end.
+ */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const runId = `t${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+  const baseUrl = new URL(process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
+  baseUrl.pathname = `/pw_${runId}`;
+  const databaseUrl = baseUrl.toString();
+
+  const temporalCli = await ensureTemporalCli({ log: (msg) => process.stderr.write(`[setup] ${msg}\n`) });
+  let devServer: DevServer | undefined;
+  let temporalAddress = process.env.TEMPORAL_ADDRESS;
+  if (!temporalAddress) {
+    devServer = await startDevServer({ cliPath: temporalCli, port: await freePort() });
+    temporalAddress = devServer.address;
+  }
+  await prepareDatabase(databaseUrl);
+
+  project.provide('databaseUrl', databaseUrl);
+  project.provide('temporalAddress', temporalAddress);
+  project.provide('temporalCli', temporalCli);
+  project.provide('runId', runId);
+
+  return async () => {
+    await devServer?.stop();
+    await dropDatabase(databaseUrl);
+  };
+}

@@ -1,0 +1,54 @@
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import type { Config } from '../../core/config';
+import { createPool, type Pool } from '../../db/pool';
+import { createWorker } from '../../worker/worker';
+
+let runtimeInstalled = false;
+/** Warnings and errors only: the bundler's progress would drown the test output. */
+function quietRuntime(): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  try {
+    Runtime.install({ logger: new DefaultLogger('WARN') });
+  } catch {
+    // already installed by an earlier import in this process
+  }
+}
+
+export interface TestWorker {
+  worker: Worker;
+  client: Client;
+  pool: Pool;
+  /** Resolves when worker.run() ends; rejects if it failed. */
+  running: Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** A real worker on the config's task queue against the run's dev server, plus a client and a pool. */
+export async function startTestWorker(config: Config, options: Parameters<typeof createWorker>[0]['options'] = {}): Promise<TestWorker> {
+  quietRuntime();
+  const address = config.temporal.address as string;
+  const nativeConnection = await NativeConnection.connect({ address });
+  const connection = await Connection.connect({ address });
+  const client = new Client({ connection, namespace: config.temporal.namespace });
+  const pool = createPool(config.databaseUrl);
+  const worker = await createWorker({ config, connection: nativeConnection, pool, options });
+  const running = worker.run();
+  let stopped = false;
+  return {
+    worker,
+    client,
+    pool,
+    running,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running.catch(() => undefined);
+      await connection.close();
+      await nativeConnection.close();
+      await pool.end();
+    },
+  };
+}

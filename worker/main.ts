@@ -1,0 +1,27 @@
+import { NativeConnection } from '@temporalio/worker';
+import { loadConfigOrExit } from '../core/config';
+import { requireTemporalAddress, temporalConnectionOptions } from '../core/temporal';
+import { createPool } from '../db/pool';
+import { ensureSearchAttributes } from './search-attributes';
+import { createWorker } from './worker';
+
+/** Production entry point of the worker: `node dist/worker/main.js`. SIGINT/SIGTERM drain and stop it. */
+async function main(): Promise<void> {
+  const config = loadConfigOrExit();
+  const connection = await NativeConnection.connect(temporalConnectionOptions(config, requireTemporalAddress(config)));
+  const pool = createPool(config.databaseUrl);
+  try {
+    await ensureSearchAttributes(connection, config.temporal.namespace, (msg) => process.stderr.write(`${msg}\n`));
+    const worker = await createWorker({ config, connection, pool });
+    process.stdout.write(`worker: polling task queue ${config.temporal.taskQueue} on ${requireTemporalAddress(config)}\n`);
+    await worker.run();
+  } finally {
+    await pool.end();
+    await connection.close();
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`worker: ${(err as Error).message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,39 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { createActivities } from '../activities';
+import type { Config } from '../core/config';
+import type { Pool } from '../db/pool';
+
+/** Prebuilt by `npm run build` next to the compiled worker; absent in development, where we bundle at start. */
+const PREBUILT_BUNDLE = path.join(__dirname, '..', 'workflow-bundle.js');
+
+/** workflows/index.ts under tsx and vitest, workflows/index.js once compiled. */
+function workflowsEntry(): string {
+  const dir = path.join(__dirname, '..', 'workflows');
+  const ts = path.join(dir, 'index.ts');
+  return existsSync(ts) ? ts : path.join(dir, 'index.js');
+}
+
+export interface WorkerDeps {
+  config: Config;
+  connection: NativeConnection;
+  pool: Pool;
+  taskQueue?: string;
+  /** Test hook: override WorkerOptions (e.g. slots, sticky cache). */
+  options?: Partial<WorkerOptions>;
+}
+
+export async function createWorker(deps: WorkerDeps): Promise<Worker> {
+  const workflowSource: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> = existsSync(PREBUILT_BUNDLE)
+    ? { workflowBundle: { codePath: PREBUILT_BUNDLE } }
+    : { workflowsPath: workflowsEntry() };
+  return Worker.create({
+    connection: deps.connection,
+    namespace: deps.config.temporal.namespace,
+    taskQueue: deps.taskQueue ?? deps.config.temporal.taskQueue,
+    activities: createActivities({ config: deps.config, pool: deps.pool }),
+    ...workflowSource,
+    ...deps.options,
+  });
+}
