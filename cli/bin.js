@@ -1,0 +1,13 @@
+#!/usr/bin/env node
+'use strict';
+// `npx parcel-webhooks`: runs the TypeScript sources through tsx in a checkout, the compiled CLI in an image.
+const fs = require('node:fs');
+const path = require('node:path');
+
+const source = path.join(__dirname, 'index.ts');
+if (fs.existsSync(source)) {
+  require('tsx/cjs');
+  require(source).main(process.argv);
+} else {
+  require(path.join(__dirname, '..', 'dist', 'cli', 'index.js')).main(process.argv);
+}

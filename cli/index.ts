@@ -1,0 +1,53 @@
+import { Command, CommanderError } from 'commander';
+import { ConfigError } from '../core/config';
+import { ApiError } from '../core/errors';
+import { registerAccounts } from './commands/accounts';
+import { registerEvents } from './commands/events';
+import { registerKeys } from './commands/keys';
+import { registerMigrate } from './commands/migrate';
+import { registerSimulate } from './commands/simulate';
+import { registerStart } from './commands/start';
+import { CliContext, CliError } from './context';
+
+export function buildProgram(ctx: CliContext): Command {
+  const program = new Command('parcel-webhooks')
+    .description('Operate Parcel Webhooks: accounts, API keys, events, the simulator and the local stack')
+    .option('--json', 'print one JSON document instead of text')
+    .showHelpAfterError()
+    .exitOverride();
+  registerAccounts(program, ctx);
+  registerKeys(program, ctx);
+  registerEvents(program, ctx);
+  registerSimulate(program, ctx);
+  registerMigrate(program, ctx);
+  registerStart(program, ctx);
+  return program;
+}
+
+function errorDocument(err: unknown): { error: { code: string; message: string } } {
+  if (err instanceof ApiError) return { error: { code: err.code, message: err.message } };
+  if (err instanceof ConfigError) return { error: { code: 'config_error', message: err.message } };
+  return { error: { code: 'command_failed', message: (err as Error).message } };
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const ctx = new CliContext();
+  const program = buildProgram(ctx);
+  let exitCode = 0;
+  try {
+    await program.parseAsync(argv);
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      exitCode = err.exitCode;
+    } else {
+      exitCode = err instanceof CliError ? err.exitCode : 1;
+      const json = argv.includes('--json');
+      const doc = errorDocument(err);
+      if (json) process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
+      else process.stderr.write(`error: ${doc.error.message}\n`);
+    }
+  } finally {
+    await ctx.close().catch(() => undefined);
+  }
+  process.exitCode = exitCode;
+}
