@@ -1,0 +1,28 @@
+# One image for the api, the worker and the migrate job; compose picks the command.
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY . .
+RUN npm run build
+
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production
+WORKDIR /app
+COPY package.json package-lock.json ./
+# tsx stays: the operator CLI (cli/bin.js) runs from source.
+RUN npm ci --omit=dev --no-audit --no-fund
+COPY --from=build /app/dist ./dist
+COPY --from=build /app/api ./api
+COPY --from=build /app/activities ./activities
+COPY --from=build /app/cli ./cli
+COPY --from=build /app/core ./core
+COPY --from=build /app/db ./db
+COPY --from=build /app/receiver ./receiver
+COPY --from=build /app/scripts ./scripts
+COPY --from=build /app/worker ./worker
+COPY --from=build /app/workflows ./workflows
+COPY --from=build /app/tsconfig.json ./
+USER node
+EXPOSE 3000
+CMD ["node", "dist/api/server.js"]

@@ -1,0 +1,99 @@
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../core/config';
+import { formatDuration, parseDuration, parseDurationList } from '../../core/durations';
+
+const root = path.join(__dirname, '..', '..');
+
+describe('config', () => {
+  it('has defaults for local use, with the spec ladder', () => {
+    const config = loadConfig({});
+    expect(config.port).toBe(3000);
+    expect(config.temporal.address).toBeUndefined();
+    expect(config.temporal.devPort).toBe(7233);
+    expect(config.temporal.uiPort).toBe(8233);
+    expect(config.temporal.namespace).toBe('default');
+    expect(config.delivery.retryDelaysMs).toEqual([10_000, 60_000, 600_000, 3_600_000, 21_600_000]);
+    expect(config.delivery.timeoutMs).toBe(10_000);
+    expect(config.delivery.failingThreshold).toBe(3);
+    expect(config.webhook.allowPrivateTargets).toBe(false);
+    expect(config.webhook.secretEncryptionKey).toBeUndefined();
+  });
+
+  it('reads the contract variables', () => {
+    const config = loadConfig({
+      PORT: '8080',
+      DATABASE_URL: 'postgresql://u@db:5432/x',
+      TEMPORAL_ADDRESS: 'temporal:7233',
+      DELIVERY_RETRY_DELAYS: '100ms, 1s',
+      DELIVERY_TIMEOUT: '2s',
+      ENDPOINT_FAILING_THRESHOLD: '5',
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      WEBHOOK_SECRET_ENCRYPTION_KEY: 'a'.repeat(64),
+      INTERNAL_API_TOKEN: 'x'.repeat(32),
+    });
+    expect(config.port).toBe(8080);
+    expect(config.temporal.address).toBe('temporal:7233');
+    expect(config.delivery.retryDelaysMs).toEqual([100, 1000]);
+    expect(config.delivery.timeoutMs).toBe(2000);
+    expect(config.delivery.failingThreshold).toBe(5);
+    expect(config.webhook.allowPrivateTargets).toBe(true);
+    expect(config.webhook.secretEncryptionKey?.length).toBe(32);
+  });
+
+  it.each([
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['DATABASE_URL', 'mysql://x/y'],
+    ['DATABASE_URL', 'not a url'],
+    ['DELIVERY_RETRY_DELAYS', '10s,,1m'],
+    ['DELIVERY_RETRY_DELAYS', '10 parsecs'],
+    ['DELIVERY_TIMEOUT', '0s'],
+    ['ENDPOINT_FAILING_THRESHOLD', '0'],
+    ['WEBHOOK_ALLOW_PRIVATE_TARGETS', 'maybe'],
+    ['WEBHOOK_SECRET_ENCRYPTION_KEY', 'short'],
+    ['WEBHOOK_CA_FILE', '/nonexistent/ca.pem'],
+    ['TEMPORAL_CLI', '/nonexistent/temporal'],
+    ['INTERNAL_API_TOKEN', 'short'],
+    ['SMTP_URL', 'http://mail'],
+  ])('rejects %s=%s with one line naming it', (name, value) => {
+    let error: unknown;
+    try {
+      loadConfig({ [name]: value });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).variable).toBe(name);
+    expect((error as Error).message).toMatch(new RegExp(`^config: ${name} `));
+    expect((error as Error).message).not.toContain('\n');
+  });
+
+  it('stops a process with exactly one clear line on stderr', () => {
+    let stderr = '';
+    let status: number | null = 0;
+    try {
+      execFileSync(process.execPath, [path.join(root, 'cli', 'bin.js'), 'migrate'], {
+        env: { ...process.env, DELIVERY_TIMEOUT: 'soon' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        timeout: 30_000,
+      });
+    } catch (err) {
+      stderr = String((err as { stderr: Buffer }).stderr);
+      status = (err as { status: number | null }).status;
+    }
+    expect(status).not.toBe(0);
+    expect(stderr.trim().split('\n')).toHaveLength(1);
+    expect(stderr).toContain('DELIVERY_TIMEOUT');
+  });
+});
+
+describe('durations', () => {
+  it('parses and formats', () => {
+    expect(parseDuration('250ms')).toBe(250);
+    expect(parseDuration('1.5s')).toBe(1500);
+    expect(parseDurationList('10s,1m,10m,1h,6h').map(formatDuration)).toEqual(['10s', '1m', '10m', '1h', '6h']);
+    expect(() => parseDuration('10')).toThrow();
+  });
+});
