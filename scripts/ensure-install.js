@@ -12,8 +12,10 @@ function ensureInstall() {
   const lock = path.join(root, 'package-lock.json');
   const stale = !fs.existsSync(marker) || (fs.existsSync(lock) && fs.statSync(lock).mtimeMs > fs.statSync(marker).mtimeMs);
   if (!stale) return;
-  process.stdout.write('installing dependencies (npm ci)...\n');
-  execFileSync('npm', [fs.existsSync(lock) ? 'ci' : 'install', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit' });
+  process.stdout.write('installing dependencies...\n');
+  // `npm install` rather than `npm ci`: npm 11 leaves other platforms' optional binaries (@swc/core-*) out of
+  // the lockfile here, which `npm ci` then rejects as out of sync; install still honours the locked versions.
+  execFileSync('npm', ['install', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit' });
 }
 
 module.exports = { ensureInstall, root };
