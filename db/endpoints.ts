@@ -1,0 +1,165 @@
+import { openSecret } from '../core/secrets';
+import type { Pool } from './pool';
+
+/** Table webhook_endpoints. Every read made for the API is scoped to one account and one mode. */
+
+export interface EndpointRow {
+  id: string;
+  account_id: string;
+  livemode: boolean;
+  url: string;
+  events: string[];
+  description: string | null;
+  status: 'enabled' | 'failing';
+  created_at: Date;
+}
+
+/** The owner and mode every API read and write is scoped to (DESIGN.md: isolation, test mode). */
+export interface EndpointScope {
+  accountId: string;
+  livemode: boolean;
+}
+
+// Never the secret columns: the API shows a secret only in the response that created it.
+const PUBLIC_COLUMNS = 'id, account_id, livemode, url, events, description, status, created_at';
+
+export async function insertEndpoint(
+  pool: Pool,
+  row: EndpointScope & { id: string; url: string; events: string[]; description: string | null; sealedSecret: string },
+): Promise<EndpointRow> {
+  const { rows } = await pool.query<EndpointRow>(
+    `INSERT INTO webhook_endpoints (id, account_id, livemode, url, events, description, secret)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)
+     RETURNING ${PUBLIC_COLUMNS}`,
+    [row.id, row.accountId, row.livemode, row.url, row.events, row.description, row.sealedSecret],
+  );
+  return rows[0] as EndpointRow;
+}
+
+/** A live (not deleted) endpoint of this account and mode. */
+export async function findEndpoint(pool: Pool, scope: EndpointScope, id: string): Promise<EndpointRow | undefined> {
+  const { rows } = await pool.query<EndpointRow>(
+    `SELECT ${PUBLIC_COLUMNS} FROM webhook_endpoints
+      WHERE id = $1 AND account_id = $2 AND livemode = $3 AND deleted_at IS NULL`,
+    [id, scope.accountId, scope.livemode],
+  );
+  return rows[0];
+}
+
+/**
+ * Newest first. `startingAfter` must be an endpoint of this account and mode; a deleted one still works as a
+ * cursor so that a client paging while someone removes endpoints is not broken. Returns undefined when the
+ * cursor is unknown. Fetches limit + 1 rows to learn has_more without a count.
+ */
+export async function listEndpoints(
+  pool: Pool,
+  scope: EndpointScope,
+  page: { limit: number; startingAfter?: string },
+): Promise<{ rows: EndpointRow[]; hasMore: boolean } | undefined> {
+  const params: unknown[] = [scope.accountId, scope.livemode, page.limit + 1];
+  let cursorClause = '';
+  if (page.startingAfter !== undefined) {
+    const cursor = await pool.query(
+      'SELECT 1 FROM webhook_endpoints WHERE id = $1 AND account_id = $2 AND livemode = $3',
+      [page.startingAfter, scope.accountId, scope.livemode],
+    );
+    if (cursor.rowCount === 0) return undefined;
+    params.push(page.startingAfter);
+    // Compared in SQL so the cursor keeps created_at's microseconds.
+    cursorClause = 'AND (created_at, id) < (SELECT created_at, id FROM webhook_endpoints WHERE id = $4)';
+  }
+  const { rows } = await pool.query<EndpointRow>(
+    `SELECT ${PUBLIC_COLUMNS} FROM webhook_endpoints
+      WHERE account_id = $1 AND livemode = $2 AND deleted_at IS NULL ${cursorClause}
+      ORDER BY created_at DESC, id DESC
+      LIMIT $3`,
+    params,
+  );
+  return { rows: rows.slice(0, page.limit), hasMore: rows.length > page.limit };
+}
+
+/** Soft delete: pending delivery ladders read deleted_at and stop; attempts keep their foreign key. */
+export async function softDeleteEndpoint(pool: Pool, scope: EndpointScope, id: string): Promise<boolean> {
+  const { rowCount } = await pool.query(
+    `UPDATE webhook_endpoints SET deleted_at = now()
+      WHERE id = $1 AND account_id = $2 AND livemode = $3 AND deleted_at IS NULL`,
+    [id, scope.accountId, scope.livemode],
+  );
+  return rowCount === 1;
+}
+
+/** The old secret stays valid for graceMs so receivers can switch over; a second rotation replaces it. */
+export async function rotateEndpointSecret(
+  pool: Pool,
+  scope: EndpointScope,
+  id: string,
+  change: { sealedSecret: string; graceMs: number },
+): Promise<EndpointRow | undefined> {
+  const { rows } = await pool.query<EndpointRow>(
+    `UPDATE webhook_endpoints
+        SET previous_secret = secret,
+            previous_secret_expires_at = now() + $5 * interval '1 millisecond',
+            secret = $4
+      WHERE id = $1 AND account_id = $2 AND livemode = $3 AND deleted_at IS NULL
+      RETURNING ${PUBLIC_COLUMNS}`,
+    [id, scope.accountId, scope.livemode, change.sealedSecret, change.graceMs],
+  );
+  return rows[0];
+}
+
+export interface EndpointForDelivery {
+  id: string;
+  url: string;
+  accountId: string;
+  livemode: boolean;
+  status: 'enabled' | 'failing';
+  deleted: boolean;
+  accountSuspended: boolean;
+  /** Plain secrets to sign with: the current one first, then the previous one while within its grace. */
+  secrets: string[];
+}
+
+/**
+ * What a delivery attempt needs before posting, in one round trip. Not scoped by account: the caller holds an
+ * endpoint id from the event's fan-out snapshot. Throws SecretUnavailableError when a secret cannot be opened.
+ */
+export async function loadEndpointForDelivery(
+  pool: Pool,
+  endpointId: string,
+  key?: Buffer,
+): Promise<EndpointForDelivery | undefined> {
+  const { rows } = await pool.query<{
+    id: string;
+    url: string;
+    account_id: string;
+    livemode: boolean;
+    status: 'enabled' | 'failing';
+    deleted: boolean;
+    account_suspended: boolean;
+    secret: string;
+    previous_secret: string | null;
+  }>(
+    `SELECT e.id, e.url, e.account_id, e.livemode, e.status,
+            e.deleted_at IS NOT NULL AS deleted,
+            a.status = 'suspended' AS account_suspended,
+            e.secret,
+            CASE WHEN e.previous_secret_expires_at > now() THEN e.previous_secret END AS previous_secret
+       FROM webhook_endpoints e JOIN accounts a ON a.id = e.account_id
+      WHERE e.id = $1`,
+    [endpointId],
+  );
+  const row = rows[0];
+  if (!row) return undefined;
+  const secrets = [openSecret(row.secret, key)];
+  if (row.previous_secret !== null) secrets.push(openSecret(row.previous_secret, key));
+  return {
+    id: row.id,
+    url: row.url,
+    accountId: row.account_id,
+    livemode: row.livemode,
+    status: row.status,
+    deleted: row.deleted,
+    accountSuspended: row.account_suspended,
+    secrets,
+  };
+}
