@@ -6,6 +6,9 @@ import { randomBase62 } from '../core/ids';
 import type { Pool } from '../db/pool';
 import { registerErrorHandling } from './errors';
 import authPlugin from './plugins/auth';
+import jsonOnly from './plugins/content-type';
+import docsPlugin from './plugins/docs';
+import rateLimitPlugin from './plugins/rate-limit';
 import healthRoutes from './routes/health';
 import internalEventRoutes from './routes/internal-events';
 import townRoutes from './routes/towns';
@@ -47,7 +50,7 @@ export async function buildApp(
   const app = Fastify({
     logger: options.logger ?? loggerOptions(deps.config),
     bodyLimit: 64 * 1024,
-    maxParamLength: 200,
+    routerOptions: { maxParamLength: 200 },
     genReqId: () => `req_${randomBase62(20)}`,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', allErrors: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
@@ -57,6 +60,10 @@ export async function buildApp(
   });
   registerErrorHandling(app);
   await app.register(authPlugin, { pool: deps.pool });
+  // After auth (they read its verdict), before the routes (they attach to routes as those are added).
+  await app.register(jsonOnly);
+  await app.register(rateLimitPlugin, { perMinute: deps.config.rateLimitPerMinute });
+  await app.register(docsPlugin);
   await app.register(healthRoutes);
   await app.register(townRoutes);
   await app.register(webhookRoutes);

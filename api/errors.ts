@@ -1,5 +1,24 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
-import { ApiError, type ErrorCode } from '../core/errors';
+import Type from 'typebox';
+import { ApiError, ERRORS, type ErrorCode } from '../core/errors';
+
+/** The wire shape of every error, for route schemas and the OpenAPI document. */
+export const ErrorResponse = Type.Object(
+  {
+    error: Type.Object(
+      {
+        type: Type.String(),
+        code: Type.String({ description: `One of: ${Object.keys(ERRORS).join(', ')}.` }),
+        message: Type.String(),
+        scope: Type.Optional(Type.String({ description: 'The missing scope, on insufficient_scope.' })),
+        param: Type.Optional(Type.String({ description: 'The offending parameter, on validation errors.' })),
+      },
+      { additionalProperties: true },
+    ),
+    livemode: Type.Optional(Type.Boolean({ description: 'Present once the key was recognised.' })),
+  },
+  { description: 'Every error: a stable code, its type and a message.' },
+);
 
 /** Fastify's own error codes mapped onto our catalogue; anything unknown becomes an opaque 500. */
 const FASTIFY_CODES: Record<string, ErrorCode> = {
@@ -66,7 +85,9 @@ export function registerErrorHandling(app: FastifyInstance): void {
     else request.log.info({ code: apiError.code }, 'request rejected');
     if (apiError.status === 401) reply.header('WWW-Authenticate', 'Bearer');
     for (const [name, value] of Object.entries(apiError.headers)) reply.header(name, value);
-    return reply.status(apiError.status).send(apiError.toBody());
+    // A recognised key's mode travels with its errors too (DESIGN.md: every response made with a test key).
+    const body = request.auth ? { ...apiError.toBody(), livemode: request.auth.livemode } : apiError.toBody();
+    return reply.status(apiError.status).send(body);
   });
   app.setNotFoundHandler((request, reply) => {
     const error = new ApiError('route_not_found', `Unrecognized request URL (${request.method} ${request.url.split('?')[0]}).`);

@@ -1,9 +1,9 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
-import { API_KEY_PATTERN, hashApiKey } from '../../core/api-keys';
+import { API_KEY_LENGTH, API_KEY_PATTERN, hashApiKey } from '../../core/api-keys';
 import { ApiError } from '../../core/errors';
-import type { Scope } from '../../core/scopes';
-import { findKeyForAuth, touchKeyLastUsed } from '../../db/api-keys';
+import { isScope, routeScope, type Scope } from '../../core/scopes';
+import { findKeyForAuth, touchKeyLastUsed, type KeyForAuth } from '../../db/api-keys';
 import type { Pool } from '../../db/pool';
 
 export interface AuthContext {
@@ -16,6 +16,8 @@ export interface AuthContext {
 declare module 'fastify' {
   interface FastifyRequest {
     auth?: AuthContext;
+    /** Why authentication failed; thrown once rate limiting has counted the request. */
+    authError?: ApiError;
   }
   interface FastifyContextConfig {
     /** The scope a route needs (spec 5.6); routes without it are public (health, docs). */
@@ -24,33 +26,44 @@ declare module 'fastify' {
 }
 
 const LAST_USED_RESOLUTION_MS = 60_000;
+/** Basic of the longest key plus its scheme; a longer header cannot hold a key, so it is not parsed. */
+const MAX_AUTHORIZATION_LENGTH = 256;
+
+const MALFORMED_HEADER =
+  'The Authorization header is not shaped like an API key: use "Bearer <API_KEY>", or Basic with the key as username and an empty password.';
+
+function malformed(message = MALFORMED_HEADER): ApiError {
+  return new ApiError('malformed_api_key', message);
+}
 
 /** Spec 5.2: `Bearer <key>` or HTTP Basic with the key as username and an empty password. */
 export function presentedKey(header: string | undefined): string {
   if (header === undefined || header.trim() === '') {
     throw new ApiError('missing_api_key', 'No API key provided. Send it as "Authorization: Bearer <API_KEY>".');
   }
-  const match = /^(\S+)\s+(\S+)\s*$/.exec(header);
-  const scheme = match?.[1]?.toLowerCase();
-  if (match && scheme === 'bearer') return match[2] as string;
-  if (match && scheme === 'basic') {
-    const decoded = Buffer.from(match[2] as string, 'base64').toString('utf8');
+  if (header.length > MAX_AUTHORIZATION_LENGTH) throw malformed();
+  const trimmed = header.trim();
+  const space = trimmed.search(/\s/);
+  if (space < 0) throw malformed();
+  const scheme = trimmed.slice(0, space).toLowerCase();
+  const credentials = trimmed.slice(space).trim();
+  if (credentials === '' || /\s/.test(credentials)) throw malformed();
+  if (scheme === 'bearer') return credentials;
+  if (scheme === 'basic') {
+    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(credentials)) throw malformed();
+    const decoded = Buffer.from(credentials, 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
-    if (colon >= 0 && decoded.slice(colon + 1) === '') return decoded.slice(0, colon);
+    if (colon < 0) throw malformed();
+    if (decoded.slice(colon + 1) !== '') {
+      throw malformed('HTTP Basic takes the API key as the username and an empty password; a password was sent.');
+    }
+    return decoded.slice(0, colon);
   }
-  throw new ApiError(
-    'malformed_api_key',
-    'The Authorization header is not shaped like an API key: use "Bearer <API_KEY>" or Basic with the key as username and an empty password.',
-  );
+  throw malformed();
 }
 
-export async function authenticate(pool: Pool, header: string | undefined, now = new Date()): Promise<AuthContext> {
-  const key = presentedKey(header);
-  if (!API_KEY_PATTERN.test(key)) {
-    throw new ApiError('malformed_api_key', 'The API key is not shaped like a key (svc_test_... or svc_live_...); check for a truncated paste.');
-  }
-  const found = await findKeyForAuth(pool, hashApiKey(key));
-  if (!found) throw new ApiError('invalid_api_key', 'Invalid API key provided.');
+/** The checks after the lookup, in DESIGN.md's order: revoked, expired, suspended, live key on a pending account. */
+export function checkKey(found: KeyForAuth, now: Date): void {
   if (found.revoked_at) throw new ApiError('revoked_api_key', 'This API key has been revoked.');
   if (found.expires_at && found.expires_at.getTime() <= now.getTime()) {
     throw new ApiError('expired_api_key', 'This API key has expired.');
@@ -59,6 +72,22 @@ export async function authenticate(pool: Pool, header: string | undefined, now =
   if (found.mode === 'live' && found.account_status !== 'active') {
     throw new ApiError('client_not_active', 'Live keys work once the account is approved; test keys work now.');
   }
+}
+
+export async function authenticate(pool: Pool, header: string | undefined, now = new Date()): Promise<AuthContext> {
+  const key = presentedKey(header);
+  if (key.length > API_KEY_LENGTH || !API_KEY_PATTERN.test(key)) {
+    throw malformed('The API key is not shaped like a key (svc_test_... or svc_live_...); check for a truncated paste.');
+  }
+  let found: KeyForAuth | undefined;
+  try {
+    // Looked up by hash: the database never sees the key, and index timing reveals nothing about it.
+    found = await findKeyForAuth(pool, hashApiKey(key));
+  } catch {
+    throw new ApiError('service_unavailable', 'Authentication is unavailable right now; retry shortly.');
+  }
+  if (!found) throw new ApiError('invalid_api_key', 'Invalid API key provided.');
+  checkKey(found, now);
   if (!found.last_used_at || now.getTime() - found.last_used_at.getTime() >= LAST_USED_RESOLUTION_MS) {
     // Not awaited: the indicator is advisory and must not slow or fail the request.
     touchKeyLastUsed(pool, found.id).catch(() => undefined);
@@ -78,15 +107,45 @@ export function authOf(request: FastifyRequest): AuthContext {
   return request.auth;
 }
 
-async function authPlugin(app: FastifyInstance, options: { pool: Pool }): Promise<void> {
+/** Settles a route's scope from core/scopes.ts and its own config; a /v1 route with none fails closed. */
+function resolveRouteScope(route: RouteOptions): void {
+  const methods = Array.isArray(route.method) ? route.method : [route.method];
+  const fromTable = new Set(methods.map((method) => routeScope(method, route.url)).filter((s) => s !== undefined));
+  const declared = route.config?.scope;
+  if (declared !== undefined && !isScope(declared)) throw new Error(`route ${route.url}: unknown scope ${declared}`);
+  if (fromTable.size > 1) throw new Error(`route ${route.url}: its methods need different scopes; register them apart`);
+  const tabled = [...fromTable][0];
+  if (declared && tabled && declared !== tabled) {
+    throw new Error(`route ${route.url}: config.scope ${declared} disagrees with core/scopes.ts (${tabled})`);
+  }
+  const scope = declared ?? tabled;
+  if (!scope && /^\/v1(\/|$)/.test(route.url)) {
+    throw new Error(`route ${methods.join(',')} ${route.url} has no scope: add it to ROUTE_SCOPES or set config.scope`);
+  }
+  if (scope) route.config = { ...route.config, scope };
+}
+
+async function authPlugin(app: FastifyInstance, options: { pool: Pool; now?: () => Date }): Promise<void> {
+  const now = options.now ?? (() => new Date());
   app.decorateRequest('auth', undefined);
-  // onRequest: authentication answers before body parsing and validation do.
+  app.decorateRequest('authError', undefined);
+  app.addHook('onRoute', resolveRouteScope);
+  // Identify in onRequest so the rate limiter (a route-level onRequest hook, so after this one) can count
+  // per key; the verdict is delivered in preParsing, still before any body is read.
   app.addHook('onRequest', async (request) => {
+    if (!request.routeOptions.config.scope) return;
+    try {
+      request.auth = await authenticate(options.pool, request.headers.authorization, now());
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      request.authError = err;
+    }
+  });
+  app.addHook('preParsing', async (request) => {
     const scope = request.routeOptions.config.scope;
     if (!scope) return;
-    const auth = await authenticate(options.pool, request.headers.authorization);
-    request.auth = auth;
-    requireScope(auth, scope);
+    if (request.authError) throw request.authError;
+    requireScope(authOf(request), scope);
   });
 }
 

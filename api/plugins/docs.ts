@@ -1,0 +1,57 @@
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
+import fp from 'fastify-plugin';
+import { SCOPES, type Scope } from '../../core/scopes';
+import { ErrorResponse } from '../errors';
+
+const AUTH_ERRORS = {
+  401: { ...ErrorResponse, description: 'missing_api_key, malformed_api_key, invalid_api_key, revoked_api_key or expired_api_key.' },
+  403: { ...ErrorResponse, description: 'client_not_active, client_suspended or insufficient_scope (naming the missing scope).' },
+  429: { ...ErrorResponse, description: 'rate_limited; wait for the seconds in Retry-After.' },
+};
+
+/** Authenticated routes get the security requirement, their scope and the auth errors, from one place. */
+function describeRoute({ schema, url, route }: { schema: FastifySchema; url: string; route: RouteOptions }) {
+  const scope = route.config?.scope as Scope | undefined;
+  if (url.startsWith('/internal/') || url === '/openapi.json') return { schema: { ...schema, hide: true }, url };
+  if (!scope) return { schema, url };
+  const described = schema as FastifySchema & { description?: string; response?: Record<string, unknown> };
+  return {
+    url,
+    schema: {
+      ...described,
+      description: `${described.description ? `${described.description}\n\n` : ''}Requires scope \`${scope}\`: ${SCOPES[scope]}`,
+      security: [{ bearerAuth: [] }, { basicAuth: [] }],
+      response: { ...AUTH_ERRORS, ...(described.response ?? {}) },
+    },
+  };
+}
+
+/** OpenAPI from the route schemas at /openapi.json, and a browsable page at /docs. */
+async function docsPlugin(app: FastifyInstance): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'Parcel Webhooks API',
+        version: '1',
+        description:
+          'Merchant API of the parcel delivery service. Authenticate with an API key, as `Authorization: Bearer <API_KEY>` ' +
+          'or HTTP Basic with the key as username and an empty password. Keys starting `svc_test_` act in test mode ' +
+          '(`livemode: false`), keys starting `svc_live_` in live mode. Errors: `{"error": {"type", "code", "message"}}`.',
+      },
+      components: {
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer svc_test_... or svc_live_...' },
+          basicAuth: { type: 'http', scheme: 'basic', description: 'The API key as username, an empty password.' },
+        },
+      },
+    },
+    transform: describeRoute,
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+}
+
+export default fp(docsPlugin, { name: 'docs', dependencies: ['auth'] });
