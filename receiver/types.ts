@@ -1,0 +1,58 @@
+/**
+ * Shapes of what the service posts (spec 2.1, 2.2, 6). Declared here rather than imported from core/ so the
+ * receiver kit stays a leaf: merchants install it without pulling in the engine.
+ */
+
+/** Spec 6. Kept open-ended (`string & {}`) so a kind added later still type-checks in an older receiver. */
+export type KnownEventType =
+  | 'parcel.created'
+  | 'parcel.awaiting_dropoff'
+  | 'parcel.in_transit'
+  | 'parcel.at_pickup_station'
+  | 'parcel.delivered'
+  | 'parcel.returned'
+  | 'parcel.cancelled'
+  | 'cod.settled';
+
+export type EventType = KnownEventType | (string & {});
+
+/** Spec 2.2: the parcel as carried in an event. The spec does not close the value sets, so they stay strings. */
+export interface Parcel {
+  id: string;
+  parcel_number: string;
+  tracking_number: string;
+  status: string;
+  payment_status: string;
+  total_fee: number;
+  currency: string;
+  description: string;
+  package_size: string;
+  recipient_name: string;
+  pickup_run_id: string;
+  [field: string]: unknown;
+}
+
+/** The body of `cod.settled` (the spec leaves it open; this is what the service sends). */
+export interface CodSettlement {
+  id: string;
+  parcel_id: string;
+  parcel_number: string;
+  amount: number;
+  currency: string;
+  settled_at: number | string;
+  [field: string]: unknown;
+}
+
+/** Spec 2.1: the body posted to a webhook endpoint. */
+export interface WebhookEvent<TData extends object = Record<string, unknown>> {
+  /** `evt_...`, repeated on every retry of the same event: the key to deduplicate on (spec 6.3). */
+  id: string;
+  object: 'event';
+  type: EventType;
+  /** Unix seconds when the event happened, not when this attempt was sent. */
+  created: number;
+  data: TData;
+}
+
+export type ParcelEvent = WebhookEvent<{ parcel: Parcel }>;
+export type CodSettledEvent = WebhookEvent<{ cod_settlement: CodSettlement }>;
