@@ -1,4 +1,177 @@
 import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Type from 'typebox';
+import {
+  DESCRIPTION_MAX_LENGTH,
+  DeliveryAttemptRecord,
+  EndpointRecord,
+  EndpointWithSecret,
+  MAX_ROTATION_GRACE_SECONDS,
+  deleteEndpoint,
+  getEndpoint,
+  listDeliveries,
+  listEndpoints,
+  registerEndpoint,
+  rotateEndpointSecret,
+  type EndpointDeps,
+} from '../../core/webhook-endpoints';
+import { EVENT_TYPES } from '../../core/event-catalog';
+import type { Lookup } from '../../core/ssrf';
+import { authOf } from '../plugins/auth';
+import { strictTypeBoxCompiler } from '../typebox-validator';
 
-// Filled in by its issue; registered from app.ts so the wiring is in place.
-export default async function routes(_app: FastifyInstance): Promise<void> {}
+/** Webhook endpoints (spec 4, DESIGN.md "API decisions"): thin handlers over core/webhook-endpoints. */
+
+const ErrorResponse = Type.Object({
+  error: Type.Object(
+    {
+      type: Type.String(),
+      code: Type.String(),
+      message: Type.String(),
+      param: Type.Optional(Type.String()),
+      scope: Type.Optional(Type.String()),
+    },
+    { additionalProperties: true },
+  ),
+});
+
+const errors = { '4xx': ErrorResponse, '5xx': ErrorResponse };
+
+const EndpointParams = Type.Object({ id: Type.String({ description: 'Webhook endpoint id (we_...).' }) });
+
+const Limit = Type.Integer({ minimum: 1, maximum: 100, default: 10, description: 'Page size, 1 to 100.' });
+const DEFAULT_LIMIT = 10;
+
+function listOf<T extends Parameters<typeof Type.Array>[0]>(item: T) {
+  return Type.Object({
+    object: Type.Literal('list'),
+    data: Type.Array(item),
+    has_more: Type.Boolean(),
+    url: Type.String(),
+  });
+}
+
+const RegisterBody = Type.Object(
+  {
+    url: Type.String({ description: 'https URL that receives the events (at most 2048 characters).' }),
+    events: Type.Optional(
+      Type.Array(Type.String(), {
+        description: `Event kinds to receive, among ${EVENT_TYPES.join(', ')}. Omitted or empty: every kind.`,
+      }),
+    ),
+    description: Type.Optional(Type.String({ description: `Optional label, at most ${DESCRIPTION_MAX_LENGTH} characters.` })),
+  },
+  { additionalProperties: false },
+);
+
+const RotateBody = Type.Object(
+  {
+    expires_in_seconds: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: MAX_ROTATION_GRACE_SECONDS,
+        description: 'How long the previous secret keeps signing deliveries; default WEBHOOK_SECRET_ROTATION_GRACE.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const ListQuery = Type.Object(
+  { limit: Type.Optional(Limit), starting_after: Type.Optional(Type.String({ description: 'An endpoint id (we_...).' })) },
+  { additionalProperties: false },
+);
+
+const DeliveriesQuery = Type.Object(
+  {
+    limit: Type.Optional(Limit),
+    starting_after: Type.Optional(Type.String({ description: 'A delivery attempt id (dlv_...).' })),
+    event_id: Type.Optional(Type.String({ maxLength: 255, description: 'Only attempts for this event.' })),
+    outcome: Type.Optional(Type.Union([Type.Literal('succeeded'), Type.Literal('failed')])),
+  },
+  { additionalProperties: false },
+);
+
+const Deleted = Type.Object({ id: Type.String(), object: Type.Literal('webhook_endpoint'), deleted: Type.Literal(true) });
+
+export interface WebhookRouteOptions {
+  /** Replaces dns.lookup in the SSRF check (tests). */
+  lookup?: Lookup;
+}
+
+export default async function webhookRoutes(fastify: FastifyInstance, options: WebhookRouteOptions = {}): Promise<void> {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  app.setValidatorCompiler(strictTypeBoxCompiler);
+  const deps = (): EndpointDeps => ({ pool: app.deps.pool, config: app.deps.config, lookup: options.lookup });
+  const config = { scope: 'webhooks:manage' } as const;
+  const tags = ['webhooks'];
+
+  app.post(
+    '/v1/webhooks',
+    { config, schema: { tags, summary: 'Register a webhook endpoint', body: RegisterBody, response: { 200: EndpointWithSecret, ...errors } } },
+    async (request) => registerEndpoint(deps(), authOf(request), request.body),
+  );
+
+  app.get(
+    '/v1/webhooks',
+    { config, schema: { tags, summary: 'List webhook endpoints, newest first', querystring: ListQuery, response: { 200: listOf(EndpointRecord), ...errors } } },
+    async (request) => {
+      const { limit = DEFAULT_LIMIT, starting_after: startingAfter } = request.query;
+      const page = await listEndpoints(deps(), authOf(request), { limit, startingAfter });
+      return { object: 'list' as const, data: page.data, has_more: page.hasMore, url: '/v1/webhooks' };
+    },
+  );
+
+  app.get(
+    '/v1/webhooks/:id',
+    { config, schema: { tags, summary: 'Read a webhook endpoint (without its secret)', params: EndpointParams, response: { 200: EndpointRecord, ...errors } } },
+    async (request) => getEndpoint(deps(), authOf(request), request.params.id),
+  );
+
+  app.delete(
+    '/v1/webhooks/:id',
+    { config, schema: { tags, summary: 'Remove a webhook endpoint', params: EndpointParams, response: { 200: Deleted, ...errors } } },
+    async (request) => {
+      await deleteEndpoint(deps(), authOf(request), request.params.id);
+      return { id: request.params.id, object: 'webhook_endpoint' as const, deleted: true as const };
+    },
+  );
+
+  app.post(
+    '/v1/webhooks/:id/secret/rotate',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Rotate the signing secret; the new one is shown once',
+        params: EndpointParams,
+        body: RotateBody,
+        response: { 200: EndpointWithSecret, ...errors },
+      },
+    },
+    async (request) =>
+      rotateEndpointSecret(deps(), authOf(request), request.params.id, {
+        expiresInSeconds: request.body.expires_in_seconds,
+      }),
+  );
+
+  app.get(
+    '/v1/webhooks/:id/deliveries',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'List every delivery attempt for an endpoint, newest first',
+        params: EndpointParams,
+        querystring: DeliveriesQuery,
+        response: { 200: listOf(DeliveryAttemptRecord), ...errors },
+      },
+    },
+    async (request) => {
+      const { limit = DEFAULT_LIMIT, starting_after: startingAfter, event_id: eventId, outcome } = request.query;
+      const { id } = request.params;
+      const page = await listDeliveries(deps(), authOf(request), id, { limit, startingAfter, eventId, outcome });
+      return { object: 'list' as const, data: page.data, has_more: page.hasMore, url: `/v1/webhooks/${id}/deliveries` };
+    },
+  );
+}

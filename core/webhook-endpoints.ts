@@ -1,0 +1,239 @@
+import Type, { type Static } from 'typebox';
+import type { Config } from './config';
+import { ApiError } from './errors';
+import { EVENT_TYPES, isEventType } from './event-catalog';
+import { newId } from './ids';
+import { generateSecret, sealSecret } from './secrets';
+import { checkWebhookUrl, type Lookup } from './ssrf';
+import { listDeliveryAttempts, type DeliveryAttemptRow } from '../db/delivery-attempts';
+import * as endpoints from '../db/endpoints';
+import type { EndpointRow, EndpointScope } from '../db/endpoints';
+import type { Pool } from '../db/pool';
+
+/**
+ * Webhook endpoint management: the domain functions behind /v1/webhooks, reusable by the CLI and tests.
+ * Every function is scoped to one account and one mode; anything outside it is `resource_missing`.
+ */
+
+export interface EndpointDeps {
+  pool: Pool;
+  config: Pick<Config, 'webhook'>;
+  /** Replaces dns.lookup for the SSRF check (tests). */
+  lookup?: Lookup;
+}
+
+export const DESCRIPTION_MAX_LENGTH = 500;
+export const MAX_ROTATION_GRACE_SECONDS = 7 * 86_400;
+const ENDPOINT_ID = /^we_[A-Za-z0-9]{1,64}$/;
+const DELIVERY_ID = /^dlv_[A-Za-z0-9]{1,64}$/;
+
+export const EndpointRecord = Type.Object({
+  id: Type.String(),
+  object: Type.Literal('webhook_endpoint'),
+  url: Type.String(),
+  events: Type.Array(Type.String(), {
+    description: 'The kinds this endpoint receives; every current kind when it was registered without a list.',
+  }),
+  description: Type.Union([Type.String(), Type.Null()]),
+  status: Type.Union([Type.Literal('enabled'), Type.Literal('failing')]),
+  livemode: Type.Boolean(),
+  created: Type.Integer({ description: 'Unix seconds.' }),
+});
+export type EndpointRecord = Static<typeof EndpointRecord>;
+
+export const EndpointWithSecret = Type.Object({
+  ...EndpointRecord.properties,
+  secret: Type.String({ description: 'Signing secret (whsec_...); shown only in this response.' }),
+});
+export type EndpointWithSecret = Static<typeof EndpointWithSecret>;
+
+export const DeliveryAttemptRecord = Type.Object({
+  id: Type.String(),
+  object: Type.Literal('delivery_attempt'),
+  endpoint_id: Type.String(),
+  event_id: Type.String(),
+  event_type: Type.String(),
+  attempt: Type.Integer(),
+  status_code: Type.Union([Type.Integer(), Type.Null()], { description: 'Null when the endpoint did not answer.' }),
+  response_body: Type.Union([Type.String(), Type.Null()], { description: 'First 500 characters (spec 2.4).' }),
+  error: Type.Union([Type.String(), Type.Null()], {
+    description: 'Null, or why no valid answer came: timeout, connection_refused, dns, tls, redirect, ...',
+  }),
+  duration_ms: Type.Integer(),
+  succeeded: Type.Boolean(),
+  created: Type.Integer({ description: 'Unix seconds.' }),
+});
+export type DeliveryAttemptRecord = Static<typeof DeliveryAttemptRecord>;
+
+export interface Page<T> {
+  data: T[];
+  hasMore: boolean;
+}
+
+const unixSeconds = (date: Date): number => Math.floor(date.getTime() / 1000);
+
+export function toEndpointRecord(row: EndpointRow): EndpointRecord {
+  return {
+    id: row.id,
+    object: 'webhook_endpoint',
+    url: row.url,
+    // Stored empty so kinds added later reach it too (spec 4 rule 2); shown as what it receives today.
+    events: row.events.length === 0 ? [...EVENT_TYPES] : row.events,
+    description: row.description,
+    status: row.status,
+    livemode: row.livemode,
+    created: unixSeconds(row.created_at),
+  };
+}
+
+export function toDeliveryAttemptRecord(row: DeliveryAttemptRow): DeliveryAttemptRecord {
+  return {
+    id: row.id,
+    object: 'delivery_attempt',
+    endpoint_id: row.endpoint_id,
+    event_id: row.event_id,
+    event_type: row.event_type,
+    attempt: row.attempt,
+    status_code: row.status_code,
+    response_body: row.response_body,
+    error: row.error,
+    duration_ms: row.duration_ms,
+    succeeded: row.succeeded,
+    created: unixSeconds(row.created_at),
+  };
+}
+
+function endpointMissing(id: string, param?: string): ApiError {
+  const shown = id.length > 80 ? `${id.slice(0, 80)}...` : id;
+  return new ApiError('resource_missing', `No such webhook endpoint: '${shown}'.`, param ? { param } : {});
+}
+
+/** Every kind known and none twice; an empty list means every kind. */
+export function validateEventTypes(events: readonly string[]): string[] {
+  const seen = new Set<string>();
+  events.forEach((kind, index) => {
+    if (!isEventType(kind)) {
+      throw new ApiError('unknown_event_type', `Unknown event kind '${kind.slice(0, 100)}'; expected one of ${EVENT_TYPES.join(', ')}.`, {
+        param: `events[${index}]`,
+      });
+    }
+    if (seen.has(kind)) {
+      throw new ApiError('duplicate_event_type', `The event kind '${kind}' is listed more than once.`, {
+        param: `events[${index}]`,
+      });
+    }
+    seen.add(kind);
+  });
+  return [...seen];
+}
+
+function validateDescription(description: string | undefined): string | null {
+  if (description === undefined) return null;
+  if (description.length > DESCRIPTION_MAX_LENGTH) {
+    throw new ApiError('parameter_invalid', `The description is longer than ${DESCRIPTION_MAX_LENGTH} characters.`, {
+      param: 'description',
+    });
+  }
+  // PostgreSQL text cannot hold NUL; refuse it here rather than fail in the database.
+  if (description.includes('\u0000')) {
+    throw new ApiError('parameter_invalid', 'The description must not contain NUL characters.', { param: 'description' });
+  }
+  return description;
+}
+
+export interface RegisterInput {
+  url: string;
+  events?: string[];
+  description?: string;
+}
+
+/** Validates everything before writing, so a refused registration creates nothing. */
+export async function registerEndpoint(
+  deps: EndpointDeps,
+  scope: EndpointScope,
+  input: RegisterInput,
+): Promise<EndpointWithSecret> {
+  const events = validateEventTypes(input.events ?? []);
+  const description = validateDescription(input.description);
+  const url = await checkWebhookUrl(input.url, {
+    allowPrivateTargets: deps.config.webhook.allowPrivateTargets,
+    lookup: deps.lookup,
+  });
+  const secret = generateSecret();
+  const row = await endpoints.insertEndpoint(deps.pool, {
+    ...scope,
+    id: newId('endpoint'),
+    url: url.href,
+    events,
+    description,
+    sealedSecret: sealSecret(secret, deps.config.webhook.secretEncryptionKey),
+  });
+  return { ...toEndpointRecord(row), secret };
+}
+
+export async function getEndpoint(deps: EndpointDeps, scope: EndpointScope, id: string): Promise<EndpointRecord> {
+  const row = ENDPOINT_ID.test(id) ? await endpoints.findEndpoint(deps.pool, scope, id) : undefined;
+  if (!row) throw endpointMissing(id);
+  return toEndpointRecord(row);
+}
+
+export async function listEndpoints(
+  deps: EndpointDeps,
+  scope: EndpointScope,
+  page: { limit: number; startingAfter?: string },
+): Promise<Page<EndpointRecord>> {
+  const cursor = page.startingAfter;
+  const result =
+    cursor === undefined || ENDPOINT_ID.test(cursor) ? await endpoints.listEndpoints(deps.pool, scope, page) : undefined;
+  if (!result) throw endpointMissing(cursor ?? '', 'starting_after');
+  return { data: result.rows.map(toEndpointRecord), hasMore: result.hasMore };
+}
+
+export async function deleteEndpoint(deps: EndpointDeps, scope: EndpointScope, id: string): Promise<void> {
+  const deleted = ENDPOINT_ID.test(id) && (await endpoints.softDeleteEndpoint(deps.pool, scope, id));
+  if (!deleted) throw endpointMissing(id);
+}
+
+/** The new secret is returned once; the old one keeps signing until the grace ends (receivers switch over). */
+export async function rotateEndpointSecret(
+  deps: EndpointDeps,
+  scope: EndpointScope,
+  id: string,
+  options: { expiresInSeconds?: number } = {},
+): Promise<EndpointWithSecret> {
+  const graceMs =
+    options.expiresInSeconds === undefined ? deps.config.webhook.secretRotationGraceMs : options.expiresInSeconds * 1000;
+  const secret = generateSecret();
+  const row = ENDPOINT_ID.test(id)
+    ? await endpoints.rotateEndpointSecret(deps.pool, scope, id, {
+        sealedSecret: sealSecret(secret, deps.config.webhook.secretEncryptionKey),
+        graceMs,
+      })
+    : undefined;
+  if (!row) throw endpointMissing(id);
+  return { ...toEndpointRecord(row), secret };
+}
+
+/** Deliveries of a removed endpoint are gone with it, as the endpoint itself is (404). */
+export async function listDeliveries(
+  deps: EndpointDeps,
+  scope: EndpointScope,
+  endpointId: string,
+  query: { limit: number; startingAfter?: string; eventId?: string; outcome?: 'succeeded' | 'failed' },
+): Promise<Page<DeliveryAttemptRecord>> {
+  await getEndpoint(deps, scope, endpointId);
+  if (query.eventId?.includes('\u0000')) {
+    throw new ApiError('parameter_invalid', 'event_id must not contain NUL characters.', { param: 'event_id' });
+  }
+  const cursor = query.startingAfter;
+  const result =
+    cursor === undefined || DELIVERY_ID.test(cursor)
+      ? await listDeliveryAttempts(deps.pool, { ...query, endpointId, accountId: scope.accountId })
+      : undefined;
+  if (!result) {
+    throw new ApiError('resource_missing', 'starting_after is not a delivery attempt of this endpoint.', {
+      param: 'starting_after',
+    });
+  }
+  return { data: result.rows.map(toDeliveryAttemptRecord), hasMore: result.hasMore };
+}

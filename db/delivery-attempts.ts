@@ -1,0 +1,66 @@
+import type { Pool } from './pool';
+
+/** Table delivery_attempts: the deliveries log read by the API (the delivery engine writes the rows). */
+
+export interface DeliveryAttemptRow {
+  id: string;
+  endpoint_id: string;
+  event_id: string;
+  event_type: string;
+  attempt: number;
+  status_code: number | null;
+  response_body: string | null;
+  error: string | null;
+  duration_ms: number;
+  succeeded: boolean;
+  created_at: Date;
+}
+
+export interface DeliveryAttemptFilter {
+  /** The caller has already checked that the endpoint belongs to this account and mode. */
+  endpointId: string;
+  accountId: string;
+  limit: number;
+  startingAfter?: string;
+  eventId?: string;
+  outcome?: 'succeeded' | 'failed';
+}
+
+const COLUMNS =
+  'id, endpoint_id, event_id, event_type, attempt, status_code, response_body, error, duration_ms, succeeded, created_at';
+
+/**
+ * Newest first (created_at DESC, id DESC), matching delivery_attempts_endpoint_idx. Returns undefined when
+ * `startingAfter` is not an attempt of this endpoint. Fetches limit + 1 rows to learn has_more.
+ */
+export async function listDeliveryAttempts(
+  pool: Pool,
+  filter: DeliveryAttemptFilter,
+): Promise<{ rows: DeliveryAttemptRow[]; hasMore: boolean } | undefined> {
+  const params: unknown[] = [filter.endpointId, filter.accountId];
+  const where = ['endpoint_id = $1', 'account_id = $2'];
+  const param = (value: unknown): string => {
+    params.push(value);
+    return `$${params.length}`;
+  };
+  if (filter.startingAfter !== undefined) {
+    const cursor = await pool.query('SELECT 1 FROM delivery_attempts WHERE id = $1 AND endpoint_id = $2', [
+      filter.startingAfter,
+      filter.endpointId,
+    ]);
+    if (cursor.rowCount === 0) return undefined;
+    // Compared in SQL so the cursor keeps created_at's microseconds.
+    where.push(`(created_at, id) < (SELECT created_at, id FROM delivery_attempts WHERE id = ${param(filter.startingAfter)})`);
+  }
+  if (filter.eventId !== undefined) where.push(`event_id = ${param(filter.eventId)}`);
+  if (filter.outcome !== undefined) where.push(`succeeded = ${param(filter.outcome === 'succeeded')}`);
+  const limit = param(filter.limit + 1);
+  const { rows } = await pool.query<DeliveryAttemptRow>(
+    `SELECT ${COLUMNS} FROM delivery_attempts
+      WHERE ${where.join(' AND ')}
+      ORDER BY created_at DESC, id DESC
+      LIMIT ${limit}`,
+    params,
+  );
+  return { rows: rows.slice(0, filter.limit), hasMore: rows.length > filter.limit };
+}
