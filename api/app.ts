@@ -5,6 +5,7 @@ import type { Config } from '../core/config';
 import { randomBase62 } from '../core/ids';
 import type { Pool } from '../db/pool';
 import { registerErrorHandling } from './errors';
+import { serializeRequest } from './logging';
 import authPlugin from './plugins/auth';
 import jsonOnly from './plugins/content-type';
 import docsPlugin from './plugins/docs';
@@ -39,7 +40,11 @@ export const LOG_REDACT_PATHS = [
 ];
 
 export function loggerOptions(config: Config): FastifyServerOptions['logger'] {
-  return { level: config.logLevel, redact: { paths: LOG_REDACT_PATHS, censor: '[redacted]' } };
+  return {
+    level: config.logLevel,
+    redact: { paths: LOG_REDACT_PATHS, censor: '[redacted]' },
+    serializers: { req: serializeRequest },
+  };
 }
 
 /** The API as a plugin tree; listening and graceful shutdown live in server.ts. */

@@ -1,0 +1,61 @@
+import { Client, Connection } from '@temporalio/client';
+import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import type { KeyMode } from '../../core/api-keys';
+import { ALL_SCOPES, type Scope } from '../../core/scopes';
+import type { Config } from '../../core/config';
+import { buildApp } from '../../api/app';
+import { createAccount, type AccountStatus } from '../../db/accounts';
+import { createApiKey, type CreatedApiKey } from '../../db/api-keys';
+import { createPool, type Pool } from '../../db/pool';
+import { testConfig } from './env';
+
+export interface ApiFixture {
+  app: FastifyInstance;
+  pool: Pool;
+  config: Config;
+  /** A fresh account (pending unless told) and one key of it. */
+  key(options?: { mode?: KeyMode; scopes?: Scope[]; status?: AccountStatus; expiresAt?: Date }): Promise<CreatedApiKey>;
+  close(): Promise<void>;
+}
+
+/**
+ * The real app on the run's database. Temporal is a lazy connection: authentication and towns never touch
+ * it, so these tests do not wait on the dev server. `extend` adds test-only routes before the app is ready.
+ */
+export async function apiFixture(
+  options: {
+    env?: Record<string, string>;
+    logger?: FastifyServerOptions['logger'];
+    pool?: Pool;
+    extend?: (app: FastifyInstance) => void;
+  } = {},
+): Promise<ApiFixture> {
+  const config = testConfig(options.env);
+  const pool = options.pool ?? createPool(config.databaseUrl);
+  const connection = Connection.lazy({ address: config.temporal.address as string });
+  const app = await buildApp(
+    { config, pool, temporal: new Client({ connection, namespace: config.temporal.namespace }) },
+    { logger: options.logger ?? false },
+  );
+  options.extend?.(app);
+  await app.ready();
+  return {
+    app,
+    pool,
+    config,
+    async key({ mode = 'test', scopes = [...ALL_SCOPES], status = 'pending', expiresAt } = {}) {
+      const account = await createAccount(pool, { name: 'Test merchant', status });
+      return createApiKey(pool, { accountId: account.id, mode, scopes, expiresAt });
+    },
+    async close() {
+      await app.close();
+      await connection.close().catch(() => undefined);
+      if (!options.pool) await pool.end();
+    },
+  };
+}
+
+export const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
+export const basic = (user: string, password = '') => ({
+  authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
+});
