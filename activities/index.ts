@@ -1,9 +1,21 @@
+import type { Client } from '@temporalio/client';
+import type { Transporter } from 'nodemailer';
+import type { Agent } from 'undici';
 import type { Config } from '../core/config';
 import type { Pool } from '../db/pool';
+import { createRecordAttempt } from './record-attempt';
+import { createSignAndPost } from './sign-and-post';
+import { createSupervisorActivities } from './supervisor';
 
 export interface ActivityDeps {
   config: Config;
   pool: Pool;
+  /** The worker's one pooled HTTP agent (core/http-client.ts). */
+  http: Agent;
+  /** For signal-with-start of endpoint supervisors. */
+  temporal?: Client;
+  /** Built from SMTP_URL when set. */
+  mailer?: Transporter;
 }
 
 /** Activities come from a factory over their dependencies; the worker builds those, tests may pass their own. */
@@ -13,6 +25,9 @@ export function createActivities(deps: ActivityDeps) {
       const { rows } = await deps.pool.query<{ version: string }>("SELECT current_setting('server_version') AS version");
       return rows[0]?.version ?? 'unknown';
     },
+    signAndPost: createSignAndPost(deps),
+    recordAttempt: createRecordAttempt(deps),
+    ...createSupervisorActivities(deps),
   };
 }
 

@@ -1,6 +1,7 @@
 import { NativeConnection } from '@temporalio/worker';
 import { loadConfigOrExit } from '../core/config';
 import { requireTemporalAddress, temporalConnectionOptions } from '../core/temporal';
+import { createHttpAgent } from '../core/http-client';
 import { createPool } from '../db/pool';
 import { ensureSearchAttributes } from './search-attributes';
 import { createWorker } from './worker';
@@ -10,12 +11,14 @@ async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const connection = await NativeConnection.connect(temporalConnectionOptions(config, requireTemporalAddress(config)));
   const pool = createPool(config.databaseUrl);
+  const http = createHttpAgent(config);
   try {
     await ensureSearchAttributes(connection, config.temporal.namespace, (msg) => process.stderr.write(`${msg}\n`));
-    const worker = await createWorker({ config, connection, pool });
+    const worker = await createWorker({ config, connection, pool, http });
     process.stdout.write(`worker: polling task queue ${config.temporal.taskQueue} on ${requireTemporalAddress(config)}\n`);
     await worker.run();
   } finally {
+    await http.close();
     await pool.end();
     await connection.close();
   }

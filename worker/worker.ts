@@ -1,8 +1,12 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { Client } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import nodemailer from 'nodemailer';
+import type { Agent } from 'undici';
 import { createActivities } from '../activities';
 import type { Config } from '../core/config';
+import { createHttpAgent } from '../core/http-client';
 import type { Pool } from '../db/pool';
 
 /** Prebuilt by `npm run build` next to the compiled worker; absent in development, where we bundle at start. */
@@ -20,6 +24,8 @@ export interface WorkerDeps {
   connection: NativeConnection;
   pool: Pool;
   taskQueue?: string;
+  /** The pooled agent deliveries post through; built from config when absent (the caller then never closes it). */
+  http?: Agent;
   /** Test hook: override WorkerOptions (e.g. slots, sticky cache). */
   options?: Partial<WorkerOptions>;
 }
@@ -32,7 +38,14 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     connection: deps.connection,
     namespace: deps.config.temporal.namespace,
     taskQueue: deps.taskQueue ?? deps.config.temporal.taskQueue,
-    activities: createActivities({ config: deps.config, pool: deps.pool }),
+    activities: createActivities({
+      config: deps.config,
+      pool: deps.pool,
+      http: deps.http ?? createHttpAgent(deps.config),
+      // Activities signal supervisors over the worker's own connection: no second connection to open.
+      temporal: new Client({ connection: deps.connection, namespace: deps.config.temporal.namespace }),
+      mailer: deps.config.smtpUrl ? nodemailer.createTransport(deps.config.smtpUrl) : undefined,
+    }),
     ...workflowSource,
     ...deps.options,
   });

@@ -1,4 +1,81 @@
-import type { FastifyInstance } from 'fastify';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Type from 'typebox';
+import { ApiError } from '../../core/errors';
+import { EVENT_TYPES } from '../../core/event-catalog';
+import { publishEvent } from '../../core/publish-event';
 
-// Filled in by its issue; registered from app.ts so the wiring is in place.
-export default async function routes(_app: FastifyInstance): Promise<void> {}
+/**
+ * Internal publishing for the parcel system (DESIGN.md "Contract"): a thin handler over publishEvent, behind
+ * one shared token. Without INTERNAL_API_TOKEN the route answers as if it did not exist.
+ */
+
+const ErrorResponse = Type.Object({
+  error: Type.Object({ type: Type.String(), code: Type.String(), message: Type.String() }, { additionalProperties: true }),
+});
+
+const PublishBody = Type.Object(
+  {
+    account_id: Type.String({ minLength: 1, description: 'Account the event belongs to (acct_...).' }),
+    livemode: Type.Boolean({ description: 'Live (true) or test (false) mode: only endpoints of that mode receive it.' }),
+    type: Type.String({ description: `Event kind: ${EVENT_TYPES.join(', ')}.` }),
+    data: Type.Object({}, { additionalProperties: true, description: 'data.parcel for parcel events, data.cod_settlement for cod.settled.' }),
+    id: Type.Optional(Type.String({ description: 'evt_ + 1 to 64 of [A-Za-z0-9_]; the same id twice is one event.' })),
+  },
+  { additionalProperties: false },
+);
+
+const PublishedEvent = Type.Object({
+  id: Type.String(),
+  object: Type.Literal('event'),
+  type: Type.String(),
+  created: Type.Integer(),
+  data: Type.Object({}, { additionalProperties: true }),
+  livemode: Type.Boolean(),
+  account_id: Type.String(),
+  endpoint_count: Type.Integer({ description: 'Endpoints subscribed when the event was first published.' }),
+});
+
+/** Hashing first makes both sides one length, so the comparison itself leaks nothing either. */
+function tokenMatches(presented: string, expected: string): boolean {
+  const digest = (value: string) => createHash('sha256').update(value).digest();
+  return timingSafeEqual(digest(presented), digest(expected));
+}
+
+function checkToken(request: FastifyRequest, expected: string | undefined): void {
+  if (expected === undefined) {
+    throw new ApiError('route_not_found', `Unrecognized request URL (${request.method} ${request.url.split('?')[0]}).`);
+  }
+  const header = request.headers.authorization ?? '';
+  const match = /^Bearer (.+)$/.exec(header);
+  if (!match || !tokenMatches(match[1] as string, expected)) {
+    throw new ApiError('invalid_internal_token', 'Send the internal token as Authorization: Bearer <INTERNAL_API_TOKEN>.');
+  }
+}
+
+export default async function internalEventRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  app.post(
+    '/internal/v1/events',
+    {
+      // Before the body is read: an unauthenticated caller gets nothing parsed or validated.
+      onRequest: async (request) => checkToken(request, app.deps.config.internalApiToken),
+      schema: {
+        tags: ['internal'],
+        summary: 'Publish an event (parcel system only)',
+        body: PublishBody,
+        response: { 200: PublishedEvent, 201: PublishedEvent, '4xx': ErrorResponse, '5xx': ErrorResponse },
+      },
+    },
+    async (request, reply) => {
+      const { account_id, livemode, type, data, id } = request.body;
+      const published = await publishEvent(app.deps, { accountId: account_id, livemode, type, data, id });
+      return reply.status(published.created ? 201 : 200).send({
+        ...published.event,
+        account_id: published.accountId,
+        endpoint_count: published.endpointIds.length,
+      });
+    },
+  );
+}

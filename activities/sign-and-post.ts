@@ -1,0 +1,93 @@
+import { log } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type { Agent } from 'undici';
+import type { Config } from '../core/config';
+import { USER_AGENT } from '../core/delivery-policy';
+import { postWebhook, type PostResult } from '../core/http-client';
+import { SecretUnavailableError } from '../core/secrets';
+import { signatureHeader } from '../core/signing';
+import { insertAttempt, type AttemptRecord } from '../db/attempt-records';
+import { loadEndpointForDelivery, type EndpointForDelivery } from '../db/endpoints';
+import type { Pool } from '../db/pool';
+import type { AttemptOutcome, SignAndPostInput } from './types';
+
+export interface SignAndPostDeps {
+  config: Config;
+  pool: Pool;
+  http: Agent;
+}
+
+/** Nothing has been posted yet: the workflow may retry this same attempt (it never counts as failed). */
+async function loadEndpoint(deps: SignAndPostDeps, endpointId: string): Promise<EndpointForDelivery | undefined> {
+  try {
+    return await loadEndpointForDelivery(deps.pool, endpointId, deps.config.webhook.secretEncryptionKey);
+  } catch (err) {
+    const type = err instanceof SecretUnavailableError ? 'SecretUnavailable' : 'DatabaseUnavailable';
+    throw ApplicationFailure.create({ type, message: (err as Error).message, nonRetryable: true });
+  }
+}
+
+function deliveryHeaders(input: SignAndPostInput, secrets: string[]): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    'user-agent': USER_AGENT,
+    // A fresh t on every attempt: receivers reject signatures older than 300 s (spec 6.2, 8).
+    'service-signature': signatureHeader(input.body, secrets, Math.floor(Date.now() / 1000)),
+    'service-event': input.eventType,
+    'service-delivery': input.attemptId,
+  };
+}
+
+function toRecord(input: SignAndPostInput, result: PostResult): AttemptRecord {
+  return {
+    id: input.attemptId,
+    endpointId: input.endpointId,
+    eventId: input.eventId,
+    eventType: input.eventType,
+    accountId: input.accountId,
+    livemode: input.livemode,
+    attempt: input.attempt,
+    statusCode: result.statusCode,
+    responseBody: result.responseBody,
+    error: result.error,
+    durationMs: result.durationMs,
+    succeeded: result.succeeded,
+  };
+}
+
+/**
+ * Check, post and record in one activity, so a successful delivery costs one activity and two queries.
+ * Temporal never retries it: a failure after posting must not post again, so it returns a typed outcome
+ * instead of throwing, and leaves a record it could not write to the workflow (recordAttempt retries that).
+ */
+export function createSignAndPost(deps: SignAndPostDeps) {
+  return async function signAndPost(input: SignAndPostInput): Promise<AttemptOutcome> {
+    const endpoint = await loadEndpoint(deps, input.endpointId);
+    if (!endpoint) return { kind: 'skipped', reason: 'endpoint_missing' };
+    if (endpoint.deleted) return { kind: 'skipped', reason: 'endpoint_deleted' };
+    if (endpoint.accountSuspended) return { kind: 'skipped', reason: 'account_suspended' };
+
+    const result = await postWebhook(deps.http, {
+      url: endpoint.url,
+      body: input.body,
+      headers: deliveryHeaders(input, endpoint.secrets),
+      timeoutMs: input.timeoutMs,
+      allowPrivate: deps.config.webhook.allowPrivateTargets,
+    });
+    const record = toRecord(input, result);
+    const summary = {
+      kind: 'attempted' as const,
+      statusCode: result.statusCode,
+      error: result.error,
+      durationMs: result.durationMs,
+      url: endpoint.url,
+    };
+    try {
+      const stored = await insertAttempt(deps.pool, record);
+      return { ...summary, succeeded: stored.succeeded, recorded: true, recovered: stored.recovered };
+    } catch (err) {
+      log.warn('attempt posted but not recorded; the workflow will record it', { error: (err as Error).message });
+      return { ...summary, succeeded: result.succeeded, recorded: false, recovered: false, record };
+    }
+  };
+}

@@ -1,0 +1,96 @@
+import { Context, log } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
+import type { Transporter } from 'nodemailer';
+import type { Config } from '../core/config';
+import { WORKFLOW_ID } from '../core/delivery-policy';
+import { newId } from '../core/ids';
+import { markEmailSent, markFailingWithNotification, setAbandonedStreak, type FailingEndpoint } from '../db/notifications';
+import type { Pool } from '../db/pool';
+import type { endpointSupervisor } from '../workflows/endpoint-supervisor';
+import { abandonedSignal, deliverySucceededSignal } from '../workflows/signals';
+import type { MarkFailingInput, NotifySupervisorInput } from './types';
+
+export interface SupervisorDeps {
+  config: Config;
+  pool: Pool;
+  /** Needed by notifySupervisor only: a workflow cannot signal-with-start, an activity can. */
+  temporal?: Client;
+  /** Built from SMTP_URL; absent: notifications are stored, not emailed. */
+  mailer?: Transporter;
+}
+
+function composeFailingNotice(endpoint: FailingEndpoint, input: MarkFailingInput, config: Config) {
+  const attempts = config.delivery.retryDelaysMs.length + 1;
+  const subject = `Webhook endpoint failing: ${endpoint.url}`;
+  const body = [
+    `Your webhook endpoint ${endpoint.url} (${input.endpointId}) is marked failing:`,
+    `${input.streak} deliveries in a row were abandoned after ${attempts} attempts each, with no successful delivery in between.`,
+    '',
+    'We keep sending new events to it. To fix it:',
+    `- make sure the URL answers a 2xx status within ${Math.round(config.delivery.timeoutMs / 1000)} seconds, over https with a valid certificate, without redirects;`,
+    `- look at the status codes and responses of recent attempts: GET /v1/webhooks/${input.endpointId}/deliveries;`,
+    '- the mark clears on the next successful delivery.',
+  ].join('\n');
+  return { subject, body };
+}
+
+export function createSupervisorActivities(deps: SupervisorDeps) {
+  return {
+    /** Signal-with-start of the endpoint's supervisor, on the task queue of the worker running this. */
+    async notifySupervisor(input: NotifySupervisorInput): Promise<void> {
+      if (!deps.temporal) throw new Error('notifySupervisor needs a Temporal client in the activity deps');
+      const common = {
+        workflowId: WORKFLOW_ID.supervisor(input.endpointId),
+        taskQueue: Context.current().info.taskQueue,
+        args: [{ endpointId: input.endpointId, failingThreshold: input.failingThreshold }] as Parameters<
+          typeof endpointSupervisor
+        >,
+        staticSummary: `supervisor of ${input.endpointId}${input.url ? ` (${input.url})` : ''}`,
+      };
+      const { signal } = input;
+      if (signal.kind === 'abandoned') {
+        await deps.temporal.workflow.signalWithStart<typeof endpointSupervisor, [{ eventId: string; attemptCount: number }]>(
+          'endpointSupervisor',
+          { ...common, signal: abandonedSignal, signalArgs: [{ eventId: signal.eventId, attemptCount: signal.attemptCount }] },
+        );
+      } else {
+        await deps.temporal.workflow.signalWithStart<typeof endpointSupervisor, [{ eventId: string }]>(
+          'endpointSupervisor',
+          { ...common, signal: deliverySucceededSignal, signalArgs: [{ eventId: signal.eventId }] },
+        );
+      }
+    },
+
+    async recordAbandonedStreak(endpointId: string, streak: number): Promise<void> {
+      await setAbandonedStreak(deps.pool, endpointId, streak);
+    },
+
+    /**
+     * Marks the endpoint failing and tells the merchant: a notification row (once per episode, even when this
+     * activity is retried) and, with SMTP_URL set, an email. A failed send throws, so Temporal retries it;
+     * email_sent_at keeps a retry from sending twice.
+     */
+    async markEndpointFailing(input: MarkFailingInput): Promise<{ notificationId: string | null; emailed: boolean }> {
+      const notification = await markFailingWithNotification(deps.pool, {
+        endpointId: input.endpointId,
+        streak: input.streak,
+        notificationId: newId('notification'),
+        dedupeKey: `endpoint_failing:${input.endpointId}:${input.episodeStartEventId}`,
+        compose: (endpoint) => composeFailingNotice(endpoint, input, deps.config),
+      });
+      if (!notification) return { notificationId: null, emailed: false };
+      if (!deps.mailer || !notification.email_to || notification.email_sent_at) {
+        return { notificationId: notification.id, emailed: notification.email_sent_at !== null };
+      }
+      await deps.mailer.sendMail({
+        from: deps.config.notificationFrom,
+        to: notification.email_to,
+        subject: notification.subject,
+        text: notification.body,
+      });
+      await markEmailSent(deps.pool, notification.id);
+      log.info('endpoint failing: merchant emailed', { endpointId: input.endpointId });
+      return { notificationId: notification.id, emailed: true };
+    },
+  };
+}

@@ -1,0 +1,56 @@
+/**
+ * What activities and workflows exchange. Types only: workflows import this file, so it carries no runtime code.
+ * Every value lands in workflow history, so none carries more than RESPONSE_BODY_CHARS of a response.
+ */
+import type { AttemptRecord } from '../db/attempt-records';
+
+export type { AttemptRecord };
+
+export interface SignAndPostInput {
+  attemptId: string;
+  endpointId: string;
+  eventId: string;
+  eventType: string;
+  accountId: string;
+  livemode: boolean;
+  attempt: number;
+  /** The exact bytes stored at publish time. */
+  body: string;
+  timeoutMs: number;
+}
+
+export type SkipReason = 'endpoint_missing' | 'endpoint_deleted' | 'account_suspended';
+
+export type AttemptOutcome =
+  | { kind: 'skipped'; reason: SkipReason }
+  | {
+      kind: 'attempted';
+      succeeded: boolean;
+      statusCode: number | null;
+      error: string | null;
+      durationMs: number;
+      url: string;
+      /** false: the inline write failed after posting; `record` must then be written by recordAttempt. */
+      recorded: boolean;
+      recovered: boolean;
+      record?: AttemptRecord;
+    };
+
+export type SupervisorSignal =
+  | { kind: 'abandoned'; eventId: string; attemptCount: number }
+  | { kind: 'deliverySucceeded'; eventId: string };
+
+export interface NotifySupervisorInput {
+  endpointId: string;
+  failingThreshold: number;
+  /** For the supervisor's summary line; absent when no attempt reached the endpoint's row. */
+  url?: string;
+  signal: SupervisorSignal;
+}
+
+export interface MarkFailingInput {
+  endpointId: string;
+  streak: number;
+  /** First abandoned event of this episode: with the endpoint it names the notification, so retries add none. */
+  episodeStartEventId: string;
+}

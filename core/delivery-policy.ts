@@ -1,0 +1,105 @@
+/**
+ * Every delivery policy constant in one place. Pure values only: workflow code imports this file.
+ * The ladder itself (delays, timeout, failing threshold) is configuration (core/config.ts, spec 8) and travels
+ * in each workflow's input, so changing it never alters a running workflow.
+ */
+
+/** spec 2.4 / 8: response characters kept per attempt. */
+export const RESPONSE_BODY_CHARS = 500;
+
+/** A UTF-8 character is at most 4 bytes: this many bytes always hold the first RESPONSE_BODY_CHARS characters. */
+export const RESPONSE_BODY_MAX_BYTES = RESPONSE_BODY_CHARS * 4;
+
+/**
+ * Margin between the HTTP timeout and the activity's start-to-close timeout: the activity also reads the
+ * endpoint and writes the attempt record, and must not be timed out by Temporal while undici is still
+ * within its own limit.
+ */
+export const SIGN_AND_POST_MARGIN_MS = 5_000;
+
+/**
+ * Our database down before posting: the same attempt is retried (nothing was sent) after 1 s, doubling,
+ * at most a minute apart. It never counts as a failed attempt.
+ */
+export const DB_UNAVAILABLE_INITIAL_BACKOFF_MS = 1_000;
+export const DB_UNAVAILABLE_MAX_BACKOFF_MS = 60_000;
+
+/** recordAttempt is retried until Postgres answers: the record must not be lost, and it is idempotent. */
+export const RECORD_ATTEMPT_RETRY = {
+  initialInterval: '1s',
+  backoffCoefficient: 2,
+  maximumInterval: '30s',
+} as const;
+export const RECORD_ATTEMPT_TIMEOUT = '15s';
+
+/** Supervisor bookkeeping activities: short, idempotent, retried until the database answers. */
+export const SUPERVISOR_ACTIVITY_TIMEOUT = '30s';
+export const SUPERVISOR_ACTIVITY_RETRY = {
+  initialInterval: '1s',
+  backoffCoefficient: 2,
+  maximumInterval: '1m',
+} as const;
+
+/**
+ * Marking an endpoint failing includes the merchant's email: an SMTP outage is retried for about an hour,
+ * then given up (the notification row stays, with email_sent_at null) so one bad mail server cannot block
+ * the supervisor's other signals forever.
+ */
+export const MARK_FAILING_TIMEOUT = '1m';
+export const MARK_FAILING_RETRY = {
+  initialInterval: '5s',
+  backoffCoefficient: 2,
+  maximumInterval: '10m',
+  maximumAttempts: 10,
+} as const;
+
+/** Signalling the supervisor goes through an activity (a workflow cannot signal-with-start). */
+export const NOTIFY_SUPERVISOR_TIMEOUT = '30s';
+
+/** The supervisor continues as new after this many signals, to bound its history. */
+export const SUPERVISOR_SIGNALS_PER_RUN = 500;
+
+/** An idle supervisor with nothing counted completes after this long; the next signal-with-start revives it. */
+export const SUPERVISOR_IDLE_TIMEOUT = '7d';
+
+/** Sent on every post; the URL tells an endpoint's operator who is calling. */
+export const USER_AGENT = 'ParcelWebhooks/1.0 (+https://github.com/parcel-webhooks/parcel-webhooks)';
+
+/** Why an attempt failed without an HTTP answer (or with a redirect); null in the record when we got a status. */
+export const DELIVERY_ERRORS = [
+  'timeout',
+  'connection_refused',
+  'connection_reset',
+  'dns',
+  'tls',
+  'redirect',
+  'ssrf_blocked',
+  'invalid_url',
+  'network',
+  // the activity failed for a reason of ours (not a timeout) and the workflow recorded the attempt
+  'internal_error',
+] as const;
+export type DeliveryError = (typeof DELIVERY_ERRORS)[number];
+
+/**
+ * ApplicationFailure types signAndPost throws before anything was posted (endpoint row unreadable, secret
+ * unopenable): the workflow retries the same attempt, and it never counts as a failed attempt.
+ */
+export const NOT_POSTED_FAILURES: readonly string[] = ['DatabaseUnavailable', 'SecretUnavailable'];
+
+export const WORKFLOW_ID = {
+  deliverEvent: (eventId: string) => `event:${eventId}`,
+  supervisor: (endpointId: string) => `endpoint-supervisor:${endpointId}`,
+};
+
+/** "10s", "1m", "6h" for summaries an operator reads in the Temporal UI. */
+export function humanDuration(ms: number): string {
+  const units: [number, string][] = [
+    [86_400_000, 'd'],
+    [3_600_000, 'h'],
+    [60_000, 'm'],
+    [1_000, 's'],
+  ];
+  for (const [size, unit] of units) if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
+  return `${ms}ms`;
+}

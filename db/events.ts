@@ -1,0 +1,66 @@
+import type { Pool } from './pool';
+
+/** Table events: the exact body posted on every attempt and the fan-out snapshot taken at publish time. */
+
+export interface EventRow {
+  id: string;
+  account_id: string;
+  livemode: boolean;
+  type: string;
+  created: number;
+  body: string;
+  endpoint_ids: string[];
+  /** false when the id already existed and this is the earlier row. */
+  inserted: boolean;
+}
+
+export interface NewEvent {
+  id: string;
+  accountId: string;
+  livemode: boolean;
+  type: string;
+  created: number;
+  body: string;
+}
+
+const FOREIGN_KEY_VIOLATION = '23503';
+
+/**
+ * One round trip: the subscribed endpoints (this account and mode, not removed, all kinds or this kind), the
+ * event with that snapshot, or the existing row when the id was already used. Returns null when the account
+ * does not exist, and undefined when a concurrent insert of the same id committed after this statement began.
+ */
+export async function insertEventWithFanOut(pool: Pool, event: NewEvent): Promise<EventRow | null | undefined> {
+  try {
+    const { rows } = await pool.query<EventRow>(
+      `WITH targets AS (
+         SELECT COALESCE(array_agg(id ORDER BY created_at, id), '{}') AS ids
+           FROM webhook_endpoints
+          WHERE account_id = $2 AND livemode = $3 AND deleted_at IS NULL
+            AND (events = '{}' OR $4 = ANY (events))
+       ), inserted AS (
+         INSERT INTO events (id, account_id, livemode, type, created, body, endpoint_ids)
+         SELECT $1, $2, $3, $4, $5, $6, ids FROM targets
+         ON CONFLICT (id) DO NOTHING
+         RETURNING id, account_id, livemode, type, created, body, endpoint_ids, true AS inserted
+       )
+       SELECT * FROM inserted
+       UNION ALL
+       SELECT id, account_id, livemode, type, created, body, endpoint_ids, false AS inserted
+         FROM events WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM inserted)`,
+      [event.id, event.accountId, event.livemode, event.type, event.created, event.body],
+    );
+    return rows[0];
+  } catch (err) {
+    if ((err as { code?: string }).code === FOREIGN_KEY_VIOLATION) return null;
+    throw err;
+  }
+}
+
+export async function findEvent(pool: Pool, id: string): Promise<Omit<EventRow, 'inserted'> | undefined> {
+  const { rows } = await pool.query<Omit<EventRow, 'inserted'>>(
+    'SELECT id, account_id, livemode, type, created, body, endpoint_ids FROM events WHERE id = $1',
+    [id],
+  );
+  return rows[0];
+}

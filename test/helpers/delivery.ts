@@ -1,0 +1,67 @@
+import type { Client } from '@temporalio/client';
+import { newId } from '../../core/ids';
+import type { Pool } from '../../db/pool';
+import { waitFor } from './wait';
+
+/** Delivery test helpers: endpoints written straight into the table, attempts read back. */
+
+export async function createEndpoint(
+  pool: Pool,
+  input: { accountId: string; url: string; livemode?: boolean; events?: string[]; secret?: string },
+): Promise<{ id: string; secret: string }> {
+  const id = newId('endpoint');
+  const secret = input.secret ?? `whsec_${newId('endpoint').slice(3)}`;
+  await pool.query(
+    `INSERT INTO webhook_endpoints (id, account_id, livemode, url, events, secret) VALUES ($1, $2, $3, $4, $5, $6)`,
+    [id, input.accountId, input.livemode ?? false, input.url, input.events ?? [], secret],
+  );
+  return { id, secret };
+}
+
+export interface AttemptRow {
+  id: string;
+  endpoint_id: string;
+  event_id: string;
+  event_type: string;
+  attempt: number;
+  status_code: number | null;
+  response_body: string | null;
+  error: string | null;
+  duration_ms: number;
+  succeeded: boolean;
+}
+
+export async function attemptsOf(pool: Pool, endpointId: string, eventId?: string): Promise<AttemptRow[]> {
+  const { rows } = await pool.query<AttemptRow>(
+    `SELECT * FROM delivery_attempts WHERE endpoint_id = $1 AND ($2::text IS NULL OR event_id = $2)
+      ORDER BY event_id, attempt`,
+    [endpointId, eventId ?? null],
+  );
+  return rows;
+}
+
+/** Waits for the event's workflow to finish and returns its result. */
+export async function deliveryResult(client: Client, eventId: string, timeoutMs = 30_000): Promise<unknown> {
+  const handle = client.workflow.getHandle(`event:${eventId}`);
+  return waitFor(async () => {
+    const description = await handle.describe();
+    return description.status.name === 'COMPLETED' ? handle.result() : undefined;
+  }, { timeoutMs, what: `workflow event:${eventId} to complete` });
+}
+
+export function parcel(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    id: '5f0c2a8e-4b7d-4c1e-9a3f-2d6b8e1f7c40',
+    parcel_number: 'PCL-104233',
+    tracking_number: 'TRK8842301KE',
+    status: 'DELIVERED',
+    payment_status: 'PAID',
+    total_fee: 350,
+    currency: 'KES',
+    description: 'Two cotton shirts',
+    package_size: 'S',
+    recipient_name: 'Amina Wanjiru',
+    pickup_run_id: '9a1d3c52-7e0b-4f6a-8c2d-5b4e3f1a0d97',
+    ...overrides,
+  };
+}

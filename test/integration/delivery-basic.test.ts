@@ -1,0 +1,152 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { publishEvent } from '../../core/publish-event';
+import { attemptsOf, createEndpoint, deliveryResult, parcel } from '../helpers/delivery';
+import { testConfig } from '../helpers/env';
+import { createAccount } from '../helpers/fixtures';
+import { startReceiver, type Receiver } from '../helpers/receiver';
+import { startTestWorker, type TestWorker } from '../helpers/temporal';
+
+/** Written here from spec 6.2 alone, independent of core/signing.ts. */
+function verifySignature(header: string, rawBody: Buffer, secret: string, toleranceS = 300): boolean {
+  const parts = header.split(',').map((chunk) => chunk.split('=', 2) as [string, string]);
+  const t = parts.find(([k]) => k === 't')?.[1];
+  const v1s = parts.filter(([k]) => k === 'v1').map(([, v]) => v);
+  if (!t || v1s.length === 0) return false;
+  if (Math.abs(Date.now() / 1000 - Number(t)) > toleranceS) return false;
+  const expected = createHmac('sha256', secret).update(Buffer.concat([Buffer.from(`${t}.`), rawBody])).digest();
+  return v1s.some((v) => {
+    const given = Buffer.from(v, 'hex');
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  });
+}
+
+describe('delivery: success, retries, abandonment', () => {
+  const config = testConfig({ DELIVERY_RETRY_DELAYS: '50ms,50ms,50ms,50ms,50ms', DELIVERY_TIMEOUT: '2s' });
+  let tw: TestWorker;
+  let receiver: Receiver;
+  let accountId: string;
+  const publish = (input: { type?: string; data?: unknown; id?: string; livemode?: boolean }) =>
+    publishEvent(
+      { pool: tw.pool, temporal: tw.client, config },
+      { accountId, livemode: input.livemode ?? false, type: input.type ?? 'parcel.delivered', data: input.data ?? { parcel: parcel() }, id: input.id },
+    );
+
+  beforeAll(async () => {
+    tw = await startTestWorker(config);
+    receiver = await startReceiver();
+  });
+  // One account per test: every endpoint of an account receives its events.
+  beforeEach(async () => {
+    accountId = await createAccount(tw.pool);
+  });
+  afterAll(async () => {
+    await tw?.stop();
+    await receiver?.close();
+  });
+
+  it('delivers on the first attempt, signed, with the stored bytes and the recorded attempt id', async () => {
+    const endpoint = await createEndpoint(tw.pool, { accountId, url: `${receiver.url}/ok` });
+    receiver.script('/ok', { status: 200, body: 'stored' });
+    const published = await publish({});
+    expect(published.endpointIds).toEqual([endpoint.id]);
+    expect(published.event).toMatchObject({ object: 'event', type: 'parcel.delivered', livemode: false });
+    expect(published.event.id).toMatch(/^evt_/);
+
+    const result = await deliveryResult(tw.client, published.event.id);
+    expect(result).toMatchObject({ endpoints: [{ endpointId: endpoint.id, outcome: 'delivered', attempts: 1 }] });
+
+    const [request] = receiver.at('/ok');
+    const { rows } = await tw.pool.query('SELECT body FROM events WHERE id = $1', [published.event.id]);
+    expect(request?.rawBody.toString()).toBe(rows[0].body);
+    expect(request?.headers['content-type']).toBe('application/json');
+    expect(request?.headers['user-agent']).toMatch(/^ParcelWebhooks\//);
+    expect(request?.headers['service-event']).toBe('parcel.delivered');
+    expect(verifySignature(String(request?.headers['service-signature']), request!.rawBody, endpoint.secret)).toBe(true);
+    expect(verifySignature(String(request?.headers['service-signature']), request!.rawBody, 'whsec_wrong')).toBe(false);
+    const body = JSON.parse(request!.rawBody.toString());
+    expect(body).toMatchObject({ id: published.event.id, object: 'event', created: published.event.created, data: { parcel: { status: 'DELIVERED' } } });
+
+    const attempts = await attemptsOf(tw.pool, endpoint.id);
+    expect(attempts).toHaveLength(1);
+    expect(attempts[0]).toMatchObject({ attempt: 1, status_code: 200, response_body: 'stored', error: null, succeeded: true });
+    expect(attempts[0]?.id).toBe(request?.headers['service-delivery']);
+    expect(attempts[0]?.id).toMatch(/^dlv_[0-9a-f]{32}$/);
+  });
+
+  it('retries failures and succeeds at attempt 3 with the same event and bytes each time', async () => {
+    const endpoint = await createEndpoint(tw.pool, { accountId, url: `${receiver.url}/flaky` });
+    receiver.script('/flaky', (index) => (index < 2 ? { status: 503, body: 'busy' } : { status: 204, body: '' }));
+    const published = await publish({ type: 'parcel.in_transit', data: { parcel: parcel({ status: 'IN_TRANSIT' }) } });
+    const result = await deliveryResult(tw.client, published.event.id);
+    expect(result).toMatchObject({ endpoints: [{ outcome: 'delivered', attempts: 3 }] });
+
+    const requests = receiver.at('/flaky');
+    expect(requests).toHaveLength(3);
+    expect(new Set(requests.map((r) => r.rawBody.toString('hex'))).size).toBe(1);
+    for (const r of requests) expect(verifySignature(String(r.headers['service-signature']), r.rawBody, endpoint.secret)).toBe(true);
+    const attempts = await attemptsOf(tw.pool, endpoint.id);
+    expect(attempts.map((a) => [a.attempt, a.status_code, a.succeeded, a.error])).toEqual([
+      [1, 503, false, null],
+      [2, 503, false, null],
+      [3, 204, true, null],
+    ]);
+    expect(attempts.map((a) => a.id)).toEqual(requests.map((r) => r.headers['service-delivery']));
+    expect(new Set(attempts.map((a) => a.id)).size).toBe(3);
+  });
+
+  it('abandons after six failed attempts', async () => {
+    const endpoint = await createEndpoint(tw.pool, { accountId, url: `${receiver.url}/down` });
+    receiver.script('/down', { status: 500, body: 'boom' });
+    const published = await publish({});
+    const result = await deliveryResult(tw.client, published.event.id);
+    expect(result).toMatchObject({ endpoints: [{ outcome: 'abandoned', attempts: 6 }] });
+    expect(receiver.at('/down')).toHaveLength(6);
+    const attempts = await attemptsOf(tw.pool, endpoint.id);
+    expect(attempts.map((a) => a.attempt)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(attempts.every((a) => !a.succeeded && a.status_code === 500 && a.response_body === 'boom')).toBe(true);
+    const { rows } = await tw.pool.query('SELECT abandoned_streak, status FROM webhook_endpoints WHERE id = $1', [endpoint.id]);
+    expect(rows[0]).toEqual({ abandoned_streak: 1, status: 'enabled' });
+  });
+
+  it('treats the same id twice as one event and one delivery', async () => {
+    const endpoint = await createEndpoint(tw.pool, { accountId, url: `${receiver.url}/idem` });
+    const id = `evt_idem_${Date.now()}`;
+    const first = await publish({ id });
+    const second = await publish({ id, data: { parcel: parcel({ description: 'changed' }) } });
+    expect(first.created).toBe(true);
+    expect(second.created).toBe(false);
+    expect(second.event).toEqual(first.event);
+    await deliveryResult(tw.client, id);
+    expect(receiver.at('/idem')).toHaveLength(1);
+    expect(await attemptsOf(tw.pool, endpoint.id)).toHaveLength(1);
+  });
+
+  it('fans out by mode and subscription, and refuses another account\'s id', async () => {
+    const other = await createAccount(tw.pool);
+    const all = await createEndpoint(tw.pool, { accountId: other, url: `${receiver.url}/fan-all`, livemode: true });
+    const cod = await createEndpoint(tw.pool, { accountId: other, url: `${receiver.url}/fan-cod`, livemode: true, events: ['cod.settled'] });
+    await createEndpoint(tw.pool, { accountId: other, url: `${receiver.url}/fan-test`, livemode: false });
+    const published = await publishEvent(
+      { pool: tw.pool, temporal: tw.client, config },
+      { accountId: other, livemode: true, type: 'parcel.created', data: { parcel: parcel({ status: 'CREATED' }) } },
+    );
+    expect(published.endpointIds).toEqual([all.id]);
+    expect(published.endpointIds).not.toContain(cod.id);
+    await deliveryResult(tw.client, published.event.id);
+    expect(receiver.at('/fan-all')).toHaveLength(1);
+    expect(receiver.at('/fan-test')).toHaveLength(0);
+
+    await expect(publish({ id: published.event.id })).rejects.toMatchObject({ code: 'idempotency_conflict', status: 409 });
+  });
+
+  it('validates type, id and data', async () => {
+    await expect(publish({ type: 'parcel.lost' })).rejects.toMatchObject({ code: 'unknown_event_type' });
+    await expect(publish({ id: 'evt_bad-id' })).rejects.toMatchObject({ code: 'parameter_invalid', extra: { param: 'id' } });
+    await expect(publish({ data: { parcel: { status: 'DELIVERED' } } })).rejects.toMatchObject({ code: 'parameter_missing' });
+    await expect(publish({ type: 'cod.settled', data: { parcel: parcel() } })).rejects.toMatchObject({ code: 'parameter_missing' });
+    await expect(
+      publishEvent({ pool: tw.pool, temporal: tw.client, config }, { accountId: 'acct_nope', livemode: false, type: 'parcel.created', data: { parcel: parcel() } }),
+    ).rejects.toMatchObject({ code: 'resource_missing', status: 404 });
+  });
+});

@@ -1,0 +1,170 @@
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  log,
+  proxyActivities,
+  sleep,
+  TimeoutFailure,
+  uuid4,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import type { AttemptOutcome, AttemptRecord, SignAndPostInput } from '../activities/types';
+import {
+  DB_UNAVAILABLE_INITIAL_BACKOFF_MS,
+  DB_UNAVAILABLE_MAX_BACKOFF_MS,
+  humanDuration,
+  NOT_POSTED_FAILURES,
+  NOTIFY_SUPERVISOR_TIMEOUT,
+  RECORD_ATTEMPT_RETRY,
+  RECORD_ATTEMPT_TIMEOUT,
+  SIGN_AND_POST_MARGIN_MS,
+} from '../core/delivery-policy';
+
+/** Everything a delivery needs, fixed at publish time: a later config change never alters a running ladder. */
+export interface DeliverEventInput {
+  eventId: string;
+  eventType: string;
+  accountId: string;
+  livemode: boolean;
+  body: string;
+  endpointIds: string[];
+  retryDelaysMs: number[];
+  timeoutMs: number;
+  failingThreshold: number;
+}
+
+export type LadderResult =
+  | { endpointId: string; outcome: 'delivered'; attempts: number }
+  | { endpointId: string; outcome: 'abandoned'; attempts: number }
+  | { endpointId: string; outcome: 'skipped'; attempts: number; reason: string };
+
+export interface DeliverEventResult {
+  eventId: string;
+  endpoints: LadderResult[];
+}
+
+const { recordAttempt } = proxyActivities<Activities>({
+  startToCloseTimeout: RECORD_ATTEMPT_TIMEOUT,
+  retry: RECORD_ATTEMPT_RETRY,
+});
+
+// Options are set per call (executeWithOptions): the timeout follows each event's own config.
+const { signAndPost } = proxyActivities<Activities>({ startToCloseTimeout: '15s', retry: { maximumAttempts: 1 } });
+
+const { notifySupervisor } = proxyActivities<Activities>({
+  startToCloseTimeout: NOTIFY_SUPERVISOR_TIMEOUT,
+  retry: RECORD_ATTEMPT_RETRY,
+});
+
+type Attempted = Extract<AttemptOutcome, { kind: 'attempted' }>;
+
+function isNotPosted(err: unknown): boolean {
+  return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && NOT_POSTED_FAILURES.includes(err.cause.type ?? '');
+}
+
+/**
+ * The activity itself failed (worker killed mid-post: start-to-close timeout). Whatever happened on the wire,
+ * the attempt is recorded as failed unless the lost worker had already written the real record.
+ */
+async function recordLostAttempt(input: SignAndPostInput, err: unknown, activityTimeoutMs: number): Promise<Attempted> {
+  const timedOut = err instanceof ActivityFailure && err.cause instanceof TimeoutFailure;
+  const record: AttemptRecord = {
+    id: input.attemptId,
+    endpointId: input.endpointId,
+    eventId: input.eventId,
+    eventType: input.eventType,
+    accountId: input.accountId,
+    livemode: input.livemode,
+    attempt: input.attempt,
+    statusCode: null,
+    responseBody: null,
+    error: timedOut ? 'timeout' : 'internal_error',
+    durationMs: activityTimeoutMs,
+    succeeded: false,
+  };
+  const stored = await recordAttempt(record);
+  return { kind: 'attempted', ...stored, statusCode: null, error: record.error, durationMs: 0, url: '', recorded: true };
+}
+
+/** One attempt, whatever our own database does: retried until it was either posted or skipped. */
+async function attemptOnce(input: SignAndPostInput, summary: string): Promise<AttemptOutcome> {
+  const activityTimeoutMs = input.timeoutMs + SIGN_AND_POST_MARGIN_MS;
+  let backoffMs = DB_UNAVAILABLE_INITIAL_BACKOFF_MS;
+  for (;;) {
+    try {
+      const outcome = await signAndPost.executeWithOptions(
+        // The ladder is the only retry: Temporal must never post twice on its own.
+        { startToCloseTimeout: activityTimeoutMs, retry: { maximumAttempts: 1 }, summary },
+        [input],
+      );
+      if (outcome.kind === 'attempted' && !outcome.recorded && outcome.record) {
+        const stored = await recordAttempt(outcome.record);
+        return { ...outcome, ...stored, recorded: true, record: undefined };
+      }
+      return outcome;
+    } catch (err) {
+      if (!isNotPosted(err)) return recordLostAttempt(input, err, activityTimeoutMs);
+      log.warn('attempt not posted: database unavailable, retrying', { endpointId: input.endpointId, backoffMs });
+      await sleep(backoffMs, { summary: `database unavailable: retry attempt ${input.attempt} in ${humanDuration(backoffMs)}` });
+      backoffMs = Math.min(backoffMs * 2, DB_UNAVAILABLE_MAX_BACKOFF_MS);
+    }
+  }
+}
+
+function attemptSummary(n: number, total: number, target: string): string {
+  return `attempt ${n}/${total} POST ${target}`;
+}
+
+async function runLadder(input: DeliverEventInput, endpointId: string): Promise<LadderResult> {
+  const total = input.retryDelaysMs.length + 1;
+  let url: string | undefined;
+  for (let n = 1; n <= total; n++) {
+    // Generated here, not in the activity, so an attempt lost with its worker keeps its id.
+    const attemptId = `dlv_${uuid4().replace(/-/g, '')}`;
+    const request: SignAndPostInput = {
+      attemptId,
+      endpointId,
+      eventId: input.eventId,
+      eventType: input.eventType,
+      accountId: input.accountId,
+      livemode: input.livemode,
+      attempt: n,
+      body: input.body,
+      timeoutMs: input.timeoutMs,
+    };
+    const outcome = await attemptOnce(request, attemptSummary(n, total, url ?? endpointId));
+    if (outcome.kind === 'skipped') return { endpointId, outcome: 'skipped', attempts: n - 1, reason: outcome.reason };
+    url = outcome.url || url;
+    if (outcome.succeeded) {
+      if (outcome.recovered) {
+        await notifySupervisor({
+          endpointId,
+          failingThreshold: input.failingThreshold,
+          url,
+          signal: { kind: 'deliverySucceeded', eventId: input.eventId },
+        });
+      }
+      return { endpointId, outcome: 'delivered', attempts: n };
+    }
+    const delay = input.retryDelaysMs[n - 1];
+    if (delay !== undefined) {
+      await sleep(delay, { summary: `retry ${n + 1}/${total} of ${endpointId} in ${humanDuration(delay)}` });
+    }
+  }
+  await notifySupervisor({
+    endpointId,
+    failingThreshold: input.failingThreshold,
+    url,
+    signal: { kind: 'abandoned', eventId: input.eventId, attemptCount: total },
+  });
+  return { endpointId, outcome: 'abandoned', attempts: total };
+}
+
+/**
+ * One event, one workflow (workflow id `event:<id>`): a ladder per endpoint of the publish-time snapshot,
+ * side by side. Attempts are activities Temporal never retries; the gaps are durable timers.
+ */
+export async function deliverEvent(input: DeliverEventInput): Promise<DeliverEventResult> {
+  const endpoints = await Promise.all(input.endpointIds.map((endpointId) => runLadder(input, endpointId)));
+  return { eventId: input.eventId, endpoints };
+}

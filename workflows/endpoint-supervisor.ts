@@ -1,0 +1,133 @@
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  log,
+  proxyActivities,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import type { SupervisorSignal } from '../activities/types';
+import {
+  MARK_FAILING_RETRY,
+  MARK_FAILING_TIMEOUT,
+  SUPERVISOR_ACTIVITY_RETRY,
+  SUPERVISOR_ACTIVITY_TIMEOUT,
+  SUPERVISOR_IDLE_TIMEOUT,
+  SUPERVISOR_SIGNALS_PER_RUN,
+} from '../core/delivery-policy';
+import { abandonedSignal, deliverySucceededSignal } from './signals';
+
+export interface SupervisorSnapshot {
+  abandoned: number;
+  failing: boolean;
+  episodeStartEventId: string | null;
+}
+
+export interface SupervisorInput {
+  endpointId: string;
+  failingThreshold: number;
+  state?: SupervisorSnapshot;
+  /** Signals received but not yet handled when the previous run continued as new. */
+  inbox?: SupervisorSignal[];
+}
+
+const { recordAbandonedStreak } = proxyActivities<Activities>({
+  startToCloseTimeout: SUPERVISOR_ACTIVITY_TIMEOUT,
+  retry: SUPERVISOR_ACTIVITY_RETRY,
+});
+const { markEndpointFailing } = proxyActivities<Activities>({
+  startToCloseTimeout: MARK_FAILING_TIMEOUT,
+  retry: MARK_FAILING_RETRY,
+});
+
+/** Spec 3.1: abandoned deliveries since the last success, and whether they crossed the failing threshold. */
+export class EndpointSupervisorState {
+  abandoned: number;
+  failing: boolean;
+  episodeStartEventId: string | null;
+  handled = 0;
+
+  constructor(
+    readonly threshold: number,
+    snapshot?: SupervisorSnapshot,
+  ) {
+    this.abandoned = snapshot?.abandoned ?? 0;
+    this.failing = snapshot?.failing ?? false;
+    this.episodeStartEventId = snapshot?.episodeStartEventId ?? null;
+  }
+
+  /** Counts one abandonment; true when this one marks the endpoint failing. */
+  abandon(eventId: string): boolean {
+    this.handled += 1;
+    this.abandoned += 1;
+    this.episodeStartEventId ??= eventId;
+    if (this.failing || this.abandoned < this.threshold) return false;
+    this.failing = true;
+    return true;
+  }
+
+  succeed(): void {
+    this.handled += 1;
+    this.abandoned = 0;
+    this.failing = false;
+    this.episodeStartEventId = null;
+  }
+
+  get idle(): boolean {
+    return this.abandoned === 0 && !this.failing;
+  }
+
+  snapshot(): SupervisorSnapshot {
+    return { abandoned: this.abandoned, failing: this.failing, episodeStartEventId: this.episodeStartEventId };
+  }
+}
+
+async function handle(input: SupervisorInput, state: EndpointSupervisorState, signal: SupervisorSignal): Promise<void> {
+  if (signal.kind === 'deliverySucceeded') {
+    // The success path already reset the database row in the same statement that recorded the attempt.
+    state.succeed();
+    return;
+  }
+  const marks = state.abandon(signal.eventId);
+  if (!marks) {
+    await recordAbandonedStreak(input.endpointId, state.abandoned);
+    return;
+  }
+  try {
+    await markEndpointFailing({
+      endpointId: input.endpointId,
+      streak: state.abandoned,
+      episodeStartEventId: state.episodeStartEventId ?? signal.eventId,
+    });
+  } catch (err) {
+    // Only the email can fail for long (SMTP down): the mark and the notification row are stored by then.
+    log.error('could not notify the merchant of a failing endpoint', { endpointId: input.endpointId, err });
+  }
+}
+
+/**
+ * One per endpoint (workflow id `endpoint-supervisor:<id>`), started by signal-with-start. Signals are queued
+ * and handled one at a time in arrival order, so two abandonments never race on the count.
+ */
+export async function endpointSupervisor(input: SupervisorInput): Promise<SupervisorSnapshot> {
+  const state = new EndpointSupervisorState(input.failingThreshold, input.state);
+  const inbox: SupervisorSignal[] = [...(input.inbox ?? [])];
+  setHandler(abandonedSignal, ({ eventId, attemptCount }) => {
+    inbox.push({ kind: 'abandoned', eventId, attemptCount });
+  });
+  setHandler(deliverySucceededSignal, ({ eventId }) => {
+    inbox.push({ kind: 'deliverySucceeded', eventId });
+  });
+
+  for (;;) {
+    const woke = await condition(() => inbox.length > 0, SUPERVISOR_IDLE_TIMEOUT);
+    if (!woke && state.idle) return state.snapshot();
+    for (let signal = inbox.shift(); signal; signal = inbox.shift()) await handle(input, state, signal);
+    if (workflowInfo().continueAsNewSuggested || state.handled >= SUPERVISOR_SIGNALS_PER_RUN) {
+      await condition(allHandlersFinished);
+      return continueAsNew<typeof endpointSupervisor>({ ...input, state: state.snapshot(), inbox: [...inbox] });
+    }
+  }
+}
