@@ -12,7 +12,9 @@ const AUTH_ERRORS = {
 };
 
 /** Authenticated routes get the security requirement, their scope and the auth errors, from one place. */
-function describeRoute({ schema, url, route }: { schema: FastifySchema; url: string; route: RouteOptions }) {
+function describeRoute({ schema: given, url, route }: { schema: FastifySchema | undefined; url: string; route: RouteOptions }) {
+  // Routes without a schema (test-only routes, plugins' own) come with none at all.
+  const schema = given ?? {};
   const scope = route.config?.scope as Scope | undefined;
   if (url.startsWith('/internal/') || url === '/openapi.json') return { schema: { ...schema, hide: true }, url };
   if (!scope) return { schema, url };
