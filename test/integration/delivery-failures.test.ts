@@ -1,0 +1,127 @@
+import net from 'node:net';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { publishEvent } from '../../core/publish-event';
+import { attemptsOf, createEndpoint, deliveryResult, parcel } from '../helpers/delivery';
+import { testConfig } from '../helpers/env';
+import { createAccount } from '../helpers/fixtures';
+import { freePort } from '../helpers/ports';
+import { startReceiver, type Receiver } from '../helpers/receiver';
+import { startTestWorker, type TestWorker } from '../helpers/temporal';
+
+/** Each failure kind, on a two-attempt ladder: what is recorded, and that nothing is followed or retried beyond it. */
+describe('delivery: failure kinds', () => {
+  const config = testConfig({ DELIVERY_RETRY_DELAYS: '10ms', DELIVERY_TIMEOUT: '500ms' });
+  let tw: TestWorker;
+  let receiver: Receiver;
+  let untrusted: Receiver;
+  let accountId: string;
+
+  async function deliverTo(url: string) {
+    const endpoint = await createEndpoint(tw.pool, { accountId, url });
+    const published = await publishEvent(
+      { pool: tw.pool, temporal: tw.client, config },
+      { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } },
+    );
+    const result = await deliveryResult(tw.client, published.event.id);
+    return { endpoint, result, attempts: await attemptsOf(tw.pool, endpoint.id) };
+  }
+
+  beforeAll(async () => {
+    tw = await startTestWorker(config);
+    receiver = await startReceiver();
+    untrusted = await startReceiver({ untrusted: true });
+  });
+  beforeEach(async () => {
+    accountId = await createAccount(tw.pool);
+  });
+  afterAll(async () => {
+    await tw?.stop();
+    await receiver?.close();
+    await untrusted?.close();
+  });
+
+  it('records a non-2xx status with its body and no error', async () => {
+    receiver.script('/status', { status: 422, body: 'unprocessable' });
+    const { result, attempts } = await deliverTo(`${receiver.url}/status`);
+    expect(result).toMatchObject({ endpoints: [{ outcome: 'abandoned', attempts: 2 }] });
+    expect(attempts.map((a) => [a.attempt, a.status_code, a.error, a.response_body, a.succeeded])).toEqual([
+      [1, 422, null, 'unprocessable', false],
+      [2, 422, null, 'unprocessable', false],
+    ]);
+  });
+
+  it('fails an answer that comes after the timeout', async () => {
+    receiver.script('/slow', { status: 200, delayMs: 2_000 });
+    const { attempts } = await deliverTo(`${receiver.url}/slow`);
+    expect(attempts.map((a) => [a.status_code, a.error, a.succeeded])).toEqual([
+      [null, 'timeout', false],
+      [null, 'timeout', false],
+    ]);
+    for (const a of attempts) expect(a.duration_ms).toBeGreaterThanOrEqual(450);
+    for (const a of attempts) expect(a.duration_ms).toBeLessThan(2_000);
+  });
+
+  it('fails a closed port as connection_refused', async () => {
+    const port = await freePort();
+    const { attempts } = await deliverTo(`https://127.0.0.1:${port}/nobody`);
+    expect(attempts.map((a) => [a.status_code, a.error])).toEqual([
+      [null, 'connection_refused'],
+      [null, 'connection_refused'],
+    ]);
+  });
+
+  it('fails a connection closed without an answer as connection_reset', async () => {
+    const server = net.createServer((socket) => socket.destroy());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as net.AddressInfo;
+      const { attempts } = await deliverTo(`https://127.0.0.1:${port}/reset`);
+      expect(attempts.map((a) => a.error)).toEqual(['connection_reset', 'connection_reset']);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('never follows a redirect', async () => {
+    receiver.script('/moved', { status: 301, redirectTo: `${receiver.url}/target`, body: 'moved' });
+    const { attempts } = await deliverTo(`${receiver.url}/moved`);
+    expect(attempts.map((a) => [a.status_code, a.error, a.succeeded])).toEqual([
+      [301, 'redirect', false],
+      [301, 'redirect', false],
+    ]);
+    expect(receiver.at('/target')).toHaveLength(0);
+  });
+
+  it('fails a certificate nobody trusts as tls', async () => {
+    const { attempts } = await deliverTo(`${untrusted.url}/tls`);
+    expect(attempts.map((a) => [a.status_code, a.error])).toEqual([
+      [null, 'tls'],
+      [null, 'tls'],
+    ]);
+    expect(untrusted.at('/tls')).toHaveLength(0);
+  });
+
+  it('keeps the first 500 characters of a 1 MB answer', async () => {
+    const big = `${'é'.repeat(300)}${'x'.repeat(1024 * 1024)}`;
+    receiver.script('/big', { status: 200, body: big });
+    const { result, attempts } = await deliverTo(`${receiver.url}/big`);
+    expect(result).toMatchObject({ endpoints: [{ outcome: 'delivered', attempts: 1 }] });
+    expect(attempts[0]?.response_body).toBe(big.slice(0, 500));
+    expect([...(attempts[0]?.response_body ?? '')]).toHaveLength(500);
+  });
+
+  it('blocks private targets at delivery when they are not allowed', async () => {
+    const strict = { ...config, webhook: { ...config.webhook, allowPrivateTargets: false } };
+    const { createHttpAgent, postWebhook } = await import('../../core/http-client');
+    const agent = createHttpAgent(strict);
+    try {
+      for (const url of [`${receiver.url}/ssrf`, `https://localhost:${receiver.port}/ssrf`]) {
+        const result = await postWebhook(agent, { url, body: '{}', headers: {}, timeoutMs: 1_000, allowPrivate: false });
+        expect(result).toMatchObject({ succeeded: false, error: 'ssrf_blocked', statusCode: null });
+      }
+      expect(receiver.at('/ssrf')).toHaveLength(0);
+    } finally {
+      await agent.close();
+    }
+  });
+});
