@@ -31,6 +31,9 @@ const FASTIFY_CODES: Record<string, ErrorCode> = {
   FST_ERR_CTP_INVALID_TYPE: 'unsupported_media_type',
 };
 
+/** Postgres refusing text (a NUL byte, say) is the client's input, not our failure. */
+const UNSTORABLE_TEXT = new Set(['22021', '22P05']);
+
 interface ValidationIssue {
   instancePath?: string;
   keyword?: string;
@@ -63,6 +66,9 @@ export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   const fastifyError = error as FastifyError;
   if (fastifyError?.validation) return validationError(fastifyError);
+  if (fastifyError?.code && UNSTORABLE_TEXT.has(fastifyError.code)) {
+    return new ApiError('invalid_request', 'The request contains characters that cannot be stored, such as NUL.');
+  }
   const mapped = fastifyError?.code ? FASTIFY_CODES[fastifyError.code] : undefined;
   if (mapped === 'body_too_large') return new ApiError(mapped, 'The request body is too large.');
   if (mapped === 'unsupported_media_type') {

@@ -26,7 +26,9 @@ const TownQuery = Type.Object(
     starting_after: Type.Optional(
       Type.String({ pattern: '^town_[a-z0-9_]{1,60}$', description: 'Cursor: the id of the last town of the previous page.' }),
     ),
-    county: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Only towns of this county.' })),
+    county: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\u0000-\\u001f]+$', description: 'Only towns of this county.' }),
+    ),
   },
   { additionalProperties: false },
 );
