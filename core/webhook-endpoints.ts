@@ -61,6 +61,7 @@ export const DeliveryAttemptRecord = Type.Object({
   }),
   duration_ms: Type.Integer(),
   succeeded: Type.Boolean(),
+  livemode: Type.Boolean(),
   created: Type.Integer({ description: 'Unix seconds.' }),
 });
 export type DeliveryAttemptRecord = Static<typeof DeliveryAttemptRecord>;
@@ -99,6 +100,7 @@ export function toDeliveryAttemptRecord(row: DeliveryAttemptRow): DeliveryAttemp
     error: row.error,
     duration_ms: row.duration_ms,
     succeeded: row.succeeded,
+    livemode: row.livemode,
     created: unixSeconds(row.created_at),
   };
 }

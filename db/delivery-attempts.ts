@@ -13,6 +13,7 @@ export interface DeliveryAttemptRow {
   error: string | null;
   duration_ms: number;
   succeeded: boolean;
+  livemode: boolean;
   created_at: Date;
 }
 
@@ -27,7 +28,7 @@ export interface DeliveryAttemptFilter {
 }
 
 const COLUMNS =
-  'id, endpoint_id, event_id, event_type, attempt, status_code, response_body, error, duration_ms, succeeded, created_at';
+  'id, endpoint_id, event_id, event_type, attempt, status_code, response_body, error, duration_ms, succeeded, livemode, created_at';
 
 /**
  * Newest first (created_at DESC, id DESC), matching delivery_attempts_endpoint_idx. Returns undefined when

@@ -48,6 +48,8 @@ function listOf<T extends Parameters<typeof Type.Array>[0]>(item: T) {
     data: Type.Array(item),
     has_more: Type.Boolean(),
     url: Type.String(),
+    // spec 5.5: every response made with a test key carries livemode false.
+    livemode: Type.Boolean(),
   });
 }
 
@@ -59,7 +61,9 @@ const RegisterBody = Type.Object(
         description: `Event kinds to receive, among ${EVENT_TYPES.join(', ')}. Omitted or empty: every kind.`,
       }),
     ),
-    description: Type.Optional(Type.String({ description: `Optional label, at most ${DESCRIPTION_MAX_LENGTH} characters.` })),
+    description: Type.Optional(
+      Type.String({ maxLength: DESCRIPTION_MAX_LENGTH, description: `Optional label, at most ${DESCRIPTION_MAX_LENGTH} characters.` }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -92,7 +96,12 @@ const DeliveriesQuery = Type.Object(
   { additionalProperties: false },
 );
 
-const Deleted = Type.Object({ id: Type.String(), object: Type.Literal('webhook_endpoint'), deleted: Type.Literal(true) });
+const Deleted = Type.Object({
+  id: Type.String(),
+  object: Type.Literal('webhook_endpoint'),
+  deleted: Type.Literal(true),
+  livemode: Type.Boolean(),
+});
 
 export interface WebhookRouteOptions {
   /** Replaces dns.lookup in the SSRF check (tests). */
@@ -117,8 +126,9 @@ export default async function webhookRoutes(fastify: FastifyInstance, options: W
     { config, schema: { tags, summary: 'List webhook endpoints, newest first', querystring: ListQuery, response: { 200: listOf(EndpointRecord), ...errors } } },
     async (request) => {
       const { limit = DEFAULT_LIMIT, starting_after: startingAfter } = request.query;
-      const page = await listEndpoints(deps(), authOf(request), { limit, startingAfter });
-      return { object: 'list' as const, data: page.data, has_more: page.hasMore, url: '/v1/webhooks' };
+      const auth = authOf(request);
+      const page = await listEndpoints(deps(), auth, { limit, startingAfter });
+      return { object: 'list' as const, data: page.data, has_more: page.hasMore, url: '/v1/webhooks', livemode: auth.livemode };
     },
   );
 
@@ -132,8 +142,9 @@ export default async function webhookRoutes(fastify: FastifyInstance, options: W
     '/v1/webhooks/:id',
     { config, schema: { tags, summary: 'Remove a webhook endpoint', params: EndpointParams, response: { 200: Deleted, ...errors } } },
     async (request) => {
-      await deleteEndpoint(deps(), authOf(request), request.params.id);
-      return { id: request.params.id, object: 'webhook_endpoint' as const, deleted: true as const };
+      const auth = authOf(request);
+      await deleteEndpoint(deps(), auth, request.params.id);
+      return { id: request.params.id, object: 'webhook_endpoint' as const, deleted: true as const, livemode: auth.livemode };
     },
   );
 
@@ -170,8 +181,10 @@ export default async function webhookRoutes(fastify: FastifyInstance, options: W
     async (request) => {
       const { limit = DEFAULT_LIMIT, starting_after: startingAfter, event_id: eventId, outcome } = request.query;
       const { id } = request.params;
-      const page = await listDeliveries(deps(), authOf(request), id, { limit, startingAfter, eventId, outcome });
-      return { object: 'list' as const, data: page.data, has_more: page.hasMore, url: `/v1/webhooks/${id}/deliveries` };
+      const auth = authOf(request);
+      const page = await listDeliveries(deps(), auth, id, { limit, startingAfter, eventId, outcome });
+      const url = `/v1/webhooks/${id}/deliveries`;
+      return { object: 'list' as const, data: page.data, has_more: page.hasMore, url, livemode: auth.livemode };
     },
   );
 }

@@ -89,7 +89,7 @@ describe('GET /v1/webhooks/:id/deliveries', () => {
     const res = await deliveries();
     expect(res.statusCode).toBe(200);
     const body = res.json();
-    expect(body).toMatchObject({ object: 'list', has_more: false, url: `/v1/webhooks/${endpointId}/deliveries` });
+    expect(body).toMatchObject({ object: 'list', has_more: false, url: `/v1/webhooks/${endpointId}/deliveries`, livemode: false });
     expect(body.data.map((d: { id: string }) => d.id)).toEqual(attemptIds);
     expect(body.data[0]).toEqual({
       id: attemptIds[0],
@@ -103,6 +103,7 @@ describe('GET /v1/webhooks/:id/deliveries', () => {
       error: null,
       duration_ms: 42,
       succeeded: true,
+      livemode: false,
       created: expect.any(Number),
     });
     const timedOut = body.data[3];

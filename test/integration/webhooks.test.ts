@@ -21,8 +21,11 @@ describe('webhook endpoints API', () => {
 
   const register = (payload: unknown, headers = merchant.headers) =>
     api.app.inject({ method: 'POST', url: '/v1/webhooks', headers, payload: payload as object });
+  // Per account: other test files write endpoints into the same database at the same time.
   const endpointCount = async () =>
-    Number((await api.pool.query('SELECT count(*) AS n FROM webhook_endpoints')).rows[0].n);
+    Number(
+      (await api.pool.query('SELECT count(*) AS n FROM webhook_endpoints WHERE account_id = $1', [merchant.accountId])).rows[0].n,
+    );
 
   /** Refused with the given status and code, and nothing written. */
   async function expectRefused(payload: unknown, status: number, code: string, param?: string) {
@@ -182,7 +185,7 @@ describe('webhook endpoints API', () => {
       const list = (query: string) => api.app.inject({ method: 'GET', url: `/v1/webhooks${query}`, headers: owner.headers });
       const first = await list('?limit=2');
       expect(first.statusCode).toBe(200);
-      expect(first.json()).toMatchObject({ object: 'list', has_more: true, url: '/v1/webhooks' });
+      expect(first.json()).toMatchObject({ object: 'list', has_more: true, url: '/v1/webhooks', livemode: false });
       expect(first.json().data.map((e: { id: string }) => e.id)).toEqual([ids[2], ids[1]]);
       expect(first.body).not.toContain('whsec_');
       const second = await list(`?limit=2&starting_after=${ids[1]}`);
@@ -242,6 +245,7 @@ describe('webhook endpoints API', () => {
       const liveList = await api.app.inject({ method: 'GET', url: '/v1/webhooks', headers: live.headers });
       expect(liveList.json().data.map((e: { id: string }) => e.id)).toEqual([liveEndpoint.id]);
       expect(liveList.json().data[0].livemode).toBe(true);
+      expect(liveList.json().livemode).toBe(true);
     });
 
     it('answers hostile ids in paths with 404, never 500', async () => {
@@ -265,7 +269,7 @@ describe('webhook endpoints API', () => {
       const id = (await register({ url: PUBLIC_URL })).json().id;
       const res = await api.app.inject({ method: 'DELETE', url: `/v1/webhooks/${id}`, headers: merchant.headers });
       expect(res.statusCode).toBe(200);
-      expect(res.json()).toEqual({ id, object: 'webhook_endpoint', deleted: true });
+      expect(res.json()).toEqual({ id, object: 'webhook_endpoint', deleted: true, livemode: false });
       for (const [method, url] of [
         ['GET', `/v1/webhooks/${id}`],
         ['DELETE', `/v1/webhooks/${id}`],
