@@ -95,11 +95,12 @@ export function buildVectors(): SignatureVector[] {
     sent('valid: single secret, ASCII body', { secrets: [SECRET], senderSecrets: [SECRET], timestamp: T, now: T + 5, body: asciiBody, expected: 'valid', matchedSecretIndex: 0 }),
     sent('valid: non-ASCII body (UTF-8)', { secrets: [SECRET], senderSecrets: [SECRET], timestamp: T, now: T + 5, body, expected: 'valid', matchedSecretIndex: 0 }),
     sent('valid: empty body', { secrets: [SECRET], senderSecrets: [SECRET], timestamp: T, now: T, body: '', expected: 'valid', matchedSecretIndex: 0 }),
-    sent('valid: rotation, two v1 in the header, receiver holds only the new secret (second v1 matches)', {
-      secrets: [NEW_SECRET], senderSecrets: [OLD_SECRET, NEW_SECRET], timestamp: T, now: T + 1, body, expected: 'valid', matchedSecretIndex: 0,
+    // During a rotation's grace period the engine signs with the current secret first, then the previous one.
+    sent('valid: rotation, two v1 in the header, receiver holds only the new secret', {
+      secrets: [NEW_SECRET], senderSecrets: [NEW_SECRET, OLD_SECRET], timestamp: T, now: T + 1, body, expected: 'valid', matchedSecretIndex: 0,
     }),
-    sent('valid: rotation, two v1 in the header, receiver still holds only the old secret', {
-      secrets: [OLD_SECRET], senderSecrets: [OLD_SECRET, NEW_SECRET], timestamp: T, now: T + 1, body, expected: 'valid', matchedSecretIndex: 0,
+    sent('valid: rotation, two v1 in the header, receiver still holds only the old secret (second v1 matches)', {
+      secrets: [OLD_SECRET], senderSecrets: [NEW_SECRET, OLD_SECRET], timestamp: T, now: T + 1, body, expected: 'valid', matchedSecretIndex: 0,
     }),
     sent('valid: receiver holds old and new, sender already signs with the new one only (second secret matches)', {
       secrets: [OLD_SECRET, NEW_SECRET], senderSecrets: [NEW_SECRET], timestamp: T, now: T + 1, body, expected: 'valid', matchedSecretIndex: 1,

@@ -22,13 +22,13 @@ describe('sender signature vectors', () => {
     expect(signatureHeader(Buffer.from(vector.body, 'utf8'), vector.senderSecrets ?? [], vector.timestamp)).toBe(vector.header);
   });
 
-  it('emits one v1 per secret, in the order given (old then new during a rotation)', () => {
+  it('emits one v1 per secret, in the order given (current, then previous during a rotation)', () => {
     const rotation = sentBySender.find((v) => (v.senderSecrets?.length ?? 0) === 2) as SignatureVector;
-    const [oldSecret, newSecret] = rotation.senderSecrets as [string, string];
-    const [t, v1Old, v1New] = rotation.header.split(',');
+    const [currentSecret, previousSecret] = rotation.senderSecrets as [string, string];
+    const [t, v1Current, v1Previous] = rotation.header.split(',');
     expect(t).toBe(`t=${rotation.timestamp}`);
-    expect(`${t},${v1Old}`).toBe(signatureHeader(rotation.body, [oldSecret], rotation.timestamp));
-    expect(`${t},${v1New}`).toBe(signatureHeader(rotation.body, [newSecret], rotation.timestamp));
+    expect(`${t},${v1Current}`).toBe(signatureHeader(rotation.body, [currentSecret], rotation.timestamp));
+    expect(`${t},${v1Previous}`).toBe(signatureHeader(rotation.body, [previousSecret], rotation.timestamp));
   });
 
   it('emits lowercase hex only, which the receiver compares exactly', () => {
