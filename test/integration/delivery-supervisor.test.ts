@@ -1,0 +1,92 @@
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Config } from '../../core/config';
+import { publishEvent } from '../../core/publish-event';
+import { createEndpoint, deliveryResult, parcel } from '../helpers/delivery';
+import { testConfig } from '../helpers/env';
+import { createAccount } from '../helpers/fixtures';
+import { startReceiver, type Receiver } from '../helpers/receiver';
+import { startSmtpServer } from '../helpers/smtp';
+import { startTestWorker, type TestWorker } from '../helpers/temporal';
+import { waitFor } from '../helpers/wait';
+
+describe('endpoint supervisor: failing mark, notification, email, recovery', () => {
+  let config: Config;
+  let tw: TestWorker;
+  let receiver: Receiver;
+  let smtp: Awaited<ReturnType<typeof startSmtpServer>>;
+
+  const publish = (accountId: string) =>
+    publishEvent(
+      { pool: tw.pool, temporal: tw.client, config },
+      { accountId, livemode: false, type: 'parcel.returned', data: { parcel: parcel({ status: 'RETURNED' }) } },
+    );
+  const endpointRow = async (id: string) =>
+    (await tw.pool.query('SELECT status, abandoned_streak FROM webhook_endpoints WHERE id = $1', [id])).rows[0];
+
+  beforeAll(async () => {
+    smtp = await startSmtpServer();
+    config = testConfig({ DELIVERY_RETRY_DELAYS: '10ms', SMTP_URL: smtp.url, NOTIFICATION_FROM: 'Parcel <noreply@parcel.test>' });
+    tw = await startTestWorker(config);
+    receiver = await startReceiver();
+  });
+  afterAll(async () => {
+    await tw?.stop();
+    await receiver?.close();
+    await smtp?.close();
+  });
+
+  it('does not start a supervisor for an endpoint that only succeeds', async () => {
+    const accountId = await createAccount(tw.pool);
+    const endpoint = await createEndpoint(tw.pool, { accountId, url: `${receiver.url}/healthy` });
+    await deliveryResult(tw.client, (await publish(accountId)).event.id);
+    await expect(tw.client.workflow.getHandle(`endpoint-supervisor:${endpoint.id}`).describe()).rejects.toBeInstanceOf(
+      WorkflowNotFoundError,
+    );
+  });
+
+  it('marks failing after three abandoned deliveries, notifies once, emails, and clears on success', async () => {
+    const accountId = await createAccount(tw.pool, { email: 'ops@merchant.test' });
+    const endpoint = await createEndpoint(tw.pool, { accountId, url: `${receiver.url}/failing` });
+    let healthy = false;
+    receiver.script('/failing', () => (healthy ? { status: 200 } : { status: 500, body: 'down' }));
+
+    for (let i = 1; i <= 2; i++) {
+      await deliveryResult(tw.client, (await publish(accountId)).event.id);
+      await waitFor(async () => (await endpointRow(endpoint.id))?.abandoned_streak === i, { what: `streak ${i}` });
+    }
+    expect(await endpointRow(endpoint.id)).toEqual({ status: 'enabled', abandoned_streak: 2 });
+    await deliveryResult(tw.client, (await publish(accountId)).event.id);
+    await waitFor(async () => (await endpointRow(endpoint.id))?.status === 'failing', { what: 'failing mark' });
+    expect((await endpointRow(endpoint.id))?.abandoned_streak).toBe(3);
+
+    const mail = await waitFor(() => smtp.mails.find((m) => m.to.includes('ops@merchant.test')), { what: 'the email' });
+    expect(mail.raw).toContain(`${receiver.url}/failing`);
+    expect(mail.from).toBe('noreply@parcel.test');
+    const notifications = await waitFor(async () => {
+      const { rows } = await tw.pool.query('SELECT * FROM notifications WHERE endpoint_id = $1', [endpoint.id]);
+      return rows.length === 1 && rows[0].email_sent_at ? rows : undefined;
+    }, { what: 'the notification row, emailed' });
+    expect(notifications[0]).toMatchObject({ kind: 'endpoint_failing', account_id: accountId, email_to: 'ops@merchant.test' });
+    expect(notifications[0].dedupe_key).toMatch(new RegExp(`^endpoint_failing:${endpoint.id}:evt_`));
+    expect(notifications[0].body).toContain('3 deliveries in a row were abandoned');
+
+    // A fourth abandonment while failing adds no notification and no email.
+    await deliveryResult(tw.client, (await publish(accountId)).event.id);
+    await waitFor(async () => (await endpointRow(endpoint.id))?.abandoned_streak === 4, { what: 'streak 4' });
+    expect((await tw.pool.query('SELECT 1 FROM notifications WHERE endpoint_id = $1', [endpoint.id])).rowCount).toBe(1);
+    expect(smtp.mails.filter((m) => m.to.includes('ops@merchant.test'))).toHaveLength(1);
+
+    healthy = true;
+    await deliveryResult(tw.client, (await publish(accountId)).event.id);
+    expect(await endpointRow(endpoint.id)).toEqual({ status: 'enabled', abandoned_streak: 0 });
+    const supervisor = tw.client.workflow.getHandle(`endpoint-supervisor:${endpoint.id}`);
+    await waitFor(async () => {
+      const history = await supervisor.fetchHistory();
+      return history.events?.some((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'deliverySucceeded');
+    }, { what: 'the supervisor to hear of the success' });
+    const description = await supervisor.describe();
+    expect(await description.staticSummary()).toContain(endpoint.id);
+    await supervisor.terminate('test done');
+  });
+});
