@@ -131,6 +131,21 @@ describe('example receiver', () => {
     expect(handled.filter((id) => id === event.id)).toHaveLength(1);
   });
 
+  it('applies an event once even when two copies are processed at the same time', async () => {
+    const release = deferred();
+    gate = release.promise;
+    const event = codSettled();
+    const body = JSON.stringify(event);
+    expect((await post(body, signatureHeader(body, [SECRET], NOW))).status).toBe(200);
+    // The queued copy holds the row lock inside the handler; a second copy must wait for it, then see it done.
+    await waitFor(() => handled.includes(event.id), { timeoutMs: 10_000, what: 'handler started' });
+    const second = receiver.processor.process(event.id);
+    release.resolve();
+    expect(await second).toBe('already_processed');
+    expect(await outcomesOf(event.id, 1)).toEqual(['processed']);
+    expect(handled.filter((id) => id === event.id)).toHaveLength(1);
+  });
+
   it.each([
     ['signature_mismatch', (body: string) => signatureHeader(body, ['whsec_wrong'], NOW)],
     ['signature_mismatch', (body: string) => signatureHeader(JSON.stringify(JSON.parse(body), null, 2), [SECRET], NOW)],
