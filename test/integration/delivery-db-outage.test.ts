@@ -1,0 +1,104 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import type { Config } from '../../core/config';
+import { publishEvent } from '../../core/publish-event';
+import { createPool, type Pool } from '../../db/pool';
+import { attemptsOf, createEndpoint, deliveryResult, parcel } from '../helpers/delivery';
+import { testConfig } from '../helpers/env';
+import { createAccount } from '../helpers/fixtures';
+import { startReceiver, type Receiver } from '../helpers/receiver';
+import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
+import { startTestWorker, type TestWorker } from '../helpers/temporal';
+import { waitFor } from '../helpers/wait';
+
+/**
+ * Our own Postgres going away must neither count against an endpoint nor lose or duplicate an attempt
+ * (DESIGN.md "Delivery decisions"). The worker reaches Postgres through a proxy the test cuts.
+ */
+describe('delivery: our database down', () => {
+  let config: Config;
+  let proxy: TcpProxy;
+  let tw: TestWorker;
+  let direct: Pool;
+  let receiver: Receiver;
+
+  const historyHas = async (eventId: string, match: (e: Record<string, any>) => boolean) => {
+    const history = await tw.client.workflow.getHandle(`event:${eventId}`).fetchHistory();
+    return (history.events ?? []).some((e) => match(e as Record<string, any>));
+  };
+
+  beforeAll(async () => {
+    const url = new URL(inject('databaseUrl'));
+    proxy = await startTcpProxy({ host: url.hostname, port: Number(url.port || 5432) });
+    const proxied = new URL(url);
+    proxied.port = String(proxy.port);
+    config = testConfig({ DATABASE_URL: proxied.toString(), DELIVERY_RETRY_DELAYS: '10ms' });
+    tw = await startTestWorker(config);
+    direct = createPool(inject('databaseUrl'));
+    receiver = await startReceiver();
+  });
+  afterAll(async () => {
+    await tw?.stop();
+    await direct?.end();
+    await receiver?.close();
+    await proxy?.close();
+  });
+
+  const publish = (accountId: string) =>
+    publishEvent(
+      { pool: direct, temporal: tw.client, config },
+      { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } },
+    );
+
+  it('waits, without posting or counting an attempt, while the endpoint cannot be read', async () => {
+    const accountId = await createAccount(direct);
+    const endpoint = await createEndpoint(direct, { accountId, url: `${receiver.url}/before` });
+    await proxy.cut();
+    try {
+      const published = await publish(accountId);
+      await waitFor(
+        () =>
+          historyHas(
+            published.event.id,
+            (e) => Boolean(e.timerStartedEventAttributes) && Buffer.from(e.userMetadata?.summary?.data ?? []).toString().includes('database unavailable'),
+          ),
+        { what: 'a database-unavailable backoff timer' },
+      );
+      expect(receiver.at('/before')).toHaveLength(0);
+      await proxy.restore();
+      const result = await deliveryResult(tw.client, published.event.id);
+      expect(result).toMatchObject({ endpoints: [{ outcome: 'delivered', attempts: 1 }] });
+      expect(receiver.at('/before')).toHaveLength(1);
+      expect((await attemptsOf(direct, endpoint.id)).map((a) => [a.attempt, a.succeeded])).toEqual([[1, true]]);
+    } finally {
+      await proxy.restore().catch(() => undefined);
+    }
+  });
+
+  it('records an attempt posted just before the database went away, once, without posting again', async () => {
+    const accountId = await createAccount(direct);
+    const endpoint = await createEndpoint(direct, { accountId, url: `${receiver.url}/after` });
+    // The endpoint was read through the proxy; cut it while the request is in flight, then answer.
+    receiver.script('/after', () => {
+      void proxy.cut();
+      return { status: 200, body: 'got it', delayMs: 100 };
+    });
+    try {
+      const published = await publish(accountId);
+      await waitFor(
+        () => historyHas(published.event.id, (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'recordAttempt'),
+        { what: 'recordAttempt scheduled by the workflow' },
+      );
+      expect(await attemptsOf(direct, endpoint.id)).toHaveLength(0);
+      await proxy.restore();
+      const result = await deliveryResult(tw.client, published.event.id);
+      expect(result).toMatchObject({ endpoints: [{ outcome: 'delivered', attempts: 1 }] });
+      expect(receiver.at('/after')).toHaveLength(1);
+      const attempts = await attemptsOf(direct, endpoint.id);
+      expect(attempts.map((a) => [a.attempt, a.status_code, a.response_body, a.succeeded])).toEqual([[1, 200, 'got it', true]]);
+      expect(attempts[0]?.id).toBe(receiver.at('/after')[0]?.headers['service-delivery']);
+    } finally {
+      await proxy.restore().catch(() => undefined);
+    }
+  });
+});
