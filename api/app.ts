@@ -1,7 +1,8 @@
 import type { Client } from '@temporalio/client';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from '../core/config';
+import { ApiError } from '../core/errors';
 import { randomBase62 } from '../core/ids';
 import type { Pool } from '../db/pool';
 import { registerErrorHandling } from './errors';
@@ -57,6 +58,12 @@ export async function buildApp(
     bodyLimit: 64 * 1024,
     routerOptions: { maxParamLength: 200 },
     genReqId: () => `req_${randomBase62(20)}`,
+    // The router refuses bad percent-encoding and over-long params before any handler or error handler runs;
+    // answer those in the same wire shape as every other error.
+    frameworkErrors: (_error, request, reply) => {
+      const apiError = new ApiError('invalid_request', 'The request URL is malformed or a path parameter is too long.');
+      (reply as FastifyReply).header('Request-Id', request.id).status(apiError.status).send(apiError.toBody());
+    },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', allErrors: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.decorate('deps', deps);
