@@ -36,7 +36,7 @@ export async function ensureTemporalCli(
   const started = Date.now();
   try {
     await promisify(execFile)('go', ['install', `${MODULE}@v${TEMPORAL_CLI_VERSION}`], {
-      env: { ...env, GOBIN: staging, CGO_ENABLED: env.CGO_ENABLED ?? '0' },
+      env: { ...env, GOBIN: staging },
       maxBuffer: 64 * 1024 * 1024,
     });
     renameSync(path.join(staging, 'temporal'), target);

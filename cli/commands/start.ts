@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Command } from 'commander';
-import { NativeConnection, Runtime } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { startApi, type RunningApi } from '../../api/server';
 import type { Config } from '../../core/config';
 import { temporalConnectionOptions } from '../../core/temporal';
@@ -37,8 +37,8 @@ async function startAll(config: Config): Promise<void> {
   }
   const effective: Config = { ...config, temporal: { ...config.temporal, address } };
 
-  // We own shutdown order, so the SDK must not react to signals on its own.
-  Runtime.install({ shutdownSignals: [] });
+  // We own shutdown order, so the SDK must not react to signals on its own; its bundler chatter stays out.
+  Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN') });
   const connection = await NativeConnection.connect(temporalConnectionOptions(effective, address));
   const pool = createPool(config.databaseUrl);
   await ensureSearchAttributes(connection, config.temporal.namespace, say);
