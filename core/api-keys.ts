@@ -59,7 +59,7 @@ export function parseExpiry(input: string): Date {
       param: 'expires',
     });
   if (!match) throw invalid();
-  const [, year, month, day, hour, minute, second, , zone] = match;
+  const [, year, month, day, hour, minute, second, zone] = match;
   const normalized = hour === undefined ? `${year}-${month}-${day}T00:00:00Z` : zone ? text.replace(' ', 'T') : `${text.replace(' ', 'T')}Z`;
   const date = new Date(normalized);
   if (Number.isNaN(date.getTime())) throw invalid();
