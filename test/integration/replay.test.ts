@@ -1,0 +1,115 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { temporal } from '@temporalio/proto';
+import { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { publishEvent } from '../../core/publish-event';
+import { createEndpoint, deliveryResult, parcel } from '../helpers/delivery';
+import { FIXTURES, testConfig } from '../helpers/env';
+import { createAccount } from '../helpers/fixtures';
+import { startReceiver, type Receiver } from '../helpers/receiver';
+import { startTestWorker, type TestWorker } from '../helpers/temporal';
+import { waitFor } from '../helpers/wait';
+
+type History = temporal.api.history.v1.IHistory;
+const { History } = temporal.api.history.v1;
+
+/**
+ * Workflow code must replay every history it ever wrote. Histories of real runs (success, retries,
+ * abandonment, the supervisor marking and clearing) are replayed against the current code; the committed ones
+ * in test/fixtures/histories catch a change that breaks workflows already running in production.
+ * UPDATE_HISTORIES=1 rewrites the committed ones from this run (only after a deliberate, patched change).
+ * Stored as binary protobuf: the SDK's own JSON helpers fail in this install (two protobufjs majors).
+ */
+const HISTORY_DIR = path.join(FIXTURES, 'histories');
+const WORKFLOWS_PATH = path.join(__dirname, '..', '..', 'workflows', 'index.ts');
+
+async function replayAll(histories: Record<string, History>): Promise<Record<string, string | null>> {
+  const results: Record<string, string | null> = {};
+  const iterable = Object.entries(histories).map(([workflowId, history]) => ({ workflowId, history }));
+  for await (const result of Worker.runReplayHistories({ workflowsPath: WORKFLOWS_PATH }, iterable)) {
+    results[result.workflowId] = result.error ? String(result.error) : null;
+  }
+  return results;
+}
+
+describe('replay: workflow code stays deterministic', () => {
+  const config = testConfig({ DELIVERY_RETRY_DELAYS: '10ms,10ms', ENDPOINT_FAILING_THRESHOLD: '2' });
+  let tw: TestWorker;
+  let receiver: Receiver;
+  const recorded: Record<string, History> = {};
+
+  beforeAll(async () => {
+    tw = await startTestWorker(config);
+    receiver = await startReceiver();
+  });
+  afterAll(async () => {
+    await tw?.stop();
+    await receiver?.close();
+  });
+
+  const publish = (accountId: string) =>
+    publishEvent({ pool: tw.pool, temporal: tw.client, config }, { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } });
+  const keep = async (name: string, workflowId: string) => {
+    recorded[name] = await tw.client.workflow.getHandle(workflowId).fetchHistory();
+  };
+
+  it('records real runs', async () => {
+    const accountId = await createAccount(tw.pool);
+    const ok = await createEndpoint(tw.pool, { accountId, url: `${receiver.url}/replay-ok` });
+    const success = await publish(accountId);
+    await deliveryResult(tw.client, success.event.id);
+    await keep('success', success.workflowId as string);
+
+    // Second account: one endpoint recovering on attempt 2, one abandoning, side by side.
+    const other = await createAccount(tw.pool);
+    let healthy = false;
+    receiver.script('/replay-flaky', (i) => (i === 0 ? { status: 500 } : { status: 200 }));
+    receiver.script('/replay-down', () => (healthy ? { status: 200 } : { status: 503 }));
+    await createEndpoint(tw.pool, { accountId: other, url: `${receiver.url}/replay-flaky` });
+    const down = await createEndpoint(tw.pool, { accountId: other, url: `${receiver.url}/replay-down` });
+    const mixed = await publish(other);
+    await deliveryResult(tw.client, mixed.event.id);
+    await keep('retries-and-abandonment', mixed.workflowId as string);
+
+    receiver.script('/replay-flaky', { status: 200 });
+    await deliveryResult(tw.client, (await publish(other)).event.id);
+    const failing = async () => (await tw.pool.query('SELECT status FROM webhook_endpoints WHERE id = $1', [down.id])).rows[0]?.status;
+    await waitFor(async () => (await failing()) === 'failing', { what: 'the failing mark' });
+    healthy = true;
+    const recovery = await publish(other);
+    await deliveryResult(tw.client, recovery.event.id);
+    await keep('recovery', recovery.workflowId as string);
+    const supervisor = tw.client.workflow.getHandle(`endpoint-supervisor:${down.id}`);
+    await waitFor(async () => {
+      const history = await supervisor.fetchHistory();
+      const events = history.events ?? [];
+      const signaled = events.findIndex((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'deliverySucceeded');
+      const lastTaskDone = events.findLastIndex((e) => Boolean(e.workflowTaskCompletedEventAttributes));
+      return signaled >= 0 && lastTaskDone > signaled ? true : undefined;
+    }, { what: 'the supervisor to handle the success' });
+    await keep('supervisor', `endpoint-supervisor:${down.id}`);
+    await supervisor.terminate('replay test done');
+    expect(Object.keys(recorded)).toHaveLength(4);
+  });
+
+  it('replays the recorded runs', async () => {
+    expect(await replayAll(recorded)).toEqual(Object.fromEntries(Object.keys(recorded).map((name) => [name, null])));
+    if (process.env.UPDATE_HISTORIES === '1') {
+      mkdirSync(HISTORY_DIR, { recursive: true });
+      for (const [name, history] of Object.entries(recorded)) {
+        writeFileSync(path.join(HISTORY_DIR, `${name}.binpb`), History.encode(history).finish());
+      }
+    }
+  });
+
+  it('replays the committed histories', async () => {
+    if (!existsSync(HISTORY_DIR)) return;
+    const files = readdirSync(HISTORY_DIR).filter((f) => f.endsWith('.binpb'));
+    expect(files.length).toBeGreaterThan(0);
+    const histories = Object.fromEntries(
+      files.map((f) => [f.replace(/\.binpb$/, ''), History.decode(readFileSync(path.join(HISTORY_DIR, f)))]),
+    );
+    expect(await replayAll(histories)).toEqual(Object.fromEntries(files.map((f) => [f.replace(/\.binpb$/, ''), null])));
+  });
+});
