@@ -39,6 +39,12 @@ export async function main(argv: string[]): Promise<void> {
   } catch (err) {
     if (err instanceof CommanderError) {
       exitCode = err.exitCode;
+      // Commander already explained the usage error on stderr; --json callers still get their one document.
+      if (exitCode !== 0 && argv.includes('--json')) {
+        const message = err.message.replace(/^error: /, '');
+        process.stdout.write(`${JSON.stringify({ error: { code: 'usage_error', message } }, null, 2)}
+`);
+      }
     } else {
       exitCode = err instanceof CliError ? err.exitCode : 1;
       const json = argv.includes('--json');

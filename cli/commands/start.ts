@@ -1,86 +1,14 @@
-import path from 'node:path';
 import type { Command } from 'commander';
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
-import { startApi, type RunningApi } from '../../api/server';
-import type { Config } from '../../core/config';
-import { temporalConnectionOptions } from '../../core/temporal';
-import { prepareDatabase } from '../../db/migrate';
-import { createPool } from '../../db/pool';
-import { startDevServer, type DevServer } from '../../scripts/dev-server';
-import { ensureTemporalCli } from '../../scripts/temporal-cli';
-import { ensureSearchAttributes } from '../../worker/search-attributes';
-import { createWorker } from '../../worker/worker';
 import type { CliContext } from '../context';
 
-const say = (msg: string) => process.stdout.write(`${msg}\n`);
-
-/**
- * The whole service on one machine: database, the Temporal dev server unless TEMPORAL_ADDRESS is set,
- * a worker and the API. SIGINT/SIGTERM stop them in reverse order and leave no process behind.
- */
-async function startAll(config: Config): Promise<void> {
-  const applied = await prepareDatabase(config.databaseUrl);
-  say(`database ready (${applied.length} migration(s) applied)`);
-
-  let devServer: DevServer | undefined;
-  let address = config.temporal.address;
-  if (!address) {
-    const cliPath = await ensureTemporalCli({ cliPath: config.temporal.cliPath, log: say });
-    devServer = await startDevServer({
-      cliPath,
-      port: config.temporal.devPort,
-      uiPort: config.temporal.uiPort,
-      dbFile: path.resolve(config.dataDir, 'temporal.sqlite'),
-      namespace: config.temporal.namespace,
-    });
-    address = devServer.address;
-  }
-  const effective: Config = { ...config, temporal: { ...config.temporal, address } };
-
-  // We own shutdown order, so the SDK must not react to signals on its own; its bundler chatter stays out.
-  Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN') });
-  const connection = await NativeConnection.connect(temporalConnectionOptions(effective, address));
-  const pool = createPool(config.databaseUrl);
-  await ensureSearchAttributes(connection, config.temporal.namespace, say);
-  const worker = await createWorker({ config: effective, connection, pool });
-  const running = worker.run();
-  let api: RunningApi | undefined;
-  try {
-    api = await startApi(effective);
-  } catch (err) {
-    worker.shutdown();
-    await running.catch(() => undefined);
-    await devServer?.stop();
-    throw err;
-  }
-
-  say(`API          ${api.url}  (docs: ${api.url}/docs)`);
-  say(`Temporal     ${address}  namespace ${config.temporal.namespace}, task queue ${config.temporal.taskQueue}`);
-  say(`Temporal UI  ${devServer?.uiUrl ?? '(external cluster: see its own UI)'}`);
-  say('Ctrl-C stops everything.');
-
-  await new Promise<void>((resolve) => {
-    const stop = () => resolve();
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-    running.catch(() => resolve());
-  });
-  say('stopping...');
-  await api.close().catch(() => undefined);
-  if (worker.getState() === 'RUNNING') worker.shutdown();
-  await running.catch(() => undefined);
-  await connection.close().catch(() => undefined);
-  await pool.end().catch(() => undefined);
-  await devServer?.stop();
-  say('stopped.');
-}
-
 export function registerStart(program: Command, ctx: CliContext): void {
+  // The worker, its bundler and the API load only when `start` runs, so every other command starts fast.
   program
     .command('start')
     .description('Run the whole service locally: migrate, Temporal dev server (unless TEMPORAL_ADDRESS), worker and API')
     .option('--json', 'accepted for uniformity; start prints text lines')
     .action(async () => {
+      const { startAll } = await import('./start-all');
       await startAll(ctx.config);
     });
 }
