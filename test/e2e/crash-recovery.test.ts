@@ -1,0 +1,141 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { Config } from '../../core/config';
+import { publishEvent } from '../../core/publish-event';
+import { createPool, type Pool } from '../../db/pool';
+import { startDevServer, type DevServer } from '../../scripts/dev-server';
+import { attemptsOf, createEndpoint, deliveryResult, parcel } from '../helpers/delivery';
+import { FIXTURES, testConfig, uniqueTaskQueue } from '../helpers/env';
+import { createAccount } from '../helpers/fixtures';
+import { freePort } from '../helpers/ports';
+import { startReceiver, type Receiver } from '../helpers/receiver';
+import { waitFor } from '../helpers/wait';
+import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process';
+
+/**
+ * Crashes: a worker SIGKILLed mid-ladder or mid-post, the Temporal server restarted on its file database.
+ * Whatever happens, every attempt of a ladder is recorded exactly once: rows 1..N, no duplicate, no gap.
+ */
+describe('crash recovery', () => {
+  let pool: Pool;
+  let receiver: Receiver;
+  const workers: WorkerProcess[] = [];
+  const closers: Array<() => Promise<void>> = [];
+
+  function envFor(address: string, taskQueue: string, ladder: string): Record<string, string> {
+    return {
+      DATABASE_URL: inject('databaseUrl'),
+      TEMPORAL_ADDRESS: address,
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      WEBHOOK_CA_FILE: path.join(FIXTURES, 'tls', 'ca.pem'),
+      DELIVERY_RETRY_DELAYS: ladder,
+      DELIVERY_TIMEOUT: '1s',
+    };
+  }
+
+  async function setup(address: string, ladder: string) {
+    const env = envFor(address, uniqueTaskQueue('crash'), ladder);
+    const config: Config = testConfig(env);
+    const connection = await Connection.connect({ address });
+    closers.push(() => connection.close());
+    const client = new Client({ connection, namespace: config.temporal.namespace });
+    const startWorker = async () => {
+      const worker = await startWorkerProcess(env);
+      workers.push(worker);
+      return worker;
+    };
+    return { env, config, client, startWorker };
+  }
+
+  async function publishTo(config: Config, client: Client, pathname: string) {
+    const accountId = await createAccount(pool);
+    const endpoint = await createEndpoint(pool, { accountId, url: `${receiver.url}${pathname}` });
+    const published = await publishEvent(
+      { pool, temporal: client, config },
+      { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } },
+    );
+    return { endpoint, eventId: published.event.id };
+  }
+
+  const expectEveryAttemptOnce = async (endpointId: string, total: number) => {
+    const attempts = await attemptsOf(pool, endpointId);
+    expect(attempts.map((a) => a.attempt)).toEqual(Array.from({ length: total }, (_, i) => i + 1));
+    expect(new Set(attempts.map((a) => a.id)).size).toBe(total);
+    return attempts;
+  };
+
+  beforeAll(async () => {
+    pool = createPool(inject('databaseUrl'));
+    receiver = await startReceiver();
+  });
+  afterEach(async () => {
+    for (const worker of workers.splice(0)) await worker.kill();
+    for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
+  });
+  afterAll(async () => {
+    await receiver?.close();
+    await pool?.end();
+  });
+
+  it('a worker SIGKILLed while the ladder waits: the next worker finishes it', async () => {
+    const { config, client, startWorker } = await setup(inject('temporalAddress'), '2s,2s,2s');
+    receiver.script('/kill-waiting', { status: 500 });
+    const first = await startWorker();
+    const { endpoint, eventId } = await publishTo(config, client, '/kill-waiting');
+    await waitFor(async () => (await attemptsOf(pool, endpoint.id)).length === 1, { what: 'attempt 1' });
+    await first.kill();
+    await startWorker();
+    const result = await deliveryResult(client, eventId, 60_000);
+    expect(result).toMatchObject({ endpoints: [{ outcome: 'abandoned', attempts: 4 }] });
+    await expectEveryAttemptOnce(endpoint.id, 4);
+    expect(receiver.at('/kill-waiting')).toHaveLength(4);
+  });
+
+  it('a worker SIGKILLed mid-post: that attempt is recorded as a timeout and the ladder goes on', async () => {
+    const { config, client, startWorker } = await setup(inject('temporalAddress'), '1s,1s,1s');
+    let killed: Promise<void> | undefined;
+    const first = await startWorker();
+    receiver.script('/kill-posting', (index) => {
+      if (index === 1) {
+        killed = first.kill();
+        return { status: 200, delayMs: 500 };
+      }
+      return { status: 500 };
+    });
+    const { endpoint, eventId } = await publishTo(config, client, '/kill-posting');
+    await waitFor(() => killed !== undefined, { what: 'attempt 2 to reach the receiver' });
+    await killed;
+    await startWorker();
+    const result = await deliveryResult(client, eventId, 60_000);
+    expect(result).toMatchObject({ endpoints: [{ outcome: 'abandoned', attempts: 4 }] });
+    const attempts = await expectEveryAttemptOnce(endpoint.id, 4);
+    expect(attempts[1]).toMatchObject({ attempt: 2, error: 'timeout', status_code: null, succeeded: false });
+    expect(receiver.at('/kill-posting')).toHaveLength(4);
+    expect(attempts[1]?.id).toBe(receiver.at('/kill-posting')[1]?.headers['service-delivery']);
+  });
+
+  it('the Temporal server restarted on its file database mid-ladder: the ladder resumes', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'pw-restart-'));
+    closers.push(async () => rmSync(dir, { recursive: true, force: true }));
+    const options = { cliPath: inject('temporalCli'), port: await freePort(), dbFile: path.join(dir, 'temporal.sqlite') };
+    let server: DevServer = await startDevServer(options);
+    closers.push(() => server.stop());
+    const { config, client, startWorker } = await setup(server.address, '3s,3s,3s');
+    receiver.script('/restart', { status: 500 });
+    await startWorker();
+    const { endpoint, eventId } = await publishTo(config, client, '/restart');
+    await waitFor(async () => (await attemptsOf(pool, endpoint.id)).length === 1, { what: 'attempt 1' });
+    await server.stop();
+    server = await startDevServer(options);
+    // The worker may have given up while its server was away; a fresh one is what a supervisor would start.
+    if (workers.every((w) => w.process.exitCode !== null || w.process.signalCode !== null)) await startWorker();
+    const result = await deliveryResult(client, eventId, 90_000);
+    expect(result).toMatchObject({ endpoints: [{ outcome: 'abandoned', attempts: 4 }] });
+    await expectEveryAttemptOnce(endpoint.id, 4);
+    expect(receiver.at('/restart')).toHaveLength(4);
+  }, 150_000);
+});
