@@ -74,7 +74,7 @@ describe('delivery: removal, suspension and the default ladder', () => {
         const history = await handle.fetchHistory();
         return history.events?.find((e) => e.timerStartedEventAttributes)?.timerStartedEventAttributes;
       }, { what: 'the first retry timer' });
-      expect(Number(timer.startToFireTimeout?.seconds)).toBe(10);
+      expect(Number(timer?.startToFireTimeout?.seconds)).toBe(10);
       const description = await handle.describe();
       expect(await description.staticSummary()).toBe(`parcel.cancelled ${published.event.id} -> 1 endpoint (${accountId}, test)`);
       expect(await description.staticDetails()).toContain('6 attempts, waits 10s, 1m, 10m, 1h, 6h');

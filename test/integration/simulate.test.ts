@@ -1,0 +1,119 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { lifecycle, seededRandom, simulateParcels } from '../../core/parcel-simulator';
+import { createEndpoint } from '../helpers/delivery';
+import { testConfig } from '../helpers/env';
+import { createAccount } from '../helpers/fixtures';
+import { startReceiver, type Receiver } from '../helpers/receiver';
+import { startTestWorker, type TestWorker } from '../helpers/temporal';
+import { waitFor } from '../helpers/wait';
+
+const BIN = path.join(__dirname, '..', '..', 'cli', 'bin.js');
+
+describe('simulate and events publish', () => {
+  const config = testConfig();
+  let tw: TestWorker;
+  let receiver: Receiver;
+
+  function cli(...args: string[]): Promise<{ code: number; json: any; stderr: string }> {
+    const env = {
+      ...process.env,
+      DATABASE_URL: inject('databaseUrl'),
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_TASK_QUEUE: config.temporal.taskQueue,
+      LOG_LEVEL: 'silent',
+    };
+    return new Promise((resolve) => {
+      execFile(process.execPath, [BIN, ...args], { env, timeout: 60_000 }, (error, stdout, stderr) => {
+        let json: unknown;
+        try {
+          json = JSON.parse(stdout);
+        } catch {
+          json = undefined;
+        }
+        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, json, stderr });
+      });
+    });
+  }
+
+  beforeAll(async () => {
+    tw = await startTestWorker(config);
+    receiver = await startReceiver();
+  });
+  afterAll(async () => {
+    await tw?.stop();
+    await receiver?.close();
+  });
+
+  it('follows the lifecycle: stages in order, COD settled only after delivery', () => {
+    const random = seededRandom(7);
+    const seen = new Set<string>();
+    for (let i = 0; i < 200; i++) {
+      const cod = i % 2 === 0;
+      const stages = lifecycle(random, cod);
+      seen.add(stages.at(-1) as string);
+      expect(stages.slice(0, 2)).toEqual(['parcel.created', 'parcel.awaiting_dropoff']);
+      if (stages.includes('cod.settled')) {
+        expect(cod).toBe(true);
+        expect(stages.at(-2)).toBe('parcel.delivered');
+      }
+      if (stages.includes('parcel.cancelled')) expect(stages).not.toContain('parcel.in_transit');
+    }
+    expect([...seen].sort()).toEqual(['cod.settled', 'parcel.cancelled', 'parcel.delivered', 'parcel.returned']);
+  });
+
+  it('publishes every stage of every parcel, each delivered with a spec 2.2 parcel', async () => {
+    const accountId = await createAccount(tw.pool);
+    await createEndpoint(tw.pool, { accountId, url: `${receiver.url}/sim` });
+    const summary = await simulateParcels(
+      { pool: tw.pool, temporal: tw.client, config },
+      { accountId, livemode: false, parcels: 12, random: seededRandom(42) },
+    );
+    expect(summary.parcels).toBe(12);
+    expect(summary.by_type['parcel.created']).toBe(12);
+    expect(Object.values(summary.by_type).reduce((a, b) => a + b, 0)).toBe(summary.events);
+    expect(summary.delivered_to_endpoints).toBe(summary.events);
+    await waitFor(() => receiver.at('/sim').length === summary.events, { what: 'every simulated event', timeoutMs: 60_000 });
+    for (const request of receiver.at('/sim')) {
+      const event = JSON.parse(request.rawBody.toString());
+      if (event.type === 'cod.settled') {
+        expect(event.data.cod_settlement).toMatchObject({ currency: 'KES', amount: expect.any(Number), parcel_id: expect.any(String) });
+        continue;
+      }
+      expect(event.data.parcel).toMatchObject({
+        id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        parcel_number: expect.any(String),
+        tracking_number: expect.any(String),
+        status: event.type.replace('parcel.', '').toUpperCase(),
+        payment_status: expect.stringMatching(/^(PAID|PENDING)$/),
+        total_fee: expect.any(Number),
+        currency: 'KES',
+        description: expect.any(String),
+        package_size: expect.stringMatching(/^[SML]$/),
+        recipient_name: expect.any(String),
+        pickup_run_id: expect.any(String),
+      });
+    }
+  }, 90_000);
+
+  it('CLI: events publish and simulate print one JSON document', async () => {
+    const accountId = await createAccount(tw.pool);
+    await createEndpoint(tw.pool, { accountId, url: `${receiver.url}/cli`, livemode: true });
+    const data = JSON.stringify({ parcel: { id: 'p-1', status: 'DELIVERED' } });
+    const id = `evt_cli_${Date.now()}`;
+    const published = await cli('events', 'publish', '--account', accountId, '--mode', 'live', '--type', 'parcel.delivered', '--data', data, '--id', id, '--json');
+    expect(published.code).toBe(0);
+    expect(published.json).toMatchObject({ id, object: 'event', type: 'parcel.delivered', livemode: true, account_id: accountId, workflow_id: `event:${id}` });
+    await waitFor(() => receiver.at('/cli').length === 1, { what: 'the published event' });
+
+    const bad = await cli('events', 'publish', '--account', accountId, '--mode', 'live', '--type', 'parcel.lost', '--json');
+    expect(bad.code).not.toBe(0);
+    expect(bad.json).toMatchObject({ error: { code: 'unknown_event_type' } });
+
+    const simulated = await cli('simulate', '--account', accountId, '--mode', 'live', '--parcels', '3', '--seed', '5', '--json');
+    expect(simulated.code).toBe(0);
+    expect(simulated.json).toMatchObject({ account_id: accountId, livemode: true, parcels: 3 });
+    expect(simulated.json.by_type['parcel.created']).toBe(3);
+  }, 120_000);
+});
