@@ -1,6 +1,8 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../../core/config';
+import { SUPERVISOR_SIGNALS_PER_RUN } from '../../core/delivery-policy';
+import { abandonedSignal, deliverySucceededSignal } from '../../workflows/signals';
 import { publishEvent } from '../../core/publish-event';
 import { createEndpoint, deliveryResult, parcel } from '../helpers/delivery';
 import { testConfig } from '../helpers/env';
@@ -89,4 +91,31 @@ describe('endpoint supervisor: failing mark, notification, email, recovery', () 
     expect(await description.staticSummary()).toContain(endpoint.id);
     await supervisor.terminate('test done');
   });
+
+  it('continues as new after its signal budget, carrying the count', async () => {
+    const accountId = await createAccount(tw.pool);
+    const endpoint = await createEndpoint(tw.pool, { accountId, url: `${receiver.url}/can` });
+    const workflowId = `endpoint-supervisor:${endpoint.id}`;
+    const start = { workflowId, taskQueue: config.temporal.taskQueue, args: [{ endpointId: endpoint.id, failingThreshold: 3 }] };
+    const abandon = (eventId: string) =>
+      tw.client.workflow.signalWithStart('endpointSupervisor', { ...start, signal: abandonedSignal, signalArgs: [{ eventId, attemptCount: 2 }] });
+    const first = await tw.client.workflow.signalWithStart('endpointSupervisor', {
+      ...start,
+      signal: deliverySucceededSignal,
+      signalArgs: [{ eventId: 'evt_can_0' }],
+    });
+    for (let i = 1; i < SUPERVISOR_SIGNALS_PER_RUN - 1; i++) await first.signal(deliverySucceededSignal, { eventId: `evt_can_${i}` });
+    await first.signal(abandonedSignal, { eventId: 'evt_can_a1', attemptCount: 2 });
+    await waitFor(async () => (await tw.client.workflow.getHandle(workflowId).describe()).runId !== first.signaledRunId, {
+      what: 'continue-as-new',
+    });
+    // One abandonment came over in the new run's state: two more make three.
+    await abandon('evt_can_a2');
+    await abandon('evt_can_a3');
+    await waitFor(async () => (await endpointRow(endpoint.id))?.status === 'failing', { what: 'the failing mark' });
+    expect((await endpointRow(endpoint.id))?.abandoned_streak).toBe(3);
+    const { rows } = await tw.pool.query('SELECT dedupe_key FROM notifications WHERE endpoint_id = $1', [endpoint.id]);
+    expect(rows).toEqual([{ dedupe_key: `endpoint_failing:${endpoint.id}:evt_can_a1` }]);
+    await tw.client.workflow.getHandle(workflowId).terminate('test done');
+  }, 120_000);
 });
