@@ -1,6 +1,7 @@
 import {
   ActivityFailure,
   ApplicationFailure,
+  isCancellation,
   log,
   proxyActivities,
   sleep,
@@ -83,7 +84,7 @@ async function recordLostAttempt(input: SignAndPostInput, err: unknown, activity
     succeeded: false,
   };
   const stored = await recordAttempt(record);
-  return { kind: 'attempted', ...stored, statusCode: null, error: record.error, durationMs: 0, url: '', recorded: true };
+  return { kind: 'attempted', ...stored, statusCode: null, error: record.error, durationMs: activityTimeoutMs, url: '', recorded: true };
 }
 
 /** One attempt, whatever our own database does: retried until it was either posted or skipped. */
@@ -103,6 +104,8 @@ async function attemptOnce(input: SignAndPostInput, summary: string): Promise<At
       }
       return outcome;
     } catch (err) {
+      // An operator cancelling the delivery stops it; it is not a lost attempt.
+      if (isCancellation(err)) throw err;
       if (!isNotPosted(err)) return recordLostAttempt(input, err, activityTimeoutMs);
       log.warn('attempt not posted: database unavailable, retrying', { endpointId: input.endpointId, backoffMs });
       await sleep(backoffMs, { summary: `database unavailable: retry attempt ${input.attempt} in ${humanDuration(backoffMs)}` });
