@@ -18,8 +18,6 @@ export function createHttpAgent(config: Config): Agent {
       ca: [...rootCertificates, ...extraCa],
       lookup: guardedLookup(config.webhook.allowPrivateTargets),
     },
-    headersTimeout: config.delivery.timeoutMs,
-    bodyTimeout: config.delivery.timeoutMs,
     // An endpoint we post to rarely should not pin sockets for long.
     keepAliveTimeout: 4_000,
   });
@@ -116,6 +114,9 @@ export async function postWebhook(
       method: 'POST',
       headers: request.headers,
       body: request.body,
+      // Per request: each event carries the timeout it was published with.
+      headersTimeout: request.timeoutMs,
+      bodyTimeout: request.timeoutMs,
       signal: AbortSignal.timeout(request.timeoutMs),
     });
     const statusCode = response.statusCode;
