@@ -24,11 +24,13 @@ import { createPool, type Pool } from '../db/pool';
 import { startDevServer } from '../scripts/dev-server';
 import { ensureTemporalCli } from '../scripts/temporal-cli';
 import { createWorker } from '../worker/worker';
+import { historyBreakdown } from './history-breakdown';
 import { runPool, summarize, type Summary } from './stats';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 400);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 200);
 const WARMUP = 20;
+const SEQUENTIAL = Number(process.env.BENCH_SEQUENTIAL ?? 30);
 const TLS_DIR = path.join(__dirname, '..', 'test', 'fixtures', 'tls');
 const SECRET = 'whsec_bench0000000000000000000000000';
 
@@ -85,7 +87,18 @@ async function plainPostLoop(config: Config, receiver: Receiver, total: number):
   return summary;
 }
 
-async function bareTemporal(connection: NativeConnection, client: Client, total: number, prefix: string): Promise<Summary> {
+interface Phase {
+  summary: Summary;
+  workflowIds: string[];
+}
+
+async function bareTemporal(
+  connection: NativeConnection,
+  client: Client,
+  total: number,
+  prefix: string,
+  concurrency: number,
+): Promise<Phase> {
   const activityStarted = new Map<string, number>();
   const worker = await Worker.create({
     connection,
@@ -97,7 +110,7 @@ async function bareTemporal(connection: NativeConnection, client: Client, total:
   const publishedAt = new Map<string, number>();
   const drive = async (count: number, tag: string) => {
     const started = performance.now();
-    await runPool(count, CONCURRENCY, async (i) => {
+    await runPool(count, concurrency, async (i) => {
       const id = `${prefix}-${tag}-${i}`;
       publishedAt.set(id, performance.now());
       await client.workflow.execute('bareWorkflow', { taskQueue: `bench-bare-${prefix}`, workflowId: `bare:${id}`, args: [id] });
@@ -106,10 +119,11 @@ async function bareTemporal(connection: NativeConnection, client: Client, total:
   };
   await drive(WARMUP, 'warm');
   const elapsed = await drive(total, 'run');
-  const latencies = [...publishedAt].filter(([id]) => id.includes('-run-')).map(([id, t]) => (activityStarted.get(id) as number) - t);
+  const runIds = [...publishedAt.keys()].filter((id) => id.includes('-run-'));
+  const latencies = runIds.map((id) => (activityStarted.get(id) as number) - (publishedAt.get(id) as number));
   worker.shutdown();
   await run;
-  return summarize(total, elapsed, latencies);
+  return { summary: summarize(total, elapsed, latencies), workflowIds: runIds.map((id) => `bare:${id}`) };
 }
 
 async function engine(
@@ -117,7 +131,8 @@ async function engine(
   deps: { pool: Pool; client: Client; connection: NativeConnection },
   receiver: Receiver,
   total: number,
-): Promise<{ summary: Summary; publishP50Ms: number; historyEvents: number }> {
+  concurrency: number,
+): Promise<Phase & { publishP50Ms: number; historyEvents: number }> {
   const accountId = newId('account');
   await deps.pool.query(`INSERT INTO accounts (id, name, status) VALUES ($1, 'Bench', 'active')`, [accountId]);
   await deps.pool.query(
@@ -131,8 +146,8 @@ async function engine(
   const publishMs: number[] = [];
   const drive = async (count: number, tag: string) => {
     const started = performance.now();
-    await runPool(count, CONCURRENCY, async (i) => {
-      const id = `evt_bench${tag}${i}`;
+    await runPool(count, concurrency, async (i) => {
+      const id = `evt_bench${accountId.slice(-6)}${tag}${i}`;
       const t0 = performance.now();
       publishedAt.set(id, t0);
       const data = { parcel: { id: `p-${i}`, parcel_number: `PN${i}`, status: 'CREATED', total_fee: 250, currency: 'KES' } };
@@ -144,14 +159,14 @@ async function engine(
   };
   await drive(WARMUP, 'warm');
   const elapsed = await drive(total, 'run');
-  const latencies = [...publishedAt]
-    .filter(([id]) => id.startsWith('evt_benchrun'))
-    .map(([id, t]) => (receiver.arrivals.get(id) as number) - t);
-  const history = await deps.client.workflow.getHandle('event:evt_benchrun0').fetchHistory();
+  const runIds = [...publishedAt.keys()].filter((id) => /run\d+$/.test(id));
+  const latencies = runIds.map((id) => (receiver.arrivals.get(id) as number) - (publishedAt.get(id) as number));
+  const history = await deps.client.workflow.getHandle(`event:${runIds[0]}`).fetchHistory();
   worker.shutdown();
   await run;
   return {
     summary: summarize(total, elapsed, latencies),
+    workflowIds: runIds.map((id) => `event:${id}`),
     publishP50Ms: summarize(publishMs.length, 1, publishMs).p50Ms,
     historyEvents: history.events?.length ?? 0,
   };
@@ -186,22 +201,35 @@ async function main(): Promise<void> {
   const pool = createPool(databaseUrl, 20);
   try {
     process.stderr.write(`events ${EVENTS}, concurrency ${CONCURRENCY}, ${os.cpus().length} cores\n`);
-    const plain = await plainPostLoop(config, receiver, EVENTS * 5);
+    const plain = await plainPostLoop(config, receiver, EVENTS * 25);
     process.stderr.write(`plain POST: ${JSON.stringify(plain)}\n`);
-    const bare = await bareTemporal(connection, client, EVENTS, runId);
-    process.stderr.write(`bare Temporal: ${JSON.stringify(bare)}\n`);
-    const eng = await engine(config, { pool, client, connection }, receiver, EVENTS);
-    process.stderr.write(`engine: ${JSON.stringify(eng)}\n`);
+    // Throughput at CONCURRENCY in flight, then latency one at a time (under saturation latency is queueing).
+    const bare = await bareTemporal(connection, client, EVENTS, `${runId}-load`, CONCURRENCY);
+    process.stderr.write(`bare Temporal: ${JSON.stringify(bare.summary)}\n`);
+    const eng = await engine(config, { pool, client, connection }, receiver, EVENTS, CONCURRENCY);
+    process.stderr.write(`engine: ${JSON.stringify(eng.summary)}\n`);
+    const bareIdle = await bareTemporal(connection, client, SEQUENTIAL, `${runId}-idle`, 1);
+    const engIdle = await engine(config, { pool, client, connection }, receiver, SEQUENTIAL, 1);
     const result = {
       events: EVENTS,
       concurrency: CONCURRENCY,
       plainPost: plain,
-      bareTemporal: { ...bare, historyEvents: await bareHistoryLength(client, runId) },
-      engine: { ...eng.summary, publishP50Ms: eng.publishP50Ms, historyEvents: eng.historyEvents },
+      throughput: {
+        bareTemporal: { ...bare.summary, historyEvents: await bareHistoryLength(client, `${runId}-load`) },
+        engine: { ...eng.summary, publishP50Ms: eng.publishP50Ms, historyEvents: eng.historyEvents },
+      },
+      unloadedLatency: {
+        bareTemporalStartToActivity: bareIdle.summary,
+        enginePublishToFirstAttempt: { ...engIdle.summary, publishP50Ms: engIdle.publishP50Ms },
+      },
+      whereTimeGoesUnloadedP50Ms: {
+        bareTemporal: await historyBreakdown(client, bareIdle.workflowIds),
+        engine: await historyBreakdown(client, engIdle.workflowIds),
+      },
       ratios: {
-        engineVsBareTemporalRate: Math.round((eng.summary.perSecond / bare.perSecond) * 100) / 100,
+        engineVsBareTemporalRate: Math.round((eng.summary.perSecond / bare.summary.perSecond) * 100) / 100,
         engineVsPlainPostRate: Math.round((eng.summary.perSecond / plain.perSecond) * 1000) / 1000,
-        engineVsBareP50Latency: Math.round((eng.summary.p50Ms / bare.p50Ms) * 100) / 100,
+        engineVsBareUnloadedP50Latency: Math.round((engIdle.summary.p50Ms / bareIdle.summary.p50Ms) * 100) / 100,
       },
     };
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
