@@ -31,6 +31,11 @@ function errorDocument(err: unknown): { error: { code: string; message: string }
 }
 
 export async function main(argv: string[]): Promise<void> {
+  // `parcel-webhooks ... | head` closes stdout early: that is the reader's choice, not a failure to report.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(0);
+    throw err;
+  });
   const ctx = new CliContext();
   const program = buildProgram(ctx);
   let exitCode = 0;
