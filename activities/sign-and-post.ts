@@ -9,7 +9,7 @@ import { signatureHeader } from '../core/signing';
 import { insertAttempt, type AttemptRecord } from '../db/attempt-records';
 import { loadEndpointForDelivery, type EndpointForDelivery } from '../db/endpoints';
 import type { Pool } from '../db/pool';
-import type { AttemptOutcome, SignAndPostInput } from './types';
+import { attemptRecord, type AttemptOutcome, type SignAndPostInput } from './types';
 
 export interface SignAndPostDeps {
   config: Config;
@@ -39,20 +39,8 @@ function deliveryHeaders(input: SignAndPostInput, secrets: string[]): Record<str
 }
 
 function toRecord(input: SignAndPostInput, result: PostResult): AttemptRecord {
-  return {
-    id: input.attemptId,
-    endpointId: input.endpointId,
-    eventId: input.eventId,
-    eventType: input.eventType,
-    accountId: input.accountId,
-    livemode: input.livemode,
-    attempt: input.attempt,
-    statusCode: result.statusCode,
-    responseBody: result.responseBody,
-    error: result.error,
-    durationMs: result.durationMs,
-    succeeded: result.succeeded,
-  };
+  const { statusCode, responseBody, error, durationMs, succeeded } = result;
+  return attemptRecord(input, { statusCode, responseBody, error, durationMs, succeeded });
 }
 
 /**

@@ -1,5 +1,5 @@
 /**
- * What activities and workflows exchange. Types only: workflows import this file, so it carries no runtime code.
+ * What activities and workflows exchange. Workflows import this file, so it holds types and pure functions only.
  * Every value lands in workflow history, so none carries more than RESPONSE_BODY_CHARS of a response.
  */
 import type { AttemptRecord } from '../db/attempt-records';
@@ -53,4 +53,21 @@ export interface MarkFailingInput {
   streak: number;
   /** First abandoned event of this episode: with the endpoint it names the notification, so retries add none. */
   episodeStartEventId: string;
+}
+
+/** What an attempt ended with; the rest of its record comes from the attempt's input. */
+export type AttemptResult = Pick<AttemptRecord, 'statusCode' | 'responseBody' | 'error' | 'durationMs' | 'succeeded'>;
+
+/** Pure, so both the activity and the workflow (for an attempt lost with its worker) build records alike. */
+export function attemptRecord(input: SignAndPostInput, result: AttemptResult): AttemptRecord {
+  return {
+    id: input.attemptId,
+    endpointId: input.endpointId,
+    eventId: input.eventId,
+    eventType: input.eventType,
+    accountId: input.accountId,
+    livemode: input.livemode,
+    attempt: input.attempt,
+    ...result,
+  };
 }

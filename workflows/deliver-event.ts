@@ -9,7 +9,7 @@ import {
   uuid4,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { AttemptOutcome, AttemptRecord, SignAndPostInput } from '../activities/types';
+import { attemptRecord, type AttemptOutcome, type SignAndPostInput } from '../activities/types';
 import {
   DB_UNAVAILABLE_INITIAL_BACKOFF_MS,
   DB_UNAVAILABLE_MAX_BACKOFF_MS,
@@ -69,20 +69,13 @@ function isNotPosted(err: unknown): boolean {
  */
 async function recordLostAttempt(input: SignAndPostInput, err: unknown, activityTimeoutMs: number): Promise<Attempted> {
   const timedOut = err instanceof ActivityFailure && err.cause instanceof TimeoutFailure;
-  const record: AttemptRecord = {
-    id: input.attemptId,
-    endpointId: input.endpointId,
-    eventId: input.eventId,
-    eventType: input.eventType,
-    accountId: input.accountId,
-    livemode: input.livemode,
-    attempt: input.attempt,
+  const record = attemptRecord(input, {
     statusCode: null,
     responseBody: null,
     error: timedOut ? 'timeout' : 'internal_error',
     durationMs: activityTimeoutMs,
     succeeded: false,
-  };
+  });
   const stored = await recordAttempt(record);
   return { kind: 'attempted', ...stored, statusCode: null, error: record.error, durationMs: activityTimeoutMs, url: '', recorded: true };
 }

@@ -1,3 +1,4 @@
+import type { DeliveryAttemptRow } from '../../db/delivery-attempts';
 import type { Client } from '@temporalio/client';
 import { newId } from '../../core/ids';
 import type { Pool } from '../../db/pool';
@@ -18,18 +19,8 @@ export async function createEndpoint(
   return { id, secret };
 }
 
-export interface AttemptRow {
-  id: string;
-  endpoint_id: string;
-  event_id: string;
-  event_type: string;
-  attempt: number;
-  status_code: number | null;
-  response_body: string | null;
-  error: string | null;
-  duration_ms: number;
-  succeeded: boolean;
-}
+/** The deliveries log's row, as the API reads it. */
+export type AttemptRow = Omit<DeliveryAttemptRow, 'livemode' | 'created_at'>;
 
 export async function attemptsOf(pool: Pool, endpointId: string, eventId?: string): Promise<AttemptRow[]> {
   const { rows } = await pool.query<AttemptRow>(
