@@ -77,7 +77,10 @@ async function recordLostAttempt(input: SignAndPostInput, err: unknown, activity
     succeeded: false,
   });
   const stored = await recordAttempt(record);
-  return { kind: 'attempted', ...stored, statusCode: null, error: record.error, durationMs: activityTimeoutMs, url: '', recorded: true };
+  // A success here was written by the lost worker, which may have cleared the endpoint's streak without living
+  // to tell the supervisor: tell it now (this path is rare, and resetting a count of zero changes nothing).
+  const recovered = stored.recovered || stored.succeeded;
+  return { kind: 'attempted', ...stored, recovered, statusCode: null, error: record.error, durationMs: activityTimeoutMs, url: '', recorded: true };
 }
 
 /** One attempt, whatever our own database does: retried until it was either posted or skipped. */
