@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 
@@ -9,6 +9,8 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 async function main(): Promise<void> {
   const { code } = await bundleWorkflowCode({ workflowsPath: path.join(__dirname, '..', 'workflows', 'index.ts') });
   const target = path.join(__dirname, '..', 'dist', 'workflow-bundle.js');
+  // Run on its own (not after tsc in `npm run build`), dist/ may not exist yet.
+  mkdirSync(path.dirname(target), { recursive: true });
   writeFileSync(target, code);
   process.stdout.write(`workflow bundle: ${target} (${Math.round(code.length / 1024)} kB)\n`);
 }
