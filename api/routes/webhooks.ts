@@ -17,24 +17,13 @@ import {
 } from '../../core/webhook-endpoints';
 import { EVENT_TYPES } from '../../core/event-catalog';
 import type { Lookup } from '../../core/ssrf';
+import { ErrorResponse } from '../errors';
 import { authOf } from '../plugins/auth';
 import { strictTypeBoxCompiler } from '../typebox-validator';
 
 /** Webhook endpoints (spec 4, DESIGN.md "API decisions"): thin handlers over core/webhook-endpoints. */
 
-const ErrorResponse = Type.Object({
-  error: Type.Object(
-    {
-      type: Type.String(),
-      code: Type.String(),
-      message: Type.String(),
-      param: Type.Optional(Type.String()),
-      scope: Type.Optional(Type.String()),
-    },
-    { additionalProperties: true },
-  ),
-});
-
+// The shared error schema: a local copy without `livemode` made the serializer drop it from every error.
 const errors = { '4xx': ErrorResponse, '5xx': ErrorResponse };
 
 const EndpointParams = Type.Object({ id: Type.String({ description: 'Webhook endpoint id (we_...).' }) });

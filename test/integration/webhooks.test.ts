@@ -248,6 +248,19 @@ describe('webhook endpoints API', () => {
       expect(liveList.json().livemode).toBe(true);
     });
 
+    it('errors made with a key carry its livemode too (DESIGN.md: every response)', async () => {
+      const live = await createAccountWithKey(api.pool, { mode: 'live' });
+      for (const [headers, livemode] of [[merchant.headers, false], [live.headers, true]] as const) {
+        const missing = await api.app.inject({ method: 'GET', url: '/v1/webhooks/we_nope', headers });
+        expect(missing.statusCode).toBe(404);
+        expect(missing.json()).toMatchObject({ error: { code: 'resource_missing' }, livemode });
+        const refused = await register({ url: 'http://example.com/' }, headers);
+        expect(refused.json()).toMatchObject({ error: { code: 'url_not_https', param: 'url' }, livemode });
+        const deleted = await api.app.inject({ method: 'DELETE', url: '/v1/webhooks/we_nope', headers });
+        expect(deleted.json()).toMatchObject({ error: { code: 'resource_missing' }, livemode });
+      }
+    });
+
     it('answers hostile ids in paths with 404, never 500', async () => {
       // The router refuses these before any handler runs; they still get our error shape.
       for (const path of [`we_${'a'.repeat(300)}`, '%zz', 'we_%E0%A4%A']) {
