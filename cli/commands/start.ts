@@ -8,7 +8,8 @@ export function registerStart(program: Command, ctx: CliContext): void {
     .description('Run the whole service locally: migrate, Temporal dev server (unless TEMPORAL_ADDRESS), worker and API')
     .option('--json', 'accepted for uniformity; start prints text lines')
     .action(async () => {
-      const { startAll } = await import('./start-all');
+      // require, not import(): under tsx's CommonJS hook a dynamic import() bypasses the TypeScript loader.
+      const { startAll } = require('./start-all') as typeof import('./start-all');
       await startAll(ctx.config);
     });
 }

@@ -1,0 +1,91 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../../core/search-attributes';
+import { dropDatabase } from '../../db/migrate';
+import { freePort } from '../helpers/ports';
+import { waitFor } from '../helpers/wait';
+
+const root = path.join(__dirname, '..', '..');
+
+function groupAlive(pid: number): boolean {
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * `npm start` as a user runs it (scripts/start.js, then `parcel-webhooks start`), with no TEMPORAL_ADDRESS:
+ * it creates and migrates its database, starts the dev server with our search attributes, a worker and the API;
+ * Ctrl-C (SIGINT to the process group) stops everything.
+ */
+describe('npm start', () => {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'pw-start-'));
+  const databaseUrl = `${inject('databaseUrl')}_start`;
+  let child: ChildProcess | undefined;
+
+  afterAll(async () => {
+    if (child?.pid && groupAlive(child.pid)) process.kill(-child.pid, 'SIGKILL');
+    await dropDatabase(databaseUrl);
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('starts the whole service on a missing database and stops cleanly on Ctrl-C', { timeout: 180_000 }, async () => {
+    const [apiPort, devPort, uiPort] = [await freePort(), await freePort(), await freePort()];
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      PORT: String(apiPort),
+      TEMPORAL_DEV_PORT: String(devPort),
+      TEMPORAL_UI_PORT: String(uiPort),
+      TEMPORAL_CLI: inject('temporalCli'),
+      DATABASE_URL: databaseUrl,
+      PARCEL_DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+    };
+    delete env.TEMPORAL_ADDRESS;
+    let output = '';
+    child = spawn(process.execPath, [path.join(root, 'scripts', 'start.js')], { cwd: root, env, detached: true });
+    child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child?.once('exit', (code) => resolve(code)));
+
+    const state = await waitFor(
+      () => (child?.exitCode !== null ? 'exited' : output.includes('Ctrl-C stops everything.') ? 'ready' : undefined),
+      { timeoutMs: 120_000, intervalMs: 200, what: 'start to be ready' },
+    );
+    expect(state, output).toBe('ready');
+    expect(output).toContain(`API          http://127.0.0.1:${apiPort}`);
+    expect(output).toContain(`Temporal UI  http://127.0.0.1:${uiPort}`);
+
+    const ready = await fetch(`http://127.0.0.1:${apiPort}/readyz`);
+    expect(await ready.json()).toEqual({ status: 'ready', checks: { postgres: 'ok', temporal: 'ok' } });
+    expect((await fetch(`http://127.0.0.1:${uiPort}/`)).status).toBe(200);
+
+    const connection = await Connection.connect({ address: `127.0.0.1:${devPort}` });
+    try {
+      const attributes = await connection.operatorService.listSearchAttributes({ namespace: 'default' });
+      expect(Object.keys(attributes.customAttributes ?? {})).toEqual(expect.arrayContaining(Object.keys(SEARCH_ATTRIBUTE_DEFINITIONS)));
+      // The worker `start` runs polls the default task queue and reaches the database it migrated.
+      const probe = await new Client({ connection }).workflow.execute('healthProbe', {
+        taskQueue: 'parcel-webhooks',
+        workflowId: `start-test-probe-${devPort}`,
+        workflowExecutionTimeout: '30s',
+      });
+      expect(probe).toMatchObject({ worker: 'ok' });
+    } finally {
+      await connection.close();
+    }
+
+    process.kill(-(child.pid as number), 'SIGINT');
+    const code = await Promise.race([exited, new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 30_000).unref())]);
+    expect(code).toBe(0);
+    expect(output).toContain('stopped.');
+    await waitFor(() => !groupAlive(child?.pid as number), { timeoutMs: 15_000, what: 'every process of the group to exit' });
+  });
+});
