@@ -23,6 +23,7 @@ import { dropDatabase, prepareDatabase } from '../db/migrate';
 import { createPool, type Pool } from '../db/pool';
 import { startDevServer } from '../scripts/dev-server';
 import { ensureTemporalCli } from '../scripts/temporal-cli';
+import { freePort } from '../test/helpers/ports';
 import { createWorker } from '../worker/worker';
 import { historyBreakdown } from './history-breakdown';
 import { runPool, summarize, type Summary } from './stats';
@@ -183,7 +184,6 @@ async function main(): Promise<void> {
   const databaseUrl = `postgres://postgres@127.0.0.1:5432/pw_${runId}`;
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'pw-bench-'));
   const cliPath = await ensureTemporalCli({ log: (m) => process.stderr.write(`${m}\n`) });
-  const { freePort } = await import('../test/helpers/ports');
   const dev = await startDevServer({ cliPath, port: await freePort(), dbFile: path.join(dataDir, 'temporal.sqlite') });
   await prepareDatabase(databaseUrl);
   const receiver = await startReceiver();
