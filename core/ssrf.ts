@@ -9,6 +9,8 @@ import { ApiError } from './errors';
  */
 
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
+/** C0 controls and DEL anywhere, or whitespace at either end. */
+const CONTROL_OR_EDGE_SPACE = /[\u0000-\u001f\u007f]|^\s|\s$/;
 // getaddrinfo has no timeout of its own; a registration must not hang on a slow resolver.
 const LOOKUP_TIMEOUT_MS = 5_000;
 
@@ -169,13 +171,24 @@ export async function checkWebhookUrl(
   if (raw.length > MAX_WEBHOOK_URL_LENGTH) {
     throw invalid(`The URL is longer than ${MAX_WEBHOOK_URL_LENGTH} characters.`);
   }
+  // WHATWG silently drops tabs and newlines anywhere and trims controls and spaces at the ends, so
+  // `https://exa\nmple.com` would be stored as a URL the merchant never wrote; refuse instead of guessing.
+  if (CONTROL_OR_EDGE_SPACE.test(raw)) {
+    throw invalid('The URL contains control characters or surrounding spaces; send it exactly as the receiver serves it.');
+  }
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
     throw invalid('The URL could not be parsed; send an absolute https:// URL.');
   }
+  // Percent-encoding and punycode can make the stored form several times longer than what was sent.
+  if (url.href.length > MAX_WEBHOOK_URL_LENGTH) {
+    throw invalid(`The URL is longer than ${MAX_WEBHOOK_URL_LENGTH} characters once encoded.`);
+  }
   if (url.protocol !== 'https:') throw new ApiError('url_not_https', 'Webhook URLs must use https.', { param: 'url' });
+  // Port 0 parses but can never be connected to.
+  if (url.port === '0') throw invalid('The URL has port 0, which cannot receive connections.');
   if (url.username !== '' || url.password !== '') throw refuse('Webhook URLs must not contain credentials.');
   if (url.href.includes('#')) throw refuse('Webhook URLs must not contain a fragment.');
   if (url.hostname === '') throw invalid('The URL has no host.');

@@ -75,6 +75,19 @@ describe('checkWebhookUrl', () => {
     expect((await refusal('https://nowhere.example/')).message).toMatch(/does not resolve/);
   });
 
+  it('refuses what WHATWG would silently rewrite, grows past the limit once encoded, or has port 0', async () => {
+    const raws = [
+      'https://93.184.215.14/a\nb', 'https://93.184.215.14/\tx', 'https://exa\tmple.com/', ' https://93.184.215.14/',
+      'https://93.184.215.14/ ', 'https://93.184.215.14/\u0000', 'https://93.184.215.14/\u007f',
+      `https://93.184.215.14/${'é'.repeat(1000)}`, 'https://93.184.215.14:0/',
+    ];
+    for (const raw of raws) {
+      const error = await refusal(raw);
+      expect(error.code, JSON.stringify(raw)).toBe('invalid_url');
+      expect(error.extra.param).toBe('url');
+    }
+  });
+
   it.each([
     'https://127.0.0.1/', 'https://2130706433/', 'https://0x7f.1/', 'https://017700000001/', 'https://0x7f000001/',
     'https://127.1/', 'https://[::1]/', 'https://[::ffff:127.0.0.1]/', 'https://[0:0:0:0:0:ffff:7f00:1]/',
