@@ -37,12 +37,38 @@ function firstUseful(issues: Issue[]): Issue[] {
   return (useful.length > 0 ? useful : issues).map(ajvShaped);
 }
 
+const DECIMAL_INTEGER = /^-?\d+$/;
+
+/**
+ * Value.Convert reads `1.5` and `true` as 1 and `0x10` as 16; an integer on the wire must be written as one.
+ * Returns the properties sent otherwise, to be put back as sent after converting, so the check names the
+ * parameter instead of quietly using another number. Taken before converting: Convert works in place.
+ */
+function nonDecimalIntegers(schema: TSchema, raw: unknown): Record<string, string> {
+  const properties = (schema as { properties?: Record<string, { type?: unknown }> }).properties;
+  const found: Record<string, string> = {};
+  if (!properties || typeof raw !== 'object' || raw === null) return found;
+  const sent = raw as Record<string, unknown>;
+  for (const [name, property] of Object.entries(properties)) {
+    const value = Object.hasOwn(sent, name) ? sent[name] : undefined;
+    if (property.type === 'integer' && typeof value === 'string' && !DECIMAL_INTEGER.test(value)) found[name] = value;
+  }
+  return found;
+}
+
+function convertQuery(schema: TSchema, raw: unknown): unknown {
+  const keep = nonDecimalIntegers(schema, raw);
+  const converted = Value.Convert(schema, raw);
+  if (Object.keys(keep).length === 0 || typeof converted !== 'object' || converted === null) return converted;
+  return { ...converted, ...keep };
+}
+
 export const strictTypeBoxCompiler: FastifySchemaCompiler<TSchema> = ({ schema, httpPart }) => {
   const check = Compile(schema);
   return (input: unknown) => {
     // No body at all is read as an empty object, so a missing field is named rather than "must be object".
     const raw = httpPart === 'body' && (input === undefined || input === null) ? {} : input;
-    const value = httpPart === 'body' ? raw : Value.Convert(schema, raw);
+    const value = httpPart === 'body' ? raw : convertQuery(schema, raw);
     if (check.Check(value)) return { value };
     return { error: firstUseful(check.Errors(value) as unknown as Issue[]) as never };
   };

@@ -196,7 +196,8 @@ describe('webhook endpoints API', () => {
 
     it('refuses bad paging parameters with 4xx', async () => {
       const list = (query: string) => api.app.inject({ method: 'GET', url: `/v1/webhooks${query}`, headers: merchant.headers });
-      for (const query of ['?limit=0', '?limit=101', '?limit=abc', '?limit=-5']) {
+      // Not quietly read as another number: 1.5 and true were once taken as 1, 0x10 as 16.
+      for (const query of ['?limit=0', '?limit=101', '?limit=abc', '?limit=-5', '?limit=1.5', '?limit=true', '?limit=0x10', '?limit=1&limit=2']) {
         const res = await list(query);
         expect(res.statusCode, query).toBe(400);
         expect(res.json().error).toMatchObject({ code: 'parameter_invalid', param: 'limit' });
