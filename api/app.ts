@@ -5,7 +5,7 @@ import type { Config } from '../core/config';
 import { ApiError } from '../core/errors';
 import { randomBase62 } from '../core/ids';
 import type { Pool } from '../db/pool';
-import { registerErrorHandling } from './errors';
+import { clientErrorHandler, registerErrorHandling } from './errors';
 import { serializeRequest } from './logging';
 import authPlugin from './plugins/auth';
 import jsonOnly from './plugins/content-type';
@@ -64,6 +64,7 @@ export async function buildApp(
       const apiError = new ApiError('invalid_request', 'The request URL is malformed or a path parameter is too long.');
       (reply as FastifyReply).header('Request-Id', request.id).status(apiError.status).send(apiError.toBody());
     },
+    clientErrorHandler,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', allErrors: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.decorate('deps', deps);

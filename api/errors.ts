@@ -1,3 +1,5 @@
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import Type from 'typebox';
 import { ApiError, ERRORS, type ErrorCode } from '../core/errors';
@@ -99,4 +101,27 @@ export function registerErrorHandling(app: FastifyInstance): void {
     const error = new ApiError('route_not_found', `Unrecognized request URL (${request.method} ${request.url.split('?')[0]}).`);
     return reply.status(404).send(error.toBody());
   });
+}
+
+/**
+ * Requests Node's HTTP parser refuses (oversized headers, a broken request line, a slow client) never reach
+ * Fastify's error handler; Fastify's default answer there has its own body shape. Same wire shape as the rest.
+ */
+export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket): void {
+  // A reset or destroyed socket has nobody left to answer.
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const apiError =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? new ApiError('headers_too_large', 'The request headers are too large.')
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? new ApiError('request_timeout', 'The request took too long to arrive.')
+        : new ApiError('invalid_request', 'The request is not valid HTTP.');
+  const body = JSON.stringify(apiError.toBody());
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${apiError.status} ${STATUS_CODES[apiError.status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
 }

@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -78,6 +79,28 @@ describe('hardening: body limits, content types, rate limits, logs, OpenAPI', ()
       expect(log).not.toContain(Buffer.from(`${key}:`).toString('base64'));
     }
     expect(log).toMatch(/"reqId":"req_/);
+  });
+
+  it("requests Node's HTTP parser refuses still get the error shape", async () => {
+    await f.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = f.app.server.address() as net.AddressInfo;
+    const send = (text: string) =>
+      new Promise<string>((resolve, reject) => {
+        let answer = '';
+        const socket = net.connect(port, '127.0.0.1', () => socket.write(text));
+        socket.on('data', (chunk) => (answer += chunk));
+        socket.on('close', () => resolve(answer));
+        socket.on('error', reject);
+      });
+    const cases = [
+      { text: `GET /v1/towns HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, status: 431, code: 'headers_too_large' },
+      { text: 'GET /v1/towns HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n', status: 400, code: 'invalid_request' },
+    ];
+    for (const { text, status, code } of cases) {
+      const answer = await send(text);
+      expect(answer.split('\r\n')[0]).toBe(`HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}`);
+      expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toMatchObject({ error: { code, type: 'invalid_request_error' } });
+    }
   });
 
   it('every response carries a Request-Id', async () => {
