@@ -299,6 +299,19 @@ describe('webhook endpoints API', () => {
       expect(list.json().data.map((e: { id: string }) => e.id)).not.toContain(id);
       expect((await loadEndpointForDelivery(api.pool, id))?.deleted).toBe(true);
     });
+
+    it('takes an empty body sent as JSON as no body: many clients set Content-Type on every request', async () => {
+      const json = { ...merchant.headers, 'content-type': 'application/json' };
+      const id = (await register({ url: PUBLIC_URL })).json().id;
+      const rotated = await api.app.inject({ method: 'POST', url: `/v1/webhooks/${id}/secret/rotate`, headers: json, payload: '' });
+      expect(rotated.statusCode, rotated.body).toBe(200);
+      const deleted = await api.app.inject({ method: 'DELETE', url: `/v1/webhooks/${id}`, headers: json, payload: '' });
+      expect(deleted.statusCode, deleted.body).toBe(200);
+      const registered = await api.app.inject({ method: 'POST', url: '/v1/webhooks', headers: json, payload: '' });
+      expect(registered.json().error).toMatchObject({ code: 'parameter_missing', param: 'url' });
+      const broken = await api.app.inject({ method: 'POST', url: '/v1/webhooks', headers: json, payload: '{"url":' });
+      expect(broken.json().error.code).toBe('invalid_json');
+    });
   });
 
   describe('POST /v1/webhooks/:id/secret/rotate', () => {
