@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import Type from 'typebox';
 import { ApiError, ERRORS, type ErrorCode } from '../core/errors';
+import { authenticate } from './plugins/auth';
 
 /** The wire shape of every error, for route schemas and the OpenAPI document. */
 export const ErrorResponse = Type.Object(
@@ -97,9 +98,13 @@ export function registerErrorHandling(app: FastifyInstance): void {
     const body = request.auth ? { ...apiError.toBody(), livemode: request.auth.livemode } : apiError.toBody();
     return reply.status(apiError.status).send(body);
   });
-  app.setNotFoundHandler((request, reply) => {
+  app.setNotFoundHandler(async (request, reply) => {
     const error = new ApiError('route_not_found', `Unrecognized request URL (${request.method} ${request.url.split('?')[0]}).`);
-    return reply.status(404).send(error.toBody());
+    // Still 404 whatever the key (never 401), but a usable key's mode travels with it as on every response.
+    const auth = request.headers.authorization
+      ? await authenticate(app.deps.pool, request.headers.authorization).catch(() => undefined)
+      : undefined;
+    return reply.status(404).send(auth ? { ...error.toBody(), livemode: auth.livemode } : error.toBody());
   });
 }
 

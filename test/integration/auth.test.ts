@@ -188,4 +188,19 @@ describe('authentication (spec 5, 7)', () => {
     expect((await f.app.inject({ url: '/healthz' })).statusCode).toBe(200);
     expect((await f.app.inject({ url: '/v1/nothing-here', headers: bearer('x') })).statusCode).toBe(404);
   });
+
+  it('an unknown route answered to a usable key carries its livemode', async () => {
+    const test = await f.key();
+    const live = await f.key({ mode: 'live', status: 'active' });
+    for (const [key, livemode] of [[test.key, false], [live.key, true]] as const) {
+      const res = await f.app.inject({ url: '/v1/parcels', headers: bearer(key) });
+      expect(res.statusCode).toBe(404);
+      expect(res.json()).toMatchObject({ error: { code: 'route_not_found' }, livemode });
+    }
+    const revoked = await f.key();
+    await revokeApiKey(f.pool, revoked.id);
+    const res = await f.app.inject({ url: '/v1/parcels', headers: bearer(revoked.key) });
+    expect(res.statusCode).toBe(404);
+    expect(res.json().livemode).toBeUndefined();
+  });
 });
