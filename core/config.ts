@@ -114,9 +114,11 @@ function readableFile(env: Env, name: string): string | undefined {
 function encryptionKey(env: Env, name: string): Buffer | undefined {
   const raw = optional(env, name);
   if (raw === undefined) return undefined;
-  const key = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
-  if (key.length !== 32) throw new ConfigError(name, 'must be 32 bytes, as 64 hex characters or base64');
-  return key;
+  // Strict shapes: Buffer.from(_, 'base64') skips characters it does not know, so a mistyped key would quietly
+  // become another key, and every secret sealed with the right one would fail to open at delivery.
+  if (/^[0-9a-fA-F]{64}$/.test(raw)) return Buffer.from(raw, 'hex');
+  if (/^[A-Za-z0-9+/]{43}=?$/.test(raw) || /^[A-Za-z0-9_-]{43}$/.test(raw)) return Buffer.from(raw, 'base64');
+  throw new ConfigError(name, 'must be 32 bytes, as 64 hex characters or base64');
 }
 
 function retryLadder(env: Env, name: string): number[] {

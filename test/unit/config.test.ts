@@ -53,6 +53,10 @@ describe('config', () => {
     ['ENDPOINT_FAILING_THRESHOLD', '0'],
     ['WEBHOOK_ALLOW_PRIVATE_TARGETS', 'maybe'],
     ['WEBHOOK_SECRET_ENCRYPTION_KEY', 'short'],
+    // Buffer's lenient base64 decoding skips the stray character and reads another 32-byte key
+    ['WEBHOOK_SECRET_ENCRYPTION_KEY', `${'A'.repeat(43)}!=`],
+    ['WEBHOOK_SECRET_ENCRYPTION_KEY', `${'A'.repeat(20)} ${'A'.repeat(23)}=`],
+    ['WEBHOOK_SECRET_ENCRYPTION_KEY', `${'a'.repeat(63)}g`],
     ['WEBHOOK_CA_FILE', '/nonexistent/ca.pem'],
     ['TEMPORAL_CLI', '/nonexistent/temporal'],
     ['INTERNAL_API_TOKEN', 'short'],
