@@ -7,7 +7,7 @@ import { postWebhook, type PostResult } from '../core/http-client';
 import { SecretUnavailableError } from '../core/secrets';
 import { signatureHeader } from '../core/signing';
 import { insertAttempt, type AttemptRecord } from '../db/attempt-records';
-import { loadEndpointForDelivery, type EndpointForDelivery } from '../db/endpoints';
+import { loadAttemptContext, type EndpointForDelivery } from '../db/endpoints';
 import type { Pool } from '../db/pool';
 import { attemptRecord, type AttemptOutcome, type SignAndPostInput } from './types';
 
@@ -18,21 +18,24 @@ export interface SignAndPostDeps {
 }
 
 /** Nothing has been posted yet: the workflow may retry this same attempt (it never counts as failed). */
-async function loadEndpoint(deps: SignAndPostDeps, endpointId: string): Promise<EndpointForDelivery | undefined> {
+async function loadContext(
+  deps: SignAndPostDeps,
+  input: SignAndPostInput,
+): Promise<{ endpoint: EndpointForDelivery; body: string | null } | undefined> {
   try {
-    return await loadEndpointForDelivery(deps.pool, endpointId, deps.config.webhook.secretEncryptionKey);
+    return await loadAttemptContext(deps.pool, input.endpointId, input.eventId, deps.config.webhook.secretEncryptionKey);
   } catch (err) {
     const type = err instanceof SecretUnavailableError ? 'SecretUnavailable' : 'DatabaseUnavailable';
     throw ApplicationFailure.create({ type, message: (err as Error).message, nonRetryable: true });
   }
 }
 
-function deliveryHeaders(input: SignAndPostInput, secrets: string[]): Record<string, string> {
+function deliveryHeaders(input: SignAndPostInput, body: string, secrets: string[]): Record<string, string> {
   return {
     'content-type': 'application/json',
     'user-agent': USER_AGENT,
     // A fresh t on every attempt: receivers reject signatures older than 300 s (spec 6.2, 8).
-    'service-signature': signatureHeader(input.body, secrets, Math.floor(Date.now() / 1000)),
+    'service-signature': signatureHeader(body, secrets, Math.floor(Date.now() / 1000)),
     'service-event': input.eventType,
     'service-delivery': input.attemptId,
   };
@@ -50,15 +53,18 @@ function toRecord(input: SignAndPostInput, result: PostResult): AttemptRecord {
  */
 export function createSignAndPost(deps: SignAndPostDeps) {
   return async function signAndPost(input: SignAndPostInput): Promise<AttemptOutcome> {
-    const endpoint = await loadEndpoint(deps, input.endpointId);
-    if (!endpoint) return { kind: 'skipped', reason: 'endpoint_missing' };
+    const context = await loadContext(deps, input);
+    if (!context) return { kind: 'skipped', reason: 'endpoint_missing' };
+    const { endpoint, body } = context;
     if (endpoint.deleted) return { kind: 'skipped', reason: 'endpoint_deleted' };
     if (endpoint.accountSuspended) return { kind: 'skipped', reason: 'account_suspended' };
+    // Events are never deleted; a missing row would be a bug of ours, and nothing could ever be posted.
+    if (body === null) return { kind: 'skipped', reason: 'event_missing' };
 
     const result = await postWebhook(deps.http, {
       url: endpoint.url,
-      body: input.body,
-      headers: deliveryHeaders(input, endpoint.secrets),
+      body,
+      headers: deliveryHeaders(input, body, endpoint.secrets),
       timeoutMs: input.timeoutMs,
       allowPrivate: deps.config.webhook.allowPrivateTargets,
     });

@@ -14,12 +14,13 @@ export interface SignAndPostInput {
   accountId: string;
   livemode: boolean;
   attempt: number;
-  /** The exact bytes stored at publish time. */
-  body: string;
+  // No body: the activity reads the bytes stored at publish time (db/endpoints.ts loadAttemptContext), so the
+  // body is not copied into workflow history on every attempt. Inputs scheduled before this change still carry
+  // a `body` field; it is the same bytes and is ignored.
   timeoutMs: number;
 }
 
-export type SkipReason = 'endpoint_missing' | 'endpoint_deleted' | 'account_suspended';
+export type SkipReason = 'endpoint_missing' | 'endpoint_deleted' | 'account_suspended' | 'event_missing';
 
 export type AttemptOutcome =
   | { kind: 'skipped'; reason: SkipReason }

@@ -131,7 +131,6 @@ function deliveryInput(row: EventRow, config: Config): DeliverEventInput {
     eventType: row.type,
     accountId: row.account_id,
     livemode: row.livemode,
-    body: row.body,
     endpointIds: row.endpoint_ids,
     // Read at publish time and carried in the input, so a config change never alters a running ladder.
     retryDelaysMs: config.delivery.retryDelaysMs,

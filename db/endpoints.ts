@@ -128,6 +128,21 @@ export async function loadEndpointForDelivery(
   endpointId: string,
   key?: Buffer,
 ): Promise<EndpointForDelivery | undefined> {
+  return (await loadAttemptContext(pool, endpointId, null, key))?.endpoint;
+}
+
+/**
+ * The endpoint and the event's stored body in the same round trip. The body is read here rather than carried
+ * in each activity's input: there it would be copied into workflow history once per attempt per endpoint
+ * (50 endpoints x 6 attempts x the body), and one workflow task scheduling every endpoint's first attempt
+ * would exceed Temporal's 4 MB gRPC message with bodies of under 100 KB. `body` is null when the event is unknown.
+ */
+export async function loadAttemptContext(
+  pool: Pool,
+  endpointId: string,
+  eventId: string | null,
+  key?: Buffer,
+): Promise<{ endpoint: EndpointForDelivery; body: string | null } | undefined> {
   const { rows } = await pool.query<{
     id: string;
     url: string;
@@ -138,21 +153,23 @@ export async function loadEndpointForDelivery(
     account_suspended: boolean;
     secret: string;
     previous_secret: string | null;
+    event_body: string | null;
   }>(
     `SELECT e.id, e.url, e.account_id, e.livemode, e.status,
             e.deleted_at IS NOT NULL AS deleted,
             a.status = 'suspended' AS account_suspended,
             e.secret,
-            CASE WHEN e.previous_secret_expires_at > now() THEN e.previous_secret END AS previous_secret
+            CASE WHEN e.previous_secret_expires_at > now() THEN e.previous_secret END AS previous_secret,
+            (SELECT body FROM events WHERE id = $2::text) AS event_body
        FROM webhook_endpoints e JOIN accounts a ON a.id = e.account_id
       WHERE e.id = $1`,
-    [endpointId],
+    [endpointId, eventId],
   );
   const row = rows[0];
   if (!row) return undefined;
   const secrets = [openSecret(row.secret, key)];
   if (row.previous_secret !== null) secrets.push(openSecret(row.previous_secret, key));
-  return {
+  const endpoint: EndpointForDelivery = {
     id: row.id,
     url: row.url,
     accountId: row.account_id,
@@ -162,4 +179,5 @@ export async function loadEndpointForDelivery(
     accountSuspended: row.account_suspended,
     secrets,
   };
+  return { endpoint, body: row.event_body };
 }

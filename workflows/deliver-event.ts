@@ -27,7 +27,8 @@ export interface DeliverEventInput {
   eventType: string;
   accountId: string;
   livemode: boolean;
-  body: string;
+  // The body stays in the events table, read by each attempt: a copy here would be history weight for nothing.
+  // Histories started before this change carry a `body` field, which is ignored.
   endpointIds: string[];
   retryDelaysMs: number[];
   timeoutMs: number;
@@ -128,7 +129,6 @@ async function runLadder(input: DeliverEventInput, endpointId: string): Promise<
       accountId: input.accountId,
       livemode: input.livemode,
       attempt: n,
-      body: input.body,
       timeoutMs: input.timeoutMs,
     };
     const outcome = await attemptOnce(request, attemptSummary(n, total, url ?? endpointId));

@@ -1,0 +1,62 @@
+import { temporal } from '@temporalio/proto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { publishEvent } from '../../core/publish-event';
+import { attemptsOf, createEndpoint, deliveryResult, parcel } from '../helpers/delivery';
+import { testConfig } from '../helpers/env';
+import { createAccount } from '../helpers/fixtures';
+import { startReceiver, type Receiver } from '../helpers/receiver';
+import { startTestWorker, type TestWorker } from '../helpers/temporal';
+
+const { HistoryEvent } = temporal.api.history.v1;
+
+/**
+ * Wide fan-out and large bodies: what Temporal's limits (4 MB per gRPC message, 2 MB per payload, 50 MB of
+ * history) would break if the body travelled with every attempt.
+ */
+describe('delivery: wide fan-out with a large body', () => {
+  const config = testConfig({ DELIVERY_RETRY_DELAYS: '50ms,50ms,50ms,50ms,50ms', DELIVERY_TIMEOUT: '2s' });
+  let tw: TestWorker;
+  let receiver: Receiver;
+
+  beforeAll(async () => {
+    tw = await startTestWorker(config);
+    receiver = await startReceiver();
+  });
+  afterAll(async () => {
+    await tw?.stop();
+    await receiver?.close();
+  });
+
+  it('delivers a 100 KB event to 50 endpoints, each retry with the stored bytes, and keeps the body out of history', async () => {
+    const accountId = await createAccount(tw.pool);
+    const endpoints = [];
+    for (let i = 0; i < 50; i++) endpoints.push(await createEndpoint(tw.pool, { accountId, url: `${receiver.url}/wide/${i}` }));
+    // The first attempt fails everywhere, so every endpoint is posted to twice.
+    for (let i = 0; i < 50; i++) receiver.script(`/wide/${i}`, (index) => (index === 0 ? { status: 503 } : { status: 200 }));
+    const description = 'x'.repeat(100 * 1024);
+    const published = await publishEvent(
+      { pool: tw.pool, temporal: tw.client, config },
+      { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel({ description }) } },
+    );
+    expect(published.endpointIds).toHaveLength(50);
+
+    const result = (await deliveryResult(tw.client, published.event.id, 45_000)) as { endpoints: { outcome: string }[] };
+    expect(result.endpoints.map((e) => e.outcome)).toEqual(Array(50).fill('delivered'));
+
+    const { rows } = await tw.pool.query<{ body: string }>('SELECT body FROM events WHERE id = $1', [published.event.id]);
+    for (let i = 0; i < 50; i++) {
+      const requests = receiver.at(`/wide/${i}`);
+      expect(requests).toHaveLength(2);
+      for (const request of requests) expect(request.rawBody.toString()).toBe(rows[0]?.body);
+      expect((await attemptsOf(tw.pool, endpoints[i]!.id)).map((a) => a.succeeded)).toEqual([false, true]);
+    }
+
+    // 100 attempts of a 100 KB body would be 10 MB of history; without the body it is a few hundred KB.
+    const history = await tw.client.workflow.getHandle(published.workflowId as string).fetchHistory();
+    const sizes = (history.events ?? []).map((event) => HistoryEvent.encode(event).finish().length);
+    const scheduled = (history.events ?? []).filter((event) => event.activityTaskScheduledEventAttributes);
+    expect(scheduled.length).toBeGreaterThanOrEqual(100);
+    for (const event of scheduled) expect(HistoryEvent.encode(event).finish().length).toBeLessThan(4 * 1024);
+    expect(sizes.reduce((a, b) => a + b, 0)).toBeLessThan(1024 * 1024);
+  });
+});
