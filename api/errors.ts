@@ -77,6 +77,9 @@ export function toApiError(error: unknown): ApiError {
   if (mapped === 'unsupported_media_type') {
     return new ApiError(mapped, 'Unsupported Content-Type: send JSON with Content-Type: application/json.');
   }
+  if (fastifyError.code === 'FST_ERR_CTP_INVALID_CONTENT_LENGTH') {
+    return new ApiError('invalid_request', 'The request body does not match its Content-Length header.');
+  }
   if (mapped) return new ApiError(mapped, 'The request body is not valid JSON.');
   if (fastifyError?.statusCode === 429) {
     return new ApiError('rate_limited', 'Too many requests; retry after the time in Retry-After.');

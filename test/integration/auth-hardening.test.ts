@@ -49,6 +49,8 @@ describe('hardening: body limits, content types, rate limits, logs, OpenAPI', ()
     const broken = await post(json, '{"a": ');
     expect(broken.statusCode).toBe(400);
     expect(broken.json().error.code).toBe('invalid_json');
+    const short = await f.app.inject({ method: 'POST', url: '/test/echo', headers: { ...json, 'content-length': '5' }, payload: '{"a":1,"b":2}' });
+    expect(short.json().error).toMatchObject({ code: 'invalid_request', message: expect.stringMatching(/Content-Length/) });
     expect((await post(json, '{"a":1}')).json()).toEqual({ received: { a: 1 }, livemode: undefined });
   });
 
