@@ -8,7 +8,7 @@ import { humanDuration, WORKFLOW_ID } from './delivery-policy';
 import { ApiError } from './errors';
 import { EVENT_TYPES, isEventType, type EventType } from './event-catalog';
 import { newId } from './ids';
-import { SA_ACCOUNT_ID, SA_ENDPOINT_IDS, SA_EVENT_ID, SA_EVENT_TYPE, SA_LIVEMODE } from './search-attributes';
+import { SA_ACCOUNT_ID, SA_ENDPOINT_IDS, SA_EVENT_ID, SA_EVENT_TYPE, SA_LIVEMODE, searchableEndpointIds } from './search-attributes';
 
 export interface PublishDeps {
   pool: Pool;
@@ -170,7 +170,7 @@ async function startDelivery(temporal: Client, config: Config, input: DeliverEve
         { key: SA_LIVEMODE, value: input.livemode },
         { key: SA_EVENT_ID, value: input.eventId },
         { key: SA_EVENT_TYPE, value: input.eventType },
-        { key: SA_ENDPOINT_IDS, value: input.endpointIds },
+        { key: SA_ENDPOINT_IDS, value: searchableEndpointIds(input.endpointIds) },
       ],
       ...describe(input),
     });

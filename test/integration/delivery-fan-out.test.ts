@@ -1,6 +1,7 @@
 import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publishEvent } from '../../core/publish-event';
+import { SA_ENDPOINT_IDS } from '../../core/search-attributes';
 import { attemptsOf, createEndpoint, deliveryResult, parcel } from '../helpers/delivery';
 import { testConfig } from '../helpers/env';
 import { createAccount } from '../helpers/fixtures';
@@ -58,5 +59,23 @@ describe('delivery: wide fan-out with a large body', () => {
     expect(scheduled.length).toBeGreaterThanOrEqual(100);
     for (const event of scheduled) expect(HistoryEvent.encode(event).finish().length).toBeLessThan(4 * 1024);
     expect(sizes.reduce((a, b) => a + b, 0)).toBeLessThan(1024 * 1024);
+  });
+
+  it('starts delivery to 200 endpoints: the endpoint search attribute keeps what fits in Temporal\'s 2 KB', async () => {
+    const accountId = await createAccount(tw.pool);
+    for (let i = 0; i < 200; i++) await createEndpoint(tw.pool, { accountId, url: `${receiver.url}/many/${i}` });
+    const published = await publishEvent(
+      { pool: tw.pool, temporal: tw.client, config },
+      { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } },
+    );
+    expect(published.endpointIds).toHaveLength(200);
+    const result = (await deliveryResult(tw.client, published.event.id, 45_000)) as { endpoints: { outcome: string }[] };
+    expect(result.endpoints.map((e) => e.outcome)).toEqual(Array(200).fill('delivered'));
+
+    const described = await tw.client.workflow.getHandle(published.workflowId as string).describe();
+    const searchable = described.typedSearchAttributes.get(SA_ENDPOINT_IDS) ?? [];
+    expect(searchable.length).toBeGreaterThan(50);
+    expect(searchable).toEqual(published.endpointIds.slice(0, searchable.length));
+    expect(JSON.stringify(searchable).length).toBeLessThanOrEqual(2048);
   });
 });
