@@ -110,6 +110,17 @@ describe('delivery: failure kinds', () => {
     expect([...(attempts[0]?.response_body ?? '')]).toHaveLength(500);
   });
 
+  it('records a binary answer: NUL bytes, which Postgres text refuses, do not wedge the ladder', async () => {
+    // A gzip or image error page: without care the record can never be written and recordAttempt retries forever.
+    receiver.script('/binary', { status: 500, body: Buffer.from([0x1f, 0x8b, 0x08, 0x00, 0x00, 0x41, 0x00]) });
+    const { result, attempts } = await deliverTo(`${receiver.url}/binary`);
+    expect(result).toMatchObject({ endpoints: [{ outcome: 'abandoned', attempts: 2 }] });
+    expect(attempts).toHaveLength(2);
+    expect(attempts[0]).toMatchObject({ status_code: 500, succeeded: false });
+    expect(attempts[0]?.response_body).not.toContain('\u0000');
+    expect(attempts[0]?.response_body).toHaveLength(7);
+  });
+
   it('blocks private targets at delivery when they are not allowed', async () => {
     const strict = { ...config, webhook: { ...config.webhook, allowPrivateTargets: false } };
     const { createHttpAgent, postWebhook } = await import('../../core/http-client');
