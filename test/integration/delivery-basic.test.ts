@@ -122,6 +122,27 @@ describe('delivery: success, retries, abandonment', () => {
     expect(await attemptsOf(tw.pool, endpoint.id)).toHaveLength(1);
   });
 
+  it('treats the same id published 20 times at once as one event, one workflow, one delivery per endpoint', async () => {
+    const endpoints = [
+      await createEndpoint(tw.pool, { accountId, url: `${receiver.url}/race-a` }),
+      await createEndpoint(tw.pool, { accountId, url: `${receiver.url}/race-b` }),
+    ];
+    const id = `evt_race_${Date.now()}`;
+    const results = await Promise.all(Array.from({ length: 20 }, () => publish({ id })));
+    expect(results.filter((r) => r.created)).toHaveLength(1);
+    expect(new Set(results.map((r) => JSON.stringify(r.event))).size).toBe(1);
+    expect(new Set(results.map((r) => r.workflowId))).toEqual(new Set([`event:${id}`]));
+    await deliveryResult(tw.client, id);
+    const { rows } = await tw.pool.query('SELECT count(*)::int AS n FROM events WHERE id = $1', [id]);
+    expect(rows[0].n).toBe(1);
+    const runs = [];
+    for await (const run of tw.client.workflow.list({ query: `WorkflowId = "event:${id}"` })) runs.push(run);
+    expect(runs).toHaveLength(1);
+    expect(receiver.at('/race-a')).toHaveLength(1);
+    expect(receiver.at('/race-b')).toHaveLength(1);
+    for (const endpoint of endpoints) expect(await attemptsOf(tw.pool, endpoint.id)).toHaveLength(1);
+  });
+
   it('fans out by mode and subscription, and refuses another account\'s id', async () => {
     const other = await createAccount(tw.pool);
     const all = await createEndpoint(tw.pool, { accountId: other, url: `${receiver.url}/fan-all`, livemode: true });
