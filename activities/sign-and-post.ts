@@ -2,7 +2,7 @@ import { log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Agent } from 'undici';
 import type { Config } from '../core/config';
-import { USER_AGENT } from '../core/delivery-policy';
+import { ATTEMPT_DB_DEADLINE_MS, USER_AGENT } from '../core/delivery-policy';
 import { postWebhook, type PostResult } from '../core/http-client';
 import { SecretUnavailableError } from '../core/secrets';
 import { signatureHeader } from '../core/signing';
@@ -17,13 +17,31 @@ export interface SignAndPostDeps {
   http: Agent;
 }
 
+/**
+ * Rejects when `work` has not settled within ATTEMPT_DB_DEADLINE_MS. A hung query is left to fail on its own
+ * (its pg client is released then); this attempt does not wait for it.
+ */
+async function withinDeadline<T>(work: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no answer from the database within ${ATTEMPT_DB_DEADLINE_MS} ms`)), ATTEMPT_DB_DEADLINE_MS);
+  });
+  work.catch(() => undefined); // a late failure after the deadline has nobody left to tell
+  try {
+    return await Promise.race([work, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Nothing has been posted yet: the workflow may retry this same attempt (it never counts as failed). */
 async function loadContext(
   deps: SignAndPostDeps,
   input: SignAndPostInput,
 ): Promise<{ endpoint: EndpointForDelivery; body: string | null } | undefined> {
   try {
-    return await loadAttemptContext(deps.pool, input.endpointId, input.eventId, deps.config.webhook.secretEncryptionKey);
+    const key = deps.config.webhook.secretEncryptionKey;
+    return await withinDeadline(loadAttemptContext(deps.pool, input.endpointId, input.eventId, key), 'reading the endpoint');
   } catch (err) {
     const type = err instanceof SecretUnavailableError ? 'SecretUnavailable' : 'DatabaseUnavailable';
     throw ApplicationFailure.create({ type, message: (err as Error).message, nonRetryable: true });
@@ -77,7 +95,7 @@ export function createSignAndPost(deps: SignAndPostDeps) {
       url: endpoint.url,
     };
     try {
-      const stored = await insertAttempt(deps.pool, record);
+      const stored = await withinDeadline(insertAttempt(deps.pool, record), 'recording the attempt');
       return { ...summary, succeeded: stored.succeeded, recorded: true, recovered: stored.recovered };
     } catch (err) {
       log.warn('attempt posted but not recorded; the workflow will record it', { error: (err as Error).message });

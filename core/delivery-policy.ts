@@ -18,6 +18,14 @@ export const RESPONSE_BODY_MAX_BYTES = RESPONSE_BODY_CHARS * 4;
 export const SIGN_AND_POST_MARGIN_MS = 5_000;
 
 /**
+ * Each database step of signAndPost (the read before posting, the record after) gives up after this long.
+ * A connection that hangs instead of failing (partition, failover) would otherwise run the activity into its
+ * start-to-close timeout, and the workflow would record a failed attempt for an outage of ours, possibly
+ * after posting. Two of these and the HTTP timeout fit within SIGN_AND_POST_MARGIN_MS.
+ */
+export const ATTEMPT_DB_DEADLINE_MS = 2_000;
+
+/**
  * Our database down before posting: the same attempt is retried (nothing was sent) after 1 s, doubling,
  * at most a minute apart. It never counts as a failed attempt.
  */

@@ -32,7 +32,7 @@ describe('delivery: our database down', () => {
     proxy = await startTcpProxy({ host: url.hostname, port: Number(url.port || 5432) });
     const proxied = new URL(url);
     proxied.port = String(proxy.port);
-    config = testConfig({ DATABASE_URL: proxied.toString(), DELIVERY_RETRY_DELAYS: '10ms' });
+    config = testConfig({ DATABASE_URL: proxied.toString(), DELIVERY_RETRY_DELAYS: '10ms', DELIVERY_TIMEOUT: '2s' });
     tw = await startTestWorker(config);
     direct = createPool(inject('databaseUrl'));
     receiver = await startReceiver();
@@ -101,4 +101,31 @@ describe('delivery: our database down', () => {
       await proxy.restore().catch(() => undefined);
     }
   });
+
+  it('waits, without counting an attempt, while queries to the database hang (partition, failover)', async () => {
+    const accountId = await createAccount(direct);
+    const endpoint = await createEndpoint(direct, { accountId, url: `${receiver.url}/stalled` });
+    // Open connections that stop answering: no error comes back, only the activity's own timeout would end it.
+    proxy.stall();
+    try {
+      const published = await publish(accountId);
+      await waitFor(
+        () =>
+          historyHas(
+            published.event.id,
+            (e) => Boolean(e.timerStartedEventAttributes) && Buffer.from(e.userMetadata?.summary?.data ?? []).toString().includes('database unavailable'),
+          ),
+        { what: 'a database-unavailable backoff timer', timeoutMs: 20_000 },
+      );
+      // Longer than the attempt's activity timeout (DELIVERY_TIMEOUT + margin): a lost attempt would show by now.
+      await new Promise((resolve) => setTimeout(resolve, config.delivery.timeoutMs + 6_000));
+      proxy.unstall();
+      const result = await deliveryResult(tw.client, published.event.id, 60_000);
+      expect(result).toMatchObject({ endpoints: [{ outcome: 'delivered', attempts: 1 }] });
+      expect(receiver.at('/stalled')).toHaveLength(1);
+      expect((await attemptsOf(direct, endpoint.id)).map((a) => [a.attempt, a.succeeded, a.error])).toEqual([[1, true, null]]);
+    } finally {
+      proxy.unstall();
+    }
+  }, 90_000);
 });
