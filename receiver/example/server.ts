@@ -88,7 +88,7 @@ export async function buildReceiver(options: ReceiverOptions): Promise<Receiver>
 
       let isNew: boolean;
       try {
-        isNew = await storeEvent(options.pool, event, typeof deliveryHeader === 'string' ? deliveryHeader : undefined);
+        isNew = await storeEvent(options.pool, event, rawBody.toString('utf8'), typeof deliveryHeader === 'string' ? deliveryHeader : undefined);
       } catch (err) {
         // Not stored means not acknowledged: a 503 makes the service retry later (spec 6.3, 8).
         request.log.error({ err, eventId: event.id }, 'storing a webhook event failed');

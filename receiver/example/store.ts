@@ -9,7 +9,7 @@ export const EVENTS_TABLE_DDL = `
 CREATE TABLE IF NOT EXISTS received_webhook_events (
   event_id     text PRIMARY KEY,
   type         text NOT NULL,
-  body         jsonb NOT NULL,
+  body         text NOT NULL,
   delivery_id  text,
   received_at  timestamptz NOT NULL DEFAULT now(),
   processed_at timestamptz
@@ -28,13 +28,20 @@ export async function ensureEventsTable(pool: Pool): Promise<void> {
 /**
  * Stores the event once per id (spec 6.3: the same event arrives again on every retry). Returns false for a
  * duplicate, which the caller still answers with 2xx: the service must stop retrying either way.
+ * The body is kept as the verified text, not jsonb: jsonb refuses some valid JSON (a \u0000 escape, a lone
+ * surrogate, deep nesting), and a refusal here would be answered 503 on every retry of a genuine event.
  */
-export async function storeEvent(pool: Pool, event: WebhookEvent, deliveryId: string | undefined): Promise<boolean> {
+export async function storeEvent(
+  pool: Pool,
+  event: WebhookEvent,
+  bodyText: string,
+  deliveryId: string | undefined,
+): Promise<boolean> {
   const result = await pool.query(
     `INSERT INTO received_webhook_events (event_id, type, body, delivery_id)
      VALUES ($1, $2, $3, $4)
      ON CONFLICT (event_id) DO NOTHING`,
-    [event.id, event.type, JSON.stringify(event), deliveryId ?? null],
+    [event.id, event.type, bodyText, deliveryId ?? null],
   );
   return result.rowCount === 1;
 }
@@ -44,11 +51,13 @@ export async function storeEvent(pool: Pool, event: WebhookEvent, deliveryId: st
  * share one transaction, so a crash or a concurrent duplicate can never apply the same event twice.
  */
 export async function lockUnprocessed(client: PoolClient, eventId: string): Promise<WebhookEvent | undefined> {
-  const result = await client.query<{ body: WebhookEvent }>(
+  const result = await client.query<{ body: string }>(
     'SELECT body FROM received_webhook_events WHERE event_id = $1 AND processed_at IS NULL FOR UPDATE',
     [eventId],
   );
-  return result.rows[0]?.body;
+  const body = result.rows[0]?.body;
+  // Parsed and checked by constructEvent before it was stored.
+  return body === undefined ? undefined : (JSON.parse(body) as WebhookEvent);
 }
 
 export async function markProcessed(client: PoolClient, eventId: string): Promise<void> {

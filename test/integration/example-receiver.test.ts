@@ -19,7 +19,8 @@ const clock = { now: () => NOW };
 interface Row {
   event_id: string;
   type: string;
-  body: WebhookEvent;
+  /** The verified body text, as received. */
+  body: string;
   delivery_id: string | null;
   processed_at: Date | null;
 }
@@ -105,7 +106,7 @@ describe('example receiver', () => {
     expect(await res.json()).toEqual({ received: true, duplicate: false });
     // The reply is in hand while the slow work is still held back: it cannot have delayed the 2xx.
     const [stored] = await rows(event.id);
-    expect(stored).toMatchObject({ type: 'cod.settled', body: event, delivery_id: 'dlv_first', processed_at: null });
+    expect(stored).toMatchObject({ type: 'cod.settled', body, delivery_id: 'dlv_first', processed_at: null });
 
     release.resolve();
     expect(await outcomesOf(event.id, 1)).toEqual(['processed']);
@@ -173,6 +174,16 @@ describe('example receiver', () => {
     const wrongType = await fetch(url, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x' });
     expect(wrongType.status).toBe(415);
     expect(await wrongType.json()).toMatchObject({ error: { code: 'unsupported_media_type' } });
+  });
+
+  it('stores and processes a genuine event whose JSON Postgres jsonb would refuse (\\u0000, a lone surrogate)', async () => {
+    // A merchant-written description can hold either; a 503 here would be repeated on every retry.
+    const event = codSettled();
+    const body = JSON.stringify(event).replace('"note":"', '"note":"nul \\u0000 and lone \\ud800 ');
+    const res = await post(body, signatureHeader(body, [SECRET], NOW));
+    expect(res.status).toBe(200);
+    expect(await outcomesOf(event.id, 1)).toEqual(['processed']);
+    expect((await rows(event.id))[0]?.body).toBe(body);
   });
 
   it('accepts both secrets during a rotation', async () => {
