@@ -1,8 +1,9 @@
 import { Context, log } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
 import type { Transporter } from 'nodemailer';
 import type { Config } from '../core/config';
-import { WORKFLOW_ID } from '../core/delivery-policy';
+import { NOTIFICATION_EMAIL_FAILED, WORKFLOW_ID } from '../core/delivery-policy';
 import { newId } from '../core/ids';
 import { markEmailSent, markFailingWithNotification, setAbandonedStreak, type FailingEndpoint } from '../db/notifications';
 import type { Pool } from '../db/pool';
@@ -82,12 +83,17 @@ export function createSupervisorActivities(deps: SupervisorDeps) {
       if (!deps.mailer || !notification.email_to || notification.email_sent_at) {
         return { notificationId: notification.id, emailed: notification.email_sent_at !== null };
       }
-      await deps.mailer.sendMail({
-        from: deps.config.notificationFrom,
-        to: notification.email_to,
-        subject: notification.subject,
-        text: notification.body,
-      });
+      try {
+        await deps.mailer.sendMail({
+          from: deps.config.notificationFrom,
+          to: notification.email_to,
+          subject: notification.subject,
+          text: notification.body,
+        });
+      } catch (err) {
+        // Typed, so the supervisor can tell "stored, not emailed" (give up after the retries) from "not stored".
+        throw ApplicationFailure.retryable((err as Error).message, NOTIFICATION_EMAIL_FAILED);
+      }
       await markEmailSent(deps.pool, notification.id);
       log.info('endpoint failing: merchant emailed', { endpointId: input.endpointId });
       return { notificationId: notification.id, emailed: true };

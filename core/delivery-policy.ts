@@ -54,6 +54,9 @@ export const SUPERVISOR_ACTIVITY_RETRY = {
  * the supervisor's other signals forever.
  */
 export const MARK_FAILING_TIMEOUT = '1m';
+
+/** The ApplicationFailure type of a failed email: the mark and the notification row are stored by then. */
+export const NOTIFICATION_EMAIL_FAILED = 'NotificationEmailFailed';
 export const MARK_FAILING_RETRY = {
   initialInterval: '5s',
   backoffCoefficient: 2,

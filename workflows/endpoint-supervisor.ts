@@ -1,8 +1,11 @@
 import {
+  ActivityFailure,
   allHandlersFinished,
+  ApplicationFailure,
   condition,
   continueAsNew,
   log,
+  patched,
   proxyActivities,
   setHandler,
   workflowInfo,
@@ -12,6 +15,7 @@ import type { SupervisorSignal } from '../activities/types';
 import {
   MARK_FAILING_RETRY,
   MARK_FAILING_TIMEOUT,
+  NOTIFICATION_EMAIL_FAILED,
   SUPERVISOR_ACTIVITY_RETRY,
   SUPERVISOR_ACTIVITY_TIMEOUT,
   SUPERVISOR_IDLE_TIMEOUT,
@@ -95,15 +99,26 @@ async function handle(input: SupervisorInput, state: EndpointSupervisorState, si
     await recordAbandonedStreak(input.endpointId, state.abandoned);
     return;
   }
-  try {
-    await markEndpointFailing({
-      endpointId: input.endpointId,
-      streak: state.abandoned,
-      episodeStartEventId: state.episodeStartEventId ?? signal.eventId,
-    });
-  } catch (err) {
-    // Only the email can fail for long (SMTP down): the mark and the notification row are stored by then.
-    log.error('could not notify the merchant of a failing endpoint', { endpointId: input.endpointId, err });
+  const mark = {
+    endpointId: input.endpointId,
+    streak: state.abandoned,
+    episodeStartEventId: state.episodeStartEventId ?? signal.eventId,
+  };
+  for (;;) {
+    try {
+      await markEndpointFailing(mark);
+      return;
+    } catch (err) {
+      // The email gives up after its retries (SMTP down): the mark and the notification row are stored by then.
+      // Anything else (our Postgres down longer than the retries) left nothing stored: try again, or the
+      // endpoint would never be marked. Patched: runs that gave up before this change replay as they ran.
+      const emailOnly = err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === NOTIFICATION_EMAIL_FAILED;
+      if (emailOnly || !patched('mark-failing-until-stored')) {
+        log.error('could not notify the merchant of a failing endpoint', { endpointId: input.endpointId, err });
+        return;
+      }
+      log.warn('marking the endpoint failing did not complete; retrying', { endpointId: input.endpointId });
+    }
   }
 }
 

@@ -1,4 +1,8 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { createActivities } from '../../activities';
+import { createHttpAgent } from '../../core/http-client';
+import { createPool } from '../../db/pool';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../../core/config';
 import { SUPERVISOR_SIGNALS_PER_RUN } from '../../core/delivery-policy';
@@ -118,4 +122,43 @@ describe('endpoint supervisor: failing mark, notification, email, recovery', () 
     expect(rows).toEqual([{ dedupe_key: `endpoint_failing:${endpoint.id}:evt_can_a1` }]);
     await tw.client.workflow.getHandle(workflowId).terminate('test done');
   }, 120_000);
+});
+
+describe('endpoint supervisor: marking failing while our database is down', () => {
+  it('keeps trying to store the mark when markEndpointFailing exhausts its retries for a reason other than the email', async () => {
+    const config = testConfig({ ENDPOINT_FAILING_THRESHOLD: '1' });
+    const pool = createPool(config.databaseUrl);
+    const http = createHttpAgent(config);
+    const real = createActivities({ config, pool, http });
+    let calls = 0;
+    // The retry budget (about half an hour) is what a long outage of our Postgres exhausts: here, the first call.
+    const markEndpointFailing: typeof real.markEndpointFailing = async (input) => {
+      calls += 1;
+      if (calls === 1) throw ApplicationFailure.nonRetryable('connect ECONNREFUSED 127.0.0.1:5432', 'Error');
+      return real.markEndpointFailing(input);
+    };
+    const tw = await startTestWorker(config, { activities: { ...real, markEndpointFailing } });
+    try {
+      const accountId = await createAccount(tw.pool);
+      const endpoint = await createEndpoint(tw.pool, { accountId, url: 'https://example.invalid/hook' });
+      const workflowId = `endpoint-supervisor:${endpoint.id}`;
+      await tw.client.workflow.signalWithStart('endpointSupervisor', {
+        workflowId,
+        taskQueue: config.temporal.taskQueue,
+        args: [{ endpointId: endpoint.id, failingThreshold: 1 }],
+        signal: abandonedSignal,
+        signalArgs: [{ eventId: 'evt_outage_1', attemptCount: 6 }],
+      });
+      const status = async () => (await tw.pool.query('SELECT status FROM webhook_endpoints WHERE id = $1', [endpoint.id])).rows[0]?.status;
+      await waitFor(async () => (await status()) === 'failing', { what: 'the failing mark after the outage' });
+      expect(calls).toBe(2);
+      const { rows } = await tw.pool.query('SELECT kind FROM notifications WHERE endpoint_id = $1', [endpoint.id]);
+      expect(rows).toEqual([{ kind: 'endpoint_failing' }]);
+      await tw.client.workflow.getHandle(workflowId).terminate('test done');
+    } finally {
+      await tw.stop();
+      await http.close();
+      await pool.end();
+    }
+  });
 });
