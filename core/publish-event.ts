@@ -182,14 +182,19 @@ async function startDelivery(temporal: Client, config: Config, input: DeliverEve
 
 /**
  * The one way to publish (internal API, CLI, TypeScript callers): store the event with its fan-out snapshot in
- * one statement, then start its delivery workflow. The workflow is started even for an id seen before, in case
- * an earlier call stopped between the two.
+ * one statement, then start its delivery workflow. The workflow is started again for an id seen before, in case
+ * an earlier call stopped between the two, but not once an attempt is recorded: Temporal forgets a finished
+ * workflow id after the namespace's retention, and a late re-publish would then deliver the event a second time.
  */
 export async function publishEvent(deps: PublishDeps, input: PublishInput): Promise<PublishedEvent> {
   const { type, data } = validateEventInput(input);
   const row = await storeEvent(deps.pool, input, type, data);
   const event = JSON.parse(row.body) as EventEnvelope;
   let workflowId: string | null = null;
-  if (row.endpoint_ids.length > 0) workflowId = await startDelivery(deps.temporal, deps.config, deliveryInput(row, deps.config));
+  if (row.endpoint_ids.length > 0) {
+    workflowId = row.inserted || !row.attempted
+      ? await startDelivery(deps.temporal, deps.config, deliveryInput(row, deps.config))
+      : WORKFLOW_ID.deliverEvent(row.id);
+  }
   return { event, accountId: row.account_id, endpointIds: row.endpoint_ids, created: row.inserted, workflowId };
 }

@@ -12,6 +12,8 @@ export interface EventRow {
   endpoint_ids: string[];
   /** false when the id already existed and this is the earlier row. */
   inserted: boolean;
+  /** Some attempt of this event is recorded: its delivery workflow has run. */
+  attempted: boolean;
 }
 
 export interface NewEvent {
@@ -42,11 +44,12 @@ export async function insertEventWithFanOut(pool: Pool, event: NewEvent): Promis
          INSERT INTO events (id, account_id, livemode, type, created, body, endpoint_ids)
          SELECT $1, $2, $3, $4, $5, $6, ids FROM targets
          ON CONFLICT (id) DO NOTHING
-         RETURNING id, account_id, livemode, type, created, body, endpoint_ids, true AS inserted
+         RETURNING id, account_id, livemode, type, created, body, endpoint_ids, true AS inserted, false AS attempted
        )
        SELECT * FROM inserted
        UNION ALL
-       SELECT id, account_id, livemode, type, created, body, endpoint_ids, false AS inserted
+       SELECT id, account_id, livemode, type, created, body, endpoint_ids, false AS inserted,
+              EXISTS (SELECT 1 FROM delivery_attempts WHERE event_id = $1) AS attempted
          FROM events WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM inserted)`,
       [event.id, event.accountId, event.livemode, event.type, event.created, event.body],
     );
@@ -59,7 +62,9 @@ export async function insertEventWithFanOut(pool: Pool, event: NewEvent): Promis
 
 export async function findEvent(pool: Pool, id: string): Promise<Omit<EventRow, 'inserted'> | undefined> {
   const { rows } = await pool.query<Omit<EventRow, 'inserted'>>(
-    'SELECT id, account_id, livemode, type, created, body, endpoint_ids FROM events WHERE id = $1',
+    `SELECT id, account_id, livemode, type, created, body, endpoint_ids,
+            EXISTS (SELECT 1 FROM delivery_attempts WHERE event_id = $1) AS attempted
+       FROM events WHERE id = $1`,
     [id],
   );
   return rows[0];

@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { publishEvent } from '../../core/publish-event';
 import { attemptsOf, createEndpoint, deliveryResult, parcel } from '../helpers/delivery';
@@ -6,6 +7,7 @@ import { testConfig } from '../helpers/env';
 import { createAccount } from '../helpers/fixtures';
 import { startReceiver, type Receiver } from '../helpers/receiver';
 import { startTestWorker, type TestWorker } from '../helpers/temporal';
+import { waitFor } from '../helpers/wait';
 
 /** Written here from spec 6.2 alone, independent of core/signing.ts. */
 function verifySignature(header: string, rawBody: Buffer, secret: string, toleranceS = 300): boolean {
@@ -141,6 +143,24 @@ describe('delivery: success, retries, abandonment', () => {
     expect(receiver.at('/race-a')).toHaveLength(1);
     expect(receiver.at('/race-b')).toHaveLength(1);
     for (const endpoint of endpoints) expect(await attemptsOf(tw.pool, endpoint.id)).toHaveLength(1);
+  });
+
+  it('does not deliver again when an id is re-published after Temporal forgot its finished workflow (retention)', async () => {
+    const endpoint = await createEndpoint(tw.pool, { accountId, url: `${receiver.url}/retention` });
+    const id = `evt_retention_${Date.now()}`;
+    await publish({ id });
+    await deliveryResult(tw.client, id);
+    // What the namespace's retention period does to a finished workflow.
+    await tw.client.workflowService.deleteWorkflowExecution({ namespace: config.temporal.namespace, workflowExecution: { workflowId: `event:${id}` } });
+    await waitFor(
+      async () => tw.client.workflow.getHandle(`event:${id}`).describe().then(() => false, (err) => err instanceof WorkflowNotFoundError),
+      { what: 'the workflow to be deleted' },
+    );
+    const again = await publish({ id });
+    expect(again.created).toBe(false);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(receiver.at('/retention')).toHaveLength(1);
+    expect(await attemptsOf(tw.pool, endpoint.id)).toHaveLength(1);
   });
 
   it('fans out by mode and subscription, and refuses another account\'s id', async () => {
