@@ -8,7 +8,7 @@ import { newId } from '../core/ids';
 import { markEmailSent, markFailingWithNotification, setAbandonedStreak, type FailingEndpoint } from '../db/notifications';
 import type { Pool } from '../db/pool';
 import type { endpointSupervisor } from '../workflows/endpoint-supervisor';
-import { abandonedSignal, deliverySucceededSignal } from '../workflows/signals';
+import { abandonedSignal, deliverySucceededSignal, type AbandonedPayload } from '../workflows/signals';
 import type { MarkFailingInput, NotifySupervisorInput } from './types';
 
 export interface SupervisorDeps {
@@ -50,10 +50,14 @@ export function createSupervisorActivities(deps: SupervisorDeps) {
       };
       const { signal } = input;
       if (signal.kind === 'abandoned') {
-        await deps.temporal.workflow.signalWithStart<typeof endpointSupervisor, [{ eventId: string; attemptCount: number }]>(
-          'endpointSupervisor',
-          { ...common, signal: abandonedSignal, signalArgs: [{ eventId: signal.eventId, attemptCount: signal.attemptCount }] },
-        );
+        // The threshold rides with each abandonment: a running supervisor's start arguments are those of the
+        // event that started it, possibly under an older configuration.
+        const payload: AbandonedPayload = { eventId: signal.eventId, attemptCount: signal.attemptCount, failingThreshold: input.failingThreshold };
+        await deps.temporal.workflow.signalWithStart<typeof endpointSupervisor, [AbandonedPayload]>('endpointSupervisor', {
+          ...common,
+          signal: abandonedSignal,
+          signalArgs: [payload],
+        });
       } else {
         await deps.temporal.workflow.signalWithStart<typeof endpointSupervisor, [{ eventId: string }]>(
           'endpointSupervisor',

@@ -38,7 +38,7 @@ export type AttemptOutcome =
     };
 
 export type SupervisorSignal =
-  | { kind: 'abandoned'; eventId: string; attemptCount: number }
+  | { kind: 'abandoned'; eventId: string; attemptCount: number; failingThreshold?: number }
   | { kind: 'deliverySucceeded'; eventId: string };
 
 export interface NotifySupervisorInput {

@@ -54,7 +54,7 @@ export class EndpointSupervisorState {
   handled = 0;
 
   constructor(
-    readonly threshold: number,
+    public threshold: number,
     snapshot?: SupervisorSnapshot,
   ) {
     this.abandoned = snapshot?.abandoned ?? 0;
@@ -62,8 +62,9 @@ export class EndpointSupervisorState {
     this.episodeStartEventId = snapshot?.episodeStartEventId ?? null;
   }
 
-  /** Counts one abandonment; true when this one marks the endpoint failing. */
-  abandon(eventId: string): boolean {
+  /** Counts one abandonment under the threshold its event was published with; true when it marks the endpoint failing. */
+  abandon(eventId: string, threshold = this.threshold): boolean {
+    this.threshold = threshold;
     this.handled += 1;
     this.abandoned += 1;
     this.episodeStartEventId ??= eventId;
@@ -94,7 +95,7 @@ async function handle(input: SupervisorInput, state: EndpointSupervisorState, si
     state.succeed();
     return;
   }
-  const marks = state.abandon(signal.eventId);
+  const marks = state.abandon(signal.eventId, signal.failingThreshold);
   if (!marks) {
     await recordAbandonedStreak(input.endpointId, state.abandoned);
     return;
@@ -129,8 +130,8 @@ async function handle(input: SupervisorInput, state: EndpointSupervisorState, si
 export async function endpointSupervisor(input: SupervisorInput): Promise<SupervisorSnapshot> {
   const state = new EndpointSupervisorState(input.failingThreshold, input.state);
   const inbox: SupervisorSignal[] = [...(input.inbox ?? [])];
-  setHandler(abandonedSignal, ({ eventId, attemptCount }) => {
-    inbox.push({ kind: 'abandoned', eventId, attemptCount });
+  setHandler(abandonedSignal, ({ eventId, attemptCount, failingThreshold }) => {
+    inbox.push({ kind: 'abandoned', eventId, attemptCount, ...(failingThreshold === undefined ? {} : { failingThreshold }) });
   });
   setHandler(deliverySucceededSignal, ({ eventId }) => {
     inbox.push({ kind: 'deliverySucceeded', eventId });
@@ -142,7 +143,7 @@ export async function endpointSupervisor(input: SupervisorInput): Promise<Superv
     for (let signal = inbox.shift(); signal; signal = inbox.shift()) await handle(input, state, signal);
     if (workflowInfo().continueAsNewSuggested || state.handled >= SUPERVISOR_SIGNALS_PER_RUN) {
       await condition(allHandlersFinished);
-      return continueAsNew<typeof endpointSupervisor>({ ...input, state: state.snapshot(), inbox: [...inbox] });
+      return continueAsNew<typeof endpointSupervisor>({ ...input, failingThreshold: state.threshold, state: state.snapshot(), inbox: [...inbox] });
     }
   }
 }

@@ -11,6 +11,15 @@ describe('EndpointSupervisorState', () => {
     expect(state.idle).toBe(false);
   });
 
+  it('uses the threshold each abandoned event was published with, not the one it was started with', () => {
+    const state = new EndpointSupervisorState(5);
+    expect([state.abandon('evt_1', 2), state.abandon('evt_2', 2)]).toEqual([false, true]);
+    expect(state.threshold).toBe(2);
+    // A signal sent before the threshold was carried keeps the current one.
+    expect(state.abandon('evt_3')).toBe(false);
+    expect(state.threshold).toBe(2);
+  });
+
   it('a success clears the count, the mark and the episode', () => {
     const state = new EndpointSupervisorState(3, { abandoned: 2, failing: false, episodeStartEventId: 'evt_a' });
     state.succeed();
