@@ -150,6 +150,12 @@ export interface RegisterInput {
 }
 
 /** Validates everything before writing, so a refused registration creates nothing. */
+/**
+ * One event is one workflow with a ladder per endpoint; a fully failing ladder writes about 34 history events,
+ * so this keeps the worst event far below Temporal's 50,000-event history limit (Stripe allows 16).
+ */
+export const MAX_ENDPOINTS_PER_MODE = 100;
+
 export async function registerEndpoint(
   deps: EndpointDeps,
   scope: EndpointScope,
@@ -162,14 +168,24 @@ export async function registerEndpoint(
     lookup: deps.lookup,
   });
   const secret = generateSecret();
-  const row = await endpoints.insertEndpoint(deps.pool, {
-    ...scope,
-    id: newId('endpoint'),
-    url: url.href,
-    events,
-    description,
-    sealedSecret: sealSecret(secret, deps.config.webhook.secretEncryptionKey),
-  });
+  const row = await endpoints.insertEndpoint(
+    deps.pool,
+    {
+      ...scope,
+      id: newId('endpoint'),
+      url: url.href,
+      events,
+      description,
+      sealedSecret: sealSecret(secret, deps.config.webhook.secretEncryptionKey),
+    },
+    MAX_ENDPOINTS_PER_MODE,
+  );
+  if (!row) {
+    throw new ApiError(
+      'endpoint_limit_reached',
+      `An account can have at most ${MAX_ENDPOINTS_PER_MODE} webhook endpoints per mode; remove one first.`,
+    );
+  }
   return { ...toEndpointRecord(row), secret };
 }
 

@@ -23,17 +23,24 @@ export interface EndpointScope {
 // Never the secret columns: the API shows a secret only in the response that created it.
 const PUBLIC_COLUMNS = 'id, account_id, livemode, url, events, description, status, created_at';
 
+/**
+ * Inserts unless the account already has `limit` live endpoints in this mode; undefined then. Two concurrent
+ * registrations may both pass the count (read committed): the limit is a budget, not an invariant.
+ */
 export async function insertEndpoint(
   pool: Pool,
   row: EndpointScope & { id: string; url: string; events: string[]; description: string | null; sealedSecret: string },
-): Promise<EndpointRow> {
+  limit: number,
+): Promise<EndpointRow | undefined> {
   const { rows } = await pool.query<EndpointRow>(
     `INSERT INTO webhook_endpoints (id, account_id, livemode, url, events, description, secret)
-     VALUES ($1, $2, $3, $4, $5, $6, $7)
+     SELECT $1, $2, $3, $4, $5, $6, $7
+      WHERE (SELECT count(*) FROM webhook_endpoints
+              WHERE account_id = $2 AND livemode = $3 AND deleted_at IS NULL) < $8
      RETURNING ${PUBLIC_COLUMNS}`,
-    [row.id, row.accountId, row.livemode, row.url, row.events, row.description, row.sealedSecret],
+    [row.id, row.accountId, row.livemode, row.url, row.events, row.description, row.sealedSecret, limit],
   );
-  return rows[0] as EndpointRow;
+  return rows[0];
 }
 
 /** A live (not deleted) endpoint of this account and mode. */

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVENT_TYPES } from '../../core/event-catalog';
+import { MAX_ENDPOINTS_PER_MODE } from '../../core/webhook-endpoints';
 import { loadEndpointForDelivery } from '../../db/endpoints';
 import { testConfig } from '../helpers/env';
-import { createAccountWithKey, startTestApi, type TestApi } from '../helpers/fixtures';
+import { createAccountWithKey, createApiKey, startTestApi, type TestApi } from '../helpers/fixtures';
 
 // A public address literal: passes the SSRF guard without any DNS.
 const PUBLIC_URL = 'https://93.184.215.14/hook';
@@ -172,6 +173,31 @@ describe('webhook endpoints API', () => {
       const res = await register({ url: PUBLIC_URL }, reader.headers);
       expect(res.statusCode).toBe(403);
       expect(res.json().error).toMatchObject({ code: 'insufficient_scope', scope: 'webhooks:manage' });
+    });
+  });
+
+  describe('endpoint limit', () => {
+    it(`caps live endpoints at ${MAX_ENDPOINTS_PER_MODE} per account and mode; removing one makes room`, async () => {
+      const owner = await createAccountWithKey(api.pool, { mode: 'test' });
+      // All but one written directly: the limit is what is under test, not a hundred registrations.
+      await api.pool.query(
+        `INSERT INTO webhook_endpoints (id, account_id, livemode, url, secret)
+         SELECT 'we_limit' || g || $2, $1, false, $3, 'whsec_x' FROM generate_series(1, $4::int) AS g`,
+        [owner.accountId, owner.accountId.slice(-8), PUBLIC_URL, MAX_ENDPOINTS_PER_MODE - 1],
+      );
+      const last = await register({ url: PUBLIC_URL }, owner.headers);
+      expect(last.statusCode, last.body).toBe(200);
+      const over = await register({ url: PUBLIC_URL }, owner.headers);
+      expect(over.statusCode).toBe(400);
+      expect(over.json().error.code).toBe('endpoint_limit_reached');
+      expect(over.json().livemode).toBe(false);
+      const live = await createApiKey(api.pool, { accountId: owner.accountId, mode: 'live' });
+      await api.pool.query(`UPDATE accounts SET status = 'active' WHERE id = $1`, [owner.accountId]);
+      const otherMode = await register({ url: PUBLIC_URL }, { authorization: `Bearer ${live.key}` });
+      expect(otherMode.statusCode, 'the live mode has its own budget').toBe(200);
+      const removed = await api.app.inject({ method: 'DELETE', url: `/v1/webhooks/${last.json().id}`, headers: owner.headers });
+      expect(removed.statusCode).toBe(200);
+      expect((await register({ url: PUBLIC_URL }, owner.headers)).statusCode).toBe(200);
     });
   });
 
