@@ -6,7 +6,15 @@ export type Pool = pg.Pool;
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 
 export function createPool(databaseUrl: string, max = 10): pg.Pool {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max, connectionTimeoutMillis: 5_000 });
+  const pool = new pg.Pool({
+    connectionString: databaseUrl,
+    max,
+    connectionTimeoutMillis: 5_000,
+    // Without keepalive a connection whose peer vanished (failover, partition) is held until TCP gives up,
+    // minutes later; probes find it dead in seconds so the pool replaces it.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+  });
   // An idle client losing its connection (database restart) must not crash the process.
   pool.on('error', () => undefined);
   return pool;
