@@ -145,7 +145,7 @@ describe('delivery: success, retries, abandonment', () => {
     for (const endpoint of endpoints) expect(await attemptsOf(tw.pool, endpoint.id)).toHaveLength(1);
   });
 
-  it('does not deliver again when an id is re-published after Temporal forgot its finished workflow (retention)', async () => {
+  it('does not deliver again when an id is re-published after Temporal forgot its finished workflow (retention)', { timeout: 120_000 }, async () => {
     const endpoint = await createEndpoint(tw.pool, { accountId, url: `${receiver.url}/retention` });
     const id = `evt_retention_${Date.now()}`;
     await publish({ id });
@@ -154,11 +154,14 @@ describe('delivery: success, retries, abandonment', () => {
     await tw.client.workflowService.deleteWorkflowExecution({ namespace: config.temporal.namespace, workflowExecution: { workflowId: `event:${id}` } });
     await waitFor(
       async () => tw.client.workflow.getHandle(`event:${id}`).describe().then(() => false, (err) => err instanceof WorkflowNotFoundError),
-      { what: 'the workflow to be deleted' },
+      // Deletion is asynchronous in Temporal and slow under load.
+      { what: 'the workflow to be deleted', timeoutMs: 90_000, intervalMs: 200 },
     );
     const again = await publish({ id });
     expect(again.created).toBe(false);
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    // publishEvent awaits the start of any workflow it starts: none exists, so nothing can deliver again.
+    const restarted = await tw.client.workflow.getHandle(`event:${id}`).describe().then(() => true, () => false);
+    expect(restarted).toBe(false);
     expect(receiver.at('/retention')).toHaveLength(1);
     expect(await attemptsOf(tw.pool, endpoint.id)).toHaveLength(1);
   });
