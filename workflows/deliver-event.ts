@@ -20,6 +20,7 @@ import {
   RECORD_ATTEMPT_TIMEOUT,
   SIGN_AND_POST_MARGIN_MS,
 } from '../core/delivery-policy';
+import { DatabaseGate } from './database-gate';
 
 /** Everything a delivery needs, fixed at publish time: a later config change never alters a running ladder. */
 export interface DeliverEventInput {
@@ -84,30 +85,44 @@ async function recordLostAttempt(input: SignAndPostInput, err: unknown, activity
   return { kind: 'attempted', ...stored, recovered, statusCode: null, error: record.error, durationMs: activityTimeoutMs, url: '', recorded: true };
 }
 
-/** One attempt, whatever our own database does: retried until it was either posted or skipped. */
-async function attemptOnce(input: SignAndPostInput, summary: string): Promise<AttemptOutcome> {
+/**
+ * One attempt, whatever our own database does: retried until it was either posted or skipped. While the
+ * database is down, one ladder of the event probes and the rest wait at the gate.
+ */
+async function attemptOnce(input: SignAndPostInput, summary: string, gate: DatabaseGate): Promise<AttemptOutcome> {
   const activityTimeoutMs = input.timeoutMs + SIGN_AND_POST_MARGIN_MS;
+  const ladder = input.endpointId;
   let backoffMs = DB_UNAVAILABLE_INITIAL_BACKOFF_MS;
-  for (;;) {
-    try {
-      const outcome = await signAndPost.executeWithOptions(
-        // The ladder is the only retry: Temporal must never post twice on its own.
-        { startToCloseTimeout: activityTimeoutMs, retry: { maximumAttempts: 1 }, summary },
-        [input],
-      );
-      if (outcome.kind === 'attempted' && !outcome.recorded && outcome.record) {
-        const stored = await recordAttempt(outcome.record);
-        return { ...outcome, ...stored, recorded: true, record: undefined };
+  try {
+    for (;;) {
+      await gate.waitTurn(ladder);
+      try {
+        const outcome = await signAndPost.executeWithOptions(
+          // The ladder is the only retry: Temporal must never post twice on its own.
+          { startToCloseTimeout: activityTimeoutMs, retry: { maximumAttempts: 1 }, summary },
+          [input],
+        );
+        gate.release(ladder);
+        if (outcome.kind === 'attempted' && !outcome.recorded && outcome.record) {
+          const stored = await recordAttempt(outcome.record);
+          return { ...outcome, ...stored, recorded: true, record: undefined };
+        }
+        return outcome;
+      } catch (err) {
+        // An operator cancelling the delivery stops it; it is not a lost attempt.
+        if (isCancellation(err)) throw err;
+        if (!isNotPosted(err)) {
+          gate.release(ladder);
+          return await recordLostAttempt(input, err, activityTimeoutMs);
+        }
+        if (!gate.claim(ladder)) continue;
+        log.warn('attempt not posted: database unavailable, retrying', { endpointId: input.endpointId, backoffMs });
+        await sleep(backoffMs, { summary: `database unavailable: retry attempt ${input.attempt} in ${humanDuration(backoffMs)}` });
+        backoffMs = Math.min(backoffMs * 2, DB_UNAVAILABLE_MAX_BACKOFF_MS);
       }
-      return outcome;
-    } catch (err) {
-      // An operator cancelling the delivery stops it; it is not a lost attempt.
-      if (isCancellation(err)) throw err;
-      if (!isNotPosted(err)) return recordLostAttempt(input, err, activityTimeoutMs);
-      log.warn('attempt not posted: database unavailable, retrying', { endpointId: input.endpointId, backoffMs });
-      await sleep(backoffMs, { summary: `database unavailable: retry attempt ${input.attempt} in ${humanDuration(backoffMs)}` });
-      backoffMs = Math.min(backoffMs * 2, DB_UNAVAILABLE_MAX_BACKOFF_MS);
     }
+  } finally {
+    gate.release(ladder);
   }
 }
 
@@ -115,7 +130,7 @@ function attemptSummary(n: number, total: number, target: string): string {
   return `attempt ${n}/${total} POST ${target}`;
 }
 
-async function runLadder(input: DeliverEventInput, endpointId: string): Promise<LadderResult> {
+async function runLadder(input: DeliverEventInput, endpointId: string, gate: DatabaseGate): Promise<LadderResult> {
   const total = input.retryDelaysMs.length + 1;
   let url: string | undefined;
   for (let n = 1; n <= total; n++) {
@@ -131,7 +146,7 @@ async function runLadder(input: DeliverEventInput, endpointId: string): Promise<
       attempt: n,
       timeoutMs: input.timeoutMs,
     };
-    const outcome = await attemptOnce(request, attemptSummary(n, total, url ?? endpointId));
+    const outcome = await attemptOnce(request, attemptSummary(n, total, url ?? endpointId), gate);
     if (outcome.kind === 'skipped') return { endpointId, outcome: 'skipped', attempts: n - 1, reason: outcome.reason };
     url = outcome.url || url;
     if (outcome.succeeded) {
@@ -164,6 +179,7 @@ async function runLadder(input: DeliverEventInput, endpointId: string): Promise<
  * side by side. Attempts are activities Temporal never retries; the gaps are durable timers.
  */
 export async function deliverEvent(input: DeliverEventInput): Promise<DeliverEventResult> {
-  const endpoints = await Promise.all(input.endpointIds.map((endpointId) => runLadder(input, endpointId)));
+  const gate = new DatabaseGate();
+  const endpoints = await Promise.all(input.endpointIds.map((endpointId) => runLadder(input, endpointId, gate)));
   return { eventId: input.eventId, endpoints };
 }

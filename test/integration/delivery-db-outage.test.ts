@@ -3,6 +3,7 @@ import { inject } from 'vitest';
 import type { Config } from '../../core/config';
 import { publishEvent } from '../../core/publish-event';
 import { createPool, type Pool } from '../../db/pool';
+import type { DeliverEventResult } from '../../workflows/deliver-event';
 import { attemptsOf, createEndpoint, deliveryResult, parcel } from '../helpers/delivery';
 import { testConfig } from '../helpers/env';
 import { createAccount } from '../helpers/fixtures';
@@ -74,6 +75,43 @@ describe('delivery: our database down', () => {
       await proxy.restore().catch(() => undefined);
     }
   });
+
+  it('lets one ladder probe for all while the database is down: history grows per probe, not per endpoint', async () => {
+    const accountId = await createAccount(direct);
+    const endpoints = [];
+    for (let i = 0; i < 5; i++) endpoints.push(await createEndpoint(direct, { accountId, url: `${receiver.url}/gate/${i}` }));
+    await proxy.cut();
+    try {
+      const published = await publish(accountId);
+      const isProbeTimer = (e: Record<string, any>) =>
+        Boolean(e.timerStartedEventAttributes) &&
+        Buffer.from(e.userMetadata?.summary?.data ?? []).toString().includes('database unavailable');
+      const events = async () => ((await tw.client.workflow.getHandle(`event:${published.event.id}`).fetchHistory()).events ?? []) as Record<string, any>[];
+      await waitFor(async () => (await events()).filter(isProbeTimer).length >= 3, { what: 'three probes', timeoutMs: 30_000 });
+      await proxy.restore();
+      const result = (await deliveryResult(tw.client, published.event.id, 60_000)) as DeliverEventResult;
+      expect(result.endpoints.map((e) => [e.outcome, e.attempts])).toEqual(
+        Array.from({ length: 5 }, () => ['delivered', 1]),
+      );
+      // Backoff timers pending at the same time, over the whole history: one prober, never one per endpoint.
+      let pending = 0;
+      let mostPending = 0;
+      const probeTimers = new Set<string>();
+      for (const e of await events()) {
+        if (isProbeTimer(e)) {
+          probeTimers.add(String(e.timerStartedEventAttributes.timerId));
+          mostPending = Math.max(mostPending, ++pending);
+        }
+        if (e.timerFiredEventAttributes && probeTimers.has(String(e.timerFiredEventAttributes.timerId))) pending -= 1;
+      }
+      expect(mostPending).toBe(1);
+      for (const endpoint of endpoints) {
+        expect((await attemptsOf(direct, endpoint.id)).map((a) => [a.attempt, a.succeeded])).toEqual([[1, true]]);
+      }
+    } finally {
+      await proxy.restore().catch(() => undefined);
+    }
+  }, 90_000);
 
   it('records an attempt posted just before the database went away, once, without posting again', async () => {
     const accountId = await createAccount(direct);
