@@ -18,9 +18,10 @@ export function isScope(value: string): value is Scope {
 }
 
 /**
- * The scope each merchant route needs: spec 4's table, plus the routes DESIGN.md adds (webhook list, read,
- * deliveries). The auth plugin reads it when a route is registered, so a route cannot drift from it, and a
- * /v1 route found neither here nor with `config.scope` stops the app at start instead of going unprotected.
+ * The scope each merchant route needs, the one place routes take it from: spec 4's table, plus the routes
+ * DESIGN.md and the rotation issue add (webhook list, read, deliveries, secret rotation). The auth plugin reads
+ * it when a route is registered; a /v1 route found neither here nor with `config.scope` (test routes) stops the
+ * app at start instead of going unprotected.
  */
 export const ROUTE_SCOPES: Readonly<Record<string, Scope>> = {
   'GET /v1/towns': 'network:read',
@@ -29,6 +30,7 @@ export const ROUTE_SCOPES: Readonly<Record<string, Scope>> = {
   'GET /v1/webhooks/:id': 'webhooks:manage',
   'DELETE /v1/webhooks/:id': 'webhooks:manage',
   'GET /v1/webhooks/:id/deliveries': 'webhooks:manage',
+  'POST /v1/webhooks/:id/secret/rotate': 'webhooks:manage',
 };
 
 /** HEAD answers like GET, so it needs what GET needs. */

@@ -46,7 +46,6 @@ export default async function townRoutes(fastify: FastifyInstance): Promise<void
   app.get(
     '/v1/towns',
     {
-      config: { scope: 'network:read' },
       schema: {
         summary: 'List towns',
         description: 'Towns the service delivers to, in alphabetical order, with cursor pagination.',

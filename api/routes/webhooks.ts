@@ -101,18 +101,17 @@ export default async function webhookRoutes(fastify: FastifyInstance, options: W
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(strictTypeBoxCompiler);
   const deps = (): EndpointDeps => ({ pool: app.deps.pool, config: app.deps.config, lookup: options.lookup });
-  const config = { scope: 'webhooks:manage' } as const;
   const tags = ['webhooks'];
 
   app.post(
     '/v1/webhooks',
-    { config, schema: { tags, summary: 'Register a webhook endpoint', body: RegisterBody, response: { 200: EndpointWithSecret, ...errors } } },
+    { schema: { tags, summary: 'Register a webhook endpoint', body: RegisterBody, response: { 200: EndpointWithSecret, ...errors } } },
     async (request) => registerEndpoint(deps(), authOf(request), request.body),
   );
 
   app.get(
     '/v1/webhooks',
-    { config, schema: { tags, summary: 'List webhook endpoints, newest first', querystring: ListQuery, response: { 200: listOf(EndpointRecord), ...errors } } },
+    { schema: { tags, summary: 'List webhook endpoints, newest first', querystring: ListQuery, response: { 200: listOf(EndpointRecord), ...errors } } },
     async (request) => {
       const { limit = DEFAULT_LIMIT, starting_after: startingAfter } = request.query;
       const auth = authOf(request);
@@ -123,13 +122,13 @@ export default async function webhookRoutes(fastify: FastifyInstance, options: W
 
   app.get(
     '/v1/webhooks/:id',
-    { config, schema: { tags, summary: 'Read a webhook endpoint (without its secret)', params: EndpointParams, response: { 200: EndpointRecord, ...errors } } },
+    { schema: { tags, summary: 'Read a webhook endpoint (without its secret)', params: EndpointParams, response: { 200: EndpointRecord, ...errors } } },
     async (request) => getEndpoint(deps(), authOf(request), request.params.id),
   );
 
   app.delete(
     '/v1/webhooks/:id',
-    { config, schema: { tags, summary: 'Remove a webhook endpoint', params: EndpointParams, response: { 200: Deleted, ...errors } } },
+    { schema: { tags, summary: 'Remove a webhook endpoint', params: EndpointParams, response: { 200: Deleted, ...errors } } },
     async (request) => {
       const auth = authOf(request);
       await deleteEndpoint(deps(), auth, request.params.id);
@@ -140,7 +139,6 @@ export default async function webhookRoutes(fastify: FastifyInstance, options: W
   app.post(
     '/v1/webhooks/:id/secret/rotate',
     {
-      config,
       schema: {
         tags,
         summary: 'Rotate the signing secret; the new one is shown once',
@@ -158,7 +156,6 @@ export default async function webhookRoutes(fastify: FastifyInstance, options: W
   app.get(
     '/v1/webhooks/:id/deliveries',
     {
-      config,
       schema: {
         tags,
         summary: 'List every delivery attempt for an endpoint, newest first',

@@ -354,6 +354,19 @@ describe('webhook endpoints API', () => {
       expect(loaded?.secrets).toEqual([rotated.secret, created.secret]);
     });
 
+    it('needs webhooks:manage, like every webhook route (core/scopes.ts)', async () => {
+      const created = (await register({ url: PUBLIC_URL })).json();
+      const reader = await createApiKey(api.pool, { accountId: merchant.accountId, mode: 'test', scopes: ['network:read'] });
+      const res = await api.app.inject({
+        method: 'POST',
+        url: `/v1/webhooks/${created.id}/secret/rotate`,
+        headers: { authorization: `Bearer ${reader.key}` },
+      });
+      expect(res.statusCode).toBe(403);
+      expect(res.json().error).toMatchObject({ code: 'insufficient_scope', scope: 'webhooks:manage' });
+      expect((await loadEndpointForDelivery(api.pool, created.id))?.secrets).toEqual([created.secret]);
+    });
+
     it('drops the old secret at once with expires_in_seconds 0, and validates the body', async () => {
       const created = (await register({ url: PUBLIC_URL })).json();
       const rotate = (payload: object) =>
