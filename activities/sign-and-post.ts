@@ -3,10 +3,10 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { Agent } from 'undici';
 import type { Config } from '../core/config';
 import { ATTEMPT_DB_DEADLINE_MS, USER_AGENT } from '../core/delivery-policy';
-import { postWebhook, type PostResult } from '../core/http-client';
+import { postWebhook } from '../core/http-client';
 import { SecretUnavailableError } from '../core/secrets';
 import { signatureHeader } from '../core/signing';
-import { insertAttempt, type AttemptRecord } from '../db/attempt-records';
+import { insertAttempt } from '../db/attempt-records';
 import { loadAttemptContext, type EndpointForDelivery } from '../db/endpoints';
 import type { Pool } from '../db/pool';
 import { attemptRecord, type AttemptOutcome, type SignAndPostInput } from './types';
@@ -59,11 +59,6 @@ function deliveryHeaders(input: SignAndPostInput, body: string, secrets: string[
   };
 }
 
-function toRecord(input: SignAndPostInput, result: PostResult): AttemptRecord {
-  const { statusCode, responseBody, error, durationMs, succeeded } = result;
-  return attemptRecord(input, { statusCode, responseBody, error, durationMs, succeeded });
-}
-
 /**
  * Check, post and record in one activity, so a successful delivery costs one activity and two queries.
  * Temporal never retries it: a failure after posting must not post again, so it returns a typed outcome
@@ -86,7 +81,7 @@ export function createSignAndPost(deps: SignAndPostDeps) {
       timeoutMs: input.timeoutMs,
       allowPrivate: deps.config.webhook.allowPrivateTargets,
     });
-    const record = toRecord(input, result);
+    const record = attemptRecord(input, result);
     const summary = {
       kind: 'attempted' as const,
       statusCode: result.statusCode,

@@ -3,7 +3,6 @@ import { ApiError } from './errors';
 import { randomBase62 } from './ids';
 
 export type KeyMode = 'test' | 'live';
-export const KEY_MODES: readonly KeyMode[] = ['test', 'live'];
 
 /** DESIGN.md: `svc_test_` or `svc_live_` + 32 characters [A-Za-z0-9]; anything else is malformed. */
 export const API_KEY_PATTERN = /^svc_(test|live)_[A-Za-z0-9]{32}$/;

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { formatDuration, parseDuration, parseDurationList } from './durations';
 
 /**
@@ -195,8 +195,4 @@ export function loadConfigOrExit(env: Env = process.env): Config {
     }
     throw err;
   }
-}
-
-export function readCaFile(config: Config): string | undefined {
-  return config.webhook.caFile ? readFileSync(config.webhook.caFile, 'utf8') : undefined;
 }

@@ -29,7 +29,3 @@ export type IdKind = keyof typeof ID_PREFIX;
 export function newId(kind: IdKind): string {
   return ID_PREFIX[kind] + randomBase62(24);
 }
-
-export function hasPrefix(kind: IdKind, id: string): boolean {
-  return id.startsWith(ID_PREFIX[kind]);
-}

@@ -82,11 +82,3 @@ export async function markEmailSent(pool: Pool, notificationId: string): Promise
     notificationId,
   ]);
 }
-
-export async function listNotifications(pool: Pool, endpointId: string): Promise<NotificationRow[]> {
-  const { rows } = await pool.query<NotificationRow>(
-    'SELECT * FROM notifications WHERE endpoint_id = $1 ORDER BY created_at, id',
-    [endpointId],
-  );
-  return rows;
-}
