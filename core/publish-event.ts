@@ -104,7 +104,13 @@ export function validateEventInput(input: PublishInput): { type: EventType; data
   return { type: input.type, data: input.data };
 }
 
-async function storeEvent(pool: Pool, input: PublishInput, type: EventType, data: Record<string, unknown>): Promise<EventRow> {
+/** The stored row, and its envelope: the one just built, or the earlier one parsed back when the id was seen before. */
+async function storeEvent(
+  pool: Pool,
+  input: PublishInput,
+  type: EventType,
+  data: Record<string, unknown>,
+): Promise<{ row: EventRow; event: EventEnvelope }> {
   const envelope: EventEnvelope = {
     id: input.id ?? newId('event'),
     object: 'event',
@@ -116,13 +122,14 @@ async function storeEvent(pool: Pool, input: PublishInput, type: EventType, data
   const row = { id: envelope.id, accountId: input.accountId, livemode: input.livemode, type, created: envelope.created };
   const stored = await insertEventWithFanOut(pool, { ...row, body: JSON.stringify(envelope) });
   if (stored === null) throw new ApiError('resource_missing', `No such account: ${input.accountId}.`, { param: 'account_id' });
+  if (stored?.inserted) return { row: stored, event: envelope };
   // A concurrent publish of the same id committed after our statement's snapshot: read it now.
   const existing = stored ?? (await findEvent(pool, envelope.id));
   if (!existing) throw new Error(`event ${envelope.id} neither inserted nor found`);
   if (existing.account_id !== input.accountId) {
     throw new ApiError('idempotency_conflict', `The event id ${envelope.id} is already used.`, { param: 'id' });
   }
-  return { inserted: false, ...existing };
+  return { row: { inserted: false, ...existing }, event: JSON.parse(existing.body) as EventEnvelope };
 }
 
 function deliveryInput(row: EventRow, config: Config): DeliverEventInput {
@@ -188,8 +195,7 @@ async function startDelivery(temporal: Client, config: Config, input: DeliverEve
  */
 export async function publishEvent(deps: PublishDeps, input: PublishInput): Promise<PublishedEvent> {
   const { type, data } = validateEventInput(input);
-  const row = await storeEvent(deps.pool, input, type, data);
-  const event = JSON.parse(row.body) as EventEnvelope;
+  const { row, event } = await storeEvent(deps.pool, input, type, data);
   let workflowId: string | null = null;
   if (row.endpoint_ids.length > 0) {
     workflowId = row.inserted || !row.attempted
