@@ -14,6 +14,7 @@ import rateLimitPlugin from './plugins/rate-limit';
 import healthRoutes from './routes/health';
 import internalEventRoutes from './routes/internal-events';
 import townRoutes from './routes/towns';
+import { strictTypeBoxCompiler } from './typebox-validator';
 import webhookRoutes from './routes/webhooks';
 
 export interface AppDeps {
@@ -65,8 +66,9 @@ export async function buildApp(
       (reply as FastifyReply).header('Request-Id', request.id).status(apiError.status).send(apiError.toBody());
     },
     clientErrorHandler,
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', allErrors: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
+  // Every route validates with TypeBox: bodies exactly as sent, querystring and params converted strictly.
+  app.setValidatorCompiler(strictTypeBoxCompiler);
   app.decorate('deps', deps);
   app.addHook('onSend', async (request, reply) => {
     reply.header('Request-Id', request.id);

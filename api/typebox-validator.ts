@@ -4,10 +4,10 @@ import { Compile } from 'typebox/compile';
 import { Value } from 'typebox/value';
 
 /**
- * A validator compiler for routes that must not coerce JSON bodies. The app's ajv runs with
- * coerceTypes 'array', which would quietly turn `"events": "parcel.created"` into a list and `"url": 5`
- * into "5"; here bodies are checked as sent, while querystring and params (always strings on the wire)
- * are converted to their schema types first. Register it inside a route plugin with setValidatorCompiler.
+ * The app's validator compiler (api/app.ts). Fastify's default ajv coerces, which would quietly turn
+ * `"events": "parcel.created"` into a list, `"url": 5` into "5" and `"livemode": "true"` into true; here
+ * bodies are checked as sent, while querystring and params (always strings on the wire) are converted to
+ * their schema types first.
  *
  * Issues are reshaped to ajv's (missingProperty, additionalProperty) so api/errors.ts maps them the same way.
  */

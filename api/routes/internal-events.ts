@@ -5,7 +5,6 @@ import Type from 'typebox';
 import { ApiError } from '../../core/errors';
 import { EVENT_TYPES } from '../../core/event-catalog';
 import { publishEvent } from '../../core/publish-event';
-import { strictTypeBoxCompiler } from '../typebox-validator';
 
 /**
  * Internal publishing for the parcel system (DESIGN.md "Contract"): a thin handler over publishEvent, behind
@@ -57,8 +56,6 @@ function checkToken(request: FastifyRequest, expected: string | undefined): void
 
 export default async function internalEventRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  // Bodies checked as sent: "livemode": "true" must not quietly become true.
-  app.setValidatorCompiler(strictTypeBoxCompiler);
   app.post(
     '/internal/v1/events',
     {

@@ -19,7 +19,6 @@ import { EVENT_TYPES } from '../../core/event-catalog';
 import type { Lookup } from '../../core/ssrf';
 import { ErrorResponse } from '../errors';
 import { authOf } from '../plugins/auth';
-import { strictTypeBoxCompiler } from '../typebox-validator';
 
 /** Webhook endpoints (spec 4, DESIGN.md "API decisions"): thin handlers over core/webhook-endpoints. */
 
@@ -99,7 +98,6 @@ export interface WebhookRouteOptions {
 
 export default async function webhookRoutes(fastify: FastifyInstance, options: WebhookRouteOptions = {}): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  app.setValidatorCompiler(strictTypeBoxCompiler);
   const deps = (): EndpointDeps => ({ pool: app.deps.pool, config: app.deps.config, lookup: options.lookup });
   const tags = ['webhooks'];
 

@@ -79,6 +79,9 @@ describe('GET /v1/towns (network:read)', () => {
       ['?limit=0', 'parameter_invalid'],
       ['?limit=101', 'parameter_invalid'],
       ['?limit=abc', 'parameter_invalid'],
+      // Written as a decimal integer or refused, as on every route (api/typebox-validator.ts).
+      ['?limit=0x10', 'parameter_invalid'],
+      ['?limit=1.5', 'parameter_invalid'],
       ['?limit=1%3B%20DROP%20TABLE%20towns', 'parameter_invalid'],
       [`?starting_after=${encodeURIComponent("town_x' OR '1'='1")}`, 'parameter_invalid'],
       ['?starting_after=', 'parameter_invalid'],
