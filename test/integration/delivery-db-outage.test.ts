@@ -23,6 +23,11 @@ describe('delivery: our database down', () => {
   let direct: Pool;
   let receiver: Receiver;
 
+  /** A backoff timer the workflow starts when an attempt could not read the database (its summary says so). */
+  const isBackoffTimer = (e: Record<string, any>) =>
+    Boolean(e.timerStartedEventAttributes) &&
+    Buffer.from(e.userMetadata?.summary?.data ?? []).toString().includes('database unavailable');
+
   const historyHas = async (eventId: string, match: (e: Record<string, any>) => boolean) => {
     const history = await tw.client.workflow.getHandle(`event:${eventId}`).fetchHistory();
     return (history.events ?? []).some((e) => match(e as Record<string, any>));
@@ -58,11 +63,7 @@ describe('delivery: our database down', () => {
     try {
       const published = await publish(accountId);
       await waitFor(
-        () =>
-          historyHas(
-            published.event.id,
-            (e) => Boolean(e.timerStartedEventAttributes) && Buffer.from(e.userMetadata?.summary?.data ?? []).toString().includes('database unavailable'),
-          ),
+        () => historyHas(published.event.id, isBackoffTimer),
         { what: 'a database-unavailable backoff timer' },
       );
       expect(receiver.at('/before')).toHaveLength(0);
@@ -83,11 +84,8 @@ describe('delivery: our database down', () => {
     await proxy.cut();
     try {
       const published = await publish(accountId);
-      const isProbeTimer = (e: Record<string, any>) =>
-        Boolean(e.timerStartedEventAttributes) &&
-        Buffer.from(e.userMetadata?.summary?.data ?? []).toString().includes('database unavailable');
       const events = async () => ((await tw.client.workflow.getHandle(`event:${published.event.id}`).fetchHistory()).events ?? []) as Record<string, any>[];
-      await waitFor(async () => (await events()).filter(isProbeTimer).length >= 3, { what: 'three probes', timeoutMs: 30_000 });
+      await waitFor(async () => (await events()).filter(isBackoffTimer).length >= 3, { what: 'three probes', timeoutMs: 30_000 });
       await proxy.restore();
       const result = (await deliveryResult(tw.client, published.event.id, 60_000)) as DeliverEventResult;
       expect(result.endpoints.map((e) => [e.outcome, e.attempts])).toEqual(
@@ -98,7 +96,7 @@ describe('delivery: our database down', () => {
       let mostPending = 0;
       const probeTimers = new Set<string>();
       for (const e of await events()) {
-        if (isProbeTimer(e)) {
+        if (isBackoffTimer(e)) {
           probeTimers.add(String(e.timerStartedEventAttributes.timerId));
           mostPending = Math.max(mostPending, ++pending);
         }
@@ -148,11 +146,7 @@ describe('delivery: our database down', () => {
     try {
       const published = await publish(accountId);
       await waitFor(
-        () =>
-          historyHas(
-            published.event.id,
-            (e) => Boolean(e.timerStartedEventAttributes) && Buffer.from(e.userMetadata?.summary?.data ?? []).toString().includes('database unavailable'),
-          ),
+        () => historyHas(published.event.id, isBackoffTimer),
         { what: 'a database-unavailable backoff timer', timeoutMs: 20_000 },
       );
       // The backoff timer shows the attempt gave up on its own deadline, before its activity timeout.
