@@ -6,14 +6,12 @@ import type { AttemptRecord } from '../db/attempt-records';
 
 export type { AttemptRecord };
 
-export interface SignAndPostInput {
+/** Which attempt of which delivery: the fields an attempt's record shares with its input. */
+type AttemptIdentity = Pick<AttemptRecord, 'endpointId' | 'eventId' | 'eventType' | 'accountId' | 'livemode' | 'attempt'>;
+
+export interface SignAndPostInput extends AttemptIdentity {
+  /** The record's id, made in the workflow so an attempt lost with its worker keeps it. */
   attemptId: string;
-  endpointId: string;
-  eventId: string;
-  eventType: string;
-  accountId: string;
-  livemode: boolean;
-  attempt: number;
   // No body: the activity reads the bytes stored at publish time (db/endpoints.ts loadAttemptContext), so the
   // body is not copied into workflow history on every attempt. Inputs scheduled before this change still carry
   // a `body` field; it is the same bytes and is ignored.
