@@ -2,6 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { Transporter } from 'nodemailer';
 import type { Agent } from 'undici';
 import type { Config } from '../core/config';
+import type { DeliveryActivities } from '../core/delivery-contract';
 import type { Pool } from '../db/pool';
 import { createRecordAttempt } from './record-attempt';
 import { createSignAndPost } from './sign-and-post';
@@ -19,7 +20,7 @@ export interface ActivityDeps {
 }
 
 /** Activities come from a factory over their dependencies; the worker builds those, tests may pass their own. */
-export function createActivities(deps: ActivityDeps) {
+export function createActivities(deps: ActivityDeps): DeliveryActivities {
   return {
     async probeDatabase(): Promise<string> {
       const { rows } = await deps.pool.query<{ version: string }>("SELECT current_setting('server_version') AS version");
@@ -30,5 +31,3 @@ export function createActivities(deps: ActivityDeps) {
     ...createSupervisorActivities(deps),
   };
 }
-
-export type Activities = ReturnType<typeof createActivities>;

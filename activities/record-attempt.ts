@@ -1,4 +1,5 @@
-import { insertAttempt, type AttemptRecord, type RecordResult } from '../db/attempt-records';
+import type { AttemptRecord, RecordResult } from '../core/delivery-contract';
+import { insertAttempt } from '../db/attempt-records';
 import type { Pool } from '../db/pool';
 
 /**

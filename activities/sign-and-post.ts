@@ -9,7 +9,7 @@ import { signatureHeader } from '../core/signing';
 import { insertAttempt } from '../db/attempt-records';
 import { loadAttemptContext, type EndpointForDelivery } from '../db/endpoints';
 import type { Pool } from '../db/pool';
-import { attemptRecord, type AttemptOutcome, type SignAndPostInput } from './types';
+import { attemptRecord, FAILURE, type AttemptOutcome, type SignAndPostInput } from '../core/delivery-contract';
 
 export interface SignAndPostDeps {
   config: Config;
@@ -43,7 +43,7 @@ async function loadContext(
     const key = deps.config.webhook.secretEncryptionKey;
     return await withinDeadline(loadAttemptContext(deps.pool, input.endpointId, input.eventId, key), 'reading the endpoint');
   } catch (err) {
-    const type = err instanceof SecretUnavailableError ? 'SecretUnavailable' : 'DatabaseUnavailable';
+    const type = err instanceof SecretUnavailableError ? FAILURE.secretUnavailable : FAILURE.databaseUnavailable;
     throw ApplicationFailure.create({ type, message: (err as Error).message, nonRetryable: true });
   }
 }

@@ -3,13 +3,20 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
 import type { Transporter } from 'nodemailer';
 import type { Config } from '../core/config';
-import { NOTIFICATION_EMAIL_FAILED, WORKFLOW_ID } from '../core/delivery-policy';
 import { newId } from '../core/ids';
 import { markEmailSent, markFailingWithNotification, setAbandonedStreak, type FailingEndpoint } from '../db/notifications';
 import type { Pool } from '../db/pool';
-import type { endpointSupervisor } from '../workflows/endpoint-supervisor';
-import { abandonedSignal, deliverySucceededSignal, type AbandonedPayload } from '../workflows/signals';
-import type { MarkFailingInput, NotifySupervisorInput } from './types';
+import {
+  FAILURE,
+  signalOf,
+  WORKFLOW_ID,
+  type EndpointSupervisorWorkflow,
+  type MarkFailingInput,
+  type MarkFailingResult,
+  type NotifySupervisorInput,
+  type SupervisorMessage,
+  type SupervisorPayload,
+} from '../core/delivery-contract';
 
 export interface SupervisorDeps {
   config: Config;
@@ -40,30 +47,19 @@ export function createSupervisorActivities(deps: SupervisorDeps) {
     /** Signal-with-start of the endpoint's supervisor, on the task queue of the worker running this. */
     async notifySupervisor(input: NotifySupervisorInput): Promise<void> {
       if (!deps.temporal) throw new Error('notifySupervisor needs a Temporal client in the activity deps');
-      const common = {
+      // The threshold rides with each abandonment: a running supervisor's start arguments are those of the
+      // event that started it, possibly under an older configuration.
+      const message: SupervisorMessage =
+        input.signal.kind === 'abandoned' ? { ...input.signal, failingThreshold: input.failingThreshold } : input.signal;
+      const { signal, payload } = signalOf(message);
+      await deps.temporal.workflow.signalWithStart<EndpointSupervisorWorkflow, [SupervisorPayload]>('endpointSupervisor', {
         workflowId: WORKFLOW_ID.supervisor(input.endpointId),
         taskQueue: Context.current().info.taskQueue,
-        args: [{ endpointId: input.endpointId, failingThreshold: input.failingThreshold }] as Parameters<
-          typeof endpointSupervisor
-        >,
+        args: [{ endpointId: input.endpointId, failingThreshold: input.failingThreshold }],
         staticSummary: `supervisor of ${input.endpointId}${input.url ? ` (${input.url})` : ''}`,
-      };
-      const { signal } = input;
-      if (signal.kind === 'abandoned') {
-        // The threshold rides with each abandonment: a running supervisor's start arguments are those of the
-        // event that started it, possibly under an older configuration.
-        const payload: AbandonedPayload = { eventId: signal.eventId, attemptCount: signal.attemptCount, failingThreshold: input.failingThreshold };
-        await deps.temporal.workflow.signalWithStart<typeof endpointSupervisor, [AbandonedPayload]>('endpointSupervisor', {
-          ...common,
-          signal: abandonedSignal,
-          signalArgs: [payload],
-        });
-      } else {
-        await deps.temporal.workflow.signalWithStart<typeof endpointSupervisor, [{ eventId: string }]>(
-          'endpointSupervisor',
-          { ...common, signal: deliverySucceededSignal, signalArgs: [{ eventId: signal.eventId }] },
-        );
-      }
+        signal,
+        signalArgs: [payload],
+      });
     },
 
     async recordAbandonedStreak(endpointId: string, streak: number): Promise<void> {
@@ -75,7 +71,7 @@ export function createSupervisorActivities(deps: SupervisorDeps) {
      * activity is retried) and, with SMTP_URL set, an email. A failed send throws, so Temporal retries it;
      * email_sent_at keeps a retry from sending twice.
      */
-    async markEndpointFailing(input: MarkFailingInput): Promise<{ notificationId: string | null; emailed: boolean }> {
+    async markEndpointFailing(input: MarkFailingInput): Promise<MarkFailingResult> {
       const notification = await markFailingWithNotification(deps.pool, {
         endpointId: input.endpointId,
         streak: input.streak,
@@ -96,7 +92,7 @@ export function createSupervisorActivities(deps: SupervisorDeps) {
         });
       } catch (err) {
         // Typed, so the supervisor can tell "stored, not emailed" (give up after the retries) from "not stored".
-        throw ApplicationFailure.retryable((err as Error).message, NOTIFICATION_EMAIL_FAILED);
+        throw ApplicationFailure.retryable((err as Error).message, FAILURE.notificationEmailFailed);
       }
       await markEmailSent(deps.pool, notification.id);
       log.info('endpoint failing: merchant emailed', { endpointId: input.endpointId });

@@ -55,8 +55,6 @@ export const SUPERVISOR_ACTIVITY_RETRY = {
  */
 export const MARK_FAILING_TIMEOUT = '1m';
 
-/** The ApplicationFailure type of a failed email: the mark and the notification row are stored by then. */
-export const NOTIFICATION_EMAIL_FAILED = 'NotificationEmailFailed';
 export const MARK_FAILING_RETRY = {
   initialInterval: '5s',
   backoffCoefficient: 2,
@@ -75,42 +73,3 @@ export const SUPERVISOR_IDLE_TIMEOUT = '7d';
 
 /** Sent on every post; the URL tells an endpoint's operator who is calling. */
 export const USER_AGENT = 'ParcelWebhooks/1.0 (+https://github.com/parcel-webhooks/parcel-webhooks)';
-
-/** Why an attempt failed without an HTTP answer (or with a redirect); null in the record when we got a status. */
-export const DELIVERY_ERRORS = [
-  'timeout',
-  'connection_refused',
-  'connection_reset',
-  'dns',
-  'tls',
-  'redirect',
-  'ssrf_blocked',
-  'invalid_url',
-  'network',
-  // the activity failed for a reason of ours (not a timeout) and the workflow recorded the attempt
-  'internal_error',
-] as const;
-export type DeliveryError = (typeof DELIVERY_ERRORS)[number];
-
-/**
- * ApplicationFailure types signAndPost throws before anything was posted (endpoint row unreadable, secret
- * unopenable): the workflow retries the same attempt, and it never counts as a failed attempt.
- */
-export const NOT_POSTED_FAILURES: readonly string[] = ['DatabaseUnavailable', 'SecretUnavailable'];
-
-export const WORKFLOW_ID = {
-  deliverEvent: (eventId: string) => `event:${eventId}`,
-  supervisor: (endpointId: string) => `endpoint-supervisor:${endpointId}`,
-};
-
-/** "10s", "1m", "6h" for summaries an operator reads in the Temporal UI. */
-export function humanDuration(ms: number): string {
-  const units: [number, string][] = [
-    [86_400_000, 'd'],
-    [3_600_000, 'h'],
-    [60_000, 'm'],
-    [1_000, 's'],
-  ];
-  for (const [size, unit] of units) if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
-  return `${ms}ms`;
-}

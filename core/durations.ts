@@ -1,3 +1,4 @@
+/** Durations as operators write them (`10s`, `1m`). Pure: workflow code formats its summaries with these. */
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 /** Parses `250ms`, `10s`, `1m`, `6h`, `1d` into milliseconds; throws on anything else. */
@@ -16,6 +17,7 @@ export function parseDurationList(text: string): number[] {
   return parts.map(parseDuration);
 }
 
+/** "10s", "1m", "6h": the largest whole unit, for config errors and the summaries an operator reads in the Temporal UI. */
 export function formatDuration(ms: number): string {
   for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1_000]] as const) {
     if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;

@@ -3,7 +3,8 @@ import { isIP } from 'node:net';
 import { createSecureContext, rootCertificates } from 'node:tls';
 import { Agent } from 'undici';
 import type { Config } from './config';
-import { RESPONSE_BODY_CHARS, RESPONSE_BODY_MAX_BYTES, type DeliveryError } from './delivery-policy';
+import type { AttemptResult, DeliveryError } from './delivery-contract';
+import { RESPONSE_BODY_CHARS, RESPONSE_BODY_MAX_BYTES } from './delivery-policy';
 import { guardedLookup, isPublicAddress } from './ssrf';
 
 /**
@@ -24,16 +25,6 @@ export function createHttpAgent(config: Config): Agent {
     // An endpoint we post to rarely should not pin sockets for long.
     keepAliveTimeout: 4_000,
   });
-}
-
-export interface PostResult {
-  statusCode: number | null;
-  /** First RESPONSE_BODY_CHARS characters of the answer; null when there was no answer. */
-  responseBody: string | null;
-  /** null when the endpoint answered with a status that is not a redirect (the status tells the rest). */
-  error: DeliveryError | null;
-  durationMs: number;
-  succeeded: boolean;
 }
 
 /** Reads just enough of a body to keep its first characters, then drops the connection's remainder. */
@@ -94,10 +85,10 @@ function blockedLiteral(url: URL, allowPrivate: boolean): boolean {
 export async function postWebhook(
   agent: Agent,
   request: { url: string; body: string; headers: Record<string, string>; timeoutMs: number; allowPrivate: boolean },
-): Promise<PostResult> {
+): Promise<AttemptResult> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
-  const fail = (error: DeliveryError): PostResult => ({
+  const fail = (error: DeliveryError): AttemptResult => ({
     statusCode: null,
     responseBody: null,
     error,

@@ -1,4 +1,7 @@
-import { randomBytes } from 'node:crypto';
+/**
+ * Every id we make, prefixed by type as Stripe and Svix do. No node: import, so workflow code can make its
+ * attempt ids here too (from its deterministic uuid4()); randomness comes from the global Web Crypto.
+ */
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
@@ -6,7 +9,7 @@ const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789
 export function randomBase62(length: number): string {
   let out = '';
   while (out.length < length) {
-    for (const byte of randomBytes(length * 2)) {
+    for (const byte of crypto.getRandomValues(new Uint8Array(length * 2))) {
       if (byte < 248) out += ALPHABET[byte % 62];
       if (out.length === length) break;
     }
@@ -14,7 +17,6 @@ export function randomBase62(length: number): string {
   return out;
 }
 
-/** Prefixed ids by type, as Stripe and Svix do, generated only here. */
 export const ID_PREFIX = {
   account: 'acct_',
   apiKey: 'key_',
@@ -28,4 +30,12 @@ export type IdKind = keyof typeof ID_PREFIX;
 
 export function newId(kind: IdKind): string {
   return ID_PREFIX[kind] + randomBase62(24);
+}
+
+/**
+ * A delivery attempt's id, made by the workflow from its replay-safe uuid4(), so an attempt lost with its worker
+ * keeps its id: dlv_ + the uuid's 32 hex digits.
+ */
+export function attemptIdFromUuid(uuid: string): string {
+  return ID_PREFIX.delivery + uuid.replace(/-/g, '');
 }

@@ -2,13 +2,12 @@ import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/c
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 import { findEvent, insertEventWithFanOut, type EventRow } from '../db/events';
 import type { Pool } from '../db/pool';
-import type { deliverEvent, DeliverEventInput } from '../workflows/deliver-event';
 import type { Config } from './config';
-import { humanDuration, WORKFLOW_ID } from './delivery-policy';
+import { SEARCH_ATTRIBUTES, WORKFLOW_ID, type DeliverEventInput, type DeliverEventWorkflow } from './delivery-contract';
+import { formatDuration } from './durations';
 import { ApiError } from './errors';
 import { EVENT_TYPES, isEventType, type EventType } from './event-catalog';
 import { newId } from './ids';
-import { SA_ACCOUNT_ID, SA_ENDPOINT_IDS, SA_EVENT_ID, SA_EVENT_TYPE, SA_LIVEMODE, searchableEndpointIds } from './search-attributes';
 
 export interface PublishDeps {
   pool: Pool;
@@ -132,7 +131,30 @@ async function storeEvent(
   return { row: { inserted: false, ...existing }, event: JSON.parse(existing.body) as EventEnvelope };
 }
 
-function deliveryInput(row: EventRow, config: Config): DeliverEventInput {
+/**
+ * Temporal refuses to start a workflow whose search attribute value is over 2 KB (dynamic config
+ * limit.searchAttributesSizeOfValueLimit, the same default on the dev server and a self-hosted cluster), measured
+ * on the JSON payload. A keyword list of endpoint ids reaches it at about 68 endpoints.
+ */
+export const SEARCH_ATTRIBUTE_VALUE_MAX_BYTES = 2 * 1024;
+
+/**
+ * The endpoint ids an event workflow is searchable by: all of them when they fit, else the first ones that do.
+ * An account with a wider fan-out still gets its deliveries; past the cap, find its events by account instead.
+ */
+export function searchableEndpointIds(endpointIds: readonly string[]): string[] {
+  const kept: string[] = [];
+  let size = 2; // the list's brackets
+  for (const id of endpointIds) {
+    const added = Buffer.byteLength(JSON.stringify(id)) + (kept.length > 0 ? 1 : 0);
+    if (size + added > SEARCH_ATTRIBUTE_VALUE_MAX_BYTES) break;
+    kept.push(id);
+    size += added;
+  }
+  return kept;
+}
+function deliveryInput(
+row: EventRow, config: Config): DeliverEventInput {
   return {
     eventId: row.id,
     eventType: row.type,
@@ -149,7 +171,7 @@ function deliveryInput(row: EventRow, config: Config): DeliverEventInput {
 function describe(input: DeliverEventInput): { staticSummary: string; staticDetails: string } {
   const mode = input.livemode ? 'live' : 'test';
   const count = input.endpointIds.length;
-  const ladder = input.retryDelaysMs.map(humanDuration).join(', ');
+  const ladder = input.retryDelaysMs.map(formatDuration).join(', ');
   return {
     staticSummary: `${input.eventType} ${input.eventId} -> ${count} endpoint${count === 1 ? '' : 's'} (${input.accountId}, ${mode})`,
     staticDetails: [
@@ -158,7 +180,7 @@ function describe(input: DeliverEventInput): { staticSummary: string; staticDeta
       `**Endpoints**: ${input.endpointIds.map((id) => `\`${id}\``).join(', ')}`,
       '',
       `**Ladder**: ${input.retryDelaysMs.length + 1} attempts, waits ${ladder}; ` +
-        `timeout ${humanDuration(input.timeoutMs)} per attempt; failing after ${input.failingThreshold} abandoned deliveries`,
+        `timeout ${formatDuration(input.timeoutMs)} per attempt; failing after ${input.failingThreshold} abandoned deliveries`,
     ].join('\n'),
   };
 }
@@ -167,17 +189,17 @@ function describe(input: DeliverEventInput): { staticSummary: string; staticDeta
 async function startDelivery(temporal: Client, config: Config, input: DeliverEventInput): Promise<string> {
   const workflowId = WORKFLOW_ID.deliverEvent(input.eventId);
   try {
-    await temporal.workflow.start<typeof deliverEvent>('deliverEvent', {
+    await temporal.workflow.start<DeliverEventWorkflow>('deliverEvent', {
       workflowId,
       taskQueue: config.temporal.taskQueue,
       args: [input],
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
       typedSearchAttributes: [
-        { key: SA_ACCOUNT_ID, value: input.accountId },
-        { key: SA_LIVEMODE, value: input.livemode },
-        { key: SA_EVENT_ID, value: input.eventId },
-        { key: SA_EVENT_TYPE, value: input.eventType },
-        { key: SA_ENDPOINT_IDS, value: searchableEndpointIds(input.endpointIds) },
+        { key: SEARCH_ATTRIBUTES.accountId, value: input.accountId },
+        { key: SEARCH_ATTRIBUTES.livemode, value: input.livemode },
+        { key: SEARCH_ATTRIBUTES.eventId, value: input.eventId },
+        { key: SEARCH_ATTRIBUTES.eventType, value: input.eventType },
+        { key: SEARCH_ATTRIBUTES.endpointIds, value: searchableEndpointIds(input.endpointIds) },
       ],
       ...describe(input),
     });

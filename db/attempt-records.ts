@@ -1,3 +1,4 @@
+import type { AttemptRecord, RecordResult } from '../core/delivery-contract';
 import type { Pool } from './pool';
 
 /**
@@ -5,27 +6,6 @@ import type { Pool } from './pool';
  * this file is the delivery engine's side, kept apart so the two never edit one file.
  */
 
-export interface AttemptRecord {
-  id: string;
-  endpointId: string;
-  eventId: string;
-  eventType: string;
-  accountId: string;
-  livemode: boolean;
-  attempt: number;
-  statusCode: number | null;
-  responseBody: string | null;
-  error: string | null;
-  durationMs: number;
-  succeeded: boolean;
-}
-
-export interface RecordResult {
-  /** The outcome stored for this (endpoint, event, attempt): ours, or an earlier writer's if it got there first. */
-  succeeded: boolean;
-  /** A success cleared the endpoint's failing mark or abandoned streak: its supervisor must hear of it. */
-  recovered: boolean;
-}
 
 /**
  * One round trip: the attempt row (idempotent on endpoint, event, attempt) and, on success, the reset of the

@@ -1,9 +1,10 @@
 import type { NativeConnection } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
-import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../core/search-attributes';
+import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../core/delivery-contract';
 
 const TYPES = temporal.api.enums.v1.IndexedValueType;
-const TYPE_OF = { Keyword: TYPES.INDEXED_VALUE_TYPE_KEYWORD, Bool: TYPES.INDEXED_VALUE_TYPE_BOOL, KeywordList: TYPES.INDEXED_VALUE_TYPE_KEYWORD_LIST };
+/** The proto enum of a search attribute type: KEYWORD -> INDEXED_VALUE_TYPE_KEYWORD. */
+const typeOf = (type: string) => TYPES[`INDEXED_VALUE_TYPE_${type}` as keyof typeof TYPES];
 
 /**
  * Registers the project's search attributes on a self-hosted cluster (the dev server gets them as flags).
@@ -22,7 +23,7 @@ export async function ensureSearchAttributes(
     if (missing.length === 0) return;
     await connection.operatorService.addSearchAttributes({
       namespace,
-      searchAttributes: Object.fromEntries(missing.map(([name, type]) => [name, TYPE_OF[type]])),
+      searchAttributes: Object.fromEntries(missing.map(([name, type]) => [name, typeOf(type)])),
     });
   } catch (err) {
     warn(`worker: could not register search attributes (${(err as Error).message}); register them on the cluster`);

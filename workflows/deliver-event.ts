@@ -8,53 +8,37 @@ import {
   TimeoutFailure,
   uuid4,
 } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import { attemptRecord, type AttemptOutcome, type SignAndPostInput } from '../activities/types';
+import {
+  attemptRecord,
+  NOT_POSTED_FAILURES,
+  type AttemptOutcome,
+  type DeliverEventInput,
+  type DeliverEventResult,
+  type DeliveryActivities,
+  type LadderResult,
+  type SignAndPostInput,
+} from '../core/delivery-contract';
 import {
   DB_UNAVAILABLE_INITIAL_BACKOFF_MS,
   DB_UNAVAILABLE_MAX_BACKOFF_MS,
-  humanDuration,
-  NOT_POSTED_FAILURES,
   NOTIFY_SUPERVISOR_TIMEOUT,
   RECORD_ATTEMPT_RETRY,
   RECORD_ATTEMPT_TIMEOUT,
   SIGN_AND_POST_MARGIN_MS,
 } from '../core/delivery-policy';
+import { formatDuration } from '../core/durations';
+import { attemptIdFromUuid } from '../core/ids';
 import { DatabaseGate } from './database-gate';
 
-/** Everything a delivery needs, fixed at publish time: a later config change never alters a running ladder. */
-export interface DeliverEventInput {
-  eventId: string;
-  eventType: string;
-  accountId: string;
-  livemode: boolean;
-  // The body stays in the events table, read by each attempt: a copy here would be history weight for nothing.
-  // Histories started before this change carry a `body` field, which is ignored.
-  endpointIds: string[];
-  retryDelaysMs: number[];
-  timeoutMs: number;
-  failingThreshold: number;
-}
-
-export type LadderResult =
-  | { endpointId: string; outcome: 'delivered'; attempts: number }
-  | { endpointId: string; outcome: 'abandoned'; attempts: number }
-  | { endpointId: string; outcome: 'skipped'; attempts: number; reason: string };
-
-export interface DeliverEventResult {
-  eventId: string;
-  endpoints: LadderResult[];
-}
-
-const { recordAttempt } = proxyActivities<Activities>({
+const { recordAttempt } = proxyActivities<DeliveryActivities>({
   startToCloseTimeout: RECORD_ATTEMPT_TIMEOUT,
   retry: RECORD_ATTEMPT_RETRY,
 });
 
 // Options are set per call (executeWithOptions): the timeout follows each event's own config.
-const { signAndPost } = proxyActivities<Activities>({ startToCloseTimeout: '15s', retry: { maximumAttempts: 1 } });
+const { signAndPost } = proxyActivities<DeliveryActivities>({ startToCloseTimeout: '15s', retry: { maximumAttempts: 1 } });
 
-const { notifySupervisor } = proxyActivities<Activities>({
+const { notifySupervisor } = proxyActivities<DeliveryActivities>({
   startToCloseTimeout: NOTIFY_SUPERVISOR_TIMEOUT,
   retry: RECORD_ATTEMPT_RETRY,
 });
@@ -117,7 +101,7 @@ async function attemptOnce(input: SignAndPostInput, summary: string, gate: Datab
         }
         if (!gate.claim(ladder)) continue;
         log.warn('attempt not posted: database unavailable, retrying', { endpointId: input.endpointId, backoffMs });
-        await sleep(backoffMs, { summary: `database unavailable: retry attempt ${input.attempt} in ${humanDuration(backoffMs)}` });
+        await sleep(backoffMs, { summary: `database unavailable: retry attempt ${input.attempt} in ${formatDuration(backoffMs)}` });
         backoffMs = Math.min(backoffMs * 2, DB_UNAVAILABLE_MAX_BACKOFF_MS);
       }
     }
@@ -135,7 +119,7 @@ async function runLadder(input: DeliverEventInput, endpointId: string, gate: Dat
   let url: string | undefined;
   for (let n = 1; n <= total; n++) {
     // Generated here, not in the activity, so an attempt lost with its worker keeps its id.
-    const attemptId = `dlv_${uuid4().replace(/-/g, '')}`;
+    const attemptId = attemptIdFromUuid(uuid4());
     const request: SignAndPostInput = {
       attemptId,
       endpointId,
@@ -162,7 +146,7 @@ async function runLadder(input: DeliverEventInput, endpointId: string, gate: Dat
     }
     const delay = input.retryDelaysMs[n - 1];
     if (delay !== undefined) {
-      await sleep(delay, { summary: `retry ${n + 1}/${total} of ${endpointId} in ${humanDuration(delay)}` });
+      await sleep(delay, { summary: `retry ${n + 1}/${total} of ${endpointId} in ${formatDuration(delay)}` });
     }
   }
   await notifySupervisor({

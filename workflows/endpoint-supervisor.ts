@@ -10,38 +10,30 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import type { SupervisorSignal } from '../activities/types';
+import {
+  FAILURE,
+  messageOf,
+  abandonedSignal,
+  deliverySucceededSignal,
+  type DeliveryActivities,
+  type SupervisorInput,
+  type SupervisorMessage,
+  type SupervisorSnapshot,
+} from '../core/delivery-contract';
 import {
   MARK_FAILING_RETRY,
   MARK_FAILING_TIMEOUT,
-  NOTIFICATION_EMAIL_FAILED,
   SUPERVISOR_ACTIVITY_RETRY,
   SUPERVISOR_ACTIVITY_TIMEOUT,
   SUPERVISOR_IDLE_TIMEOUT,
   SUPERVISOR_SIGNALS_PER_RUN,
 } from '../core/delivery-policy';
-import { abandonedSignal, deliverySucceededSignal } from './signals';
 
-export interface SupervisorSnapshot {
-  abandoned: number;
-  failing: boolean;
-  episodeStartEventId: string | null;
-}
-
-export interface SupervisorInput {
-  endpointId: string;
-  failingThreshold: number;
-  state?: SupervisorSnapshot;
-  /** Signals received but not yet handled when the previous run continued as new. */
-  inbox?: SupervisorSignal[];
-}
-
-const { recordAbandonedStreak } = proxyActivities<Activities>({
+const { recordAbandonedStreak } = proxyActivities<DeliveryActivities>({
   startToCloseTimeout: SUPERVISOR_ACTIVITY_TIMEOUT,
   retry: SUPERVISOR_ACTIVITY_RETRY,
 });
-const { markEndpointFailing } = proxyActivities<Activities>({
+const { markEndpointFailing } = proxyActivities<DeliveryActivities>({
   startToCloseTimeout: MARK_FAILING_TIMEOUT,
   retry: MARK_FAILING_RETRY,
 });
@@ -89,7 +81,7 @@ export class EndpointSupervisorState {
   }
 }
 
-async function handle(input: SupervisorInput, state: EndpointSupervisorState, signal: SupervisorSignal): Promise<void> {
+async function handle(input: SupervisorInput, state: EndpointSupervisorState, signal: SupervisorMessage): Promise<void> {
   if (signal.kind === 'deliverySucceeded') {
     // The success path already reset the database row in the same statement that recorded the attempt.
     state.succeed();
@@ -113,7 +105,7 @@ async function handle(input: SupervisorInput, state: EndpointSupervisorState, si
       // The email gives up after its retries (SMTP down): the mark and the notification row are stored by then.
       // Anything else (our Postgres down longer than the retries) left nothing stored: try again, or the
       // endpoint would never be marked. Patched: runs that gave up before this change replay as they ran.
-      const emailOnly = err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === NOTIFICATION_EMAIL_FAILED;
+      const emailOnly = err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === FAILURE.notificationEmailFailed;
       if (emailOnly || !patched('mark-failing-until-stored')) {
         log.error('could not notify the merchant of a failing endpoint', { endpointId: input.endpointId, err });
         return;
@@ -129,12 +121,12 @@ async function handle(input: SupervisorInput, state: EndpointSupervisorState, si
  */
 export async function endpointSupervisor(input: SupervisorInput): Promise<SupervisorSnapshot> {
   const state = new EndpointSupervisorState(input.failingThreshold, input.state);
-  const inbox: SupervisorSignal[] = [...(input.inbox ?? [])];
-  setHandler(abandonedSignal, ({ eventId, attemptCount, failingThreshold }) => {
-    inbox.push({ kind: 'abandoned', eventId, attemptCount, ...(failingThreshold === undefined ? {} : { failingThreshold }) });
+  const inbox: SupervisorMessage[] = [...(input.inbox ?? [])];
+  setHandler(abandonedSignal, (payload) => {
+    inbox.push(messageOf('abandoned', payload));
   });
-  setHandler(deliverySucceededSignal, ({ eventId }) => {
-    inbox.push({ kind: 'deliverySucceeded', eventId });
+  setHandler(deliverySucceededSignal, (payload) => {
+    inbox.push(messageOf('deliverySucceeded', payload));
   });
 
   for (;;) {

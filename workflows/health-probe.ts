@@ -1,7 +1,7 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type { Activities } from '../activities';
+import type { DeliveryActivities } from '../core/delivery-contract';
 
-const { probeDatabase } = proxyActivities<Activities>({
+const { probeDatabase } = proxyActivities<DeliveryActivities>({
   startToCloseTimeout: '10s',
   retry: { maximumAttempts: 3 },
 });

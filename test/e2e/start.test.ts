@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../../core/search-attributes';
+import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../../core/delivery-contract';
 import { dropDatabase } from '../../db/migrate';
 import { freePort } from '../helpers/ports';
 import { waitFor } from '../helpers/wait';

@@ -3,7 +3,7 @@ import { inject } from 'vitest';
 import type { Config } from '../../core/config';
 import { publishEvent } from '../../core/publish-event';
 import { createPool, type Pool } from '../../db/pool';
-import type { DeliverEventResult } from '../../workflows/deliver-event';
+import type { DeliverEventResult } from '../../core/delivery-contract';
 import { attemptsOf, createEndpoint, deliveryResult, parcel } from '../helpers/delivery';
 import { testConfig } from '../helpers/env';
 import { createAccount } from '../helpers/fixtures';

@@ -1,7 +1,7 @@
 import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publishEvent } from '../../core/publish-event';
-import { SA_ENDPOINT_IDS } from '../../core/search-attributes';
+import { SEARCH_ATTRIBUTES } from '../../core/delivery-contract';
 import { attemptsOf, createEndpoint, deliveryResult, parcel } from '../helpers/delivery';
 import { testConfig } from '../helpers/env';
 import { createAccount } from '../helpers/fixtures';
@@ -73,7 +73,7 @@ describe('delivery: wide fan-out with a large body', () => {
     expect(result.endpoints.map((e) => e.outcome)).toEqual(Array(200).fill('delivered'));
 
     const described = await tw.client.workflow.getHandle(published.workflowId as string).describe();
-    const searchable = described.typedSearchAttributes.get(SA_ENDPOINT_IDS) ?? [];
+    const searchable = described.typedSearchAttributes.get(SEARCH_ATTRIBUTES.endpointIds) ?? [];
     expect(searchable.length).toBeGreaterThan(50);
     expect(searchable).toEqual(published.endpointIds.slice(0, searchable.length));
     expect(JSON.stringify(searchable).length).toBeLessThanOrEqual(2048);

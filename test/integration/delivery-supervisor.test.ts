@@ -6,7 +6,7 @@ import { createPool } from '../../db/pool';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../../core/config';
 import { SUPERVISOR_SIGNALS_PER_RUN } from '../../core/delivery-policy';
-import { abandonedSignal, deliverySucceededSignal } from '../../workflows/signals';
+import { abandonedSignal, deliverySucceededSignal } from '../../core/delivery-contract';
 import { publishEvent } from '../../core/publish-event';
 import { createEndpoint, deliveryResult, parcel } from '../helpers/delivery';
 import { testConfig } from '../helpers/env';

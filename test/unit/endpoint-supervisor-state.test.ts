@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { classifyError } from '../../core/http-client';
-import { humanDuration } from '../../core/delivery-policy';
+import { formatDuration } from '../../core/durations';
 import { EndpointSupervisorState } from '../../workflows/endpoint-supervisor';
 
 describe('EndpointSupervisorState', () => {
@@ -50,6 +50,6 @@ describe('delivery error kinds', () => {
   });
 
   it('formats ladder delays for summaries', () => {
-    expect([10_000, 60_000, 600_000, 3_600_000, 21_600_000, 1_500].map(humanDuration)).toEqual(['10s', '1m', '10m', '1h', '6h', '1500ms']);
+    expect([10_000, 60_000, 600_000, 3_600_000, 21_600_000, 1_500].map(formatDuration)).toEqual(['10s', '1m', '10m', '1h', '6h', '1500ms']);
   });
 });

@@ -1,0 +1,246 @@
+/**
+ * The workflow-facing delivery contract: every message that crosses between the workflows, their activities
+ * and the code that starts or signals them, defined once. Workflow code imports this file, so it holds types,
+ * pure functions and Temporal definitions only. Every value here lands in workflow history: a field renamed or
+ * removed must still read the histories already written (test/fixtures/histories replay them).
+ */
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import { defineSignal, type SignalDefinition } from '@temporalio/workflow';
+
+// ---- Workflow ids and types ----------------------------------------------------------------------------------
+
+export const WORKFLOW_ID = {
+  deliverEvent: (eventId: string) => `event:${eventId}`,
+  supervisor: (endpointId: string) => `endpoint-supervisor:${endpointId}`,
+};
+
+/** Everything a delivery needs, fixed at publish time: a later config change never alters a running ladder. */
+export interface DeliverEventInput {
+  eventId: string;
+  eventType: string;
+  accountId: string;
+  livemode: boolean;
+  // The body stays in the events table, read by each attempt: a copy here would be history weight for nothing.
+  // Histories started before this change carry a `body` field, which is ignored.
+  endpointIds: string[];
+  retryDelaysMs: number[];
+  timeoutMs: number;
+  failingThreshold: number;
+}
+
+export type LadderResult =
+  | { endpointId: string; outcome: 'delivered'; attempts: number }
+  | { endpointId: string; outcome: 'abandoned'; attempts: number }
+  | { endpointId: string; outcome: 'skipped'; attempts: number; reason: string };
+
+export interface DeliverEventResult {
+  eventId: string;
+  endpoints: LadderResult[];
+}
+
+export interface SupervisorSnapshot {
+  abandoned: number;
+  failing: boolean;
+  episodeStartEventId: string | null;
+}
+
+export interface SupervisorInput {
+  endpointId: string;
+  failingThreshold: number;
+  state?: SupervisorSnapshot;
+  /** Signals received but not yet handled when the previous run continued as new. */
+  inbox?: SupervisorMessage[];
+}
+
+/** Signatures of the workflows, so callers start and signal them by name without importing workflow code. */
+export type DeliverEventWorkflow = (input: DeliverEventInput) => Promise<DeliverEventResult>;
+export type EndpointSupervisorWorkflow = (input: SupervisorInput) => Promise<SupervisorSnapshot>;
+
+// ---- One attempt ---------------------------------------------------------------------------------------------
+
+/** Why an attempt failed without an HTTP answer (or with a redirect); null in the record when we got a status. */
+export const DELIVERY_ERRORS = [
+  'timeout',
+  'connection_refused',
+  'connection_reset',
+  'dns',
+  'tls',
+  'redirect',
+  'ssrf_blocked',
+  'invalid_url',
+  'network',
+  // the activity failed for a reason of ours (not a timeout) and the workflow recorded the attempt
+  'internal_error',
+] as const;
+export type DeliveryError = (typeof DELIVERY_ERRORS)[number];
+
+/** Which attempt of which delivery: shared by the attempt's input and its record. */
+export interface AttemptIdentity {
+  endpointId: string;
+  eventId: string;
+  eventType: string;
+  accountId: string;
+  livemode: boolean;
+  attempt: number;
+}
+
+export interface SignAndPostInput extends AttemptIdentity {
+  /** The record's id, made in the workflow so an attempt lost with its worker keeps it. */
+  attemptId: string;
+  // No body: the activity reads the bytes stored at publish time (domain/deliveries.ts), so the body is not
+  // copied into workflow history on every attempt. Inputs scheduled before this change still carry a `body`
+  // field; it is the same bytes and is ignored.
+  timeoutMs: number;
+}
+
+/** What one POST ended with (infra/http-client.ts); every value fits in history (RESPONSE_BODY_CHARS). */
+export interface AttemptResult {
+  statusCode: number | null;
+  /** First RESPONSE_BODY_CHARS characters of the answer; null when there was no answer. */
+  responseBody: string | null;
+  /** null when the endpoint answered with a status that is not a redirect (the status tells the rest). */
+  error: DeliveryError | null;
+  durationMs: number;
+  succeeded: boolean;
+}
+
+/** The stored attempt (table delivery_attempts): its identity and its result. */
+export interface AttemptRecord extends AttemptIdentity, AttemptResult {
+  id: string;
+}
+
+/** What recording an attempt found: idempotent on (endpoint, event, attempt), so the first writer's outcome. */
+export interface RecordResult {
+  succeeded: boolean;
+  /** A success cleared the endpoint's failing mark or abandoned streak: its supervisor must hear of it. */
+  recovered: boolean;
+}
+
+export type SkipReason = 'endpoint_missing' | 'endpoint_deleted' | 'account_suspended' | 'event_missing';
+
+export type AttemptOutcome =
+  | { kind: 'skipped'; reason: SkipReason }
+  | (Pick<AttemptResult, 'statusCode' | 'error' | 'durationMs'> &
+      RecordResult & {
+        kind: 'attempted';
+        url: string;
+        /** false: the inline write failed after posting; `record` must then be written by recordAttempt. */
+        recorded: boolean;
+        record?: AttemptRecord;
+      });
+
+/** Pure, so both the activity and the workflow (for an attempt lost with its worker) build records alike. */
+export function attemptRecord(input: SignAndPostInput, result: AttemptResult): AttemptRecord {
+  return {
+    id: input.attemptId,
+    endpointId: input.endpointId,
+    eventId: input.eventId,
+    eventType: input.eventType,
+    accountId: input.accountId,
+    livemode: input.livemode,
+    attempt: input.attempt,
+    ...result,
+  };
+}
+
+// ---- Failure types -------------------------------------------------------------------------------------------
+
+/** ApplicationFailure types the activities throw, read by the workflows. */
+export const FAILURE = {
+  /** signAndPost could not read the endpoint before posting: nothing was sent. */
+  databaseUnavailable: 'DatabaseUnavailable',
+  /** signAndPost could not open the endpoint's secret before posting: nothing was sent. */
+  secretUnavailable: 'SecretUnavailable',
+  /** A failed email: the failing mark and the notification row are stored by then. */
+  notificationEmailFailed: 'NotificationEmailFailed',
+} as const;
+
+/** Failures before anything was posted: the workflow retries the same attempt, never counted as failed. */
+export const NOT_POSTED_FAILURES: readonly string[] = [FAILURE.databaseUnavailable, FAILURE.secretUnavailable];
+
+// ---- The endpoint supervisor's messages ----------------------------------------------------------------------
+
+/** A delivery to the endpoint used all its attempts. */
+export interface AbandonedPayload {
+  eventId: string;
+  attemptCount: number;
+  /** The threshold the event was published with; absent in signals sent before it was carried. */
+  failingThreshold?: number;
+}
+
+/** A delivery succeeded after abandonments: the streak and the failing mark are already reset in the database. */
+export interface DeliverySucceededPayload {
+  eventId: string;
+}
+
+export const abandonedSignal = defineSignal<[AbandonedPayload]>('abandoned');
+export const deliverySucceededSignal = defineSignal<[DeliverySucceededPayload]>('deliverySucceeded');
+
+/** A signal as the supervisor queues it (and carries across continue-as-new): its payload tagged with its name. */
+export type SupervisorMessage =
+  | ({ kind: 'abandoned' } & AbandonedPayload)
+  | ({ kind: 'deliverySucceeded' } & DeliverySucceededPayload);
+
+export type SupervisorPayload = AbandonedPayload | DeliverySucceededPayload;
+
+/** The one translation between a queued message and the signal that carries it, both ways. */
+export function signalOf(message: SupervisorMessage): { signal: SignalDefinition<[SupervisorPayload]>; payload: SupervisorPayload } {
+  const { kind, ...payload } = message;
+  const signal = kind === 'abandoned' ? abandonedSignal : deliverySucceededSignal;
+  return { signal: signal as SignalDefinition<[SupervisorPayload]>, payload };
+}
+
+export function messageOf(kind: 'abandoned', payload: AbandonedPayload): SupervisorMessage;
+export function messageOf(kind: 'deliverySucceeded', payload: DeliverySucceededPayload): SupervisorMessage;
+export function messageOf(kind: SupervisorMessage['kind'], payload: SupervisorPayload): SupervisorMessage {
+  return { kind, ...payload } as SupervisorMessage;
+}
+
+export interface NotifySupervisorInput {
+  endpointId: string;
+  failingThreshold: number;
+  /** For the supervisor's summary line; absent when no attempt reached the endpoint's row. */
+  url?: string;
+  /** Without the threshold: notifySupervisor adds the input's, so every abandonment carries its event's. */
+  signal: SupervisorMessage;
+}
+
+export interface MarkFailingInput {
+  endpointId: string;
+  streak: number;
+  /** First abandoned event of this episode: with the endpoint it names the notification, so retries add none. */
+  episodeStartEventId: string;
+}
+
+export interface MarkFailingResult {
+  notificationId: string | null;
+  emailed: boolean;
+}
+
+// ---- Activities ----------------------------------------------------------------------------------------------
+
+/** What the workflows call; activities/index.ts implements it (createActivities). */
+export interface DeliveryActivities {
+  signAndPost(input: SignAndPostInput): Promise<AttemptOutcome>;
+  recordAttempt(record: AttemptRecord): Promise<RecordResult>;
+  notifySupervisor(input: NotifySupervisorInput): Promise<void>;
+  recordAbandonedStreak(endpointId: string, streak: number): Promise<void>;
+  markEndpointFailing(input: MarkFailingInput): Promise<MarkFailingResult>;
+  probeDatabase(): Promise<string>;
+}
+
+// ---- Search attributes ---------------------------------------------------------------------------------------
+
+/** Custom search attributes, so operators can find event workflows by account, mode, endpoint, event id and kind. */
+export const SEARCH_ATTRIBUTES = {
+  accountId: defineSearchAttributeKey('ParcelAccountId', SearchAttributeType.KEYWORD),
+  livemode: defineSearchAttributeKey('ParcelLivemode', SearchAttributeType.BOOL),
+  eventId: defineSearchAttributeKey('ParcelEventId', SearchAttributeType.KEYWORD),
+  eventType: defineSearchAttributeKey('ParcelEventType', SearchAttributeType.KEYWORD),
+  endpointIds: defineSearchAttributeKey('ParcelEndpointIds', SearchAttributeType.KEYWORD_LIST),
+};
+
+/** Name -> type, for `temporal server start-dev --search-attribute` and the operator API. */
+export const SEARCH_ATTRIBUTE_DEFINITIONS: Record<string, SearchAttributeType> = Object.fromEntries(
+  Object.values(SEARCH_ATTRIBUTES).map((key) => [key.name, key.type]),
+);
