@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
-import type { Transporter } from 'nodemailer';
 import type { Agent } from 'undici';
-import type { Config } from '../core/config';
+import type { Config } from '../infra/config';
+import type { Mailer } from '../infra/mailer';
 import type { DeliveryActivities } from '../core/delivery-contract';
 import type { Pool } from '../db/pool';
 import { createRecordAttempt } from './record-attempt';
@@ -11,12 +11,12 @@ import { createSupervisorActivities } from './supervisor';
 export interface ActivityDeps {
   config: Config;
   pool: Pool;
-  /** The worker's one pooled HTTP agent (core/http-client.ts). */
+  /** The worker's one pooled HTTP agent (infra/http-client.ts). */
   http: Agent;
   /** For signal-with-start of endpoint supervisors. */
   temporal?: Client;
   /** Built from SMTP_URL when set. */
-  mailer?: Transporter;
+  mailer?: Mailer;
 }
 
 /** Activities come from a factory over their dependencies; the worker builds those, tests may pass their own. */

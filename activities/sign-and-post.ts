@@ -1,9 +1,9 @@
 import { log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Agent } from 'undici';
-import type { Config } from '../core/config';
+import type { Config } from '../infra/config';
 import { ATTEMPT_DB_DEADLINE_MS, USER_AGENT } from '../core/delivery-policy';
-import { postWebhook } from '../core/http-client';
+import { postWebhook } from '../infra/http-client';
 import { SecretUnavailableError } from '../core/secrets';
 import { signatureHeader } from '../core/signing';
 import { insertAttempt } from '../db/attempt-records';

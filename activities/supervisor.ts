@@ -1,8 +1,8 @@
 import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
-import type { Transporter } from 'nodemailer';
-import type { Config } from '../core/config';
+import type { Config } from '../infra/config';
+import type { Mailer } from '../infra/mailer';
 import { newId } from '../core/ids';
 import { markEmailSent, markFailingWithNotification, setAbandonedStreak, type FailingEndpoint } from '../db/notifications';
 import type { Pool } from '../db/pool';
@@ -24,7 +24,7 @@ export interface SupervisorDeps {
   /** Needed by notifySupervisor only: a workflow cannot signal-with-start, an activity can. */
   temporal?: Client;
   /** Built from SMTP_URL; absent: notifications are stored, not emailed. */
-  mailer?: Transporter;
+  mailer?: Mailer;
 }
 
 function composeFailingNotice(endpoint: FailingEndpoint, input: MarkFailingInput, config: Config) {

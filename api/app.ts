@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { Config } from '../core/config';
+import type { Config } from '../infra/config';
 import { ApiError } from '../core/errors';
 import { randomBase62 } from '../core/ids';
 import type { Pool } from '../db/pool';

@@ -1,6 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
-import { loadConfigOrExit, type Config } from '../core/config';
-import { requireTemporalAddress, temporalConnectionOptions } from '../core/temporal';
+import { loadConfigOrExit, type Config } from '../infra/config';
+import { requireTemporalAddress, temporalConnectionOptions } from '../infra/temporal';
 import { createPool } from '../db/pool';
 import { buildApp } from './app';
 

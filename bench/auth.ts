@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { Pool as HttpPool } from 'undici';
 import { buildApp } from '../api/app';
-import { loadConfig } from '../core/config';
+import { loadConfig } from '../infra/config';
 import { ALL_SCOPES } from '../core/scopes';
 import { createAccount } from '../db/accounts';
 import { createApiKey } from '../db/api-keys';

@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { Command } from 'commander';
-import { loadConfig, type Config } from '../core/config';
-import { connectClient } from '../core/temporal';
+import { loadConfig, type Config } from '../infra/config';
+import { connectClient } from '../infra/temporal';
 import { createPool, type Pool } from '../db/pool';
 
 /**

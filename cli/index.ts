@@ -1,5 +1,5 @@
 import { Command, CommanderError } from 'commander';
-import { ConfigError } from '../core/config';
+import { ConfigError } from '../infra/config';
 import { ApiError } from '../core/errors';
 import { registerAccounts } from './commands/accounts';
 import { registerEvents } from './commands/events';

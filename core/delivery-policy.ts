@@ -1,6 +1,6 @@
 /**
  * Every delivery policy constant in one place. Pure values only: workflow code imports this file.
- * The ladder itself (delays, timeout, failing threshold) is configuration (core/config.ts, spec 8) and travels
+ * The ladder itself (delays, timeout, failing threshold) is configuration (infra/config.ts, spec 8) and travels
  * in each workflow's input, so changing it never alters a running workflow.
  */
 

@@ -1,10 +1,10 @@
 import Type, { type Static } from 'typebox';
-import type { Config } from './config';
+import type { Config } from '../infra/config';
 import { ApiError } from './errors';
 import { EVENT_TYPES, isEventType } from './event-catalog';
 import { newId } from './ids';
 import { generateSecret, sealSecret } from './secrets';
-import { checkWebhookUrl, type Lookup } from './ssrf';
+import { checkWebhookUrl, type Lookup } from '../infra/ssrf';
 import { listDeliveryAttempts, type DeliveryAttemptRow } from '../db/delivery-attempts';
 import * as endpoints from '../db/endpoints';
 import type { EndpointRow, EndpointScope } from '../db/endpoints';

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { TestProject } from 'vitest/node';
 import { dropDatabase, prepareDatabase } from '../db/migrate';
-import { startDevServer, type DevServer } from '../scripts/dev-server';
-import { ensureTemporalCli } from '../scripts/temporal-cli';
-import { freePort } from './helpers/ports';
+import { startDevServer, type DevServer } from '../infra/dev-server';
+import { ensureTemporalCli } from '../infra/temporal-cli';
+import { freePort } from '../infra/ports';
 
 declare module 'vitest' {
   export interface ProvidedContext {

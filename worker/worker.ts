@@ -2,11 +2,11 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { Client } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
-import nodemailer from 'nodemailer';
 import type { Agent } from 'undici';
 import { createActivities } from '../activities';
-import type { Config } from '../core/config';
-import { createHttpAgent } from '../core/http-client';
+import type { Config } from '../infra/config';
+import { createHttpAgent } from '../infra/http-client';
+import { createMailer } from '../infra/mailer';
 import type { Pool } from '../db/pool';
 
 /** Prebuilt by `npm run build` next to the compiled worker; absent in development, where we bundle at start. */
@@ -44,7 +44,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
       http: deps.http ?? createHttpAgent(deps.config),
       // Activities signal supervisors over the worker's own connection: no second connection to open.
       temporal: new Client({ connection: deps.connection, namespace: deps.config.temporal.namespace }),
-      mailer: deps.config.smtpUrl ? nodemailer.createTransport(deps.config.smtpUrl) : undefined,
+      mailer: createMailer(deps.config),
     }),
     ...workflowSource,
     ...deps.options,

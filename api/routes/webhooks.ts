@@ -16,7 +16,7 @@ import {
   type EndpointDeps,
 } from '../../core/webhook-endpoints';
 import { EVENT_TYPES } from '../../core/event-catalog';
-import type { Lookup } from '../../core/ssrf';
+import type { Lookup } from '../../infra/ssrf';
 import { ErrorResponse } from '../errors';
 import { authOf } from '../plugins/auth';
 

@@ -1,13 +1,13 @@
 import path from 'node:path';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { startApi, type RunningApi } from '../../api/server';
-import type { Config } from '../../core/config';
-import { temporalConnectionOptions } from '../../core/temporal';
+import type { Config } from '../../infra/config';
+import { temporalConnectionOptions } from '../../infra/temporal';
 import { prepareDatabase } from '../../db/migrate';
 import { createPool } from '../../db/pool';
-import { startDevServer, type DevServer } from '../../scripts/dev-server';
-import { ensureTemporalCli } from '../../scripts/temporal-cli';
-import { ensureSearchAttributes } from '../../worker/search-attributes';
+import { startDevServer, type DevServer } from '../../infra/dev-server';
+import { ensureTemporalCli } from '../../infra/temporal-cli';
+import { ensureSearchAttributes } from '../../infra/search-attributes';
 import { createWorker } from '../../worker/worker';
 
 const say = (msg: string) => process.stdout.write(`${msg}\n`);

@@ -6,7 +6,7 @@ import { Client, Connection } from '@temporalio/client';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../../core/delivery-contract';
 import { dropDatabase } from '../../db/migrate';
-import { freePort } from '../helpers/ports';
+import { freePort } from '../../infra/ports';
 import { waitFor } from '../helpers/wait';
 
 const root = path.join(__dirname, '..', '..');

@@ -2,7 +2,7 @@ import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { KeyMode } from '../../core/api-keys';
 import { ALL_SCOPES, type Scope } from '../../core/scopes';
-import type { Config } from '../../core/config';
+import type { Config } from '../../infra/config';
 import { buildApp } from '../../api/app';
 import { createAccount, type AccountStatus } from '../../db/accounts';
 import { createApiKey, type CreatedApiKey } from '../../db/api-keys';

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { inject } from 'vitest';
-import { loadConfig, type Config } from '../../core/config';
+import { loadConfig, type Config } from '../../infra/config';
 
 export const FIXTURES = path.join(__dirname, '..', 'fixtures');
 

@@ -2,7 +2,7 @@ import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../api/app';
 import { generateApiKey, hashApiKey, type KeyMode } from '../../core/api-keys';
-import type { Config } from '../../core/config';
+import type { Config } from '../../infra/config';
 import { newId } from '../../core/ids';
 import { ALL_SCOPES, type Scope } from '../../core/scopes';
 import { createPool, type Pool } from '../../db/pool';

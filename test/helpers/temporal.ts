@@ -1,6 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
-import type { Config } from '../../core/config';
+import type { Config } from '../../infra/config';
 import { createPool, type Pool } from '../../db/pool';
 import { createWorker } from '../../worker/worker';
 

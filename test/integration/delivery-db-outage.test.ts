@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import type { Config } from '../../core/config';
+import type { Config } from '../../infra/config';
 import { publishEvent } from '../../core/publish-event';
 import { createPool, type Pool } from '../../db/pool';
 import type { DeliverEventResult } from '../../core/delivery-contract';

@@ -4,7 +4,7 @@ import { publishEvent } from '../../core/publish-event';
 import { attemptsOf, createEndpoint, deliveryResult, parcel } from '../helpers/delivery';
 import { testConfig } from '../helpers/env';
 import { createAccount } from '../helpers/fixtures';
-import { freePort } from '../helpers/ports';
+import { freePort } from '../../infra/ports';
 import { startReceiver, type Receiver } from '../helpers/receiver';
 import { startTestWorker, type TestWorker } from '../helpers/temporal';
 
@@ -123,7 +123,7 @@ describe('delivery: failure kinds', () => {
 
   it('blocks private targets at delivery when they are not allowed', async () => {
     const strict = { ...config, webhook: { ...config.webhook, allowPrivateTargets: false } };
-    const { createHttpAgent, postWebhook } = await import('../../core/http-client');
+    const { createHttpAgent, postWebhook } = await import('../../infra/http-client');
     const agent = createHttpAgent(strict);
     try {
       for (const url of [`${receiver.url}/ssrf`, `https://localhost:${receiver.port}/ssrf`]) {

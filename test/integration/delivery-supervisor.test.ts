@@ -1,10 +1,10 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { createActivities } from '../../activities';
-import { createHttpAgent } from '../../core/http-client';
+import { createHttpAgent } from '../../infra/http-client';
 import { createPool } from '../../db/pool';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Config } from '../../core/config';
+import type { Config } from '../../infra/config';
 import { SUPERVISOR_SIGNALS_PER_RUN } from '../../core/delivery-policy';
 import { abandonedSignal, deliverySucceededSignal } from '../../core/delivery-contract';
 import { publishEvent } from '../../core/publish-event';

@@ -1,6 +1,6 @@
 import type { LookupAddress } from 'node:dns';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Lookup } from '../../core/ssrf';
+import type { Lookup } from '../../infra/ssrf';
 import { registerEndpoint } from '../../core/webhook-endpoints';
 import { loadEndpointForDelivery } from '../../db/endpoints';
 import { testConfig } from '../helpers/env';

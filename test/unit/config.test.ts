@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../core/config';
+import { ConfigError, loadConfig } from '../../infra/config';
 import { formatDuration, parseDuration, parseDurationList } from '../../core/durations';
 
 const root = path.join(__dirname, '..', '..');

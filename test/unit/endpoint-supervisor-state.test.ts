@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifyError } from '../../core/http-client';
+import { classifyError } from '../../infra/http-client';
 import { formatDuration } from '../../core/durations';
 import { EndpointSupervisorState } from '../../workflows/endpoint-supervisor';
 

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { formatDuration, parseDuration, parseDurationList } from './durations';
+import { formatDuration, parseDuration, parseDurationList } from '../core/durations';
 
 /**
  * The one place that reads process.env. Everything else receives a Config.

@@ -3,8 +3,8 @@ import { isIP } from 'node:net';
 import { createSecureContext, rootCertificates } from 'node:tls';
 import { Agent } from 'undici';
 import type { Config } from './config';
-import type { AttemptResult, DeliveryError } from './delivery-contract';
-import { RESPONSE_BODY_CHARS, RESPONSE_BODY_MAX_BYTES } from './delivery-policy';
+import type { AttemptResult, DeliveryError } from '../core/delivery-contract';
+import { RESPONSE_BODY_CHARS, RESPONSE_BODY_MAX_BYTES } from '../core/delivery-policy';
 import { guardedLookup, isPublicAddress } from './ssrf';
 
 /**

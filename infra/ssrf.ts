@@ -1,6 +1,6 @@
 import dns from 'node:dns';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
-import { ApiError } from './errors';
+import { ApiError } from '../core/errors';
 
 /**
  * SSRF guard (DESIGN.md "Delivery decisions"): a webhook URL must not let a merchant make our workers call
