@@ -1,9 +1,9 @@
 import type { Client } from '@temporalio/client';
 import type { Agent } from 'undici';
+import type { DeliveryActivities } from '../core/delivery-contract';
+import { databaseVersion, type Pool } from '../domain/database';
 import type { Config } from '../infra/config';
 import type { Mailer } from '../infra/mailer';
-import type { DeliveryActivities } from '../core/delivery-contract';
-import type { Pool } from '../db/pool';
 import { createRecordAttempt } from './record-attempt';
 import { createSignAndPost } from './sign-and-post';
 import { createSupervisorActivities } from './supervisor';
@@ -23,8 +23,7 @@ export interface ActivityDeps {
 export function createActivities(deps: ActivityDeps): DeliveryActivities {
   return {
     async probeDatabase(): Promise<string> {
-      const { rows } = await deps.pool.query<{ version: string }>("SELECT current_setting('server_version') AS version");
-      return rows[0]?.version ?? 'unknown';
+      return databaseVersion(deps.pool);
     },
     signAndPost: createSignAndPost(deps),
     recordAttempt: createRecordAttempt(deps),

@@ -1,6 +1,6 @@
 import type { AttemptRecord, RecordResult } from '../core/delivery-contract';
-import { insertAttempt } from '../db/attempt-records';
-import type { Pool } from '../db/pool';
+import { recordAttempt as storeAttempt } from '../domain/deliveries';
+import type { Pool } from '../domain/database';
 
 /**
  * Writes a record signAndPost could not (database down after posting, or the activity was lost). Retried by
@@ -8,6 +8,6 @@ import type { Pool } from '../db/pool';
  */
 export function createRecordAttempt(deps: { pool: Pool }) {
   return async function recordAttempt(record: AttemptRecord): Promise<RecordResult> {
-    return insertAttempt(deps.pool, record);
+    return storeAttempt(deps.pool, record);
   };
 }

@@ -1,15 +1,14 @@
 import { log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Agent } from 'undici';
-import type { Config } from '../infra/config';
+import { attemptRecord, FAILURE, type AttemptOutcome, type SignAndPostInput } from '../core/delivery-contract';
 import { ATTEMPT_DB_DEADLINE_MS, USER_AGENT } from '../core/delivery-policy';
-import { postWebhook } from '../infra/http-client';
 import { SecretUnavailableError } from '../core/secrets';
 import { signatureHeader } from '../core/signing';
-import { insertAttempt } from '../db/attempt-records';
-import { loadAttemptContext, type EndpointForDelivery } from '../db/endpoints';
-import type { Pool } from '../db/pool';
-import { attemptRecord, FAILURE, type AttemptOutcome, type SignAndPostInput } from '../core/delivery-contract';
+import type { Pool } from '../domain/database';
+import { loadDeliveryContext, recordAttempt, type EndpointForDelivery } from '../domain/deliveries';
+import type { Config } from '../infra/config';
+import { postWebhook } from '../infra/http-client';
 
 export interface SignAndPostDeps {
   config: Config;
@@ -41,7 +40,7 @@ async function loadContext(
 ): Promise<{ endpoint: EndpointForDelivery; body: string | null } | undefined> {
   try {
     const key = deps.config.webhook.secretEncryptionKey;
-    return await withinDeadline(loadAttemptContext(deps.pool, input.endpointId, input.eventId, key), 'reading the endpoint');
+    return await withinDeadline(loadDeliveryContext(deps.pool, input.endpointId, input.eventId, key), 'reading the endpoint');
   } catch (err) {
     const type = err instanceof SecretUnavailableError ? FAILURE.secretUnavailable : FAILURE.databaseUnavailable;
     throw ApplicationFailure.create({ type, message: (err as Error).message, nonRetryable: true });
@@ -90,7 +89,7 @@ export function createSignAndPost(deps: SignAndPostDeps) {
       url: endpoint.url,
     };
     try {
-      const stored = await withinDeadline(insertAttempt(deps.pool, record), 'recording the attempt');
+      const stored = await withinDeadline(recordAttempt(deps.pool, record), 'recording the attempt');
       return { ...summary, succeeded: stored.succeeded, recorded: true, recovered: stored.recovered };
     } catch (err) {
       log.warn('attempt posted but not recorded; the workflow will record it', { error: (err as Error).message });

@@ -1,11 +1,6 @@
 import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
-import type { Config } from '../infra/config';
-import type { Mailer } from '../infra/mailer';
-import { newId } from '../core/ids';
-import { markEmailSent, markFailingWithNotification, setAbandonedStreak, type FailingEndpoint } from '../db/notifications';
-import type { Pool } from '../db/pool';
 import {
   FAILURE,
   signalOf,
@@ -17,6 +12,11 @@ import {
   type SupervisorMessage,
   type SupervisorPayload,
 } from '../core/delivery-contract';
+import type { Pool } from '../domain/database';
+import { markEndpointFailing, recordAbandonedStreak } from '../domain/endpoint-health';
+import { EmailNotSentError } from '../domain/notifications';
+import type { Config } from '../infra/config';
+import type { Mailer } from '../infra/mailer';
 
 export interface SupervisorDeps {
   config: Config;
@@ -25,21 +25,6 @@ export interface SupervisorDeps {
   temporal?: Client;
   /** Built from SMTP_URL; absent: notifications are stored, not emailed. */
   mailer?: Mailer;
-}
-
-function composeFailingNotice(endpoint: FailingEndpoint, input: MarkFailingInput, config: Config) {
-  const attempts = config.delivery.retryDelaysMs.length + 1;
-  const subject = `Webhook endpoint failing: ${endpoint.url}`;
-  const body = [
-    `Your webhook endpoint ${endpoint.url} (${input.endpointId}) is marked failing:`,
-    `${input.streak} deliveries in a row were abandoned after ${attempts} attempts each, with no successful delivery in between.`,
-    '',
-    'We keep sending new events to it. To fix it:',
-    `- make sure the URL answers a 2xx status within ${Math.round(config.delivery.timeoutMs / 1000)} seconds, over https with a valid certificate, without redirects;`,
-    `- look at the status codes and responses of recent attempts: GET /v1/webhooks/${input.endpointId}/deliveries;`,
-    '- the mark clears on the next successful delivery.',
-  ].join('\n');
-  return { subject, body };
 }
 
 export function createSupervisorActivities(deps: SupervisorDeps) {
@@ -63,40 +48,20 @@ export function createSupervisorActivities(deps: SupervisorDeps) {
     },
 
     async recordAbandonedStreak(endpointId: string, streak: number): Promise<void> {
-      await setAbandonedStreak(deps.pool, endpointId, streak);
+      await recordAbandonedStreak(deps.pool, endpointId, streak);
     },
 
-    /**
-     * Marks the endpoint failing and tells the merchant: a notification row (once per episode, even when this
-     * activity is retried) and, with SMTP_URL set, an email. A failed send throws, so Temporal retries it;
-     * email_sent_at keeps a retry from sending twice.
-     */
+    /** A failed email throws, so Temporal retries it (domain/endpoint-health.ts keeps a retry from sending twice). */
     async markEndpointFailing(input: MarkFailingInput): Promise<MarkFailingResult> {
-      const notification = await markFailingWithNotification(deps.pool, {
-        endpointId: input.endpointId,
-        streak: input.streak,
-        notificationId: newId('notification'),
-        dedupeKey: `endpoint_failing:${input.endpointId}:${input.episodeStartEventId}`,
-        compose: (endpoint) => composeFailingNotice(endpoint, input, deps.config),
-      });
-      if (!notification) return { notificationId: null, emailed: false };
-      if (!deps.mailer || !notification.email_to || notification.email_sent_at) {
-        return { notificationId: notification.id, emailed: notification.email_sent_at !== null };
-      }
       try {
-        await deps.mailer.sendMail({
-          from: deps.config.notificationFrom,
-          to: notification.email_to,
-          subject: notification.subject,
-          text: notification.body,
-        });
+        const result = await markEndpointFailing(deps, input);
+        if (result.emailed) log.info('endpoint failing: merchant emailed', { endpointId: input.endpointId });
+        return result;
       } catch (err) {
         // Typed, so the supervisor can tell "stored, not emailed" (give up after the retries) from "not stored".
-        throw ApplicationFailure.retryable((err as Error).message, FAILURE.notificationEmailFailed);
+        if (err instanceof EmailNotSentError) throw ApplicationFailure.retryable(err.message, FAILURE.notificationEmailFailed);
+        throw err;
       }
-      await markEmailSent(deps.pool, notification.id);
-      log.info('endpoint failing: merchant emailed', { endpointId: input.endpointId });
-      return { notificationId: notification.id, emailed: true };
     },
   };
 }

@@ -12,8 +12,8 @@ import { Pool as HttpPool } from 'undici';
 import { buildApp } from '../api/app';
 import { loadConfig } from '../infra/config';
 import { ALL_SCOPES } from '../core/scopes';
-import { createAccount } from '../db/accounts';
-import { createApiKey } from '../db/api-keys';
+import { createAccount } from '../domain/accounts';
+import { createApiKey } from '../domain/api-keys';
 import { dropDatabase, prepareDatabase } from '../db/migrate';
 import { createPool } from '../db/pool';
 

@@ -17,7 +17,7 @@ import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/wo
 import { loadConfig, type Config } from '../infra/config';
 import { createHttpAgent, postWebhook } from '../infra/http-client';
 import { newId } from '../core/ids';
-import { publishEvent } from '../core/publish-event';
+import { publishEvent } from '../domain/events';
 import { signatureHeader } from '../core/signing';
 import { dropDatabase, prepareDatabase } from '../db/migrate';
 import { createPool, type Pool } from '../db/pool';

@@ -1,19 +1,18 @@
-import { generateApiKey, hashApiKey, keyLast4, redactedKey, type KeyMode } from '../core/api-keys';
-import { ApiError } from '../core/errors';
-import { newId } from '../core/ids';
-import type { Scope } from '../core/scopes';
-import { getAccount } from './accounts';
+import type { Mode } from '../core/mode';
+import type { AccountStatus } from './accounts';
 import type { Pool } from './pool';
+
+/** Table api_keys. SQL only: key format, validation and the authentication checks are domain/api-keys.ts's. */
 
 export interface KeyForAuth {
   id: string;
   account_id: string;
-  mode: KeyMode;
+  mode: Mode;
   scopes: string[];
   expires_at: Date | null;
   revoked_at: Date | null;
   last_used_at: Date | null;
-  account_status: 'pending' | 'active' | 'suspended';
+  account_status: AccountStatus;
 }
 
 /** One round trip per request: the key and its account's status. */
@@ -37,28 +36,11 @@ export async function touchKeyLastUsed(pool: Pool, keyId: string): Promise<void>
   );
 }
 
-/** What operators see of a key: never the key itself, nor its hash. */
-export interface ApiKeyRecord {
-  id: string;
-  object: 'api_key';
-  account_id: string;
-  mode: KeyMode;
-  livemode: boolean;
-  redacted: string;
-  last4: string;
-  scopes: string[];
-  description: string | null;
-  expires_at: string | null;
-  revoked: boolean;
-  revoked_at: string | null;
-  last_used_at: string | null;
-  created_at: string;
-}
-
-interface KeyRow {
+/** Never the hash: nothing read back from the table can authenticate. */
+export interface KeyRow {
   id: string;
   account_id: string;
-  mode: KeyMode;
+  mode: Mode;
   last4: string;
   scopes: string[];
   description: string | null;
@@ -70,64 +52,40 @@ interface KeyRow {
 
 const COLUMNS = 'id, account_id, mode, last4, scopes, description, expires_at, revoked_at, last_used_at, created_at';
 
-function toRecord(row: KeyRow): ApiKeyRecord {
-  return {
-    id: row.id,
-    object: 'api_key',
-    account_id: row.account_id,
-    mode: row.mode,
-    livemode: row.mode === 'live',
-    redacted: redactedKey(row.mode, row.last4),
-    last4: row.last4,
-    scopes: row.scopes,
-    description: row.description,
-    expires_at: row.expires_at?.toISOString() ?? null,
-    revoked: row.revoked_at !== null,
-    revoked_at: row.revoked_at?.toISOString() ?? null,
-    last_used_at: row.last_used_at?.toISOString() ?? null,
-    created_at: row.created_at.toISOString(),
-  };
-}
-
-export interface CreatedApiKey extends ApiKeyRecord {
-  /** The only time the key exists outside the caller's hands. */
-  key: string;
-}
-
-export async function createApiKey(
+export async function insertApiKey(
   pool: Pool,
-  input: { accountId: string; mode: KeyMode; scopes: Scope[]; expiresAt?: Date; description?: string },
-): Promise<CreatedApiKey> {
-  if (input.scopes.length === 0) throw new ApiError('parameter_invalid', 'A key needs at least one scope.', { param: 'scopes' });
-  const description = input.description?.trim() || null;
-  if (description !== null && description.length > 500) {
-    throw new ApiError('parameter_invalid', 'The description must be at most 500 characters.', { param: 'description' });
-  }
-  await getAccount(pool, input.accountId);
-  const key = generateApiKey(input.mode);
+  row: {
+    id: string;
+    accountId: string;
+    mode: Mode;
+    keyHash: Buffer;
+    last4: string;
+    scopes: string[];
+    description: string | null;
+    expiresAt: Date | null;
+  },
+): Promise<KeyRow> {
   const { rows } = await pool.query<KeyRow>(
     `INSERT INTO api_keys (id, account_id, mode, key_hash, last4, scopes, description, expires_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${COLUMNS}`,
-    [newId('apiKey'), input.accountId, input.mode, hashApiKey(key), keyLast4(key), input.scopes, description, input.expiresAt ?? null],
+    [row.id, row.accountId, row.mode, row.keyHash, row.last4, row.scopes, row.description, row.expiresAt],
   );
-  return { ...toRecord(rows[0] as KeyRow), key };
+  return rows[0] as KeyRow;
 }
 
-export async function listApiKeys(pool: Pool, accountId: string): Promise<ApiKeyRecord[]> {
-  await getAccount(pool, accountId);
+export async function listApiKeys(pool: Pool, accountId: string): Promise<KeyRow[]> {
   const { rows } = await pool.query<KeyRow>(
     `SELECT ${COLUMNS} FROM api_keys WHERE account_id = $1 ORDER BY created_at DESC, id DESC`,
     [accountId],
   );
-  return rows.map(toRecord);
+  return rows;
 }
 
-/** Immediate: authentication reads revoked_at on every request. Revoking twice keeps the first time. */
-export async function revokeApiKey(pool: Pool, keyId: string): Promise<ApiKeyRecord> {
+/** Revoking twice keeps the first time. */
+export async function revokeApiKey(pool: Pool, keyId: string): Promise<KeyRow | undefined> {
   const { rows } = await pool.query<KeyRow>(
     `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 RETURNING ${COLUMNS}`,
     [keyId],
   );
-  if (!rows[0]) throw new ApiError('resource_missing', `No such API key: ${JSON.stringify(keyId)}.`, { param: 'key' });
-  return toRecord(rows[0]);
+  return rows[0];
 }

@@ -1,5 +1,4 @@
-import { openSecret } from '../core/secrets';
-import type { Pool } from './pool';
+import type { Db, Pool } from './pool';
 
 /** Table webhook_endpoints. Every read made for the API is scoped to one account and one mode. */
 
@@ -114,54 +113,33 @@ export async function rotateEndpointSecret(
   return rows[0];
 }
 
-export interface EndpointForDelivery {
+/** What a delivery attempt reads before posting; the secrets as stored (sealed when encryption is on). */
+export interface EndpointForDeliveryRow {
   id: string;
   url: string;
-  accountId: string;
+  account_id: string;
   livemode: boolean;
   status: 'enabled' | 'failing';
   deleted: boolean;
-  accountSuspended: boolean;
-  /** Plain secrets to sign with: the current one first, then the previous one while within its grace. */
-  secrets: string[];
+  account_suspended: boolean;
+  secret: string;
+  /** Only while within its rotation grace. */
+  previous_secret: string | null;
+  /** The event's stored body; null when the event is unknown (or none was asked for). */
+  event_body: string | null;
 }
 
 /**
- * What a delivery attempt needs before posting, in one round trip. Not scoped by account: the caller holds an
- * endpoint id from the event's fan-out snapshot. Throws SecretUnavailableError when a secret cannot be opened.
- */
-export async function loadEndpointForDelivery(
-  pool: Pool,
-  endpointId: string,
-  key?: Buffer,
-): Promise<EndpointForDelivery | undefined> {
-  return (await loadAttemptContext(pool, endpointId, null, key))?.endpoint;
-}
-
-/**
- * The endpoint and the event's stored body in the same round trip. The body is read here rather than carried
- * in each activity's input: there it would be copied into workflow history once per attempt per endpoint
- * (50 endpoints x 6 attempts x the body), and one workflow task scheduling every endpoint's first attempt
- * would exceed Temporal's 4 MB gRPC message with bodies of under 100 KB. `body` is null when the event is unknown.
+ * The endpoint and the event's stored body in one round trip. Not scoped by account: the caller holds an
+ * endpoint id from the event's fan-out snapshot. The body is read here rather than carried in each activity's
+ * input (domain/deliveries.ts says why).
  */
 export async function loadAttemptContext(
   pool: Pool,
   endpointId: string,
   eventId: string | null,
-  key?: Buffer,
-): Promise<{ endpoint: EndpointForDelivery; body: string | null } | undefined> {
-  const { rows } = await pool.query<{
-    id: string;
-    url: string;
-    account_id: string;
-    livemode: boolean;
-    status: 'enabled' | 'failing';
-    deleted: boolean;
-    account_suspended: boolean;
-    secret: string;
-    previous_secret: string | null;
-    event_body: string | null;
-  }>(
+): Promise<EndpointForDeliveryRow | undefined> {
+  const { rows } = await pool.query<EndpointForDeliveryRow>(
     `SELECT e.id, e.url, e.account_id, e.livemode, e.status,
             e.deleted_at IS NOT NULL AS deleted,
             a.status = 'suspended' AS account_suspended,
@@ -172,19 +150,26 @@ export async function loadAttemptContext(
       WHERE e.id = $1`,
     [endpointId, eventId],
   );
-  const row = rows[0];
-  if (!row) return undefined;
-  const secrets = [openSecret(row.secret, key)];
-  if (row.previous_secret !== null) secrets.push(openSecret(row.previous_secret, key));
-  const endpoint: EndpointForDelivery = {
-    id: row.id,
-    url: row.url,
-    accountId: row.account_id,
-    livemode: row.livemode,
-    status: row.status,
-    deleted: row.deleted,
-    accountSuspended: row.account_suspended,
-    secrets,
-  };
-  return { endpoint, body: row.event_body };
+  return rows[0];
+}
+
+/** The abandoned streak kept by the supervisor, mirrored so a later success knows there is something to reset. */
+export async function setAbandonedStreak(pool: Pool, endpointId: string, streak: number): Promise<void> {
+  await pool.query('UPDATE webhook_endpoints SET abandoned_streak = $2 WHERE id = $1', [endpointId, streak]);
+}
+
+/** Marks the endpoint failing with its streak; returns what a notification needs, or undefined when it is gone. */
+export async function markEndpointFailing(
+  db: Db,
+  endpointId: string,
+  streak: number,
+): Promise<{ url: string; account_id: string; email: string | null; deleted: boolean } | undefined> {
+  const { rows } = await db.query<{ url: string; account_id: string; email: string | null; deleted: boolean }>(
+    `UPDATE webhook_endpoints e SET status = 'failing', abandoned_streak = $2
+       FROM accounts a
+      WHERE e.id = $1 AND a.id = e.account_id
+      RETURNING e.url, e.account_id, a.email, e.deleted_at IS NOT NULL AS deleted`,
+    [endpointId, streak],
+  );
+  return rows[0];
 }

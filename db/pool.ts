@@ -19,3 +19,22 @@ export function createPool(databaseUrl: string, max = 10): pg.Pool {
   pool.on('error', () => undefined);
   return pool;
 }
+
+/** A pool or one of its clients inside a transaction: repositories run their SQL on either. */
+export type Db = pg.Pool | pg.PoolClient;
+
+/** Runs `work` in one transaction on one client: committed when it resolves, rolled back when it throws. */
+export async function withTransaction<T>(pool: pg.Pool, work: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}

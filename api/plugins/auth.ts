@@ -1,17 +1,11 @@
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
-import { API_KEY_LENGTH, API_KEY_PATTERN, hashApiKey } from '../../core/api-keys';
 import { ApiError } from '../../core/errors';
 import { isScope, routeScope, type Scope } from '../../core/scopes';
-import { findKeyForAuth, touchKeyLastUsed, type KeyForAuth } from '../../db/api-keys';
 import type { Pool } from '../../db/pool';
+import { verifyApiKey, type KeyContext } from '../../domain/api-keys';
 
-export interface AuthContext {
-  keyId: string;
-  accountId: string;
-  livemode: boolean;
-  scopes: string[];
-}
+export type AuthContext = KeyContext;
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -25,7 +19,6 @@ declare module 'fastify' {
   }
 }
 
-const LAST_USED_RESOLUTION_MS = 60_000;
 /** Basic of the longest key plus its scheme; a longer header cannot hold a key, so it is not parsed. */
 const MAX_AUTHORIZATION_LENGTH = 256;
 
@@ -62,37 +55,9 @@ export function presentedKey(header: string | undefined): string {
   throw malformed();
 }
 
-/** The checks after the lookup, in DESIGN.md's order: revoked, expired, suspended, live key on a pending account. */
-export function checkKey(found: KeyForAuth, now: Date): void {
-  if (found.revoked_at) throw new ApiError('revoked_api_key', 'This API key has been revoked.');
-  if (found.expires_at && found.expires_at.getTime() <= now.getTime()) {
-    throw new ApiError('expired_api_key', 'This API key has expired.');
-  }
-  if (found.account_status === 'suspended') throw new ApiError('client_suspended', 'This account is suspended.');
-  if (found.mode === 'live' && found.account_status !== 'active') {
-    throw new ApiError('client_not_active', 'Live keys work once the account is approved; test keys work now.');
-  }
-}
-
+/** The caller behind an Authorization header (spec 5.2), verified by domain/api-keys.ts. */
 export async function authenticate(pool: Pool, header: string | undefined, now = new Date()): Promise<AuthContext> {
-  const key = presentedKey(header);
-  if (key.length > API_KEY_LENGTH || !API_KEY_PATTERN.test(key)) {
-    throw malformed('The API key is not shaped like a key (svc_test_... or svc_live_...); check for a truncated paste.');
-  }
-  let found: KeyForAuth | undefined;
-  try {
-    // Looked up by hash: the database never sees the key, and index timing reveals nothing about it.
-    found = await findKeyForAuth(pool, hashApiKey(key));
-  } catch {
-    throw new ApiError('service_unavailable', 'Authentication is unavailable right now; retry shortly.');
-  }
-  if (!found) throw new ApiError('invalid_api_key', 'Invalid API key provided.');
-  checkKey(found, now);
-  if (!found.last_used_at || now.getTime() - found.last_used_at.getTime() >= LAST_USED_RESOLUTION_MS) {
-    // Not awaited: the indicator is advisory and must not slow or fail the request.
-    touchKeyLastUsed(pool, found.id).catch(() => undefined);
-  }
-  return { keyId: found.id, accountId: found.account_id, livemode: found.mode === 'live', scopes: found.scopes };
+  return verifyApiKey(pool, presentedKey(header), now);
 }
 
 export function requireScope(auth: AuthContext, scope: Scope): void {

@@ -4,7 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { ApiError } from '../../core/errors';
 import { EVENT_TYPES } from '../../core/event-catalog';
-import { publishEvent } from '../../core/publish-event';
+import { publishEvent } from '../../domain/events';
 
 /**
  * Internal publishing for the parcel system (DESIGN.md "Contract"): a thin handler over publishEvent, behind

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
-import { listTowns } from '../../db/towns';
+import { listTowns } from '../../domain/towns';
 import { authOf } from '../plugins/auth';
 
 /** Enough for the whole seeded list in one page; clients that page still can. */

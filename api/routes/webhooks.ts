@@ -3,24 +3,23 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import {
   DESCRIPTION_MAX_LENGTH,
-  DeliveryAttemptRecord,
   EndpointRecord,
   EndpointWithSecret,
   MAX_ROTATION_GRACE_SECONDS,
   deleteEndpoint,
   getEndpoint,
-  listDeliveries,
   listEndpoints,
   registerEndpoint,
   rotateEndpointSecret,
   type EndpointDeps,
-} from '../../core/webhook-endpoints';
+} from '../../domain/endpoints';
+import { DeliveryAttemptRecord, listDeliveries } from '../../domain/deliveries';
 import { EVENT_TYPES } from '../../core/event-catalog';
 import type { Lookup } from '../../infra/ssrf';
 import { ErrorResponse } from '../errors';
 import { authOf } from '../plugins/auth';
 
-/** Webhook endpoints (spec 4, DESIGN.md "API decisions"): thin handlers over core/webhook-endpoints. */
+/** Webhook endpoints (spec 4, DESIGN.md "API decisions"): thin handlers over domain/endpoints.ts and domain/deliveries.ts. */
 
 // The shared error schema: a local copy without `livemode` made the serializer drop it from every error.
 const errors = { '4xx': ErrorResponse, '5xx': ErrorResponse };

@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
-import { ApiError } from '../../core/errors';
-import { createAccount, listAccounts, parseAccountStatus, setAccountStatus, type Account } from '../../db/accounts';
+import { createAccount, listAccounts, setAccountStatus, type Account } from '../../domain/accounts';
 import { print, type CliContext } from '../context';
 
 function line(account: Account): string {
@@ -25,11 +24,7 @@ export function registerAccounts(program: Command, ctx: CliContext): void {
     .option('--json', 'print one JSON document')
     .addHelpText('after', '\nExample:\n  $ parcel-webhooks accounts create --name "Duka Letu" --email ops@duka.example --json')
     .action(async (options: { name: string; email?: string; status: string }, command: Command) => {
-      const status = parseAccountStatus(options.status);
-      if (status === 'suspended') {
-        throw new ApiError('parameter_invalid', 'An account cannot be created suspended: use pending or active.', { param: 'status' });
-      }
-      const account = await createAccount(ctx.pool, { name: options.name, email: options.email, status });
+      const account = await createAccount(ctx.pool, { name: options.name, email: options.email, status: options.status });
       print(command, account, () => `created ${line(account)}`);
     });
 

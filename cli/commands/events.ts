@@ -1,15 +1,9 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { ApiError } from '../../core/errors';
 import { EVENT_TYPES } from '../../core/event-catalog';
-import { publishEvent, type PublishedEvent } from '../../core/publish-event';
+import { parseMode } from '../../core/mode';
+import { publishEvent, type PublishedEvent } from '../../domain/events';
 import { CliError, print, type CliContext } from '../context';
-
-export function parseMode(mode: string): boolean {
-  if (mode === 'live') return true;
-  if (mode === 'test') return false;
-  throw new ApiError('parameter_invalid', `Invalid mode ${JSON.stringify(mode)}: use test or live.`, { param: 'mode' });
-}
 
 /** --data takes JSON inline or @path to a file of JSON. */
 function parseData(raw: string | undefined): unknown {
@@ -48,7 +42,7 @@ export function registerEvents(program: Command, ctx: CliContext): void {
     .action(async (options: { account: string; mode: string; type: string; data?: string; id?: string }, command: Command) => {
       const published = await publishEvent(
         { pool: ctx.pool, temporal: await ctx.temporal(), config: ctx.config },
-        { accountId: options.account, livemode: parseMode(options.mode), type: options.type, data: parseData(options.data), id: options.id },
+        { accountId: options.account, livemode: parseMode(options.mode) === 'live', type: options.type, data: parseData(options.data), id: options.id },
       );
       print(
         command,

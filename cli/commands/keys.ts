@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import { parseExpiry, parseKeyMode } from '../../core/api-keys';
+import { parseMode } from '../../core/mode';
 import { ALL_SCOPES, parseScopes } from '../../core/scopes';
-import { createApiKey, listApiKeys, revokeApiKey, type ApiKeyRecord } from '../../db/api-keys';
+import { createApiKey, listApiKeys, parseExpiry, revokeApiKey, type ApiKeyRecord } from '../../domain/api-keys';
 import { print, type CliContext } from '../context';
 
 function state(key: ApiKeyRecord, now = Date.now()): string {
@@ -51,7 +51,7 @@ export function registerKeys(program: Command, ctx: CliContext): void {
       ) => {
         const created = await createApiKey(ctx.pool, {
           accountId: options.account,
-          mode: parseKeyMode(options.mode),
+          mode: parseMode(options.mode),
           scopes: parseScopes(options.scopes),
           expiresAt: options.expires === undefined ? undefined : parseExpiry(options.expires),
           description: options.description,

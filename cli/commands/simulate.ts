@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
-import { getAccount } from '../../db/accounts';
-import { seededRandom, simulateParcels, type SimulationSummary } from '../../core/parcel-simulator';
+import { parseMode } from '../../core/mode';
+import { getAccount } from '../../domain/accounts';
+import { seededRandom, simulateParcels, type SimulationSummary } from '../../domain/parcel-simulator';
 import { CliError, print, type CliContext } from '../context';
-import { parseMode } from './events';
 
 const MAX_PARCELS = 10_000;
 
@@ -31,7 +31,7 @@ export function registerSimulate(program: Command, ctx: CliContext): void {
     .option('--json', 'print one JSON document')
     .addHelpText('after', '\nExample:\n  $ parcel-webhooks simulate --account acct_... --mode test --parcels 20')
     .action(async (options: { account: string; mode: string; parcels: string; seed?: string }, command: Command) => {
-      const livemode = parseMode(options.mode);
+      const livemode = parseMode(options.mode) === 'live';
       const parcels = positiveInteger(options.parcels, '--parcels', MAX_PARCELS);
       const random = options.seed === undefined ? undefined : seededRandom(positiveInteger(options.seed, '--seed', 2 ** 31));
       // A clear error for a mistyped account before anything is published.

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Config } from '../../infra/config';
-import { publishEvent } from '../../core/publish-event';
+import { publishEvent } from '../../domain/events';
 import { createPool, type Pool } from '../../db/pool';
 import { startDevServer, type DevServer } from '../../infra/dev-server';
 import { attemptsOf, createEndpoint, deliveryResult, parcel } from '../helpers/delivery';

@@ -4,7 +4,7 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { publishEvent } from '../../core/publish-event';
+import { publishEvent } from '../../domain/events';
 import { buildReceiver, type Receiver } from '../../receiver/example/server';
 import { FIXTURES, testConfig } from '../helpers/env';
 import { createAccountWithKey, startTestApi, type TestApi } from '../helpers/fixtures';

@@ -1,11 +1,11 @@
 import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
-import type { KeyMode } from '../../core/api-keys';
+import type { Mode } from '../../core/mode';
 import { ALL_SCOPES, type Scope } from '../../core/scopes';
 import type { Config } from '../../infra/config';
 import { buildApp } from '../../api/app';
-import { createAccount, type AccountStatus } from '../../db/accounts';
-import { createApiKey, type CreatedApiKey } from '../../db/api-keys';
+import { createAccount, setAccountStatus, type AccountStatus } from '../../domain/accounts';
+import { createApiKey, type CreatedApiKey } from '../../domain/api-keys';
 import { createPool, type Pool } from '../../db/pool';
 import { testConfig } from './env';
 
@@ -14,7 +14,7 @@ export interface ApiFixture {
   pool: Pool;
   config: Config;
   /** A fresh account (pending unless told) and one key of it. */
-  key(options?: { mode?: KeyMode; scopes?: Scope[]; status?: AccountStatus; expiresAt?: Date }): Promise<CreatedApiKey>;
+  key(options?: { mode?: Mode; scopes?: Scope[]; status?: AccountStatus; expiresAt?: Date }): Promise<CreatedApiKey>;
   close(): Promise<void>;
 }
 
@@ -44,7 +44,9 @@ export async function apiFixture(
     pool,
     config,
     async key({ mode = 'test', scopes = [...ALL_SCOPES], status = 'pending', expiresAt } = {}) {
-      const account = await createAccount(pool, { name: 'Test merchant', status });
+      // An account is never created suspended: suspend it once it exists, as an operator would.
+      const account = await createAccount(pool, { name: 'Test merchant', status: status === 'suspended' ? 'pending' : status });
+      if (status === 'suspended') await setAccountStatus(pool, account.id, 'suspended');
       return createApiKey(pool, { accountId: account.id, mode, scopes, expiresAt });
     },
     async close() {

@@ -1,7 +1,8 @@
 import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../api/app';
-import { generateApiKey, hashApiKey, type KeyMode } from '../../core/api-keys';
+import type { Mode } from '../../core/mode';
+import { generateApiKey, hashApiKey } from '../../domain/api-keys';
 import type { Config } from '../../infra/config';
 import { newId } from '../../core/ids';
 import { ALL_SCOPES, type Scope } from '../../core/scopes';
@@ -9,7 +10,7 @@ import { createPool, type Pool } from '../../db/pool';
 
 /**
  * Accounts and keys written straight into the database, so API tests do not depend on the CLI.
- * The key is shaped and hashed exactly as core/api-keys does for real keys.
+ * The key is shaped and hashed exactly as domain/api-keys.ts does for real keys.
  */
 
 export type AccountStatus = 'pending' | 'active' | 'suspended';
@@ -37,7 +38,7 @@ export async function createApiKey(
     scopes = ALL_SCOPES,
     expiresAt = null,
     revoked = false,
-  }: { accountId: string; mode?: KeyMode; scopes?: Scope[] | string[]; expiresAt?: Date | null; revoked?: boolean },
+  }: { accountId: string; mode?: Mode; scopes?: Scope[] | string[]; expiresAt?: Date | null; revoked?: boolean },
 ): Promise<CreatedKey> {
   const id = newId('apiKey');
   const key = generateApiKey(mode);
@@ -52,7 +53,7 @@ export async function createApiKey(
 /** An account (active by default) with one key; `headers` is ready for app.inject. */
 export async function createAccountWithKey(
   pool: Pool,
-  options: { status?: AccountStatus; mode?: KeyMode; scopes?: Scope[] | string[] } = {},
+  options: { status?: AccountStatus; mode?: Mode; scopes?: Scope[] | string[] } = {},
 ): Promise<{ accountId: string; keyId: string; key: string; headers: { authorization: string } }> {
   const accountId = await createAccount(pool, { status: options.status });
   const { id, key } = await createApiKey(pool, { accountId, mode: options.mode, scopes: options.scopes });

@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loggerOptions } from '../../api/app';
-import { revokeApiKey } from '../../db/api-keys';
+import { revokeApiKey } from '../../domain/api-keys';
 import { createPool } from '../../db/pool';
 import { testConfig } from '../helpers/env';
 import { apiFixture, basic, bearer, type ApiFixture } from '../helpers/api';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import type { Config } from '../../infra/config';
-import { publishEvent } from '../../core/publish-event';
+import { publishEvent } from '../../domain/events';
 import { createPool, type Pool } from '../../db/pool';
 import type { DeliverEventResult } from '../../core/delivery-contract';
 import { attemptsOf, createEndpoint, deliveryResult, parcel } from '../helpers/delivery';

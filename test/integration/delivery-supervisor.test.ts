@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../../infra/config';
 import { SUPERVISOR_SIGNALS_PER_RUN } from '../../core/delivery-policy';
 import { abandonedSignal, deliverySucceededSignal } from '../../core/delivery-contract';
-import { publishEvent } from '../../core/publish-event';
+import { publishEvent } from '../../domain/events';
 import { createEndpoint, deliveryResult, parcel } from '../helpers/delivery';
 import { testConfig } from '../helpers/env';
 import { createAccount } from '../helpers/fixtures';

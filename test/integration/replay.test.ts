@@ -3,7 +3,7 @@ import path from 'node:path';
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { publishEvent } from '../../core/publish-event';
+import { publishEvent } from '../../domain/events';
 import { createEndpoint, deliveryResult, parcel } from '../helpers/delivery';
 import { FIXTURES, testConfig } from '../helpers/env';
 import { createAccount } from '../helpers/fixtures';

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { lifecycle, seededRandom, simulateParcels } from '../../core/parcel-simulator';
+import { lifecycle, seededRandom, simulateParcels } from '../../domain/parcel-simulator';
 import { createEndpoint } from '../helpers/delivery';
 import { testConfig } from '../helpers/env';
 import { createAccount } from '../helpers/fixtures';

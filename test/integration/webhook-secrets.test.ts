@@ -1,8 +1,8 @@
 import type { LookupAddress } from 'node:dns';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Lookup } from '../../infra/ssrf';
-import { registerEndpoint } from '../../core/webhook-endpoints';
-import { loadEndpointForDelivery } from '../../db/endpoints';
+import { registerEndpoint } from '../../domain/endpoints';
+import { loadEndpointForDelivery } from '../../domain/deliveries';
 import { testConfig } from '../helpers/env';
 import { createAccountWithKey, startTestApi, type TestApi } from '../helpers/fixtures';
 

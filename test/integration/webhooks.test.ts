@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVENT_TYPES } from '../../core/event-catalog';
-import { MAX_ENDPOINTS_PER_MODE } from '../../core/webhook-endpoints';
-import { loadEndpointForDelivery } from '../../db/endpoints';
+import { MAX_ENDPOINTS_PER_MODE } from '../../domain/endpoints';
+import { loadEndpointForDelivery } from '../../domain/deliveries';
 import { testConfig } from '../helpers/env';
 import { createAccountWithKey, createApiKey, startTestApi, type TestApi } from '../helpers/fixtures';
 

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { presentedKey } from '../../api/plugins/auth';
 import { toApiError } from '../../api/errors';
-import { API_KEY_PATTERN, generateApiKey, hashApiKey, keyLast4, keyMode, parseExpiry, parseKeyMode, redactedKey } from '../../core/api-keys';
+import { parseMode } from '../../core/mode';
+import { API_KEY_PATTERN, generateApiKey, hashApiKey, keyLast4, keyMode, parseExpiry, redactedKey } from '../../domain/api-keys';
 import { ALL_SCOPES, parseScopes, routeScope } from '../../core/scopes';
 
 describe('API keys', () => {
@@ -23,9 +24,9 @@ describe('API keys', () => {
   });
 
   it('parses modes', () => {
-    expect(parseKeyMode('test')).toBe('test');
-    expect(parseKeyMode(' LIVE ')).toBe('live');
-    expect(() => parseKeyMode('prod')).toThrow(/Invalid mode/);
+    expect(parseMode('test')).toBe('test');
+    expect(parseMode(' LIVE ')).toBe('live');
+    expect(() => parseMode('prod')).toThrow(/Invalid mode/);
   });
 
   it.each([

@@ -3,11 +3,11 @@ import { WorkflowIdReusePolicy } from '@temporalio/common';
 import { findEvent, insertEventWithFanOut, type EventRow } from '../db/events';
 import type { Pool } from '../db/pool';
 import type { Config } from '../infra/config';
-import { SEARCH_ATTRIBUTES, WORKFLOW_ID, type DeliverEventInput, type DeliverEventWorkflow } from './delivery-contract';
-import { formatDuration } from './durations';
-import { ApiError } from './errors';
-import { EVENT_TYPES, isEventType, type EventType } from './event-catalog';
-import { newId } from './ids';
+import { SEARCH_ATTRIBUTES, WORKFLOW_ID, type DeliverEventInput, type DeliverEventWorkflow } from '../core/delivery-contract';
+import { formatDuration } from '../core/durations';
+import { ApiError } from '../core/errors';
+import { EVENT_TYPES, isEventType, type EventType } from '../core/event-catalog';
+import { newId } from '../core/ids';
 
 export interface PublishDeps {
   pool: Pool;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { PARCEL_STATUS_BY_EVENT, type EventType } from './event-catalog';
-import { publishEvent, type PublishDeps } from './publish-event';
+import { PARCEL_STATUS_BY_EVENT, type EventType } from '../core/event-catalog';
+import { publishEvent, type PublishDeps } from './events';
 
 /**
  * Drives parcels through a realistic lifecycle (spec 3, 6) and publishes each stage through publishEvent, so

@@ -1,18 +1,18 @@
 import Type, { type Static } from 'typebox';
 import type { Config } from '../infra/config';
-import { ApiError } from './errors';
-import { EVENT_TYPES, isEventType } from './event-catalog';
-import { newId } from './ids';
-import { generateSecret, sealSecret } from './secrets';
+import { ApiError } from '../core/errors';
+import { EVENT_TYPES, isEventType } from '../core/event-catalog';
+import { newId } from '../core/ids';
+import { generateSecret, sealSecret } from '../core/secrets';
 import { checkWebhookUrl, type Lookup } from '../infra/ssrf';
-import { listDeliveryAttempts, type DeliveryAttemptRow } from '../db/delivery-attempts';
 import * as endpoints from '../db/endpoints';
 import type { EndpointRow, EndpointScope } from '../db/endpoints';
 import type { Pool } from '../db/pool';
 
 /**
- * Webhook endpoint management: the domain functions behind /v1/webhooks, reusable by the CLI and tests.
- * Every function is scoped to one account and one mode; anything outside it is `resource_missing`.
+ * Webhook endpoints: registering, reading, listing, removing and rotating secrets, behind /v1/webhooks and
+ * reusable by the CLI and tests. Every function is scoped to one account and one mode; anything outside it is
+ * `resource_missing`. Deliveries to an endpoint are domain/deliveries.ts's; its health, endpoint-health.ts's.
  */
 
 export interface EndpointDeps {
@@ -25,7 +25,6 @@ export interface EndpointDeps {
 export const DESCRIPTION_MAX_LENGTH = 500;
 export const MAX_ROTATION_GRACE_SECONDS = 7 * 86_400;
 const ENDPOINT_ID = /^we_[A-Za-z0-9]{1,64}$/;
-const DELIVERY_ID = /^dlv_[A-Za-z0-9]{1,64}$/;
 
 export const EndpointRecord = Type.Object({
   id: Type.String(),
@@ -47,31 +46,12 @@ export const EndpointWithSecret = Type.Object({
 });
 export type EndpointWithSecret = Static<typeof EndpointWithSecret>;
 
-export const DeliveryAttemptRecord = Type.Object({
-  id: Type.String(),
-  object: Type.Literal('delivery_attempt'),
-  endpoint_id: Type.String(),
-  event_id: Type.String(),
-  event_type: Type.String(),
-  attempt: Type.Integer(),
-  status_code: Type.Union([Type.Integer(), Type.Null()], { description: 'Null when the endpoint did not answer.' }),
-  response_body: Type.Union([Type.String(), Type.Null()], { description: 'First 500 characters (spec 2.4).' }),
-  error: Type.Union([Type.String(), Type.Null()], {
-    description: 'Null, or why no valid answer came: timeout, connection_refused, dns, tls, redirect, ...',
-  }),
-  duration_ms: Type.Integer(),
-  succeeded: Type.Boolean(),
-  livemode: Type.Boolean(),
-  created: Type.Integer({ description: 'Unix seconds.' }),
-});
-export type DeliveryAttemptRecord = Static<typeof DeliveryAttemptRecord>;
-
 export interface Page<T> {
   data: T[];
   hasMore: boolean;
 }
 
-const unixSeconds = (date: Date): number => Math.floor(date.getTime() / 1000);
+export const unixSeconds = (date: Date): number => Math.floor(date.getTime() / 1000);
 
 export function toEndpointRecord(row: EndpointRow): EndpointRecord {
   return {
@@ -82,24 +62,6 @@ export function toEndpointRecord(row: EndpointRow): EndpointRecord {
     events: row.events.length === 0 ? [...EVENT_TYPES] : row.events,
     description: row.description,
     status: row.status,
-    livemode: row.livemode,
-    created: unixSeconds(row.created_at),
-  };
-}
-
-export function toDeliveryAttemptRecord(row: DeliveryAttemptRow): DeliveryAttemptRecord {
-  return {
-    id: row.id,
-    object: 'delivery_attempt',
-    endpoint_id: row.endpoint_id,
-    event_id: row.event_id,
-    event_type: row.event_type,
-    attempt: row.attempt,
-    status_code: row.status_code,
-    response_body: row.response_body,
-    error: row.error,
-    duration_ms: row.duration_ms,
-    succeeded: row.succeeded,
     livemode: row.livemode,
     created: unixSeconds(row.created_at),
   };
@@ -149,13 +111,13 @@ export interface RegisterInput {
   description?: string;
 }
 
-/** Validates everything before writing, so a refused registration creates nothing. */
 /**
  * One event is one workflow with a ladder per endpoint; a fully failing ladder writes about 34 history events,
  * so this keeps the worst event far below Temporal's 50,000-event history limit (Stripe allows 16).
  */
 export const MAX_ENDPOINTS_PER_MODE = 100;
 
+/** Validates everything before writing, so a refused registration creates nothing. */
 export async function registerEndpoint(
   deps: EndpointDeps,
   scope: EndpointScope,
@@ -230,28 +192,4 @@ export async function rotateEndpointSecret(
     : undefined;
   if (!row) throw endpointMissing(id);
   return { ...toEndpointRecord(row), secret };
-}
-
-/** Deliveries of a removed endpoint are gone with it, as the endpoint itself is (404). */
-export async function listDeliveries(
-  deps: EndpointDeps,
-  scope: EndpointScope,
-  endpointId: string,
-  query: { limit: number; startingAfter?: string; eventId?: string; outcome?: 'succeeded' | 'failed' },
-): Promise<Page<DeliveryAttemptRecord>> {
-  await getEndpoint(deps, scope, endpointId);
-  if (query.eventId?.includes('\u0000')) {
-    throw new ApiError('parameter_invalid', 'event_id must not contain NUL characters.', { param: 'event_id' });
-  }
-  const cursor = query.startingAfter;
-  const result =
-    cursor === undefined || DELIVERY_ID.test(cursor)
-      ? await listDeliveryAttempts(deps.pool, { ...query, endpointId, accountId: scope.accountId })
-      : undefined;
-  if (!result) {
-    throw new ApiError('resource_missing', 'starting_after is not a delivery attempt of this endpoint.', {
-      param: 'starting_after',
-    });
-  }
-  return { data: result.rows.map(toDeliveryAttemptRecord), hasMore: result.hasMore };
 }

@@ -1,0 +1,60 @@
+import type { MarkFailingInput } from '../core/delivery-contract';
+import { markEmailSent, type NotificationRow } from '../db/notifications';
+import type { Pool } from '../db/pool';
+import type { Config } from '../infra/config';
+import type { Mailer } from '../infra/mailer';
+
+/** What we tell merchants: the failing-endpoint notice, and its email. */
+
+export type { NotificationRow };
+
+/** Sending failed: the notification is stored, not emailed; the caller decides whether to try again. */
+export class EmailNotSentError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'EmailNotSentError';
+  }
+}
+
+export function composeFailingNotice(
+  endpoint: { url: string },
+  input: MarkFailingInput,
+  config: Pick<Config, 'delivery'>,
+): { subject: string; body: string } {
+  const attempts = config.delivery.retryDelaysMs.length + 1;
+  const subject = `Webhook endpoint failing: ${endpoint.url}`;
+  const body = [
+    `Your webhook endpoint ${endpoint.url} (${input.endpointId}) is marked failing:`,
+    `${input.streak} deliveries in a row were abandoned after ${attempts} attempts each, with no successful delivery in between.`,
+    '',
+    'We keep sending new events to it. To fix it:',
+    `- make sure the URL answers a 2xx status within ${Math.round(config.delivery.timeoutMs / 1000)} seconds, over https with a valid certificate, without redirects;`,
+    `- look at the status codes and responses of recent attempts: GET /v1/webhooks/${input.endpointId}/deliveries;`,
+    '- the mark clears on the next successful delivery.',
+  ].join('\n');
+  return { subject, body };
+}
+
+/**
+ * Emails a stored notification once: true when it has been emailed (now or before), false when there is no
+ * mailer or no address. email_sent_at keeps a retry from sending twice. Throws EmailNotSentError when the
+ * mail server refuses or cannot be reached.
+ */
+export async function emailNotification(
+  deps: { pool: Pool; config: Pick<Config, 'notificationFrom'>; mailer?: Mailer },
+  notification: NotificationRow,
+): Promise<boolean> {
+  if (!deps.mailer || !notification.email_to || notification.email_sent_at) return notification.email_sent_at !== null;
+  try {
+    await deps.mailer.sendMail({
+      from: deps.config.notificationFrom,
+      to: notification.email_to,
+      subject: notification.subject,
+      text: notification.body,
+    });
+  } catch (err) {
+    throw new EmailNotSentError((err as Error).message);
+  }
+  await markEmailSent(deps.pool, notification.id);
+  return true;
+}
