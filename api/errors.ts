@@ -1,27 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance } from 'fastify';
-import Type from 'typebox';
-import { ApiError, ERRORS, type ErrorCode } from '../core/errors';
-import { authenticate } from './plugins/auth';
-
-/** The wire shape of every error, for route schemas and the OpenAPI document. */
-export const ErrorResponse = Type.Object(
-  {
-    error: Type.Object(
-      {
-        type: Type.String(),
-        code: Type.String({ description: `One of: ${Object.keys(ERRORS).join(', ')}.` }),
-        message: Type.String(),
-        scope: Type.Optional(Type.String({ description: 'The missing scope, on insufficient_scope.' })),
-        param: Type.Optional(Type.String({ description: 'The offending parameter, on validation errors.' })),
-      },
-      { additionalProperties: true },
-    ),
-    livemode: Type.Optional(Type.Boolean({ description: 'Present once the key was recognised.' })),
-  },
-  { description: 'Every error: a stable code, its type and a message.' },
-);
+import { ApiError, type ErrorCode } from '../core/errors';
 
 /** Fastify's own error codes mapped onto our catalogue; anything unknown becomes an opaque 500. */
 const FASTIFY_CODES: Record<string, ErrorCode> = {
@@ -104,8 +84,9 @@ export function registerErrorHandling(app: FastifyInstance): void {
   app.setNotFoundHandler(async (request, reply) => {
     const error = new ApiError('route_not_found', `Unrecognized request URL (${request.method} ${request.url.split('?')[0]}).`);
     // Still 404 whatever the key (never 401), but a usable key's mode travels with it as on every response.
+    // app.authenticate is the auth plugin's decorator: read through the instance, so no arrow runs back to it.
     const auth = request.headers.authorization
-      ? await authenticate(app.deps.pool, request.headers.authorization).catch(() => undefined)
+      ? await app.authenticate(request.headers.authorization).catch(() => undefined)
       : undefined;
     return reply.status(404).send(auth ? { ...error.toBody(), livemode: auth.livemode } : error.toBody());
   });

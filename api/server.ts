@@ -1,28 +1,71 @@
-import { Client, Connection } from '@temporalio/client';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
+import fp from 'fastify-plugin';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { ApiError } from '../core/errors';
+import { randomBase62 } from '../core/ids';
 import { loadConfigOrExit, type Config } from '../infra/config';
-import { requireTemporalAddress, temporalConnectionOptions } from '../infra/temporal';
-import { createPool } from '../db/pool';
-import { buildApp } from './app';
+import app, { type AppOptions } from './app';
+import { clientErrorHandler } from './errors';
+import { serializeRequest } from './logging';
+
+/** Where keys and secrets could appear in a log line; pino replaces them. */
+export const LOG_REDACT_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'headers.authorization',
+  'authorization',
+  'key',
+  'secret',
+  '*.key',
+  '*.secret',
+];
+
+export function loggerOptions(config: Config): FastifyServerOptions['logger'] {
+  return {
+    level: config.logLevel,
+    redact: { paths: LOG_REDACT_PATHS, censor: '[redacted]' },
+    serializers: { req: serializeRequest },
+  };
+}
+
+/**
+ * The Fastify instance with the app registered, not listening: what the process below runs, and what tests
+ * and benches inject into. Options that only an instance can take (limits, ids, parser errors) are set here.
+ */
+export async function buildServer(
+  options: AppOptions,
+  server: { logger?: FastifyServerOptions['logger'] } = {},
+): Promise<FastifyInstance> {
+  const fastify = Fastify({
+    logger: server.logger ?? loggerOptions(options.config),
+    bodyLimit: 64 * 1024,
+    routerOptions: { maxParamLength: 200 },
+    genReqId: () => `req_${randomBase62(20)}`,
+    // The router refuses bad percent-encoding and over-long params before any handler or error handler runs;
+    // answer those in the same wire shape as every other error.
+    frameworkErrors: (_error, request, reply) => {
+      const apiError = new ApiError('invalid_request', 'The request URL is malformed or a path parameter is too long.');
+      (reply as FastifyReply).header('Request-Id', request.id).status(apiError.status).send(apiError.toBody());
+    },
+    clientErrorHandler,
+  }).withTypeProvider<TypeBoxTypeProvider>();
+  // fp: the app's decorators, hooks and error handler belong to this instance, not to an encapsulated child.
+  await fastify.register(fp(app), options);
+  return fastify;
+}
 
 export interface RunningApi {
   url: string;
   close(): Promise<void>;
 }
 
-/** Starts the API on config.port; the Temporal connection is lazy so the API starts while Temporal is down. */
+/** Starts the API on config.port; closing it closes the pool and the Temporal connection (onClose). */
 export async function startApi(config: Config): Promise<RunningApi> {
-  const pool = createPool(config.databaseUrl);
-  const connection = Connection.lazy(temporalConnectionOptions(config, requireTemporalAddress(config)));
-  const temporal = new Client({ connection, namespace: config.temporal.namespace });
-  const app = await buildApp({ config, pool, temporal });
-  const address = await app.listen({ port: config.port, host: config.host });
+  const fastify = await buildServer({ config });
+  const address = await fastify.listen({ port: config.port, host: config.host });
   return {
     url: address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '127.0.0.1'),
-    async close() {
-      await app.close();
-      await connection.close();
-      await pool.end();
-    },
+    close: () => fastify.close(),
   };
 }
 
@@ -30,6 +73,7 @@ if (require.main === module) {
   const config = loadConfigOrExit();
   startApi(config).then(
     (api) => {
+      // Graceful: close() stops accepting, lets in-flight requests finish, then runs every onClose hook.
       const shutdown = () => {
         api.close().then(
           () => process.exit(0),

@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { Pool as HttpPool } from 'undici';
-import { buildApp } from '../api/app';
+import { buildServer } from '../api/server';
 import { loadConfig } from '../infra/config';
 import { ALL_SCOPES } from '../core/scopes';
 import { createAccount } from '../domain/accounts';
@@ -51,7 +51,7 @@ async function main(): Promise<void> {
   const config = loadConfig({ DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: '127.0.0.1:1', LOG_LEVEL: 'silent', API_RATE_LIMIT_PER_MINUTE: '1000000' });
   const pool = createPool(databaseUrl);
   const connection = Connection.lazy({ address: '127.0.0.1:1' });
-  const app = await buildApp({ config, pool, temporal: new Client({ connection }) }, { logger: false });
+  const app = await buildServer({ config, pool, temporal: new Client({ connection }) }, { logger: false });
   app.get('/bench/open', async () => ({ ok: true }));
   app.get('/bench/authenticated', { config: { scope: 'network:read' } }, async () => ({ ok: true }));
   const address = await app.listen({ port: 0, host: '127.0.0.1' });

@@ -18,28 +18,6 @@ export function isScope(value: string): value is Scope {
 }
 
 /**
- * The scope each merchant route needs, the one place routes take it from: spec 4's table, plus the routes
- * DESIGN.md and the rotation issue add (webhook list, read, deliveries, secret rotation). The auth plugin reads
- * it when a route is registered; a /v1 route found neither here nor with `config.scope` (test routes) stops the
- * app at start instead of going unprotected.
- */
-export const ROUTE_SCOPES: Readonly<Record<string, Scope>> = {
-  'GET /v1/towns': 'network:read',
-  'POST /v1/webhooks': 'webhooks:manage',
-  'GET /v1/webhooks': 'webhooks:manage',
-  'GET /v1/webhooks/:id': 'webhooks:manage',
-  'DELETE /v1/webhooks/:id': 'webhooks:manage',
-  'GET /v1/webhooks/:id/deliveries': 'webhooks:manage',
-  'POST /v1/webhooks/:id/secret/rotate': 'webhooks:manage',
-};
-
-/** HEAD answers like GET, so it needs what GET needs. */
-export function routeScope(method: string, url: string): Scope | undefined {
-  const verb = method.toUpperCase() === 'HEAD' ? 'GET' : method.toUpperCase();
-  return ROUTE_SCOPES[`${verb} ${url}`];
-}
-
-/**
  * `s1,s2` or `all`, as the CLI takes them. Throws a message naming every unknown scope and the valid ones.
  * Duplicates collapse; the result keeps the spec's order so listings read the same everywhere.
  */

@@ -26,3 +26,9 @@ export async function connectClient(config: Config): Promise<Client> {
   const connection = await Connection.connect(temporalConnectionOptions(config, requireTemporalAddress(config)));
   return new Client({ connection, namespace: config.temporal.namespace });
 }
+
+/** A client whose connection opens on first use, so the API starts (and answers /readyz) while Temporal is down. */
+export function lazyClient(config: Config): Client {
+  const connection = Connection.lazy(temporalConnectionOptions(config, requireTemporalAddress(config)));
+  return new Client({ connection, namespace: config.temporal.namespace });
+}

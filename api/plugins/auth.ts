@@ -1,20 +1,24 @@
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import { ApiError } from '../../core/errors';
-import { isScope, routeScope, type Scope } from '../../core/scopes';
+import { isScope, type Scope } from '../../core/scopes';
 import type { Pool } from '../../db/pool';
 import { verifyApiKey, type KeyContext } from '../../domain/api-keys';
 
 export type AuthContext = KeyContext;
 
 declare module 'fastify' {
+  interface FastifyInstance {
+    /** The caller behind an Authorization header; also used where no route matched (api/errors.ts). */
+    authenticate(header: string | undefined): Promise<AuthContext>;
+  }
   interface FastifyRequest {
     auth?: AuthContext;
     /** Why authentication failed; thrown once rate limiting has counted the request. */
     authError?: ApiError;
   }
   interface FastifyContextConfig {
-    /** The scope a route needs (spec 5.6); routes without it are public (health, docs). */
+    /** The scope a route needs (spec 5.6), declared beside the route; routes without it are public (health, docs). */
     scope?: Scope;
   }
 }
@@ -72,41 +76,34 @@ export function authOf(request: FastifyRequest): AuthContext {
   return request.auth;
 }
 
-/** Settles a route's scope from core/scopes.ts and its own config; a /v1 route with none fails closed. */
-function resolveRouteScope(route: RouteOptions): void {
-  const methods = Array.isArray(route.method) ? route.method : [route.method];
-  const fromTable = new Set(methods.map((method) => routeScope(method, route.url)).filter((s) => s !== undefined));
-  const declared = route.config?.scope;
-  if (declared !== undefined && !isScope(declared)) throw new Error(`route ${route.url}: unknown scope ${declared}`);
-  if (fromTable.size > 1) throw new Error(`route ${route.url}: its methods need different scopes; register them apart`);
-  const tabled = [...fromTable][0];
-  if (declared && tabled && declared !== tabled) {
-    throw new Error(`route ${route.url}: config.scope ${declared} disagrees with core/scopes.ts (${tabled})`);
+/** A route's scope is declared beside it (`config: { scope }`), the one source; a /v1 route without one fails closed. */
+function checkRouteScope(route: RouteOptions): void {
+  const scope = route.config?.scope;
+  if (scope !== undefined && !isScope(scope)) throw new Error(`route ${route.url}: unknown scope ${scope}`);
+  if (scope === undefined && /^\/v1(\/|$)/.test(route.url)) {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    throw new Error(`route ${methods.join(',')} ${route.url} has no scope: set config.scope beside it`);
   }
-  const scope = declared ?? tabled;
-  if (!scope && /^\/v1(\/|$)/.test(route.url)) {
-    throw new Error(`route ${methods.join(',')} ${route.url} has no scope: add it to ROUTE_SCOPES or set config.scope`);
-  }
-  if (scope) route.config = { ...route.config, scope };
 }
 
-async function authPlugin(app: FastifyInstance, options: { pool: Pool; now?: () => Date }): Promise<void> {
+async function authPlugin(fastify: FastifyInstance, options: { now?: () => Date }): Promise<void> {
   const now = options.now ?? (() => new Date());
-  app.decorateRequest('auth', undefined);
-  app.decorateRequest('authError', undefined);
-  app.addHook('onRoute', resolveRouteScope);
+  fastify.decorate('authenticate', (header: string | undefined) => authenticate(fastify.pg, header, now()));
+  fastify.decorateRequest('auth', undefined);
+  fastify.decorateRequest('authError', undefined);
+  fastify.addHook('onRoute', checkRouteScope);
   // Identify in onRequest so the rate limiter (a route-level onRequest hook, so after this one) can count
   // per key; the verdict is delivered in preParsing, still before any body is read.
-  app.addHook('onRequest', async (request) => {
+  fastify.addHook('onRequest', async (request) => {
     if (!request.routeOptions.config.scope) return;
     try {
-      request.auth = await authenticate(options.pool, request.headers.authorization, now());
+      request.auth = await fastify.authenticate(request.headers.authorization);
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
       request.authError = err;
     }
   });
-  app.addHook('preParsing', async (request) => {
+  fastify.addHook('preParsing', async (request) => {
     const scope = request.routeOptions.config.scope;
     if (!scope) return;
     if (request.authError) throw request.authError;
@@ -114,4 +111,4 @@ async function authPlugin(app: FastifyInstance, options: { pool: Pool; now?: () 
   });
 }
 
-export default fp(authPlugin, { name: 'auth' });
+export default fp(authPlugin, { name: 'auth', dependencies: ['pg'] });

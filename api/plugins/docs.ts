@@ -3,7 +3,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import { SCOPES, type Scope } from '../../core/scopes';
-import { ErrorResponse } from '../errors';
+import { ErrorResponse } from '../schemas';
 
 const AUTH_ERRORS = {
   401: { ...ErrorResponse, description: 'missing_api_key, malformed_api_key, invalid_api_key, revoked_api_key or expired_api_key.' },

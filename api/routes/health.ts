@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { pingDatabase } from '../../domain/database';
 
 const CHECK_TIMEOUT_MS = 2_000;
 
@@ -9,14 +10,13 @@ function withTimeout<T>(promise: Promise<T>, what: string): Promise<T> {
   ]);
 }
 
-export default async function healthRoutes(app: FastifyInstance): Promise<void> {
-  app.get('/healthz', async () => ({ status: 'ok' }));
+export default async function healthRoutes(fastify: FastifyInstance): Promise<void> {
+  fastify.get('/healthz', async () => ({ status: 'ok' }));
 
-  app.get('/readyz', async (_request, reply) => {
-    const { pool, temporal } = app.deps;
+  fastify.get('/readyz', async (_request, reply) => {
     const [postgres, temporalCheck] = await Promise.allSettled([
-      withTimeout(pool.query('SELECT 1'), 'postgres'),
-      withTimeout(temporal.connection.workflowService.getSystemInfo({}), 'temporal'),
+      withTimeout(pingDatabase(fastify.pg), 'postgres'),
+      withTimeout(fastify.temporal.connection.workflowService.getSystemInfo({}), 'temporal'),
     ]);
     const checks = {
       postgres: postgres.status === 'fulfilled' ? 'ok' : 'unavailable',

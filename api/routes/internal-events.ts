@@ -5,15 +5,12 @@ import Type from 'typebox';
 import { ApiError } from '../../core/errors';
 import { EVENT_TYPES } from '../../core/event-catalog';
 import { publishEvent } from '../../domain/events';
+import { errorResponses } from '../schemas';
 
 /**
  * Internal publishing for the parcel system (DESIGN.md "Contract"): a thin handler over publishEvent, behind
  * one shared token. Without INTERNAL_API_TOKEN the route answers as if it did not exist.
  */
-
-const ErrorResponse = Type.Object({
-  error: Type.Object({ type: Type.String(), code: Type.String(), message: Type.String() }, { additionalProperties: true }),
-});
 
 const PublishBody = Type.Object(
   {
@@ -60,17 +57,17 @@ export default async function internalEventRoutes(fastify: FastifyInstance): Pro
     '/internal/v1/events',
     {
       // Before the body is read: an unauthenticated caller gets nothing parsed or validated.
-      onRequest: async (request) => checkToken(request, app.deps.config.internalApiToken),
+      onRequest: async (request) => checkToken(request, app.config.internalApiToken),
       schema: {
         tags: ['internal'],
         summary: 'Publish an event (parcel system only)',
         body: PublishBody,
-        response: { 200: PublishedEvent, 201: PublishedEvent, '4xx': ErrorResponse, '5xx': ErrorResponse },
+        response: { 200: PublishedEvent, 201: PublishedEvent, ...errorResponses },
       },
     },
     async (request, reply) => {
       const { account_id, livemode, type, data, id } = request.body;
-      const published = await publishEvent(app.deps, { accountId: account_id, livemode, type, data, id });
+      const published = await publishEvent({ pool: app.pg, temporal: app.temporal, config: app.config }, { accountId: account_id, livemode, type, data, id });
       return reply.status(published.created ? 201 : 200).send({
         ...published.event,
         account_id: published.accountId,

@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { listTowns } from '../../domain/towns';
 import { authOf } from '../plugins/auth';
+import { errorResponses, Limit, listOf } from '../schemas';
 
 /** Enough for the whole seeded list in one page; clients that page still can. */
 const DEFAULT_LIMIT = 100;
@@ -22,7 +23,7 @@ const Town = Type.Object(
 
 const TownQuery = Type.Object(
   {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: DEFAULT_LIMIT, description: 'Towns per page, 1 to 100.' })),
+    limit: Type.Optional(Limit(DEFAULT_LIMIT, 'Towns per page, 1 to 100.')),
     starting_after: Type.Optional(
       Type.String({ pattern: '^town_[a-z0-9_]{1,60}$', description: 'Cursor: the id of the last town of the previous page.' }),
     ),
@@ -33,31 +34,26 @@ const TownQuery = Type.Object(
   { additionalProperties: false },
 );
 
-const TownList = Type.Object({
-  object: Type.Literal('list'),
-  url: Type.Literal('/v1/towns'),
-  data: Type.Array(Town),
-  has_more: Type.Boolean(),
-  livemode: Type.Boolean(),
-});
+const TownList = listOf(Town, Type.Literal('/v1/towns'));
 
 export default async function townRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/v1/towns',
     {
+      config: { scope: 'network:read' },
       schema: {
         summary: 'List towns',
         description: 'Towns the service delivers to, in alphabetical order, with cursor pagination.',
         tags: ['network'],
         querystring: TownQuery,
-        response: { 200: TownList },
+        response: { 200: TownList, ...errorResponses },
       },
     },
     async (request) => {
       const { limit = DEFAULT_LIMIT, starting_after: startingAfter, county } = request.query;
-      const page = await listTowns(app.deps.pool, { limit, startingAfter, county });
-      return { object: 'list' as const, url: '/v1/towns' as const, data: page.towns, has_more: page.hasMore, livemode: authOf(request).livemode };
+      const page = await listTowns(app.pg, { limit, startingAfter, county });
+      return { object: 'list' as const, data: page.towns, has_more: page.hasMore, url: '/v1/towns' as const, livemode: authOf(request).livemode };
     },
   );
 }

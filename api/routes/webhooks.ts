@@ -16,29 +16,14 @@ import {
 import { DeliveryAttemptRecord, listDeliveries } from '../../domain/deliveries';
 import { EVENT_TYPES } from '../../core/event-catalog';
 import type { Lookup } from '../../infra/ssrf';
-import { ErrorResponse } from '../errors';
 import { authOf } from '../plugins/auth';
+import { errorResponses as errors, Limit, listOf } from '../schemas';
 
 /** Webhook endpoints (spec 4, DESIGN.md "API decisions"): thin handlers over domain/endpoints.ts and domain/deliveries.ts. */
 
-// The shared error schema: a local copy without `livemode` made the serializer drop it from every error.
-const errors = { '4xx': ErrorResponse, '5xx': ErrorResponse };
-
 const EndpointParams = Type.Object({ id: Type.String({ description: 'Webhook endpoint id (we_...).' }) });
 
-const Limit = Type.Integer({ minimum: 1, maximum: 100, default: 10, description: 'Page size, 1 to 100.' });
 const DEFAULT_LIMIT = 10;
-
-function listOf<T extends Parameters<typeof Type.Array>[0]>(item: T) {
-  return Type.Object({
-    object: Type.Literal('list'),
-    data: Type.Array(item),
-    has_more: Type.Boolean(),
-    url: Type.String(),
-    // spec 5.5: every response made with a test key carries livemode false.
-    livemode: Type.Boolean(),
-  });
-}
 
 const RegisterBody = Type.Object(
   {
@@ -69,13 +54,13 @@ const RotateBody = Type.Object(
 );
 
 const ListQuery = Type.Object(
-  { limit: Type.Optional(Limit), starting_after: Type.Optional(Type.String({ description: 'An endpoint id (we_...).' })) },
+  { limit: Type.Optional(Limit(DEFAULT_LIMIT)), starting_after: Type.Optional(Type.String({ description: 'An endpoint id (we_...).' })) },
   { additionalProperties: false },
 );
 
 const DeliveriesQuery = Type.Object(
   {
-    limit: Type.Optional(Limit),
+    limit: Type.Optional(Limit(DEFAULT_LIMIT)),
     starting_after: Type.Optional(Type.String({ description: 'A delivery attempt id (dlv_...).' })),
     event_id: Type.Optional(Type.String({ maxLength: 255, description: 'Only attempts for this event.' })),
     outcome: Type.Optional(Type.Union([Type.Literal('succeeded'), Type.Literal('failed')])),
@@ -97,18 +82,20 @@ export interface WebhookRouteOptions {
 
 export default async function webhookRoutes(fastify: FastifyInstance, options: WebhookRouteOptions = {}): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const deps = (): EndpointDeps => ({ pool: app.deps.pool, config: app.deps.config, lookup: options.lookup });
+  const deps = (): EndpointDeps => ({ pool: app.pg, config: app.config, lookup: options.lookup });
   const tags = ['webhooks'];
+  // Every route here manages endpoints: the scope is declared with each route, the one place it is read from.
+  const config = { scope: 'webhooks:manage' } as const;
 
   app.post(
     '/v1/webhooks',
-    { schema: { tags, summary: 'Register a webhook endpoint', body: RegisterBody, response: { 200: EndpointWithSecret, ...errors } } },
+    { config, schema: { tags, summary: 'Register a webhook endpoint', body: RegisterBody, response: { 200: EndpointWithSecret, ...errors } } },
     async (request) => registerEndpoint(deps(), authOf(request), request.body),
   );
 
   app.get(
     '/v1/webhooks',
-    { schema: { tags, summary: 'List webhook endpoints, newest first', querystring: ListQuery, response: { 200: listOf(EndpointRecord), ...errors } } },
+    { config, schema: { tags, summary: 'List webhook endpoints, newest first', querystring: ListQuery, response: { 200: listOf(EndpointRecord, Type.String()), ...errors } } },
     async (request) => {
       const { limit = DEFAULT_LIMIT, starting_after: startingAfter } = request.query;
       const auth = authOf(request);
@@ -119,13 +106,13 @@ export default async function webhookRoutes(fastify: FastifyInstance, options: W
 
   app.get(
     '/v1/webhooks/:id',
-    { schema: { tags, summary: 'Read a webhook endpoint (without its secret)', params: EndpointParams, response: { 200: EndpointRecord, ...errors } } },
+    { config, schema: { tags, summary: 'Read a webhook endpoint (without its secret)', params: EndpointParams, response: { 200: EndpointRecord, ...errors } } },
     async (request) => getEndpoint(deps(), authOf(request), request.params.id),
   );
 
   app.delete(
     '/v1/webhooks/:id',
-    { schema: { tags, summary: 'Remove a webhook endpoint', params: EndpointParams, response: { 200: Deleted, ...errors } } },
+    { config, schema: { tags, summary: 'Remove a webhook endpoint', params: EndpointParams, response: { 200: Deleted, ...errors } } },
     async (request) => {
       const auth = authOf(request);
       await deleteEndpoint(deps(), auth, request.params.id);
@@ -136,6 +123,7 @@ export default async function webhookRoutes(fastify: FastifyInstance, options: W
   app.post(
     '/v1/webhooks/:id/secret/rotate',
     {
+      config,
       schema: {
         tags,
         summary: 'Rotate the signing secret; the new one is shown once',
@@ -153,12 +141,13 @@ export default async function webhookRoutes(fastify: FastifyInstance, options: W
   app.get(
     '/v1/webhooks/:id/deliveries',
     {
+      config,
       schema: {
         tags,
         summary: 'List every delivery attempt for an endpoint, newest first',
         params: EndpointParams,
         querystring: DeliveriesQuery,
-        response: { 200: listOf(DeliveryAttemptRecord), ...errors },
+        response: { 200: listOf(DeliveryAttemptRecord, Type.String()), ...errors },
       },
     },
     async (request) => {

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { Mode } from '../../core/mode';
 import { ALL_SCOPES, type Scope } from '../../core/scopes';
 import type { Config } from '../../infra/config';
-import { buildApp } from '../../api/app';
+import { buildServer } from '../../api/server';
 import { createAccount, setAccountStatus, type AccountStatus } from '../../domain/accounts';
 import { createApiKey, type CreatedApiKey } from '../../domain/api-keys';
 import { createPool, type Pool } from '../../db/pool';
@@ -33,7 +33,7 @@ export async function apiFixture(
   const config = testConfig(options.env);
   const pool = options.pool ?? createPool(config.databaseUrl);
   const connection = Connection.lazy({ address: config.temporal.address as string });
-  const app = await buildApp(
+  const app = await buildServer(
     { config, pool, temporal: new Client({ connection, namespace: config.temporal.namespace }) },
     { logger: options.logger ?? false },
   );

@@ -1,6 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../api/app';
+import { buildServer } from '../../api/server';
 import type { Mode } from '../../core/mode';
 import { generateApiKey, hashApiKey } from '../../domain/api-keys';
 import type { Config } from '../../infra/config';
@@ -72,7 +72,7 @@ export async function startTestApi(config: Config): Promise<TestApi> {
   const pool = createPool(config.databaseUrl);
   // Lazy: the webhook routes never touch Temporal, so these tests do not wait on the dev server.
   const connection = Connection.lazy({ address: config.temporal.address as string });
-  const app = await buildApp({ config, pool, temporal: new Client({ connection }) }, { logger: false });
+  const app = await buildServer({ config, pool, temporal: new Client({ connection }) }, { logger: false });
   return {
     app,
     pool,

@@ -2,7 +2,7 @@ import net from 'node:net';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loggerOptions } from '../../api/app';
+import { loggerOptions } from '../../api/server';
 import { revokeApiKey } from '../../domain/api-keys';
 import { createPool } from '../../db/pool';
 import { testConfig } from '../helpers/env';

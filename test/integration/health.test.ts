@@ -1,7 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../api/app';
+import { buildServer } from '../../api/server';
 import { createPool, type Pool } from '../../db/pool';
 import { testConfig } from '../helpers/env';
 
@@ -14,7 +14,7 @@ describe('health endpoints', () => {
   beforeAll(async () => {
     pool = createPool(config.databaseUrl);
     connection = await Connection.connect({ address: config.temporal.address as string });
-    app = await buildApp({ config, pool, temporal: new Client({ connection }) }, { logger: false });
+    app = await buildServer({ config, pool, temporal: new Client({ connection }) }, { logger: false });
   });
   afterAll(async () => {
     await app?.close();
@@ -36,7 +36,7 @@ describe('health endpoints', () => {
 
   it('GET /readyz is 503 naming Postgres when the database is unreachable', async () => {
     const brokenPool = createPool('postgres://postgres@127.0.0.1:1/nothing');
-    const broken = await buildApp({ config, pool: brokenPool, temporal: new Client({ connection }) }, { logger: false });
+    const broken = await buildServer({ config, pool: brokenPool, temporal: new Client({ connection }) }, { logger: false });
     try {
       const res = await broken.inject({ method: 'GET', url: '/readyz' });
       expect(res.statusCode).toBe(503);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../api/app';
+import { buildServer } from '../../api/server';
 import { createEndpoint, deliveryResult, parcel } from '../helpers/delivery';
 import { testConfig } from '../helpers/env';
 import { createAccount } from '../helpers/fixtures';
@@ -12,8 +12,8 @@ describe('POST /internal/v1/events', () => {
   const config = testConfig({ INTERNAL_API_TOKEN: TOKEN, DELIVERY_RETRY_DELAYS: '10ms' });
   let tw: TestWorker;
   let receiver: Receiver;
-  let app: Awaited<ReturnType<typeof buildApp>>;
-  let disabled: Awaited<ReturnType<typeof buildApp>>;
+  let app: Awaited<ReturnType<typeof buildServer>>;
+  let disabled: Awaited<ReturnType<typeof buildServer>>;
   const auth = { authorization: `Bearer ${TOKEN}` };
   const post = (payload: unknown, headers: Record<string, string> = auth) =>
     app.inject({ method: 'POST', url: '/internal/v1/events', headers, payload: payload as object });
@@ -21,8 +21,8 @@ describe('POST /internal/v1/events', () => {
   beforeAll(async () => {
     tw = await startTestWorker(config);
     receiver = await startReceiver();
-    app = await buildApp({ config, pool: tw.pool, temporal: tw.client }, { logger: false });
-    disabled = await buildApp({ config: { ...config, internalApiToken: undefined }, pool: tw.pool, temporal: tw.client }, { logger: false });
+    app = await buildServer({ config, pool: tw.pool, temporal: tw.client }, { logger: false });
+    disabled = await buildServer({ config: { ...config, internalApiToken: undefined }, pool: tw.pool, temporal: tw.client }, { logger: false });
   });
   afterAll(async () => {
     await app?.close();

@@ -1,0 +1,44 @@
+import Type, { type TSchema } from 'typebox';
+import { ERRORS } from '../core/errors';
+
+/** TypeBox schemas every route file shares: the error body, lists and pagination. One copy each. */
+
+/** The wire shape of every error (DESIGN.md), for route schemas and the OpenAPI document. */
+export const ErrorResponse = Type.Object(
+  {
+    error: Type.Object(
+      {
+        type: Type.String(),
+        code: Type.String({ description: `One of: ${Object.keys(ERRORS).join(', ')}.` }),
+        message: Type.String(),
+        scope: Type.Optional(Type.String({ description: 'The missing scope, on insufficient_scope.' })),
+        param: Type.Optional(Type.String({ description: 'The offending parameter, on validation errors.' })),
+      },
+      { additionalProperties: true },
+    ),
+    // Declared, or the serializer would drop it from every error made with a key.
+    livemode: Type.Optional(Type.Boolean({ description: 'Present once the key was recognised.' })),
+  },
+  { description: 'Every error: a stable code, its type and a message.' },
+);
+
+/** Every route's 4xx and 5xx answers. */
+export const errorResponses = { '4xx': ErrorResponse, '5xx': ErrorResponse };
+
+export const MAX_PAGE_SIZE = 100;
+
+/** `limit` of a paged list. */
+export function Limit(defaultLimit: number, description = `Page size, 1 to ${MAX_PAGE_SIZE}.`) {
+  return Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE, default: defaultLimit, description });
+}
+
+/** A page of a list (Stripe's shape); spec 5.5: every response made with a test key carries livemode false. */
+export function listOf<T extends TSchema, U extends TSchema>(item: T, url: U) {
+  return Type.Object({
+    object: Type.Literal('list'),
+    data: Type.Array(item),
+    has_more: Type.Boolean(),
+    url,
+    livemode: Type.Boolean(),
+  });
+}
