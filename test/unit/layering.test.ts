@@ -1,0 +1,181 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * The shape of the code (DESIGN.md "Layout and layering"): arrows point one way, edges -> Temporal / domain ->
+ * db, infra -> core, and no folder imports one above it. Read from the import graph, so a change that breaks
+ * the shape fails here instead of waiting for a reviewer.
+ */
+
+const ROOT = path.join(__dirname, '..', '..');
+const FOLDERS = ['api', 'cli', 'worker', 'dashboard', 'workflows', 'activities', 'domain', 'db', 'infra', 'core', 'bench'];
+
+/** db/ files an edge may open for process wiring; everything else in db/ is reached through domain/. */
+const WIRING = ['db/pool.ts', 'db/migrate.ts'];
+const EDGE = ['domain', 'infra', 'core'];
+
+/** Which folders each folder may import from (its own always). `wiring` marks db/ as WIRING files only. */
+const ALLOWED: Record<string, { folders: string[]; wiring?: boolean }> = {
+  api: { folders: EDGE, wiring: true },
+  dashboard: { folders: EDGE, wiring: true },
+  cli: { folders: EDGE, wiring: true },
+  worker: { folders: ['activities', 'workflows', ...EDGE], wiring: true },
+  workflows: { folders: ['core'] },
+  activities: { folders: ['domain', 'infra', 'core'] },
+  domain: { folders: ['db', 'infra', 'core'] },
+  db: { folders: ['core'] },
+  infra: { folders: ['core'] },
+  core: { folders: [] },
+  // A tool like the edges; it may drive the worker and the API, never test code or scripts.
+  bench: { folders: ['api', 'worker', 'activities', 'workflows', ...EDGE], wiring: true },
+};
+
+/**
+ * Named exceptions, each with its reason. `cli start` runs the whole stack in one process, so it composes the
+ * two other edges' entry points.
+ */
+const EXCEPTIONS: Array<{ from: string; to: string; why: string }> = [
+  { from: 'cli/commands/start-all.ts', to: 'api/server.ts', why: '`start` runs the API in-process' },
+  { from: 'cli/commands/start-all.ts', to: 'worker/worker.ts', why: '`start` runs a worker in-process' },
+];
+
+/** Packages workflow code may load: it runs in Temporal's deterministic sandbox. */
+const WORKFLOW_PACKAGES = ['@temporalio/workflow', '@temporalio/common'];
+/** What core/ may use: computation only, never I/O (no fs, net, http, pg, undici...). */
+const CORE_PACKAGES = ['node:crypto', ...WORKFLOW_PACKAGES];
+
+interface Edge {
+  /** Repo-relative file, e.g. `api/routes/towns.ts`. */
+  from: string;
+  /** Repo-relative file for a relative import, else the package name. */
+  to: string;
+}
+
+const topFolder = (file: string) => file.split('/')[0] as string;
+const isFile = (to: string) => to.includes('/') && to.endsWith('.ts') && !to.startsWith('@');
+
+function listFiles(dir: string): string[] {
+  if (!existsSync(path.join(ROOT, dir))) return []; // a folder that does not exist yet (dashboard/)
+  return readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
+    const rel = `${dir}/${entry.name}`;
+    if (entry.isDirectory()) return listFiles(rel);
+    return entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts') ? [rel] : [];
+  });
+}
+
+/** Every import, export-from, require() and import() of a file, resolved to a repo file or a package name. */
+function importsOf(file: string): Edge[] {
+  const info = ts.preProcessFile(readFileSync(path.join(ROOT, file), 'utf8'), true, true);
+  return info.importedFiles.map(({ fileName: spec }) => {
+    if (!spec.startsWith('.')) {
+      const parts = spec.split('/');
+      return { from: file, to: spec.startsWith('@') ? parts.slice(0, 2).join('/') : (parts[0] as string) };
+    }
+    const target = path.relative(ROOT, path.resolve(ROOT, path.dirname(file), spec)).split(path.sep).join('/');
+    const found = [`${target}.ts`, `${target}/index.ts`, target].find((candidate) => existsSync(path.join(ROOT, candidate)));
+    return { from: file, to: found ?? target };
+  });
+}
+
+function importGraph(): Edge[] {
+  return FOLDERS.flatMap(listFiles).flatMap(importsOf);
+}
+
+/** core/ files workflow code may load: no node: module, only sandbox-safe packages, and only such core files. */
+function workflowSafe(edges: Edge[]): Set<string> {
+  const safe = new Set(listFiles('core'));
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const file of [...safe]) {
+      if (edges.some((e) => e.from === file && (isFile(e.to) ? !safe.has(e.to) : !WORKFLOW_PACKAGES.includes(e.to)))) {
+        safe.delete(file);
+        changed = true;
+      }
+    }
+  }
+  return safe;
+}
+
+/** Every edge the layering forbids, as `from -> to: why`. */
+function violations(edges: Edge[]): string[] {
+  const safe = workflowSafe(edges);
+  const found: string[] = [];
+  for (const { from, to } of edges) {
+    const source = topFolder(from);
+    const rule = ALLOWED[source];
+    if (!rule) continue;
+    if (!isFile(to)) {
+      if (source === 'workflows' && !WORKFLOW_PACKAGES.includes(to)) found.push(`${from} -> ${to}: workflow code loads only ${WORKFLOW_PACKAGES.join(', ')}`);
+      if (source === 'core' && !CORE_PACKAGES.includes(to)) found.push(`${from} -> ${to}: core/ is pure (${CORE_PACKAGES.join(', ')})`);
+      continue;
+    }
+    const target = topFolder(to);
+    if (EXCEPTIONS.some((x) => x.from === from && x.to === to)) continue;
+    if (target === 'test' || target === 'scripts') {
+      found.push(`${from} -> ${to}: nothing ships or measures with ${target}/ code`);
+    } else if (source === 'workflows' && target === 'core' && !safe.has(to)) {
+      found.push(`${from} -> ${to}: workflow code imports only pure core/ files`);
+    } else if (target === source) {
+      continue;
+    } else if (target === 'db' && rule.wiring && WIRING.includes(to)) {
+      continue;
+    } else if (!rule.folders.includes(target)) {
+      found.push(`${from} -> ${to}: ${source}/ may import ${[...rule.folders, ...(rule.wiring ? WIRING : [])].join(', ') || 'nothing of ours'}`);
+    }
+  }
+  return found;
+}
+
+/** Folder-level cycles (a -> b -> a), named by their folders. */
+function folderCycles(edges: Edge[]): string[][] {
+  const next = new Map<string, Set<string>>();
+  for (const { from, to } of edges) {
+    if (!isFile(to) || topFolder(from) === topFolder(to)) continue;
+    const set = next.get(topFolder(from)) ?? new Set<string>();
+    set.add(topFolder(to));
+    next.set(topFolder(from), set);
+  }
+  const cycles: string[][] = [];
+  const visit = (node: string, trail: string[]) => {
+    for (const to of next.get(node) ?? []) {
+      if (to === trail[0]) cycles.push([...trail, to]);
+      else if (!trail.includes(to) && to > (trail[0] as string)) visit(to, [...trail, to]);
+    }
+  };
+  for (const start of next.keys()) visit(start, [start]);
+  return cycles;
+}
+
+describe('layering: the arrows point one way', () => {
+  const edges = importGraph();
+
+  it('reads the real import graph', () => {
+    expect(edges.some((e) => e.from === 'api/server.ts' && e.to === 'api/app.ts')).toBe(true);
+    expect(edges.some((e) => e.from === 'workflows/deliver-event.ts' && e.to === 'core/delivery-contract.ts')).toBe(true);
+  });
+
+  it('has no edge a layer does not allow', () => {
+    expect(violations(edges)).toEqual([]);
+  });
+
+  it('has no cycle between folders', () => {
+    expect(folderCycles(edges)).toEqual([]);
+  });
+
+  it('fails on a bad edge: the check itself works', () => {
+    expect(violations([{ from: 'api/routes/towns.ts', to: 'db/towns.ts' }])).toHaveLength(1);
+    expect(violations([{ from: 'api/routes/towns.ts', to: 'db/pool.ts' }])).toEqual([]);
+    expect(violations([{ from: 'db/accounts.ts', to: 'domain/accounts.ts' }])).toHaveLength(1);
+    expect(violations([{ from: 'core/ids.ts', to: 'infra/config.ts' }])).toHaveLength(1);
+    expect(violations([{ from: 'core/ids.ts', to: 'pg' }])).toHaveLength(1);
+    expect(violations([{ from: 'activities/index.ts', to: 'db/pool.ts' }])).toHaveLength(1);
+    expect(violations([{ from: 'bench/delivery.ts', to: 'test/helpers/receiver.ts' }])).toHaveLength(1);
+    expect(violations([{ from: 'cli/commands/accounts.ts', to: 'api/server.ts' }])).toHaveLength(1);
+    expect(violations([{ from: 'workflows/deliver-event.ts', to: '@temporalio/activity' }])).toHaveLength(1);
+    // core/secrets.ts loads node:crypto: fine for core, not for the workflow sandbox.
+    expect(violations([...edges, { from: 'workflows/deliver-event.ts', to: 'core/secrets.ts' }])).toHaveLength(1);
+    expect(folderCycles([{ from: 'db/a.ts', to: 'core/b.ts' }, { from: 'core/b.ts', to: 'db/a.ts' }])).toHaveLength(1);
+  });
+});
