@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publishEvent } from '../../domain/events';
 import { buildReceiver, type Receiver } from '../../receiver/example/server';
 import { FIXTURES, testConfig } from '../helpers/env';
-import { createAccountWithKey, startTestApi, type TestApi } from '../helpers/fixtures';
+import { createAccountWithKey } from '../helpers/fixtures';
+import { apiFixture, type ApiFixture } from '../helpers/api';
 import { startTestWorker, type TestWorker } from '../helpers/temporal';
 import { waitFor } from '../helpers/wait';
 
@@ -55,14 +56,14 @@ async function startLossyFront(upstream: string): Promise<{ url: string; forward
 
 describe('the example receiver, fed by the real engine', () => {
   const config = testConfig({ DELIVERY_RETRY_DELAYS: '100ms,100ms,100ms,100ms,100ms' });
-  let api: TestApi;
+  let api: ApiFixture;
   let tw: TestWorker;
   let receiver: Receiver;
   let front: Awaited<ReturnType<typeof startLossyFront>>;
   const credited: string[] = [];
 
   beforeAll(async () => {
-    api = await startTestApi(config);
+    api = await apiFixture({ config: config });
     tw = await startTestWorker(config);
   });
   afterAll(async () => {

@@ -1,44 +1,41 @@
-import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import { buildServer } from '../../api/server';
 import type { Mode } from '../../core/mode';
 import { ALL_SCOPES, type Scope } from '../../core/scopes';
-import type { Config } from '../../infra/config';
-import { buildServer } from '../../api/server';
+import type { Pool } from '../../db/pool';
 import { createAccount, setAccountStatus, type AccountStatus } from '../../domain/accounts';
 import { createApiKey, type CreatedApiKey } from '../../domain/api-keys';
-import { createPool, type Pool } from '../../db/pool';
+import type { Config } from '../../infra/config';
 import { testConfig } from './env';
 
 export interface ApiFixture {
   app: FastifyInstance;
   pool: Pool;
   config: Config;
-  /** A fresh account (pending unless told) and one key of it. */
+  /** A fresh account (pending unless told) and one key of it, made as the CLI makes them. */
   key(options?: { mode?: Mode; scopes?: Scope[]; status?: AccountStatus; expiresAt?: Date }): Promise<CreatedApiKey>;
   close(): Promise<void>;
 }
 
 /**
- * The real app on the run's database. Temporal is a lazy connection: authentication and towns never touch
- * it, so these tests do not wait on the dev server. `extend` adds test-only routes before the app is ready.
+ * The real app on the run's database, for app.inject. Temporal is the app's own lazy connection: auth, towns
+ * and the webhook routes never touch it, so these tests do not wait on the dev server. The app opens and closes
+ * its pool unless one is passed (then it stays the caller's). `extend` adds test-only routes before it is ready.
  */
 export async function apiFixture(
   options: {
+    config?: Config;
     env?: Record<string, string>;
     logger?: FastifyServerOptions['logger'];
     pool?: Pool;
     extend?: (app: FastifyInstance) => void;
   } = {},
 ): Promise<ApiFixture> {
-  const config = testConfig(options.env);
-  const pool = options.pool ?? createPool(config.databaseUrl);
-  const connection = Connection.lazy({ address: config.temporal.address as string });
-  const app = await buildServer(
-    { config, pool, temporal: new Client({ connection, namespace: config.temporal.namespace }) },
-    { logger: options.logger ?? false },
-  );
+  const config = options.config ?? testConfig(options.env);
+  const app = await buildServer({ config, pool: options.pool }, { logger: options.logger ?? false });
   options.extend?.(app);
   await app.ready();
+  const pool = app.pg;
   return {
     app,
     pool,
@@ -49,11 +46,7 @@ export async function apiFixture(
       if (status === 'suspended') await setAccountStatus(pool, account.id, 'suspended');
       return createApiKey(pool, { accountId: account.id, mode, scopes, expiresAt });
     },
-    async close() {
-      await app.close();
-      await connection.close().catch(() => undefined);
-      if (!options.pool) await pool.end();
-    },
+    close: () => app.close(),
   };
 }
 

@@ -1,19 +1,16 @@
-import { Client, Connection } from '@temporalio/client';
-import type { FastifyInstance } from 'fastify';
-import { buildServer } from '../../api/server';
 import type { Mode } from '../../core/mode';
 import { generateApiKey, hashApiKey } from '../../domain/api-keys';
-import type { Config } from '../../infra/config';
 import { newId } from '../../core/ids';
 import { ALL_SCOPES, type Scope } from '../../core/scopes';
-import { createPool, type Pool } from '../../db/pool';
+import type { Pool } from '../../db/pool';
+import type { AccountStatus } from '../../domain/accounts';
 
 /**
  * Accounts and keys written straight into the database, so API tests do not depend on the CLI.
  * The key is shaped and hashed exactly as domain/api-keys.ts does for real keys.
  */
 
-export type AccountStatus = 'pending' | 'active' | 'suspended';
+export type { AccountStatus };
 
 export async function createAccount(
   pool: Pool,
@@ -58,29 +55,4 @@ export async function createAccountWithKey(
   const accountId = await createAccount(pool, { status: options.status });
   const { id, key } = await createApiKey(pool, { accountId, mode: options.mode, scopes: options.scopes });
   return { accountId, keyId: id, key, headers: { authorization: `Bearer ${key}` } };
-}
-
-/** The real API on this run's Postgres and Temporal, for app.inject; close() releases everything. */
-export interface TestApi {
-  app: FastifyInstance;
-  pool: Pool;
-  config: Config;
-  close(): Promise<void>;
-}
-
-export async function startTestApi(config: Config): Promise<TestApi> {
-  const pool = createPool(config.databaseUrl);
-  // Lazy: the webhook routes never touch Temporal, so these tests do not wait on the dev server.
-  const connection = Connection.lazy({ address: config.temporal.address as string });
-  const app = await buildServer({ config, pool, temporal: new Client({ connection }) }, { logger: false });
-  return {
-    app,
-    pool,
-    config,
-    async close() {
-      await app.close();
-      await connection.close();
-      await pool.end();
-    },
-  };
 }

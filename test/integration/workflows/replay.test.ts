@@ -2,14 +2,13 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import path from 'node:path';
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { publishEvent } from '../../domain/events';
-import { createEndpoint, deliveryResult, parcel } from '../helpers/delivery';
-import { FIXTURES, testConfig } from '../helpers/env';
-import { createAccount } from '../helpers/fixtures';
-import { startReceiver, type Receiver } from '../helpers/receiver';
-import { startTestWorker, type TestWorker } from '../helpers/temporal';
-import { waitFor } from '../helpers/wait';
+import { describe, expect, it } from 'vitest';
+import { publishEvent } from '../../../domain/events';
+import { createEndpoint, deliveryResult, parcel } from '../../helpers/delivery';
+import { FIXTURES, testConfig } from '../../helpers/env';
+import { createAccount } from '../../helpers/fixtures';
+import { useDeliveryHarness } from '../../helpers/harness';
+import { waitFor } from '../../helpers/wait';
 
 type History = temporal.api.history.v1.IHistory;
 const { History } = temporal.api.history.v1;
@@ -22,7 +21,7 @@ const { History } = temporal.api.history.v1;
  * Stored as binary protobuf: the SDK's own JSON helpers fail in this install (two protobufjs majors).
  */
 const HISTORY_DIR = path.join(FIXTURES, 'histories');
-const WORKFLOWS_PATH = path.join(__dirname, '..', '..', 'workflows', 'index.ts');
+const WORKFLOWS_PATH = path.join(__dirname, '..', '..', '..', 'workflows', 'index.ts');
 
 async function replayAll(histories: Record<string, History>): Promise<Record<string, string | null>> {
   const results: Record<string, string | null> = {};
@@ -35,52 +34,42 @@ async function replayAll(histories: Record<string, History>): Promise<Record<str
 
 describe('replay: workflow code stays deterministic', () => {
   const config = testConfig({ DELIVERY_RETRY_DELAYS: '10ms,10ms', ENDPOINT_FAILING_THRESHOLD: '2' });
-  let tw: TestWorker;
-  let receiver: Receiver;
+  const h = useDeliveryHarness(config);
   const recorded: Record<string, History> = {};
 
-  beforeAll(async () => {
-    tw = await startTestWorker(config);
-    receiver = await startReceiver();
-  });
-  afterAll(async () => {
-    await tw?.stop();
-    await receiver?.close();
-  });
-
   const publish = (accountId: string) =>
-    publishEvent({ pool: tw.pool, temporal: tw.client, config }, { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } });
+    publishEvent({ pool: h.tw.pool, temporal: h.tw.client, config }, { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } });
   const keep = async (name: string, workflowId: string) => {
-    recorded[name] = await tw.client.workflow.getHandle(workflowId).fetchHistory();
+    recorded[name] = await h.tw.client.workflow.getHandle(workflowId).fetchHistory();
   };
 
   it('records real runs', async () => {
-    const accountId = await createAccount(tw.pool);
-    const ok = await createEndpoint(tw.pool, { accountId, url: `${receiver.url}/replay-ok` });
+    const accountId = await createAccount(h.tw.pool);
+    const ok = await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/replay-ok` });
     const success = await publish(accountId);
-    await deliveryResult(tw.client, success.event.id);
+    await deliveryResult(h.tw.client, success.event.id);
     await keep('success', success.workflowId as string);
 
     // Second account: one endpoint recovering on attempt 2, one abandoning, side by side.
-    const other = await createAccount(tw.pool);
+    const other = await createAccount(h.tw.pool);
     let healthy = false;
-    receiver.script('/replay-flaky', (i) => (i === 0 ? { status: 500 } : { status: 200 }));
-    receiver.script('/replay-down', () => (healthy ? { status: 200 } : { status: 503 }));
-    await createEndpoint(tw.pool, { accountId: other, url: `${receiver.url}/replay-flaky` });
-    const down = await createEndpoint(tw.pool, { accountId: other, url: `${receiver.url}/replay-down` });
+    h.receiver.script('/replay-flaky', (i) => (i === 0 ? { status: 500 } : { status: 200 }));
+    h.receiver.script('/replay-down', () => (healthy ? { status: 200 } : { status: 503 }));
+    await createEndpoint(h.tw.pool, { accountId: other, url: `${h.receiver.url}/replay-flaky` });
+    const down = await createEndpoint(h.tw.pool, { accountId: other, url: `${h.receiver.url}/replay-down` });
     const mixed = await publish(other);
-    await deliveryResult(tw.client, mixed.event.id);
+    await deliveryResult(h.tw.client, mixed.event.id);
     await keep('retries-and-abandonment', mixed.workflowId as string);
 
-    receiver.script('/replay-flaky', { status: 200 });
-    await deliveryResult(tw.client, (await publish(other)).event.id);
-    const failing = async () => (await tw.pool.query('SELECT status FROM webhook_endpoints WHERE id = $1', [down.id])).rows[0]?.status;
+    h.receiver.script('/replay-flaky', { status: 200 });
+    await deliveryResult(h.tw.client, (await publish(other)).event.id);
+    const failing = async () => (await h.tw.pool.query('SELECT status FROM webhook_endpoints WHERE id = $1', [down.id])).rows[0]?.status;
     await waitFor(async () => (await failing()) === 'failing', { what: 'the failing mark' });
     healthy = true;
     const recovery = await publish(other);
-    await deliveryResult(tw.client, recovery.event.id);
+    await deliveryResult(h.tw.client, recovery.event.id);
     await keep('recovery', recovery.workflowId as string);
-    const supervisor = tw.client.workflow.getHandle(`endpoint-supervisor:${down.id}`);
+    const supervisor = h.tw.client.workflow.getHandle(`endpoint-supervisor:${down.id}`);
     await waitFor(async () => {
       const history = await supervisor.fetchHistory();
       const events = history.events ?? [];

@@ -1,9 +1,9 @@
 import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildServer } from '../../api/server';
-import { createPool, type Pool } from '../../db/pool';
-import { testConfig } from '../helpers/env';
+import { buildServer } from '../../../api/server';
+import { createPool, type Pool } from '../../../db/pool';
+import { testConfig } from '../../helpers/env';
 
 describe('health endpoints', () => {
   const config = testConfig();

@@ -4,12 +4,12 @@ import path from 'node:path';
 import pg from 'pg';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { signatureHeader } from '../../core/signing';
-import type { WebhookEvent } from '../../receiver';
-import { receiverConfigFromEnv } from '../../receiver/example/main';
-import { buildReceiver, type Receiver } from '../../receiver/example/server';
-import { FIXTURES } from '../helpers/env';
-import { waitFor } from '../helpers/wait';
+import { signatureHeader } from '../../../core/signing';
+import type { WebhookEvent } from '../../../receiver';
+import { receiverConfigFromEnv } from '../../../receiver/example/main';
+import { buildReceiver, type Receiver } from '../../../receiver/example/server';
+import { FIXTURES } from '../../helpers/env';
+import { waitFor } from '../../helpers/wait';
 
 // The example receiver over real HTTP(S) and the run's Postgres, signed by the engine's own signer.
 const NOW = 1_767_225_600;

@@ -1,20 +1,18 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { lifecycle, seededRandom, simulateParcels } from '../../domain/parcel-simulator';
-import { createEndpoint } from '../helpers/delivery';
-import { testConfig } from '../helpers/env';
-import { createAccount } from '../helpers/fixtures';
-import { startReceiver, type Receiver } from '../helpers/receiver';
-import { startTestWorker, type TestWorker } from '../helpers/temporal';
-import { waitFor } from '../helpers/wait';
+import { describe, expect, inject, it } from 'vitest';
+import { lifecycle, seededRandom, simulateParcels } from '../../../domain/parcel-simulator';
+import { createEndpoint } from '../../helpers/delivery';
+import { testConfig } from '../../helpers/env';
+import { createAccount } from '../../helpers/fixtures';
+import { useDeliveryHarness } from '../../helpers/harness';
+import { waitFor } from '../../helpers/wait';
 
-const BIN = path.join(__dirname, '..', '..', 'cli', 'bin.js');
+const BIN = path.join(__dirname, '..', '..', '..', 'cli', 'bin.js');
 
 describe('simulate and events publish', () => {
   const config = testConfig();
-  let tw: TestWorker;
-  let receiver: Receiver;
+  const h = useDeliveryHarness(config);
 
   function cli(...args: string[]): Promise<{ code: number; json: any; stderr: string }> {
     const env = {
@@ -37,15 +35,6 @@ describe('simulate and events publish', () => {
     });
   }
 
-  beforeAll(async () => {
-    tw = await startTestWorker(config);
-    receiver = await startReceiver();
-  });
-  afterAll(async () => {
-    await tw?.stop();
-    await receiver?.close();
-  });
-
   it('follows the lifecycle: stages in order, COD settled only after delivery', () => {
     const random = seededRandom(7);
     const seen = new Set<string>();
@@ -64,18 +53,18 @@ describe('simulate and events publish', () => {
   });
 
   it('publishes every stage of every parcel, each delivered with a spec 2.2 parcel', async () => {
-    const accountId = await createAccount(tw.pool);
-    await createEndpoint(tw.pool, { accountId, url: `${receiver.url}/sim` });
+    const accountId = await createAccount(h.tw.pool);
+    await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/sim` });
     const summary = await simulateParcels(
-      { pool: tw.pool, temporal: tw.client, config },
+      { pool: h.tw.pool, temporal: h.tw.client, config },
       { accountId, livemode: false, parcels: 12, random: seededRandom(42) },
     );
     expect(summary.parcels).toBe(12);
     expect(summary.by_type['parcel.created']).toBe(12);
     expect(Object.values(summary.by_type).reduce((a, b) => a + b, 0)).toBe(summary.events);
     expect(summary.delivered_to_endpoints).toBe(summary.events);
-    await waitFor(() => receiver.at('/sim').length === summary.events, { what: 'every simulated event', timeoutMs: 60_000 });
-    for (const request of receiver.at('/sim')) {
+    await waitFor(() => h.receiver.at('/sim').length === summary.events, { what: 'every simulated event', timeoutMs: 60_000 });
+    for (const request of h.receiver.at('/sim')) {
       const event = JSON.parse(request.rawBody.toString());
       if (event.type === 'cod.settled') {
         expect(event.data.cod_settlement).toMatchObject({ currency: 'KES', amount: expect.any(Number), parcel_id: expect.any(String) });
@@ -98,14 +87,14 @@ describe('simulate and events publish', () => {
   }, 90_000);
 
   it('CLI: events publish and simulate print one JSON document', async () => {
-    const accountId = await createAccount(tw.pool);
-    await createEndpoint(tw.pool, { accountId, url: `${receiver.url}/cli`, livemode: true });
+    const accountId = await createAccount(h.tw.pool);
+    await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/cli`, livemode: true });
     const data = JSON.stringify({ parcel: { id: 'p-1', status: 'DELIVERED' } });
     const id = `evt_cli_${Date.now()}`;
     const published = await cli('events', 'publish', '--account', accountId, '--mode', 'live', '--type', 'parcel.delivered', '--data', data, '--id', id, '--json');
     expect(published.code).toBe(0);
     expect(published.json).toMatchObject({ id, object: 'event', type: 'parcel.delivered', livemode: true, account_id: accountId, workflow_id: `event:${id}` });
-    await waitFor(() => receiver.at('/cli').length === 1, { what: 'the published event' });
+    await waitFor(() => h.receiver.at('/cli').length === 1, { what: 'the published event' });
 
     const bad = await cli('events', 'publish', '--account', accountId, '--mode', 'live', '--type', 'parcel.lost', '--json');
     expect(bad.code).not.toBe(0);

@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../infra/config';
-import { formatDuration, parseDuration, parseDurationList } from '../../core/durations';
+import { ConfigError, loadConfig } from '../../../infra/config';
+import { formatDuration, parseDuration, parseDurationList } from '../../../core/durations';
 
-const root = path.join(__dirname, '..', '..');
+const root = path.join(__dirname, '..', '..', '..');
 
 describe('config', () => {
   it('has defaults for local use, with the spec ladder', () => {

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { presentedKey } from '../../api/plugins/auth';
-import { toApiError } from '../../api/errors';
-import { parseMode } from '../../core/mode';
-import { API_KEY_PATTERN, generateApiKey, hashApiKey, keyLast4, keyMode, parseExpiry, redactedKey } from '../../domain/api-keys';
+import { presentedKey } from '../../../api/plugins/auth';
+import { toApiError } from '../../../api/errors';
+import { parseMode } from '../../../core/mode';
+import { API_KEY_PATTERN, generateApiKey, hashApiKey, keyLast4, keyMode, parseExpiry, redactedKey } from '../../../domain/api-keys';
 import Fastify from 'fastify';
 import fp from 'fastify-plugin';
-import app from '../../api/app';
-import { ALL_SCOPES, parseScopes } from '../../core/scopes';
-import { testConfig } from '../helpers/env';
+import app from '../../../api/app';
+import { ALL_SCOPES, parseScopes } from '../../../core/scopes';
+import { testConfig } from '../../helpers/env';
 
 /** The scope each route of the real app declares beside itself, as the auth plugin reads it: "METHOD url" -> scope. */
 async function routeScopes(): Promise<Map<string, string | undefined>> {

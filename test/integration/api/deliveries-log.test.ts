@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../core/ids';
-import type { Pool } from '../../db/pool';
-import { testConfig } from '../helpers/env';
-import { createAccountWithKey, startTestApi, type TestApi } from '../helpers/fixtures';
+import { newId } from '../../../core/ids';
+import type { Pool } from '../../../db/pool';
+import { testConfig } from '../../helpers/env';
+import { createAccountWithKey } from '../../helpers/fixtures';
+import { apiFixture, type ApiFixture } from '../../helpers/api';
 
 type Merchant = Awaited<ReturnType<typeof createAccountWithKey>>;
 
@@ -42,7 +43,7 @@ async function insertAttempt(pool: Pool, merchant: Merchant, a: AttemptInput): P
 }
 
 describe('GET /v1/webhooks/:id/deliveries', () => {
-  let api: TestApi;
+  let api: ApiFixture;
   let merchant: Merchant;
   let endpointId: string;
   let otherEndpointId: string;
@@ -52,7 +53,7 @@ describe('GET /v1/webhooks/:id/deliveries', () => {
   const attemptIds: string[] = [];
 
   beforeAll(async () => {
-    api = await startTestApi(testConfig());
+    api = await apiFixture({ config: testConfig() });
     merchant = await createAccountWithKey(api.pool);
     const register = async () =>
       (

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { signatureHeader } from '../../core/signing';
-import { buildVectors, VECTORS_PATH, type SignatureVector } from '../../scripts/generate-signature-vectors';
+import { signatureHeader } from '../../../core/signing';
+import { buildVectors, VECTORS_PATH, type SignatureVector } from '../../../scripts/generate-signature-vectors';
 
 // The sender's side of the shared vectors; test/unit/verify.test.ts is the receiver's side of the same file.
 const vectors = JSON.parse(readFileSync(VECTORS_PATH, 'utf8')) as SignatureVector[];

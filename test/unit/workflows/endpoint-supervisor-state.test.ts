@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { classifyError } from '../../infra/http-client';
-import { formatDuration } from '../../core/durations';
-import { EndpointSupervisorState } from '../../workflows/endpoint-supervisor';
+import { classifyError } from '../../../infra/http-client';
+import { formatDuration } from '../../../core/durations';
+import { EndpointSupervisorState } from '../../../workflows/endpoint-supervisor';
 
 describe('EndpointSupervisorState', () => {
   it('marks failing once, at the threshold, and remembers where the episode began', () => {

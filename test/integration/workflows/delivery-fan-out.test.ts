@@ -1,12 +1,11 @@
 import { temporal } from '@temporalio/proto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { publishEvent } from '../../domain/events';
-import { SEARCH_ATTRIBUTES } from '../../core/delivery-contract';
-import { attemptsOf, createEndpoint, deliveryResult, parcel } from '../helpers/delivery';
-import { testConfig } from '../helpers/env';
-import { createAccount } from '../helpers/fixtures';
-import { startReceiver, type Receiver } from '../helpers/receiver';
-import { startTestWorker, type TestWorker } from '../helpers/temporal';
+import { describe, expect, it } from 'vitest';
+import { publishEvent } from '../../../domain/events';
+import { SEARCH_ATTRIBUTES } from '../../../core/delivery-contract';
+import { attemptsOf, createEndpoint, deliveryResult, parcel } from '../../helpers/delivery';
+import { testConfig } from '../../helpers/env';
+import { createAccount } from '../../helpers/fixtures';
+import { useDeliveryHarness } from '../../helpers/harness';
 
 const { HistoryEvent } = temporal.api.history.v1;
 
@@ -16,44 +15,34 @@ const { HistoryEvent } = temporal.api.history.v1;
  */
 describe('delivery: wide fan-out with a large body', () => {
   const config = testConfig({ DELIVERY_RETRY_DELAYS: '50ms,50ms,50ms,50ms,50ms', DELIVERY_TIMEOUT: '2s' });
-  let tw: TestWorker;
-  let receiver: Receiver;
-
-  beforeAll(async () => {
-    tw = await startTestWorker(config);
-    receiver = await startReceiver();
-  });
-  afterAll(async () => {
-    await tw?.stop();
-    await receiver?.close();
-  });
+  const h = useDeliveryHarness(config);
 
   it('delivers a 100 KB event to 50 endpoints, each retry with the stored bytes, and keeps the body out of history', async () => {
-    const accountId = await createAccount(tw.pool);
+    const accountId = await createAccount(h.tw.pool);
     const endpoints = [];
-    for (let i = 0; i < 50; i++) endpoints.push(await createEndpoint(tw.pool, { accountId, url: `${receiver.url}/wide/${i}` }));
+    for (let i = 0; i < 50; i++) endpoints.push(await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/wide/${i}` }));
     // The first attempt fails everywhere, so every endpoint is posted to twice.
-    for (let i = 0; i < 50; i++) receiver.script(`/wide/${i}`, (index) => (index === 0 ? { status: 503 } : { status: 200 }));
+    for (let i = 0; i < 50; i++) h.receiver.script(`/wide/${i}`, (index) => (index === 0 ? { status: 503 } : { status: 200 }));
     const description = 'x'.repeat(100 * 1024);
     const published = await publishEvent(
-      { pool: tw.pool, temporal: tw.client, config },
+      { pool: h.tw.pool, temporal: h.tw.client, config },
       { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel({ description }) } },
     );
     expect(published.endpointIds).toHaveLength(50);
 
-    const result = (await deliveryResult(tw.client, published.event.id, 45_000)) as { endpoints: { outcome: string }[] };
+    const result = (await deliveryResult(h.tw.client, published.event.id, 45_000)) as { endpoints: { outcome: string }[] };
     expect(result.endpoints.map((e) => e.outcome)).toEqual(Array(50).fill('delivered'));
 
-    const { rows } = await tw.pool.query<{ body: string }>('SELECT body FROM events WHERE id = $1', [published.event.id]);
+    const { rows } = await h.tw.pool.query<{ body: string }>('SELECT body FROM events WHERE id = $1', [published.event.id]);
     for (let i = 0; i < 50; i++) {
-      const requests = receiver.at(`/wide/${i}`);
+      const requests = h.receiver.at(`/wide/${i}`);
       expect(requests).toHaveLength(2);
       for (const request of requests) expect(request.rawBody.toString()).toBe(rows[0]?.body);
-      expect((await attemptsOf(tw.pool, endpoints[i]!.id)).map((a) => a.succeeded)).toEqual([false, true]);
+      expect((await attemptsOf(h.tw.pool, endpoints[i]!.id)).map((a) => a.succeeded)).toEqual([false, true]);
     }
 
     // 100 attempts of a 100 KB body would be 10 MB of history; without the body it is a few hundred KB.
-    const history = await tw.client.workflow.getHandle(published.workflowId as string).fetchHistory();
+    const history = await h.tw.client.workflow.getHandle(published.workflowId as string).fetchHistory();
     const sizes = (history.events ?? []).map((event) => HistoryEvent.encode(event).finish().length);
     const scheduled = (history.events ?? []).filter((event) => event.activityTaskScheduledEventAttributes);
     expect(scheduled.length).toBeGreaterThanOrEqual(100);
@@ -62,17 +51,17 @@ describe('delivery: wide fan-out with a large body', () => {
   });
 
   it('starts delivery to 200 endpoints: the endpoint search attribute keeps what fits in Temporal\'s 2 KB', async () => {
-    const accountId = await createAccount(tw.pool);
-    for (let i = 0; i < 200; i++) await createEndpoint(tw.pool, { accountId, url: `${receiver.url}/many/${i}` });
+    const accountId = await createAccount(h.tw.pool);
+    for (let i = 0; i < 200; i++) await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/many/${i}` });
     const published = await publishEvent(
-      { pool: tw.pool, temporal: tw.client, config },
+      { pool: h.tw.pool, temporal: h.tw.client, config },
       { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } },
     );
     expect(published.endpointIds).toHaveLength(200);
-    const result = (await deliveryResult(tw.client, published.event.id, 45_000)) as { endpoints: { outcome: string }[] };
+    const result = (await deliveryResult(h.tw.client, published.event.id, 45_000)) as { endpoints: { outcome: string }[] };
     expect(result.endpoints.map((e) => e.outcome)).toEqual(Array(200).fill('delivered'));
 
-    const described = await tw.client.workflow.getHandle(published.workflowId as string).describe();
+    const described = await h.tw.client.workflow.getHandle(published.workflowId as string).describe();
     const searchable = described.typedSearchAttributes.get(SEARCH_ATTRIBUTES.endpointIds) ?? [];
     expect(searchable.length).toBeGreaterThan(50);
     expect(searchable).toEqual(published.endpointIds.slice(0, searchable.length));

@@ -2,11 +2,11 @@ import net from 'node:net';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loggerOptions } from '../../api/server';
-import { revokeApiKey } from '../../domain/api-keys';
-import { createPool } from '../../db/pool';
-import { testConfig } from '../helpers/env';
-import { apiFixture, basic, bearer, type ApiFixture } from '../helpers/api';
+import { loggerOptions } from '../../../api/server';
+import { revokeApiKey } from '../../../domain/api-keys';
+import { createPool } from '../../../db/pool';
+import { testConfig } from '../../helpers/env';
+import { apiFixture, basic, bearer, type ApiFixture } from '../../helpers/api';
 
 function echoRoute(app: FastifyInstance): void {
   app.post('/test/echo', { config: { scope: 'webhooks:manage' } }, async (request) => {

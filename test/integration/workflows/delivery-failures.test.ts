@@ -1,48 +1,43 @@
 import net from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { publishEvent } from '../../domain/events';
-import { attemptsOf, createEndpoint, deliveryResult, parcel } from '../helpers/delivery';
-import { testConfig } from '../helpers/env';
-import { createAccount } from '../helpers/fixtures';
-import { freePort } from '../../infra/ports';
-import { startReceiver, type Receiver } from '../helpers/receiver';
-import { startTestWorker, type TestWorker } from '../helpers/temporal';
+import { publishEvent } from '../../../domain/events';
+import { attemptsOf, createEndpoint, deliveryResult, parcel } from '../../helpers/delivery';
+import { testConfig } from '../../helpers/env';
+import { createAccount } from '../../helpers/fixtures';
+import { freePort } from '../../../infra/ports';
+import { startReceiver, type Receiver } from '../../helpers/receiver';
+import { useDeliveryHarness } from '../../helpers/harness';
 
 /** Each failure kind, on a two-attempt ladder: what is recorded, and that nothing is followed or retried beyond it. */
 describe('delivery: failure kinds', () => {
   const config = testConfig({ DELIVERY_RETRY_DELAYS: '10ms', DELIVERY_TIMEOUT: '500ms' });
-  let tw: TestWorker;
-  let receiver: Receiver;
+  const h = useDeliveryHarness(config);
   let untrusted: Receiver;
   let accountId: string;
 
   async function deliverTo(url: string) {
-    const endpoint = await createEndpoint(tw.pool, { accountId, url });
+    const endpoint = await createEndpoint(h.tw.pool, { accountId, url });
     const published = await publishEvent(
-      { pool: tw.pool, temporal: tw.client, config },
+      { pool: h.tw.pool, temporal: h.tw.client, config },
       { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } },
     );
-    const result = await deliveryResult(tw.client, published.event.id);
-    return { endpoint, result, attempts: await attemptsOf(tw.pool, endpoint.id) };
+    const result = await deliveryResult(h.tw.client, published.event.id);
+    return { endpoint, result, attempts: await attemptsOf(h.tw.pool, endpoint.id) };
   }
 
   beforeAll(async () => {
-    tw = await startTestWorker(config);
-    receiver = await startReceiver();
     untrusted = await startReceiver({ untrusted: true });
   });
   beforeEach(async () => {
-    accountId = await createAccount(tw.pool);
+    accountId = await createAccount(h.tw.pool);
   });
   afterAll(async () => {
-    await tw?.stop();
-    await receiver?.close();
     await untrusted?.close();
   });
 
   it('records a non-2xx status with its body and no error', async () => {
-    receiver.script('/status', { status: 422, body: 'unprocessable' });
-    const { result, attempts } = await deliverTo(`${receiver.url}/status`);
+    h.receiver.script('/status', { status: 422, body: 'unprocessable' });
+    const { result, attempts } = await deliverTo(`${h.receiver.url}/status`);
     expect(result).toMatchObject({ endpoints: [{ outcome: 'abandoned', attempts: 2 }] });
     expect(attempts.map((a) => [a.attempt, a.status_code, a.error, a.response_body, a.succeeded])).toEqual([
       [1, 422, null, 'unprocessable', false],
@@ -51,8 +46,8 @@ describe('delivery: failure kinds', () => {
   });
 
   it('fails an answer that comes after the timeout', async () => {
-    receiver.script('/slow', { status: 200, delayMs: 2_000 });
-    const { attempts } = await deliverTo(`${receiver.url}/slow`);
+    h.receiver.script('/slow', { status: 200, delayMs: 2_000 });
+    const { attempts } = await deliverTo(`${h.receiver.url}/slow`);
     expect(attempts.map((a) => [a.status_code, a.error, a.succeeded])).toEqual([
       [null, 'timeout', false],
       [null, 'timeout', false],
@@ -83,13 +78,13 @@ describe('delivery: failure kinds', () => {
   });
 
   it('never follows a redirect', async () => {
-    receiver.script('/moved', { status: 301, redirectTo: `${receiver.url}/target`, body: 'moved' });
-    const { attempts } = await deliverTo(`${receiver.url}/moved`);
+    h.receiver.script('/moved', { status: 301, redirectTo: `${h.receiver.url}/target`, body: 'moved' });
+    const { attempts } = await deliverTo(`${h.receiver.url}/moved`);
     expect(attempts.map((a) => [a.status_code, a.error, a.succeeded])).toEqual([
       [301, 'redirect', false],
       [301, 'redirect', false],
     ]);
-    expect(receiver.at('/target')).toHaveLength(0);
+    expect(h.receiver.at('/target')).toHaveLength(0);
   });
 
   it('fails a certificate nobody trusts as tls', async () => {
@@ -103,8 +98,8 @@ describe('delivery: failure kinds', () => {
 
   it('keeps the first 500 characters of a 1 MB answer', async () => {
     const big = `${'é'.repeat(300)}${'x'.repeat(1024 * 1024)}`;
-    receiver.script('/big', { status: 200, body: big });
-    const { result, attempts } = await deliverTo(`${receiver.url}/big`);
+    h.receiver.script('/big', { status: 200, body: big });
+    const { result, attempts } = await deliverTo(`${h.receiver.url}/big`);
     expect(result).toMatchObject({ endpoints: [{ outcome: 'delivered', attempts: 1 }] });
     expect(attempts[0]?.response_body).toBe(big.slice(0, 500));
     expect([...(attempts[0]?.response_body ?? '')]).toHaveLength(500);
@@ -112,8 +107,8 @@ describe('delivery: failure kinds', () => {
 
   it('records a binary answer: NUL bytes, which Postgres text refuses, do not wedge the ladder', async () => {
     // A gzip or image error page: without care the record can never be written and recordAttempt retries forever.
-    receiver.script('/binary', { status: 500, body: Buffer.from([0x1f, 0x8b, 0x08, 0x00, 0x00, 0x41, 0x00]) });
-    const { result, attempts } = await deliverTo(`${receiver.url}/binary`);
+    h.receiver.script('/binary', { status: 500, body: Buffer.from([0x1f, 0x8b, 0x08, 0x00, 0x00, 0x41, 0x00]) });
+    const { result, attempts } = await deliverTo(`${h.receiver.url}/binary`);
     expect(result).toMatchObject({ endpoints: [{ outcome: 'abandoned', attempts: 2 }] });
     expect(attempts).toHaveLength(2);
     expect(attempts[0]).toMatchObject({ status_code: 500, succeeded: false });
@@ -123,14 +118,14 @@ describe('delivery: failure kinds', () => {
 
   it('blocks private targets at delivery when they are not allowed', async () => {
     const strict = { ...config, webhook: { ...config.webhook, allowPrivateTargets: false } };
-    const { createHttpAgent, postWebhook } = await import('../../infra/http-client');
+    const { createHttpAgent, postWebhook } = await import('../../../infra/http-client');
     const agent = createHttpAgent(strict);
     try {
-      for (const url of [`${receiver.url}/ssrf`, `https://localhost:${receiver.port}/ssrf`]) {
+      for (const url of [`${h.receiver.url}/ssrf`, `https://localhost:${h.receiver.port}/ssrf`]) {
         const result = await postWebhook(agent, { url, body: '{}', headers: {}, timeoutMs: 1_000, allowPrivate: false });
         expect(result).toMatchObject({ succeeded: false, error: 'ssrf_blocked', statusCode: null });
       }
-      expect(receiver.at('/ssrf')).toHaveLength(0);
+      expect(h.receiver.at('/ssrf')).toHaveLength(0);
     } finally {
       await agent.close();
     }

@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authenticate } from '../../api/plugins/auth';
-import { ALL_SCOPES, type Scope } from '../../core/scopes';
-import { setAccountStatus } from '../../domain/accounts';
-import { revokeApiKey } from '../../domain/api-keys';
-import { apiFixture, basic, bearer, type ApiFixture } from '../helpers/api';
-import { waitFor } from '../helpers/wait';
+import { authenticate } from '../../../api/plugins/auth';
+import { ALL_SCOPES, type Scope } from '../../../core/scopes';
+import { setAccountStatus } from '../../../domain/accounts';
+import { revokeApiKey } from '../../../domain/api-keys';
+import { apiFixture, basic, bearer, type ApiFixture } from '../../helpers/api';
+import { waitFor } from '../../helpers/wait';
 
 const route = (scope: Scope) => `/test/scope/${scope.replace(':', '-')}`;
 

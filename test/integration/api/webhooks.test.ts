@@ -1,19 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EVENT_TYPES } from '../../core/event-catalog';
-import { MAX_ENDPOINTS_PER_MODE } from '../../domain/endpoints';
-import { loadEndpointForDelivery } from '../../domain/deliveries';
-import { testConfig } from '../helpers/env';
-import { createAccountWithKey, createApiKey, startTestApi, type TestApi } from '../helpers/fixtures';
+import { EVENT_TYPES } from '../../../core/event-catalog';
+import { MAX_ENDPOINTS_PER_MODE } from '../../../domain/endpoints';
+import { loadEndpointForDelivery } from '../../../domain/deliveries';
+import { testConfig } from '../../helpers/env';
+import { createAccountWithKey, createApiKey } from '../../helpers/fixtures';
+import { apiFixture, type ApiFixture } from '../../helpers/api';
 
 // A public address literal: passes the SSRF guard without any DNS.
 const PUBLIC_URL = 'https://93.184.215.14/hook';
 
 describe('webhook endpoints API', () => {
-  let api: TestApi;
+  let api: ApiFixture;
   let merchant: Awaited<ReturnType<typeof createAccountWithKey>>;
 
   beforeAll(async () => {
-    api = await startTestApi(testConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' }));
+    api = await apiFixture({ config: testConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' }) });
     merchant = await createAccountWithKey(api.pool);
   });
   afterAll(async () => {

@@ -1,13 +1,12 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { publishEvent } from '../../domain/events';
-import { attemptsOf, createEndpoint, deliveryResult, parcel } from '../helpers/delivery';
-import { testConfig } from '../helpers/env';
-import { createAccount } from '../helpers/fixtures';
-import { startReceiver, type Receiver } from '../helpers/receiver';
-import { startTestWorker, type TestWorker } from '../helpers/temporal';
-import { waitFor } from '../helpers/wait';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { publishEvent } from '../../../domain/events';
+import { attemptsOf, createEndpoint, deliveryResult, parcel } from '../../helpers/delivery';
+import { testConfig } from '../../helpers/env';
+import { createAccount } from '../../helpers/fixtures';
+import { useDeliveryHarness } from '../../helpers/harness';
+import { waitFor } from '../../helpers/wait';
 
 /** Written here from spec 6.2 alone, independent of core/signing.ts. */
 function verifySignature(header: string, rawBody: Buffer, secret: string, toleranceS = 300): boolean {
@@ -25,41 +24,32 @@ function verifySignature(header: string, rawBody: Buffer, secret: string, tolera
 
 describe('delivery: success, retries, abandonment', () => {
   const config = testConfig({ DELIVERY_RETRY_DELAYS: '50ms,50ms,50ms,50ms,50ms', DELIVERY_TIMEOUT: '2s' });
-  let tw: TestWorker;
-  let receiver: Receiver;
+  const h = useDeliveryHarness(config);
   let accountId: string;
   const publish = (input: { type?: string; data?: unknown; id?: string; livemode?: boolean }) =>
     publishEvent(
-      { pool: tw.pool, temporal: tw.client, config },
+      { pool: h.tw.pool, temporal: h.tw.client, config },
       { accountId, livemode: input.livemode ?? false, type: input.type ?? 'parcel.delivered', data: input.data ?? { parcel: parcel() }, id: input.id },
     );
 
-  beforeAll(async () => {
-    tw = await startTestWorker(config);
-    receiver = await startReceiver();
-  });
   // One account per test: every endpoint of an account receives its events.
   beforeEach(async () => {
-    accountId = await createAccount(tw.pool);
-  });
-  afterAll(async () => {
-    await tw?.stop();
-    await receiver?.close();
+    accountId = await createAccount(h.tw.pool);
   });
 
   it('delivers on the first attempt, signed, with the stored bytes and the recorded attempt id', async () => {
-    const endpoint = await createEndpoint(tw.pool, { accountId, url: `${receiver.url}/ok` });
-    receiver.script('/ok', { status: 200, body: 'stored' });
+    const endpoint = await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/ok` });
+    h.receiver.script('/ok', { status: 200, body: 'stored' });
     const published = await publish({});
     expect(published.endpointIds).toEqual([endpoint.id]);
     expect(published.event).toMatchObject({ object: 'event', type: 'parcel.delivered', livemode: false });
     expect(published.event.id).toMatch(/^evt_/);
 
-    const result = await deliveryResult(tw.client, published.event.id);
+    const result = await deliveryResult(h.tw.client, published.event.id);
     expect(result).toMatchObject({ endpoints: [{ endpointId: endpoint.id, outcome: 'delivered', attempts: 1 }] });
 
-    const [request] = receiver.at('/ok');
-    const { rows } = await tw.pool.query('SELECT body FROM events WHERE id = $1', [published.event.id]);
+    const [request] = h.receiver.at('/ok');
+    const { rows } = await h.tw.pool.query('SELECT body FROM events WHERE id = $1', [published.event.id]);
     expect(request?.rawBody.toString()).toBe(rows[0].body);
     expect(request?.headers['content-type']).toBe('application/json');
     expect(request?.headers['user-agent']).toMatch(/^ParcelWebhooks\//);
@@ -69,7 +59,7 @@ describe('delivery: success, retries, abandonment', () => {
     const body = JSON.parse(request!.rawBody.toString());
     expect(body).toMatchObject({ id: published.event.id, object: 'event', created: published.event.created, data: { parcel: { status: 'DELIVERED' } } });
 
-    const attempts = await attemptsOf(tw.pool, endpoint.id);
+    const attempts = await attemptsOf(h.tw.pool, endpoint.id);
     expect(attempts).toHaveLength(1);
     expect(attempts[0]).toMatchObject({ attempt: 1, status_code: 200, response_body: 'stored', error: null, succeeded: true });
     expect(attempts[0]?.id).toBe(request?.headers['service-delivery']);
@@ -77,17 +67,17 @@ describe('delivery: success, retries, abandonment', () => {
   });
 
   it('retries failures and succeeds at attempt 3 with the same event and bytes each time', async () => {
-    const endpoint = await createEndpoint(tw.pool, { accountId, url: `${receiver.url}/flaky` });
-    receiver.script('/flaky', (index) => (index < 2 ? { status: 503, body: 'busy' } : { status: 204, body: '' }));
+    const endpoint = await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/flaky` });
+    h.receiver.script('/flaky', (index) => (index < 2 ? { status: 503, body: 'busy' } : { status: 204, body: '' }));
     const published = await publish({ type: 'parcel.in_transit', data: { parcel: parcel({ status: 'IN_TRANSIT' }) } });
-    const result = await deliveryResult(tw.client, published.event.id);
+    const result = await deliveryResult(h.tw.client, published.event.id);
     expect(result).toMatchObject({ endpoints: [{ outcome: 'delivered', attempts: 3 }] });
 
-    const requests = receiver.at('/flaky');
+    const requests = h.receiver.at('/flaky');
     expect(requests).toHaveLength(3);
     expect(new Set(requests.map((r) => r.rawBody.toString('hex'))).size).toBe(1);
     for (const r of requests) expect(verifySignature(String(r.headers['service-signature']), r.rawBody, endpoint.secret)).toBe(true);
-    const attempts = await attemptsOf(tw.pool, endpoint.id);
+    const attempts = await attemptsOf(h.tw.pool, endpoint.id);
     expect(attempts.map((a) => [a.attempt, a.status_code, a.succeeded, a.error])).toEqual([
       [1, 503, false, null],
       [2, 503, false, null],
@@ -98,88 +88,88 @@ describe('delivery: success, retries, abandonment', () => {
   });
 
   it('abandons after six failed attempts', async () => {
-    const endpoint = await createEndpoint(tw.pool, { accountId, url: `${receiver.url}/down` });
-    receiver.script('/down', { status: 500, body: 'boom' });
+    const endpoint = await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/down` });
+    h.receiver.script('/down', { status: 500, body: 'boom' });
     const published = await publish({});
-    const result = await deliveryResult(tw.client, published.event.id);
+    const result = await deliveryResult(h.tw.client, published.event.id);
     expect(result).toMatchObject({ endpoints: [{ outcome: 'abandoned', attempts: 6 }] });
-    expect(receiver.at('/down')).toHaveLength(6);
-    const attempts = await attemptsOf(tw.pool, endpoint.id);
+    expect(h.receiver.at('/down')).toHaveLength(6);
+    const attempts = await attemptsOf(h.tw.pool, endpoint.id);
     expect(attempts.map((a) => a.attempt)).toEqual([1, 2, 3, 4, 5, 6]);
     expect(attempts.every((a) => !a.succeeded && a.status_code === 500 && a.response_body === 'boom')).toBe(true);
-    const { rows } = await tw.pool.query('SELECT abandoned_streak, status FROM webhook_endpoints WHERE id = $1', [endpoint.id]);
+    const { rows } = await h.tw.pool.query('SELECT abandoned_streak, status FROM webhook_endpoints WHERE id = $1', [endpoint.id]);
     expect(rows[0]).toEqual({ abandoned_streak: 1, status: 'enabled' });
   });
 
   it('treats the same id twice as one event and one delivery', async () => {
-    const endpoint = await createEndpoint(tw.pool, { accountId, url: `${receiver.url}/idem` });
+    const endpoint = await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/idem` });
     const id = `evt_idem_${Date.now()}`;
     const first = await publish({ id });
     const second = await publish({ id, data: { parcel: parcel({ description: 'changed' }) } });
     expect(first.created).toBe(true);
     expect(second.created).toBe(false);
     expect(second.event).toEqual(first.event);
-    await deliveryResult(tw.client, id);
-    expect(receiver.at('/idem')).toHaveLength(1);
-    expect(await attemptsOf(tw.pool, endpoint.id)).toHaveLength(1);
+    await deliveryResult(h.tw.client, id);
+    expect(h.receiver.at('/idem')).toHaveLength(1);
+    expect(await attemptsOf(h.tw.pool, endpoint.id)).toHaveLength(1);
   });
 
   it('treats the same id published 20 times at once as one event, one workflow, one delivery per endpoint', async () => {
     const endpoints = [
-      await createEndpoint(tw.pool, { accountId, url: `${receiver.url}/race-a` }),
-      await createEndpoint(tw.pool, { accountId, url: `${receiver.url}/race-b` }),
+      await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/race-a` }),
+      await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/race-b` }),
     ];
     const id = `evt_race_${Date.now()}`;
     const results = await Promise.all(Array.from({ length: 20 }, () => publish({ id })));
     expect(results.filter((r) => r.created)).toHaveLength(1);
     expect(new Set(results.map((r) => JSON.stringify(r.event))).size).toBe(1);
     expect(new Set(results.map((r) => r.workflowId))).toEqual(new Set([`event:${id}`]));
-    await deliveryResult(tw.client, id);
-    const { rows } = await tw.pool.query('SELECT count(*)::int AS n FROM events WHERE id = $1', [id]);
+    await deliveryResult(h.tw.client, id);
+    const { rows } = await h.tw.pool.query('SELECT count(*)::int AS n FROM events WHERE id = $1', [id]);
     expect(rows[0].n).toBe(1);
     const runs = [];
-    for await (const run of tw.client.workflow.list({ query: `WorkflowId = "event:${id}"` })) runs.push(run);
+    for await (const run of h.tw.client.workflow.list({ query: `WorkflowId = "event:${id}"` })) runs.push(run);
     expect(runs).toHaveLength(1);
-    expect(receiver.at('/race-a')).toHaveLength(1);
-    expect(receiver.at('/race-b')).toHaveLength(1);
-    for (const endpoint of endpoints) expect(await attemptsOf(tw.pool, endpoint.id)).toHaveLength(1);
+    expect(h.receiver.at('/race-a')).toHaveLength(1);
+    expect(h.receiver.at('/race-b')).toHaveLength(1);
+    for (const endpoint of endpoints) expect(await attemptsOf(h.tw.pool, endpoint.id)).toHaveLength(1);
   });
 
   it('does not deliver again when an id is re-published after Temporal forgot its finished workflow (retention)', { timeout: 120_000 }, async () => {
-    const endpoint = await createEndpoint(tw.pool, { accountId, url: `${receiver.url}/retention` });
+    const endpoint = await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/retention` });
     const id = `evt_retention_${Date.now()}`;
     await publish({ id });
-    await deliveryResult(tw.client, id);
+    await deliveryResult(h.tw.client, id);
     // What the namespace's retention period does to a finished workflow.
-    await tw.client.workflowService.deleteWorkflowExecution({ namespace: config.temporal.namespace, workflowExecution: { workflowId: `event:${id}` } });
+    await h.tw.client.workflowService.deleteWorkflowExecution({ namespace: config.temporal.namespace, workflowExecution: { workflowId: `event:${id}` } });
     await waitFor(
-      async () => tw.client.workflow.getHandle(`event:${id}`).describe().then(() => false, (err) => err instanceof WorkflowNotFoundError),
+      async () => h.tw.client.workflow.getHandle(`event:${id}`).describe().then(() => false, (err) => err instanceof WorkflowNotFoundError),
       // Deletion is asynchronous in Temporal and slow under load.
       { what: 'the workflow to be deleted', timeoutMs: 90_000, intervalMs: 200 },
     );
     const again = await publish({ id });
     expect(again.created).toBe(false);
     // publishEvent awaits the start of any workflow it starts: none exists, so nothing can deliver again.
-    const restarted = await tw.client.workflow.getHandle(`event:${id}`).describe().then(() => true, () => false);
+    const restarted = await h.tw.client.workflow.getHandle(`event:${id}`).describe().then(() => true, () => false);
     expect(restarted).toBe(false);
-    expect(receiver.at('/retention')).toHaveLength(1);
-    expect(await attemptsOf(tw.pool, endpoint.id)).toHaveLength(1);
+    expect(h.receiver.at('/retention')).toHaveLength(1);
+    expect(await attemptsOf(h.tw.pool, endpoint.id)).toHaveLength(1);
   });
 
   it('fans out by mode and subscription, and refuses another account\'s id', async () => {
-    const other = await createAccount(tw.pool);
-    const all = await createEndpoint(tw.pool, { accountId: other, url: `${receiver.url}/fan-all`, livemode: true });
-    const cod = await createEndpoint(tw.pool, { accountId: other, url: `${receiver.url}/fan-cod`, livemode: true, events: ['cod.settled'] });
-    await createEndpoint(tw.pool, { accountId: other, url: `${receiver.url}/fan-test`, livemode: false });
+    const other = await createAccount(h.tw.pool);
+    const all = await createEndpoint(h.tw.pool, { accountId: other, url: `${h.receiver.url}/fan-all`, livemode: true });
+    const cod = await createEndpoint(h.tw.pool, { accountId: other, url: `${h.receiver.url}/fan-cod`, livemode: true, events: ['cod.settled'] });
+    await createEndpoint(h.tw.pool, { accountId: other, url: `${h.receiver.url}/fan-test`, livemode: false });
     const published = await publishEvent(
-      { pool: tw.pool, temporal: tw.client, config },
+      { pool: h.tw.pool, temporal: h.tw.client, config },
       { accountId: other, livemode: true, type: 'parcel.created', data: { parcel: parcel({ status: 'CREATED' }) } },
     );
     expect(published.endpointIds).toEqual([all.id]);
     expect(published.endpointIds).not.toContain(cod.id);
-    await deliveryResult(tw.client, published.event.id);
-    expect(receiver.at('/fan-all')).toHaveLength(1);
-    expect(receiver.at('/fan-test')).toHaveLength(0);
+    await deliveryResult(h.tw.client, published.event.id);
+    expect(h.receiver.at('/fan-all')).toHaveLength(1);
+    expect(h.receiver.at('/fan-test')).toHaveLength(0);
 
     await expect(publish({ id: published.event.id })).rejects.toMatchObject({ code: 'idempotency_conflict', status: 409 });
   });
@@ -190,7 +180,7 @@ describe('delivery: success, retries, abandonment', () => {
     await expect(publish({ data: { parcel: { status: 'DELIVERED' } } })).rejects.toMatchObject({ code: 'parameter_missing' });
     await expect(publish({ type: 'cod.settled', data: { parcel: parcel() } })).rejects.toMatchObject({ code: 'parameter_missing' });
     await expect(
-      publishEvent({ pool: tw.pool, temporal: tw.client, config }, { accountId: 'acct_nope', livemode: false, type: 'parcel.created', data: { parcel: parcel() } }),
+      publishEvent({ pool: h.tw.pool, temporal: h.tw.client, config }, { accountId: 'acct_nope', livemode: false, type: 'parcel.created', data: { parcel: parcel() } }),
     ).rejects.toMatchObject({ code: 'resource_missing', status: 404 });
   });
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testConfig } from '../helpers/env';
-import { startTestWorker, type TestWorker } from '../helpers/temporal';
+import { testConfig } from '../../helpers/env';
+import { startTestWorker, type TestWorker } from '../../helpers/temporal';
 
 describe('harness: a workflow and an activity through the real dev server and Postgres', () => {
   const config = testConfig();

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { generateSecret, isSealed, openSecret, sealSecret, SecretUnavailableError } from '../../core/secrets';
+import { generateSecret, isSealed, openSecret, sealSecret, SecretUnavailableError } from '../../../core/secrets';
 
 const key = randomBytes(32);
 

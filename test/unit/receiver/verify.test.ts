@@ -9,10 +9,10 @@ import {
   WebhookVerificationError,
   type CodSettledEvent,
   type VerificationFailureReason,
-} from '../../receiver';
-import type { SignatureVector } from '../../scripts/generate-signature-vectors';
+} from '../../../receiver';
+import type { SignatureVector } from '../../../scripts/generate-signature-vectors';
 
-const ROOT = path.join(__dirname, '..', '..');
+const ROOT = path.join(__dirname, '..', '..', '..');
 const vectors = JSON.parse(readFileSync(path.join(ROOT, 'test', 'fixtures', 'signature-vectors.json'), 'utf8')) as SignatureVector[];
 
 function failureOf(run: () => unknown): VerificationFailureReason | 'valid' {

@@ -1,16 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import type { Config } from '../../infra/config';
-import { publishEvent } from '../../domain/events';
-import { createPool, type Pool } from '../../db/pool';
-import type { DeliverEventResult } from '../../core/delivery-contract';
-import { attemptsOf, createEndpoint, deliveryResult, parcel } from '../helpers/delivery';
-import { testConfig } from '../helpers/env';
-import { createAccount } from '../helpers/fixtures';
-import { startReceiver, type Receiver } from '../helpers/receiver';
-import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
-import { startTestWorker, type TestWorker } from '../helpers/temporal';
-import { waitFor } from '../helpers/wait';
+import type { Config } from '../../../infra/config';
+import { publishEvent } from '../../../domain/events';
+import { createPool, type Pool } from '../../../db/pool';
+import type { DeliverEventResult } from '../../../core/delivery-contract';
+import { attemptsOf, createEndpoint, deliveryResult, parcel } from '../../helpers/delivery';
+import { testConfig } from '../../helpers/env';
+import { createAccount } from '../../helpers/fixtures';
+import { useDeliveryHarness } from '../../helpers/harness';
+import { startTcpProxy, type TcpProxy } from '../../helpers/tcp-proxy';
+import { waitFor } from '../../helpers/wait';
 
 /**
  * Our own Postgres going away must neither count against an endpoint nor lose or duplicate an attempt
@@ -19,9 +18,7 @@ import { waitFor } from '../helpers/wait';
 describe('delivery: our database down', () => {
   let config: Config;
   let proxy: TcpProxy;
-  let tw: TestWorker;
   let direct: Pool;
-  let receiver: Receiver;
 
   /** A backoff timer the workflow starts when an attempt could not read the database (its summary says so). */
   const isBackoffTimer = (e: Record<string, any>) =>
@@ -29,7 +26,7 @@ describe('delivery: our database down', () => {
     Buffer.from(e.userMetadata?.summary?.data ?? []).toString().includes('database unavailable');
 
   const historyHas = async (eventId: string, match: (e: Record<string, any>) => boolean) => {
-    const history = await tw.client.workflow.getHandle(`event:${eventId}`).fetchHistory();
+    const history = await h.tw.client.workflow.getHandle(`event:${eventId}`).fetchHistory();
     return (history.events ?? []).some((e) => match(e as Record<string, any>));
   };
 
@@ -39,26 +36,24 @@ describe('delivery: our database down', () => {
     const proxied = new URL(url);
     proxied.port = String(proxy.port);
     config = testConfig({ DATABASE_URL: proxied.toString(), DELIVERY_RETRY_DELAYS: '10ms', DELIVERY_TIMEOUT: '2s' });
-    tw = await startTestWorker(config);
     direct = createPool(inject('databaseUrl'));
-    receiver = await startReceiver();
   });
+  // After the proxy is up: the worker's config points at it.
+  const h = useDeliveryHarness(() => config);
   afterAll(async () => {
-    await tw?.stop();
     await direct?.end();
-    await receiver?.close();
     await proxy?.close();
   });
 
   const publish = (accountId: string) =>
     publishEvent(
-      { pool: direct, temporal: tw.client, config },
+      { pool: direct, temporal: h.tw.client, config },
       { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } },
     );
 
   it('waits, without posting or counting an attempt, while the endpoint cannot be read', async () => {
     const accountId = await createAccount(direct);
-    const endpoint = await createEndpoint(direct, { accountId, url: `${receiver.url}/before` });
+    const endpoint = await createEndpoint(direct, { accountId, url: `${h.receiver.url}/before` });
     await proxy.cut();
     try {
       const published = await publish(accountId);
@@ -66,11 +61,11 @@ describe('delivery: our database down', () => {
         () => historyHas(published.event.id, isBackoffTimer),
         { what: 'a database-unavailable backoff timer' },
       );
-      expect(receiver.at('/before')).toHaveLength(0);
+      expect(h.receiver.at('/before')).toHaveLength(0);
       await proxy.restore();
-      const result = await deliveryResult(tw.client, published.event.id);
+      const result = await deliveryResult(h.tw.client, published.event.id);
       expect(result).toMatchObject({ endpoints: [{ outcome: 'delivered', attempts: 1 }] });
-      expect(receiver.at('/before')).toHaveLength(1);
+      expect(h.receiver.at('/before')).toHaveLength(1);
       expect((await attemptsOf(direct, endpoint.id)).map((a) => [a.attempt, a.succeeded])).toEqual([[1, true]]);
     } finally {
       await proxy.restore().catch(() => undefined);
@@ -80,14 +75,14 @@ describe('delivery: our database down', () => {
   it('lets one ladder probe for all while the database is down: history grows per probe, not per endpoint', async () => {
     const accountId = await createAccount(direct);
     const endpoints = [];
-    for (let i = 0; i < 5; i++) endpoints.push(await createEndpoint(direct, { accountId, url: `${receiver.url}/gate/${i}` }));
+    for (let i = 0; i < 5; i++) endpoints.push(await createEndpoint(direct, { accountId, url: `${h.receiver.url}/gate/${i}` }));
     await proxy.cut();
     try {
       const published = await publish(accountId);
-      const events = async () => ((await tw.client.workflow.getHandle(`event:${published.event.id}`).fetchHistory()).events ?? []) as Record<string, any>[];
+      const events = async () => ((await h.tw.client.workflow.getHandle(`event:${published.event.id}`).fetchHistory()).events ?? []) as Record<string, any>[];
       await waitFor(async () => (await events()).filter(isBackoffTimer).length >= 3, { what: 'three probes', timeoutMs: 30_000 });
       await proxy.restore();
-      const result = (await deliveryResult(tw.client, published.event.id, 60_000)) as DeliverEventResult;
+      const result = (await deliveryResult(h.tw.client, published.event.id, 60_000)) as DeliverEventResult;
       expect(result.endpoints.map((e) => [e.outcome, e.attempts])).toEqual(
         Array.from({ length: 5 }, () => ['delivered', 1]),
       );
@@ -113,9 +108,9 @@ describe('delivery: our database down', () => {
 
   it('records an attempt posted just before the database went away, once, without posting again', async () => {
     const accountId = await createAccount(direct);
-    const endpoint = await createEndpoint(direct, { accountId, url: `${receiver.url}/after` });
+    const endpoint = await createEndpoint(direct, { accountId, url: `${h.receiver.url}/after` });
     // The endpoint was read through the proxy; cut it while the request is in flight, then answer.
-    receiver.script('/after', () => {
+    h.receiver.script('/after', () => {
       void proxy.cut();
       return { status: 200, body: 'got it', delayMs: 100 };
     });
@@ -127,12 +122,12 @@ describe('delivery: our database down', () => {
       );
       expect(await attemptsOf(direct, endpoint.id)).toHaveLength(0);
       await proxy.restore();
-      const result = await deliveryResult(tw.client, published.event.id);
+      const result = await deliveryResult(h.tw.client, published.event.id);
       expect(result).toMatchObject({ endpoints: [{ outcome: 'delivered', attempts: 1 }] });
-      expect(receiver.at('/after')).toHaveLength(1);
+      expect(h.receiver.at('/after')).toHaveLength(1);
       const attempts = await attemptsOf(direct, endpoint.id);
       expect(attempts.map((a) => [a.attempt, a.status_code, a.response_body, a.succeeded])).toEqual([[1, 200, 'got it', true]]);
-      expect(attempts[0]?.id).toBe(receiver.at('/after')[0]?.headers['service-delivery']);
+      expect(attempts[0]?.id).toBe(h.receiver.at('/after')[0]?.headers['service-delivery']);
     } finally {
       await proxy.restore().catch(() => undefined);
     }
@@ -140,7 +135,7 @@ describe('delivery: our database down', () => {
 
   it('waits, without counting an attempt, while queries to the database hang (partition, failover)', async () => {
     const accountId = await createAccount(direct);
-    const endpoint = await createEndpoint(direct, { accountId, url: `${receiver.url}/stalled` });
+    const endpoint = await createEndpoint(direct, { accountId, url: `${h.receiver.url}/stalled` });
     // Open connections that stop answering: no error comes back, only the activity's own timeout would end it.
     proxy.stall();
     try {
@@ -151,10 +146,10 @@ describe('delivery: our database down', () => {
       );
       // The backoff timer shows the attempt gave up on its own deadline, before its activity timeout.
       proxy.unstall();
-      const result = await deliveryResult(tw.client, published.event.id, 60_000);
+      const result = await deliveryResult(h.tw.client, published.event.id, 60_000);
       expect(result).toMatchObject({ endpoints: [{ outcome: 'delivered', attempts: 1 }] });
       expect(await historyHas(published.event.id, (e) => Boolean(e.activityTaskTimedOutEventAttributes))).toBe(false);
-      expect(receiver.at('/stalled')).toHaveLength(1);
+      expect(h.receiver.at('/stalled')).toHaveLength(1);
       expect((await attemptsOf(direct, endpoint.id)).map((a) => [a.attempt, a.succeeded, a.error])).toEqual([[1, true, null]]);
     } finally {
       proxy.unstall();

@@ -1,76 +1,72 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { createActivities } from '../../activities';
-import { createHttpAgent } from '../../infra/http-client';
-import { createPool } from '../../db/pool';
+import { createActivities } from '../../../activities';
+import { createHttpAgent } from '../../../infra/http-client';
+import { createPool } from '../../../db/pool';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Config } from '../../infra/config';
-import { SUPERVISOR_SIGNALS_PER_RUN } from '../../core/delivery-policy';
-import { abandonedSignal, deliverySucceededSignal } from '../../core/delivery-contract';
-import { publishEvent } from '../../domain/events';
-import { createEndpoint, deliveryResult, parcel } from '../helpers/delivery';
-import { testConfig } from '../helpers/env';
-import { createAccount } from '../helpers/fixtures';
-import { startReceiver, type Receiver } from '../helpers/receiver';
-import { startSmtpServer } from '../helpers/smtp';
-import { startTestWorker, type TestWorker } from '../helpers/temporal';
-import { waitFor } from '../helpers/wait';
+import type { Config } from '../../../infra/config';
+import { SUPERVISOR_SIGNALS_PER_RUN } from '../../../core/delivery-policy';
+import { abandonedSignal, deliverySucceededSignal } from '../../../core/delivery-contract';
+import { publishEvent } from '../../../domain/events';
+import { createEndpoint, deliveryResult, parcel } from '../../helpers/delivery';
+import { testConfig } from '../../helpers/env';
+import { createAccount } from '../../helpers/fixtures';
+import { useDeliveryHarness } from '../../helpers/harness';
+import { startSmtpServer } from '../../helpers/smtp';
+import { startTestWorker } from '../../helpers/temporal';
+import { waitFor } from '../../helpers/wait';
 
 describe('endpoint supervisor: failing mark, notification, email, recovery', () => {
   let config: Config;
-  let tw: TestWorker;
-  let receiver: Receiver;
   let smtp: Awaited<ReturnType<typeof startSmtpServer>>;
 
   const publish = (accountId: string) =>
     publishEvent(
-      { pool: tw.pool, temporal: tw.client, config },
+      { pool: h.tw.pool, temporal: h.tw.client, config },
       { accountId, livemode: false, type: 'parcel.returned', data: { parcel: parcel({ status: 'RETURNED' }) } },
     );
   const endpointRow = async (id: string) =>
-    (await tw.pool.query('SELECT status, abandoned_streak FROM webhook_endpoints WHERE id = $1', [id])).rows[0];
+    (await h.tw.pool.query('SELECT status, abandoned_streak FROM webhook_endpoints WHERE id = $1', [id])).rows[0];
 
   beforeAll(async () => {
     smtp = await startSmtpServer();
     config = testConfig({ DELIVERY_RETRY_DELAYS: '10ms', SMTP_URL: smtp.url, NOTIFICATION_FROM: 'Parcel <noreply@parcel.test>' });
-    tw = await startTestWorker(config);
-    receiver = await startReceiver();
   });
+  // After the SMTP server is up: the worker's config names it.
+  const h = useDeliveryHarness(() => config);
   afterAll(async () => {
-    await tw?.stop();
-    await receiver?.close();
     await smtp?.close();
   });
 
   it('does not start a supervisor for an endpoint that only succeeds', async () => {
-    const accountId = await createAccount(tw.pool);
-    const endpoint = await createEndpoint(tw.pool, { accountId, url: `${receiver.url}/healthy` });
-    await deliveryResult(tw.client, (await publish(accountId)).event.id);
-    await expect(tw.client.workflow.getHandle(`endpoint-supervisor:${endpoint.id}`).describe()).rejects.toBeInstanceOf(
+    const accountId = await createAccount(h.tw.pool);
+    const endpoint = await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/healthy` });
+    await deliveryResult(h.tw.client, (await publish(accountId)).event.id);
+    await expect(h.tw.client.workflow.getHandle(`endpoint-supervisor:${endpoint.id}`).describe()).rejects.toBeInstanceOf(
       WorkflowNotFoundError,
     );
   });
 
   it('marks failing after three abandoned deliveries, notifies once, emails, and clears on success', async () => {
-    const accountId = await createAccount(tw.pool, { email: 'ops@merchant.test' });
-    const endpoint = await createEndpoint(tw.pool, { accountId, url: `${receiver.url}/failing` });
+    const accountId = await createAccount(h.tw.pool, { email: 'ops@merchant.test' });
+    const endpoint = await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/failing` });
     let healthy = false;
-    receiver.script('/failing', () => (healthy ? { status: 200 } : { status: 500, body: 'down' }));
+    h.receiver.script('/failing', () => (healthy ? { status: 200 } : { status: 500, body: 'down' }));
 
     for (let i = 1; i <= 2; i++) {
-      await deliveryResult(tw.client, (await publish(accountId)).event.id);
+      await deliveryResult(h.tw.client, (await publish(accountId)).event.id);
       await waitFor(async () => (await endpointRow(endpoint.id))?.abandoned_streak === i, { what: `streak ${i}` });
     }
     expect(await endpointRow(endpoint.id)).toEqual({ status: 'enabled', abandoned_streak: 2 });
-    await deliveryResult(tw.client, (await publish(accountId)).event.id);
+    await deliveryResult(h.tw.client, (await publish(accountId)).event.id);
     await waitFor(async () => (await endpointRow(endpoint.id))?.status === 'failing', { what: 'failing mark' });
     expect((await endpointRow(endpoint.id))?.abandoned_streak).toBe(3);
 
     const mail = await waitFor(() => smtp.mails.find((m) => m.to.includes('ops@merchant.test')), { what: 'the email' });
-    expect(mail.raw).toContain(`${receiver.url}/failing`);
+    expect(mail.raw).toContain(`${h.receiver.url}/failing`);
     expect(mail.from).toBe('noreply@parcel.test');
     const notifications = await waitFor(async () => {
-      const { rows } = await tw.pool.query('SELECT * FROM notifications WHERE endpoint_id = $1', [endpoint.id]);
+      const { rows } = await h.tw.pool.query('SELECT * FROM notifications WHERE endpoint_id = $1', [endpoint.id]);
       return rows.length === 1 && rows[0].email_sent_at ? rows : undefined;
     }, { what: 'the notification row, emailed' });
     expect(notifications[0]).toMatchObject({ kind: 'endpoint_failing', account_id: accountId, email_to: 'ops@merchant.test' });
@@ -78,15 +74,15 @@ describe('endpoint supervisor: failing mark, notification, email, recovery', () 
     expect(notifications[0].body).toContain('3 deliveries in a row were abandoned');
 
     // A fourth abandonment while failing adds no notification and no email.
-    await deliveryResult(tw.client, (await publish(accountId)).event.id);
+    await deliveryResult(h.tw.client, (await publish(accountId)).event.id);
     await waitFor(async () => (await endpointRow(endpoint.id))?.abandoned_streak === 4, { what: 'streak 4' });
-    expect((await tw.pool.query('SELECT 1 FROM notifications WHERE endpoint_id = $1', [endpoint.id])).rowCount).toBe(1);
+    expect((await h.tw.pool.query('SELECT 1 FROM notifications WHERE endpoint_id = $1', [endpoint.id])).rowCount).toBe(1);
     expect(smtp.mails.filter((m) => m.to.includes('ops@merchant.test'))).toHaveLength(1);
 
     healthy = true;
-    await deliveryResult(tw.client, (await publish(accountId)).event.id);
+    await deliveryResult(h.tw.client, (await publish(accountId)).event.id);
     expect(await endpointRow(endpoint.id)).toEqual({ status: 'enabled', abandoned_streak: 0 });
-    const supervisor = tw.client.workflow.getHandle(`endpoint-supervisor:${endpoint.id}`);
+    const supervisor = h.tw.client.workflow.getHandle(`endpoint-supervisor:${endpoint.id}`);
     await waitFor(async () => {
       const history = await supervisor.fetchHistory();
       return history.events?.some((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'deliverySucceeded');
@@ -97,20 +93,20 @@ describe('endpoint supervisor: failing mark, notification, email, recovery', () 
   });
 
   it('continues as new after its signal budget, carrying the count', async () => {
-    const accountId = await createAccount(tw.pool);
-    const endpoint = await createEndpoint(tw.pool, { accountId, url: `${receiver.url}/can` });
+    const accountId = await createAccount(h.tw.pool);
+    const endpoint = await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/can` });
     const workflowId = `endpoint-supervisor:${endpoint.id}`;
     const start = { workflowId, taskQueue: config.temporal.taskQueue, args: [{ endpointId: endpoint.id, failingThreshold: 3 }] };
     const abandon = (eventId: string) =>
-      tw.client.workflow.signalWithStart('endpointSupervisor', { ...start, signal: abandonedSignal, signalArgs: [{ eventId, attemptCount: 2 }] });
-    const first = await tw.client.workflow.signalWithStart('endpointSupervisor', {
+      h.tw.client.workflow.signalWithStart('endpointSupervisor', { ...start, signal: abandonedSignal, signalArgs: [{ eventId, attemptCount: 2 }] });
+    const first = await h.tw.client.workflow.signalWithStart('endpointSupervisor', {
       ...start,
       signal: deliverySucceededSignal,
       signalArgs: [{ eventId: 'evt_can_0' }],
     });
     for (let i = 1; i < SUPERVISOR_SIGNALS_PER_RUN - 1; i++) await first.signal(deliverySucceededSignal, { eventId: `evt_can_${i}` });
     await first.signal(abandonedSignal, { eventId: 'evt_can_a1', attemptCount: 2 });
-    await waitFor(async () => (await tw.client.workflow.getHandle(workflowId).describe()).runId !== first.signaledRunId, {
+    await waitFor(async () => (await h.tw.client.workflow.getHandle(workflowId).describe()).runId !== first.signaledRunId, {
       what: 'continue-as-new',
     });
     // One abandonment came over in the new run's state: two more make three.
@@ -118,9 +114,9 @@ describe('endpoint supervisor: failing mark, notification, email, recovery', () 
     await abandon('evt_can_a3');
     await waitFor(async () => (await endpointRow(endpoint.id))?.status === 'failing', { what: 'the failing mark' });
     expect((await endpointRow(endpoint.id))?.abandoned_streak).toBe(3);
-    const { rows } = await tw.pool.query('SELECT dedupe_key FROM notifications WHERE endpoint_id = $1', [endpoint.id]);
+    const { rows } = await h.tw.pool.query('SELECT dedupe_key FROM notifications WHERE endpoint_id = $1', [endpoint.id]);
     expect(rows).toEqual([{ dedupe_key: `endpoint_failing:${endpoint.id}:evt_can_a1` }]);
-    await tw.client.workflow.getHandle(workflowId).terminate('test done');
+    await h.tw.client.workflow.getHandle(workflowId).terminate('test done');
   }, 120_000);
 });
 
@@ -137,26 +133,26 @@ describe('endpoint supervisor: marking failing while our database is down', () =
       if (calls === 1) throw ApplicationFailure.nonRetryable('connect ECONNREFUSED 127.0.0.1:5432', 'Error');
       return real.markEndpointFailing(input);
     };
-    const tw = await startTestWorker(config, { activities: { ...real, markEndpointFailing } });
+    const flaky = await startTestWorker(config, { activities: { ...real, markEndpointFailing } });
     try {
-      const accountId = await createAccount(tw.pool);
-      const endpoint = await createEndpoint(tw.pool, { accountId, url: 'https://example.invalid/hook' });
+      const accountId = await createAccount(flaky.pool);
+      const endpoint = await createEndpoint(flaky.pool, { accountId, url: 'https://example.invalid/hook' });
       const workflowId = `endpoint-supervisor:${endpoint.id}`;
-      await tw.client.workflow.signalWithStart('endpointSupervisor', {
+      await flaky.client.workflow.signalWithStart('endpointSupervisor', {
         workflowId,
         taskQueue: config.temporal.taskQueue,
         args: [{ endpointId: endpoint.id, failingThreshold: 1 }],
         signal: abandonedSignal,
         signalArgs: [{ eventId: 'evt_outage_1', attemptCount: 6 }],
       });
-      const status = async () => (await tw.pool.query('SELECT status FROM webhook_endpoints WHERE id = $1', [endpoint.id])).rows[0]?.status;
+      const status = async () => (await flaky.pool.query('SELECT status FROM webhook_endpoints WHERE id = $1', [endpoint.id])).rows[0]?.status;
       await waitFor(async () => (await status()) === 'failing', { what: 'the failing mark after the outage' });
       expect(calls).toBe(2);
-      const { rows } = await tw.pool.query('SELECT kind FROM notifications WHERE endpoint_id = $1', [endpoint.id]);
+      const { rows } = await flaky.pool.query('SELECT kind FROM notifications WHERE endpoint_id = $1', [endpoint.id]);
       expect(rows).toEqual([{ kind: 'endpoint_failing' }]);
-      await tw.client.workflow.getHandle(workflowId).terminate('test done');
+      await flaky.client.workflow.getHandle(workflowId).terminate('test done');
     } finally {
-      await tw.stop();
+      await flaky.stop();
       await http.close();
       await pool.end();
     }

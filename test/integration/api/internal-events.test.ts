@@ -1,17 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildServer } from '../../api/server';
-import { createEndpoint, deliveryResult, parcel } from '../helpers/delivery';
-import { testConfig } from '../helpers/env';
-import { createAccount } from '../helpers/fixtures';
-import { startReceiver, type Receiver } from '../helpers/receiver';
-import { startTestWorker, type TestWorker } from '../helpers/temporal';
+import { buildServer } from '../../../api/server';
+import { createEndpoint, deliveryResult, parcel } from '../../helpers/delivery';
+import { testConfig } from '../../helpers/env';
+import { createAccount } from '../../helpers/fixtures';
+import { useDeliveryHarness } from '../../helpers/harness';
 
 const TOKEN = 'internal-token-for-tests-0123456789';
 
 describe('POST /internal/v1/events', () => {
   const config = testConfig({ INTERNAL_API_TOKEN: TOKEN, DELIVERY_RETRY_DELAYS: '10ms' });
-  let tw: TestWorker;
-  let receiver: Receiver;
+  const h = useDeliveryHarness(config);
   let app: Awaited<ReturnType<typeof buildServer>>;
   let disabled: Awaited<ReturnType<typeof buildServer>>;
   const auth = { authorization: `Bearer ${TOKEN}` };
@@ -19,16 +17,12 @@ describe('POST /internal/v1/events', () => {
     app.inject({ method: 'POST', url: '/internal/v1/events', headers, payload: payload as object });
 
   beforeAll(async () => {
-    tw = await startTestWorker(config);
-    receiver = await startReceiver();
-    app = await buildServer({ config, pool: tw.pool, temporal: tw.client }, { logger: false });
-    disabled = await buildServer({ config: { ...config, internalApiToken: undefined }, pool: tw.pool, temporal: tw.client }, { logger: false });
+    app = await buildServer({ config, pool: h.tw.pool, temporal: h.tw.client }, { logger: false });
+    disabled = await buildServer({ config: { ...config, internalApiToken: undefined }, pool: h.tw.pool, temporal: h.tw.client }, { logger: false });
   });
   afterAll(async () => {
     await app?.close();
     await disabled?.close();
-    await tw?.stop();
-    await receiver?.close();
   });
 
   it('does not exist without INTERNAL_API_TOKEN, and refuses a wrong token', async () => {
@@ -42,8 +36,8 @@ describe('POST /internal/v1/events', () => {
   });
 
   it('publishes once per id and delivers', async () => {
-    const accountId = await createAccount(tw.pool);
-    await createEndpoint(tw.pool, { accountId, url: `${receiver.url}/internal`, livemode: true });
+    const accountId = await createAccount(h.tw.pool);
+    await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/internal`, livemode: true });
     const id = `evt_internal_${Date.now()}`;
     const body = { account_id: accountId, livemode: true, type: 'parcel.at_pickup_station', data: { parcel: parcel({ status: 'AT_PICKUP_STATION' }) }, id };
     const first = await post(body);
@@ -53,20 +47,20 @@ describe('POST /internal/v1/events', () => {
     const again = await post(body);
     expect(again.statusCode).toBe(200);
     expect(again.json()).toEqual(first.json());
-    await deliveryResult(tw.client, id);
-    expect(receiver.at('/internal')).toHaveLength(1);
-    expect(JSON.parse(receiver.at('/internal')[0]!.rawBody.toString())).toEqual({
+    await deliveryResult(h.tw.client, id);
+    expect(h.receiver.at('/internal')).toHaveLength(1);
+    expect(JSON.parse(h.receiver.at('/internal')[0]!.rawBody.toString())).toEqual({
       id, object: 'event', type: 'parcel.at_pickup_station', created: first.json().created, data: body.data, livemode: true,
     });
 
-    const other = await createAccount(tw.pool);
+    const other = await createAccount(h.tw.pool);
     const conflict = await post({ ...body, account_id: other });
     expect(conflict.statusCode).toBe(409);
     expect(conflict.json().error.code).toBe('idempotency_conflict');
   });
 
   it('rejects what cannot be published', async () => {
-    const accountId = await createAccount(tw.pool);
+    const accountId = await createAccount(h.tw.pool);
     const data = { parcel: parcel() };
     const unknownType = await post({ account_id: accountId, livemode: false, type: 'parcel.teleported', data });
     expect(unknownType.statusCode).toBe(400);

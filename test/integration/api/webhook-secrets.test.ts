@@ -1,19 +1,20 @@
 import type { LookupAddress } from 'node:dns';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Lookup } from '../../infra/ssrf';
-import { registerEndpoint } from '../../domain/endpoints';
-import { loadEndpointForDelivery } from '../../domain/deliveries';
-import { testConfig } from '../helpers/env';
-import { createAccountWithKey, startTestApi, type TestApi } from '../helpers/fixtures';
+import type { Lookup } from '../../../infra/ssrf';
+import { registerEndpoint } from '../../../domain/endpoints';
+import { loadEndpointForDelivery } from '../../../domain/deliveries';
+import { testConfig } from '../../helpers/env';
+import { createAccountWithKey } from '../../helpers/fixtures';
+import { apiFixture, type ApiFixture } from '../../helpers/api';
 
 const KEY_HEX = 'a1'.repeat(32);
 
 describe('endpoint secrets encrypted at rest', () => {
-  let api: TestApi;
+  let api: ApiFixture;
   let merchant: Awaited<ReturnType<typeof createAccountWithKey>>;
 
   beforeAll(async () => {
-    api = await startTestApi(testConfig({ WEBHOOK_SECRET_ENCRYPTION_KEY: KEY_HEX }));
+    api = await apiFixture({ config: testConfig({ WEBHOOK_SECRET_ENCRYPTION_KEY: KEY_HEX }) });
     merchant = await createAccountWithKey(api.pool);
   });
   afterAll(async () => {
@@ -73,7 +74,7 @@ describe('endpoint secrets encrypted at rest', () => {
 });
 
 describe('registerEndpoint with a resolver (no real DNS)', () => {
-  let api: TestApi;
+  let api: ApiFixture;
   let accountId: string;
   const lookup: Lookup = (hostname, _options, callback) => {
     const table: Record<string, string[]> = {
@@ -86,7 +87,7 @@ describe('registerEndpoint with a resolver (no real DNS)', () => {
   };
 
   beforeAll(async () => {
-    api = await startTestApi(testConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' }));
+    api = await apiFixture({ config: testConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' }) });
     accountId = (await createAccountWithKey(api.pool)).accountId;
   });
   afterAll(async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiFixture, basic, bearer, type ApiFixture } from '../helpers/api';
+import { apiFixture, basic, bearer, type ApiFixture } from '../../helpers/api';
 
 describe('GET /v1/towns (network:read)', () => {
   let f: ApiFixture;

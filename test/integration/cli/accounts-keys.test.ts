@@ -2,10 +2,10 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { apiFixture, bearer, type ApiFixture } from '../helpers/api';
-import { waitFor } from '../helpers/wait';
+import { apiFixture, bearer, type ApiFixture } from '../../helpers/api';
+import { waitFor } from '../../helpers/wait';
 
-const BIN = path.join(__dirname, '..', '..', 'cli', 'bin.js');
+const BIN = path.join(__dirname, '..', '..', '..', 'cli', 'bin.js');
 /** Each CLI run compiles the TypeScript sources through tsx: about 2 s idle, several on a loaded 2-core box. */
 const CLI_TEST_TIMEOUT_MS = 240_000;
 
