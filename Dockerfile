@@ -18,6 +18,7 @@ COPY --from=build /app/activities ./activities
 COPY --from=build /app/cli ./cli
 COPY --from=build /app/core ./core
 COPY --from=build /app/db ./db
+COPY --from=build /app/domain ./domain
 COPY --from=build /app/infra ./infra
 COPY --from=build /app/receiver ./receiver
 COPY --from=build /app/worker ./worker
