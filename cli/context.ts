@@ -1,8 +1,8 @@
 import type { Client } from '@temporalio/client';
 import type { Command } from 'commander';
+import { createPool, type Pool } from '../db/pool';
 import { loadConfig, type Config } from '../infra/config';
 import { connectClient } from '../infra/temporal';
-import { createPool, type Pool } from '../db/pool';
 
 /**
  * What a command needs, opened on first use and closed once the command ends,

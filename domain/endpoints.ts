@@ -1,13 +1,13 @@
 import Type, { type Static } from 'typebox';
-import type { Config } from '../infra/config';
 import { ApiError } from '../core/errors';
 import { EVENT_TYPES, isEventType } from '../core/event-catalog';
 import { newId } from '../core/ids';
 import { generateSecret, sealSecret } from '../core/secrets';
-import { checkWebhookUrl, type Lookup } from '../infra/ssrf';
 import * as endpoints from '../db/endpoints';
 import type { EndpointRow, EndpointScope } from '../db/endpoints';
 import type { Pool } from '../db/pool';
+import type { Config } from '../infra/config';
+import { checkWebhookUrl, type Lookup } from '../infra/ssrf';
 
 /**
  * Webhook endpoints: registering, reading, listing, removing and rotating secrets, behind /v1/webhooks and

@@ -1,13 +1,18 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
-import { findEvent, insertEventWithFanOut, type EventRow } from '../db/events';
-import type { Pool } from '../db/pool';
-import type { Config } from '../infra/config';
 import { SEARCH_ATTRIBUTES, WORKFLOW_ID, type DeliverEventInput, type DeliverEventWorkflow } from '../core/delivery-contract';
 import { formatDuration } from '../core/durations';
 import { ApiError } from '../core/errors';
 import { EVENT_TYPES, isEventType, type EventType } from '../core/event-catalog';
 import { newId } from '../core/ids';
+import { findEvent, insertEventWithFanOut, type EventRow } from '../db/events';
+import type { Pool } from '../db/pool';
+import type { Config } from '../infra/config';
+
+/**
+ * Events: what a valid event is (spec 2, 6) and the one way to publish one (internal API, CLI, simulator,
+ * TypeScript callers): stored with its fan-out snapshot, then delivered by its own deliverEvent workflow.
+ */
 
 export interface PublishDeps {
   pool: Pool;

@@ -1,9 +1,9 @@
 import { NativeConnection } from '@temporalio/worker';
-import { loadConfigOrExit } from '../infra/config';
-import { requireTemporalAddress, temporalConnectionOptions } from '../infra/temporal';
-import { createHttpAgent } from '../infra/http-client';
 import { createPool } from '../db/pool';
+import { loadConfigOrExit } from '../infra/config';
+import { createHttpAgent } from '../infra/http-client';
 import { ensureSearchAttributes } from '../infra/search-attributes';
+import { requireTemporalAddress, temporalConnectionOptions } from '../infra/temporal';
 import { createWorker } from './worker';
 
 /** Production entry point of the worker: `node dist/worker/main.js`. SIGINT/SIGTERM drain and stop it. */

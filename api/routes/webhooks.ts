@@ -1,5 +1,5 @@
-import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
 import Type from 'typebox';
 import {
   DESCRIPTION_MAX_LENGTH,

@@ -1,14 +1,14 @@
 import path from 'node:path';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { startApi, type RunningApi } from '../../api/server';
-import type { Config } from '../../infra/config';
-import { temporalConnectionOptions } from '../../infra/temporal';
+import { createWorker } from '../../worker/worker';
 import { prepareDatabase } from '../../db/migrate';
 import { createPool } from '../../db/pool';
+import type { Config } from '../../infra/config';
 import { startDevServer, type DevServer } from '../../infra/dev-server';
-import { ensureTemporalCli } from '../../infra/temporal-cli';
 import { ensureSearchAttributes } from '../../infra/search-attributes';
-import { createWorker } from '../../worker/worker';
+import { temporalConnectionOptions } from '../../infra/temporal';
+import { ensureTemporalCli } from '../../infra/temporal-cli';
 
 const say = (msg: string) => process.stdout.write(`${msg}\n`);
 
