@@ -97,8 +97,11 @@ describe('delivery: success, retries, abandonment', () => {
     const attempts = await attemptsOf(h.tw.pool, endpoint.id);
     expect(attempts.map((a) => a.attempt)).toEqual([1, 2, 3, 4, 5, 6]);
     expect(attempts.every((a) => !a.succeeded && a.status_code === 500 && a.response_body === 'boom')).toBe(true);
-    const { rows } = await h.tw.pool.query('SELECT abandoned_streak, status FROM webhook_endpoints WHERE id = $1', [endpoint.id]);
-    expect(rows[0]).toEqual({ abandoned_streak: 1, status: 'enabled' });
+    // The supervisor counts the abandonment in its own workflow, after this one completed: wait for its write.
+    const endpointRow = async () =>
+      (await h.tw.pool.query('SELECT abandoned_streak, status FROM webhook_endpoints WHERE id = $1', [endpoint.id])).rows[0];
+    await waitFor(async () => (await endpointRow())?.abandoned_streak === 1, { what: 'the abandoned streak' });
+    expect(await endpointRow()).toEqual({ abandoned_streak: 1, status: 'enabled' });
   });
 
   it('treats the same id twice as one event and one delivery', async () => {
