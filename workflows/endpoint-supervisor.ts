@@ -11,10 +11,10 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import {
-  FAILURE,
-  messageOf,
   abandonedSignal,
   deliverySucceededSignal,
+  FAILURE,
+  messageOf,
   type DeliveryActivities,
   type SupervisorInput,
   type SupervisorMessage,
