@@ -2,7 +2,9 @@ import path from 'node:path';
 import { inject } from 'vitest';
 import { loadConfig, type Config } from '../../infra/config';
 
-export const FIXTURES = path.join(__dirname, '..', 'fixtures');
+import { FIXTURES } from './paths';
+
+export { FIXTURES };
 
 let queueCounter = 0;
 

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { FIXTURES } from './env';
+import { FIXTURES } from './paths';
 
 /** What the receiver does with one request; a function may decide per request (e.g. fail the first two). */
 export interface Reply {
