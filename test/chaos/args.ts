@@ -1,0 +1,48 @@
+export interface ChaosOptions {
+  seed: number;
+  events: number;
+  /** Write the full result as JSON here. */
+  out: string | undefined;
+}
+
+export const USAGE = `npm run chaos -- [--seed N] [--events N] [--out FILE]
+
+  --seed N     repeat a run: every random choice (traffic, receivers' answers, fault times) comes from it
+               (default: drawn from the clock and printed)
+  --events N   events to publish (default 300)
+  --out FILE   also write the full result as JSON to FILE`;
+
+function positiveInteger(flag: string, raw: string | undefined, min: number): number {
+  if (raw === undefined || !/^\d+$/.test(raw) || Number(raw) < min) {
+    throw new Error(`${flag} needs a whole number >= ${min}, got ${raw ?? 'nothing'}`);
+  }
+  return Number(raw);
+}
+
+export function parseArgs(argv: string[]): ChaosOptions | 'help' {
+  const options: ChaosOptions = { seed: Date.now() % 1_000_000, events: 300, out: undefined };
+  for (let i = 0; i < argv.length; i++) {
+    const [flag, inline] = (argv[i] as string).split('=', 2) as [string, string | undefined];
+    const value = () => inline ?? argv[++i];
+    switch (flag) {
+      case '--seed':
+        options.seed = positiveInteger(flag, value(), 0);
+        break;
+      case '--events':
+        options.events = positiveInteger(flag, value(), 1);
+        break;
+      case '--out': {
+        const file = value();
+        if (!file) throw new Error('--out needs a file name');
+        options.out = file;
+        break;
+      }
+      case '--help':
+      case '-h':
+        return 'help';
+      default:
+        throw new Error(`unknown argument ${flag}\n\n${USAGE}`);
+    }
+  }
+  return options;
+}

@@ -1,0 +1,54 @@
+/** The run's clock, its log and its cleanup stack: small things every module of the suite shares. */
+
+const startedAt = Date.now();
+
+/** Seconds since the run started, as printed everywhere ("+73.4s"). */
+export function at(ms: number = Date.now()): string {
+  return `+${((ms - startedAt) / 1000).toFixed(1)}s`;
+}
+
+export function log(message: string): void {
+  process.stdout.write(`[chaos ${at().padStart(7)}] ${message}\n`);
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Rejects when `work` has not settled in time; the work itself is left to finish on its own. */
+export async function within<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no result within ${Math.round(ms / 1000)} s`)), ms);
+  });
+  work.catch(() => undefined);
+  try {
+    return await Promise.race([work, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Everything the run starts registers how to stop it; cleanup runs them newest first, each bounded, whether
+ * the run ends, fails or is interrupted (SIGINT/SIGTERM).
+ */
+export class Cleanup {
+  private readonly steps: Array<{ name: string; run: () => Promise<void> }> = [];
+  private running: Promise<void> | undefined;
+
+  add(name: string, run: () => Promise<void>): void {
+    this.steps.push({ name, run });
+  }
+
+  run(): Promise<void> {
+    this.running ??= (async () => {
+      for (const step of this.steps.splice(0).reverse()) {
+        try {
+          await within(step.run(), 20_000, `stopping ${step.name}`);
+        } catch (err) {
+          log(`cleanup: ${(err as Error).message}`);
+        }
+      }
+    })();
+    return this.running;
+  }
+}

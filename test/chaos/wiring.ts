@@ -1,0 +1,48 @@
+/**
+ * Everything the chaos suite takes from outside test/chaos/, in one file: when sources move, only this file
+ * changes. From the product it uses entry points (worker, API, CLI) as child processes and three stable
+ * functions (database preparation, the dev server, the Temporal CLI); the rest is the public contract
+ * (HTTP API, environment variables, workflow ids, table names) as DESIGN.md states it.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+
+export { dropDatabase, prepareDatabase } from '../../db/migrate';
+export { startDevServer, type DevServer, type DevServerOptions } from '../../scripts/dev-server';
+export { cachedCliPath, ensureTemporalCli } from '../../scripts/temporal-cli';
+
+export { startReceiver, type Receiver, type ReceivedRequest, type Reply } from '../helpers/receiver';
+export { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
+export { freePort } from '../helpers/ports';
+export { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process';
+export { FIXTURES } from '../helpers/paths';
+
+export const ROOT = path.join(__dirname, '..', '..');
+
+/** The API entry point, run as `node --import tsx <file>` (api/server.ts starts listening when run directly). */
+export const API_ENTRY = path.join(ROOT, 'api', 'server.ts');
+
+/** The operator CLI, as `npx parcel-webhooks` runs it: the `bin` of package.json. */
+export function cliEntry(): string {
+  const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string> };
+  const bin = Object.values(pkg.bin)[0];
+  if (!bin) throw new Error('package.json has no bin');
+  return path.join(ROOT, bin);
+}
+
+/** DESIGN.md, "Delivery decisions": each event is the workflow `event:<evt_id>` of type deliverEvent. */
+export const EVENT_WORKFLOW_TYPE = 'deliverEvent';
+export const eventWorkflowId = (eventId: string): string => `event:${eventId}`;
+
+/** DESIGN.md, spec 6: the event kinds. */
+export const EVENT_TYPES = [
+  'parcel.created',
+  'parcel.awaiting_dropoff',
+  'parcel.in_transit',
+  'parcel.at_pickup_station',
+  'parcel.delivered',
+  'parcel.returned',
+  'parcel.cancelled',
+  'cod.settled',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
