@@ -1,0 +1,202 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { API_ENTRY, ROOT, startDevServer, startWorkerProcess, type DevServer, type DevServerOptions } from './wiring';
+import { log, sleep } from './runtime';
+
+/** One line of a process's life, for the timeline and for explaining what the receivers saw. */
+export interface ProcessEvent {
+  at: number;
+  process: 'worker' | 'api' | 'temporal';
+  kind: 'started' | 'killed' | 'stopped' | 'exited' | 'start_failed';
+  /** true when the suite did it (kill, stop); false when the process did it on its own. */
+  byChaos: boolean;
+  pid?: number;
+  detail?: string;
+}
+
+export interface Child {
+  process: ChildProcess;
+  output: string[];
+  kill(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const lastLines = (output: string[], n = 3) =>
+  output.join('').split('\n').map((l) => l.trim()).filter(Boolean).slice(-n).join(' | ').slice(0, 400);
+
+/**
+ * Keeps one process of a kind running, as systemd or Kubernetes would: a start that fails is retried every
+ * 2 s, and a process that exits on its own is recorded and started again. Kills and stops by the suite are
+ * recorded as such. Every wait is bounded by `deadline`.
+ */
+export class Supervisor {
+  readonly events: ProcessEvent[] = [];
+  private current: Child | undefined;
+  private starting: Promise<void> | undefined;
+  private stopping = false;
+  private readonly expected = new WeakSet<Child>();
+
+  constructor(
+    private readonly name: ProcessEvent['process'],
+    private readonly launch: () => Promise<Child>,
+    private readonly deadline: number,
+  ) {}
+
+  get pid(): number | undefined {
+    return this.current?.process.pid;
+  }
+
+  private record(event: Omit<ProcessEvent, 'at' | 'process'>): void {
+    this.events.push({ at: Date.now(), process: this.name, ...event });
+    const who = event.pid ? `${this.name} ${event.pid}` : this.name;
+    log(`${who}: ${event.kind}${event.byChaos ? '' : ' (on its own)'}${event.detail ? `: ${event.detail}` : ''}`);
+  }
+
+  /** Resolves once a process runs (or the suite stops, or the deadline passes). */
+  ensureRunning(): Promise<void> {
+    if (this.current || this.stopping) return Promise.resolve();
+    this.starting ??= this.startLoop().finally(() => {
+      this.starting = undefined;
+    });
+    return this.starting;
+  }
+
+  private async startLoop(): Promise<void> {
+    while (!this.stopping && Date.now() < this.deadline) {
+      let child: Child;
+      try {
+        child = await this.launch();
+      } catch (err) {
+        this.record({ kind: 'start_failed', byChaos: false, detail: (err as Error).message.split('\n').slice(0, 3).join(' | ').slice(0, 300) });
+        await sleep(2_000);
+        continue;
+      }
+      if (this.stopping) {
+        await child.kill();
+        return;
+      }
+      this.current = child;
+      this.record({ kind: 'started', byChaos: true, pid: child.process.pid });
+      child.process.once('exit', (code, signal) => {
+        if (this.current === child) this.current = undefined;
+        if (this.expected.has(child)) return;
+        this.record({
+          kind: 'exited',
+          byChaos: false,
+          pid: child.process.pid,
+          detail: `${signal ?? `code ${code}`}: ${lastLines(child.output)}`,
+        });
+        if (!this.stopping) void sleep(2_000).then(() => this.ensureRunning());
+      });
+      return;
+    }
+  }
+
+  /** SIGKILL the running process (no drain: a crashed machine). */
+  async kill(): Promise<void> {
+    const child = this.current;
+    if (!child) {
+      log(`${this.name}: nothing to kill`);
+      return;
+    }
+    this.expected.add(child);
+    this.current = undefined;
+    const killedAt = Date.now();
+    await child.kill();
+    this.events.push({ at: killedAt, process: this.name, kind: 'killed', byChaos: true, pid: child.process.pid });
+    log(`${this.name} ${child.process.pid}: SIGKILL`);
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await this.starting;
+    const child = this.current;
+    if (!child) return;
+    this.expected.add(child);
+    this.current = undefined;
+    await child.stop();
+    this.record({ kind: 'stopped', byChaos: true, pid: child.process.pid });
+  }
+}
+
+export function workerLauncher(env: Record<string, string>): () => Promise<Child> {
+  return () => startWorkerProcess(env, 60_000);
+}
+
+/**
+ * The API entry point as one node process (tsx as a loader, so signals reach it), ready once /healthz answers.
+ */
+export function apiLauncher(env: Record<string, string>, port: number): () => Promise<Child> {
+  return async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', API_ENTRY], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const output: string[] = [];
+    const keep = (chunk: Buffer) => {
+      output.push(chunk.toString());
+      if (output.length > 200) output.splice(0, output.length - 200);
+    };
+    child.stdout?.on('data', keep);
+    child.stderr?.on('data', keep);
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    const alive = () => child.exitCode === null && child.signalCode === null;
+    const stopWith = async (signal: NodeJS.Signals) => {
+      if (!alive()) return;
+      child.kill(signal);
+      const force = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(force);
+    };
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      if (!alive()) throw new Error(`api exited before it was healthy: ${lastLines(output)}`);
+      const healthy = await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2_000) }).then(
+        (res) => res.ok,
+        () => false,
+      );
+      if (healthy) break;
+      if (Date.now() > deadline) {
+        await stopWith('SIGKILL');
+        throw new Error(`api not healthy after 60 s: ${lastLines(output)}`);
+      }
+      await sleep(250);
+    }
+    return { process: child, output, kill: () => stopWith('SIGKILL'), stop: () => stopWith('SIGTERM') };
+  };
+}
+
+/** The Temporal dev server on a file database, so it can be stopped and started again with its state. */
+export class TemporalServer {
+  readonly events: ProcessEvent[] = [];
+  private server: DevServer | undefined;
+  private readonly output: string[] = [];
+
+  constructor(private readonly options: DevServerOptions) {}
+
+  get address(): string {
+    return `127.0.0.1:${this.options.port}`;
+  }
+
+  async start(byChaos = true): Promise<void> {
+    this.server = await startDevServer({
+      ...this.options,
+      readyTimeoutMs: 90_000,
+      log: (line) => {
+        this.output.push(line);
+        if (this.output.length > 50) this.output.shift();
+      },
+    });
+    this.events.push({ at: Date.now(), process: 'temporal', kind: 'started', byChaos, pid: this.server.process.pid });
+    log(`temporal ${this.server.process.pid}: serving on ${this.address}`);
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    this.server = undefined;
+    await server.stop();
+    this.events.push({ at: Date.now(), process: 'temporal', kind: 'stopped', byChaos: true, pid: server.process.pid });
+    log(`temporal ${server.process.pid}: stopped`);
+  }
+}
