@@ -1,0 +1,60 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { PROFILES, type Receivers, type RegisteredEndpoint } from './receivers';
+import { sleep } from './runtime';
+import { cliEntry, ROOT } from './wiring';
+
+/** The merchant of the run: an account and a test key made by the operator CLI, endpoints registered by the API. */
+export interface Merchant {
+  accountId: string;
+  endpoints: RegisteredEndpoint[];
+}
+
+async function cli(databaseUrl: string, args: string[]): Promise<Record<string, unknown>> {
+  const { stdout } = await promisify(execFile)(process.execPath, [cliEntry(), ...args, '--json'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' },
+    timeout: 60_000,
+  });
+  return JSON.parse(stdout) as Record<string, unknown>;
+}
+
+async function register(apiUrl: string, key: string, body: Record<string, unknown>): Promise<{ id: string; secret: string }> {
+  let last = '';
+  for (let attempt = 1; attempt <= 5; attempt++) {
+    try {
+      const res = await fetch(`${apiUrl}/v1/webhooks`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(10_000),
+      });
+      const json = (await res.json()) as { id?: string; secret?: string };
+      if (res.ok && json.id && json.secret) return { id: json.id, secret: json.secret };
+      last = `${res.status} ${JSON.stringify(json).slice(0, 200)}`;
+      if (res.status < 500) break;
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    await sleep(1_000);
+  }
+  throw new Error(`registering ${String(body.url)} failed: ${last}`);
+}
+
+/** `databaseUrl` is Postgres itself (not the proxy): setup happens before any fault. */
+export async function createMerchant(options: { databaseUrl: string; apiUrl: string; receivers: Receivers; seed: number }): Promise<Merchant> {
+  const account = await cli(options.databaseUrl, ['accounts', 'create', '--name', `Chaos seed ${options.seed}`, '--status', 'active']);
+  const accountId = String(account.id);
+  const key = await cli(options.databaseUrl, ['keys', 'create', '--account', accountId, '--mode', 'test', '--scopes', 'all']);
+  const endpoints: RegisteredEndpoint[] = [];
+  for (const profile of PROFILES) {
+    const url = options.receivers.url(profile);
+    const body: Record<string, unknown> = { url, description: `chaos: ${profile.behaviour}` };
+    if (profile.events !== 'all') body.events = profile.events;
+    const { id, secret } = await register(options.apiUrl, String(key.key), body);
+    const endpoint = { profile, id, secret, url };
+    options.receivers.attach(endpoint);
+    endpoints.push(endpoint);
+  }
+  return { accountId, endpoints };
+}
