@@ -1,0 +1,227 @@
+/**
+ * `npm run chaos`: a few hundred events through the real API, worker, Temporal dev server and Postgres on
+ * loopback while the worker is SIGKILLed, Temporal is down for 18 s and Postgres is unreachable for 10 s;
+ * then the receivers' log is compared with the attempt records (see reconcile.ts for the definitions).
+ * Exit code 0 when every figure is zero (duplicates explained by a killed worker aside), 1 when not,
+ * 2 when the harness itself failed, 130 on SIGINT.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { parseArgs, USAGE } from './args';
+import { describePlan, planFaults, runFaults, type FaultRecord } from './faults';
+import { createMerchant } from './merchant';
+import { apiLauncher, Supervisor, TemporalServer, workerLauncher } from './processes';
+import { reconcile } from './reconcile';
+import { subscribes, startReceivers } from './receivers';
+import { operatorPublish, type OperatorPublish } from './operator';
+import { connectTemporal, readEngineRecords, waitForQuietHealth, waitUntilFinished } from './records';
+import { formatReport } from './report';
+import { createRng } from './rng';
+import { Cleanup, log, sleep } from './runtime';
+import { planEvents, runTraffic } from './traffic';
+import { cachedCliPath, dropDatabase, ensureTemporalCli, FIXTURES, freePort, prepareDatabase, startTcpProxy } from './wiring';
+
+/** Short ladder and timeout so whole ladders fit in the run: 6 attempts over 11 s of waits. */
+const RETRY_DELAYS = '1s,2s,2s,3s,3s';
+const LADDER_LENGTH = RETRY_DELAYS.split(',').length + 1;
+const DELIVERY_TIMEOUT_MS = 4_000;
+const FAILING_THRESHOLD = 3;
+/** Operator publishes through the CLI while Temporal is down, this long into the outage. */
+const OPERATOR_PUBLISH_DELAYS_MS = [2_000, 9_000];
+/** Events are published over this span; the faults are placed in it. */
+const TRAFFIC_SPAN_MS = 110_000;
+const SETTLE_TIMEOUT_MS = 180_000;
+const HARD_LIMIT_MS = 15 * 60_000;
+
+/** The binary may be being built by another process right now (a `.build-*` folder beside it): wait for it, bounded. */
+async function temporalCli(): Promise<string> {
+  if (process.env.TEMPORAL_CLI) return ensureTemporalCli();
+  const cached = cachedCliPath();
+  const building = () =>
+    existsSync(path.dirname(cached)) && readdirSync(path.dirname(cached)).some((name) => name.startsWith('.build-'));
+  for (let waited = 0; waited < 300_000 && !existsSync(cached) && building(); waited += 5_000) {
+    if (waited === 0) log(`another process is building the Temporal CLI at ${cached}: waiting for it (up to 5 min)`);
+    await sleep(5_000);
+  }
+  return ensureTemporalCli({ log });
+}
+
+async function main(cleanup: Cleanup): Promise<number> {
+  const parsed = parseArgs(process.argv.slice(2));
+  if (parsed === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  const { seed, events: eventCount } = parsed;
+  const rng = createRng(seed);
+  const runId = `chaos${seed}_${Date.now().toString(36)}`;
+  const deadline = Date.now() + HARD_LIMIT_MS;
+  log(`seed ${seed}, ${eventCount} events over ${TRAFFIC_SPAN_MS / 1000} s, ladder ${RETRY_DELAYS}, timeout ${DELIVERY_TIMEOUT_MS / 1000} s (repeat with --seed ${seed})`);
+
+  const cliPath = await temporalCli();
+
+  // Postgres: a fresh database, and a proxy in front of it for the API and the worker.
+  const databaseUrl = new URL(process.env.CHAOS_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
+  databaseUrl.pathname = `/pw_${runId}`;
+  const directUrl = databaseUrl.toString();
+  await prepareDatabase(directUrl);
+  cleanup.add('database', () => dropDatabase(directUrl));
+  log(`database ${databaseUrl.pathname.slice(1)} migrated`);
+  const pool = new pg.Pool({ connectionString: directUrl, max: 3 });
+  pool.on('error', () => undefined);
+  cleanup.add('harness pool', () => pool.end());
+  const proxy = await startTcpProxy({ host: databaseUrl.hostname, port: Number(databaseUrl.port || 5432) });
+  cleanup.add('postgres proxy', () => proxy.close());
+  const proxiedUrl = new URL(directUrl);
+  proxiedUrl.hostname = '127.0.0.1';
+  proxiedUrl.port = String(proxy.port);
+
+  // Temporal: a dev server of our own on a file database, so it can be restarted with its state.
+  const dir = mkdtempSync(path.join(tmpdir(), 'pw-chaos-'));
+  cleanup.add('temporary files', async () => rmSync(dir, { recursive: true, force: true }));
+  const temporal = new TemporalServer({ cliPath, port: await freePort(), dbFile: path.join(dir, 'temporal.sqlite') });
+  await temporal.start();
+  cleanup.add('temporal', () => temporal.stop());
+
+  const receivers = await startReceivers(seed, DELIVERY_TIMEOUT_MS);
+  cleanup.add('receivers', () => receivers.close());
+
+  const token = randomBytes(24).toString('hex');
+  const env: Record<string, string> = {
+    DATABASE_URL: proxiedUrl.toString(),
+    TEMPORAL_ADDRESS: temporal.address,
+    TEMPORAL_TASK_QUEUE: `chaos-${runId}`,
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    WEBHOOK_CA_FILE: path.join(FIXTURES, 'tls', 'ca.pem'),
+    DELIVERY_RETRY_DELAYS: RETRY_DELAYS,
+    DELIVERY_TIMEOUT: `${DELIVERY_TIMEOUT_MS / 1000}s`,
+    ENDPOINT_FAILING_THRESHOLD: String(FAILING_THRESHOLD),
+    METRICS_PORT: '0',
+    LOG_LEVEL: 'warn',
+  };
+  const apiPort = await freePort();
+  const apiUrl = `http://127.0.0.1:${apiPort}`;
+  const api = new Supervisor(
+    'api',
+    apiLauncher({ ...env, PORT: String(apiPort), HOST: '127.0.0.1', INTERNAL_API_TOKEN: token, API_RATE_LIMIT_PER_MINUTE: '100000' }, apiPort),
+    deadline,
+  );
+  cleanup.add('api', () => api.stop());
+  const worker = new Supervisor('worker', workerLauncher(env), deadline);
+  cleanup.add('worker', () => worker.stop());
+  await Promise.all([api.ensureRunning(), worker.ensureRunning()]);
+  if (!api.pid || !worker.pid) throw new Error('the API or the worker did not start');
+
+  const merchant = await createMerchant({ databaseUrl: directUrl, apiUrl, receivers, seed });
+  log(`account ${merchant.accountId}: ${merchant.endpoints.map((e) => `${e.profile.name}=${e.id}`).join(', ')}`);
+
+  const events = planEvents(rng.fork('traffic'), seed, eventCount, TRAFFIC_SPAN_MS);
+  const plan = planFaults(rng.fork('faults'), TRAFFIC_SPAN_MS);
+  log(`fault plan: ${describePlan(plan)}`);
+
+  const operatorRng = rng.fork('operator');
+  const operator: OperatorPublish[] = [];
+  const duringTemporalOutage = async () => {
+    await Promise.all(
+      OPERATOR_PUBLISH_DELAYS_MS.map(async (delay) => {
+        await sleep(delay);
+        operator.push(await operatorPublish({ env, accountId: merchant.accountId, rng: operatorRng, seed }));
+      }),
+    );
+  };
+
+  const trafficStartedAt = Date.now();
+  log('traffic starts');
+  let faults: FaultRecord[] = [];
+  const [published] = await Promise.all([
+    runTraffic({ apiUrl, token, accountId: merchant.accountId, events }),
+    runFaults(plan, { worker, temporal, proxy, duringTemporalOutage }, trafficStartedAt).then((records) => {
+      faults = records;
+    }),
+  ]);
+  log(`traffic done: ${published.filter((p) => p.acceptedAt !== undefined).length}/${events.length} accepted`);
+
+  const client = await connectTemporal(temporal.address);
+  cleanup.add('harness temporal client', () => client.connection.close());
+  const meantFor = (type: string) => merchant.endpoints.filter((e) => subscribes(e.profile, type)).map((e) => e.id);
+  const expected = new Map<string, string[]>();
+  for (const p of published) if (p.acceptedAt !== undefined) expected.set(p.event.id, meantFor(p.event.type));
+  for (const o of operator) if (o.eventId) expected.set(o.eventId, meantFor(o.type));
+  const settle = await waitUntilFinished({
+    pool,
+    client,
+    accountId: merchant.accountId,
+    expected,
+    ladderLength: LADDER_LENGTH,
+    timeoutMs: SETTLE_TIMEOUT_MS,
+    quietMs: 30_000,
+  });
+  log(`settled: ${settle.reason}`);
+
+  const health = await waitForQuietHealth(pool, merchant.accountId);
+  const records = await readEngineRecords(pool, client, merchant.accountId);
+  const report = reconcile({
+    ladderLength: LADDER_LENGTH,
+    timeoutMs: DELIVERY_TIMEOUT_MS,
+    failingThreshold: FAILING_THRESHOLD,
+    endpoints: merchant.endpoints,
+    published,
+    operator,
+    health,
+    received: receivers.log,
+    records,
+    faults,
+    processEvents: [...worker.events, ...api.events, ...temporal.events].sort((a, b) => a.at - b.at),
+    settle,
+  });
+  process.stdout.write(formatReport(report, { seed, faults, ladder: RETRY_DELAYS, timeoutMs: DELIVERY_TIMEOUT_MS }));
+  if (parsed.out) {
+    const full = {
+      seed,
+      events: eventCount,
+      ladder: RETRY_DELAYS,
+      timeoutMs: DELIVERY_TIMEOUT_MS,
+      plan,
+      faults,
+      report,
+      published,
+      received: receivers.log,
+      attempts: records.attempts,
+    };
+    writeFileSync(parsed.out, `${JSON.stringify(full, null, 2)}\n`);
+    log(`full result written to ${parsed.out}`);
+  }
+  return report.passed ? 0 : 1;
+}
+
+const cleanup = new Cleanup();
+let exiting = false;
+const exit = (code: number) => {
+  if (exiting) return;
+  exiting = true;
+  void cleanup.run().finally(() => process.exit(code));
+};
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    log(`${signal}: stopping every process started`);
+    exit(130);
+  });
+}
+setTimeout(() => {
+  log(`the run passed its hard limit of ${HARD_LIMIT_MS / 60_000} min: stopping`);
+  exit(2);
+}, HARD_LIMIT_MS).unref();
+
+main(cleanup).then(
+  (code) => {
+    log('stopping every process started');
+    exit(code);
+  },
+  (err) => {
+    log(`harness failure: ${(err as Error).stack ?? String(err)}`);
+    exit(2);
+  },
+);
