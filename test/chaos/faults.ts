@@ -101,12 +101,11 @@ async function play(fault: PlannedFault, targets: FaultTargets, nextKill: () => 
         await targets.worker.kill();
         void targets.worker.ensureRunning();
       };
-      await Promise.all([
-        sleep(fault.holdMs),
-        fault.workerKillAfterMs === undefined ? undefined : killWorker(fault.workerKillAfterMs),
-        targets.duringTemporalOutage?.(),
-      ]);
+      // Runs beside the outage and may outlast it (a command waiting for Temporal): it never delays the restart.
+      const beside = targets.duringTemporalOutage?.();
+      await Promise.all([sleep(fault.holdMs), fault.workerKillAfterMs === undefined ? undefined : killWorker(fault.workerKillAfterMs)]);
       await targets.temporal.start();
+      await beside;
       const records: FaultRecord[] = [{ kind: fault.kind, label: 'temporal outage', startedAt, endedAt: Date.now() }];
       if (kill) {
         await targets.worker.ensureRunning();

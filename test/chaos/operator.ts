@@ -68,8 +68,15 @@ export async function operatorPublish(options: {
           }
         }
         const e = err as Error & { killed?: boolean; code?: number | string };
-        const lastLine = `${stderr}`.trim().split('\n').pop() ?? '';
-        const error = e.killed ? `no result within ${OPERATOR_TIMEOUT_MS / 1000} s (killed)` : `exit ${e.code ?? '?'}: ${lastLine.slice(0, 160)}`;
+        // With --json the CLI prints its error as one JSON document on stdout.
+        let message = `${stderr}`.trim().split('\n').pop() ?? '';
+        try {
+          const doc = JSON.parse(stdout) as { error?: { code?: string; message?: string } };
+          if (doc.error) message = `${doc.error.code ?? ''} ${doc.error.message ?? ''}`.trim();
+        } catch {
+          // not JSON: keep stderr's last line
+        }
+        const error = e.killed ? `no result within ${OPERATOR_TIMEOUT_MS / 1000} s (killed)` : `exit ${e.code ?? '?'}: ${message.slice(0, 200)}`;
         resolve({ type: planned.type, startedAt, endedAt, error });
       },
     );
