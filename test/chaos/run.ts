@@ -162,6 +162,7 @@ async function main(cleanup: Cleanup): Promise<number> {
   log(`settled: ${settle.reason}`);
 
   const health = await waitForQuietHealth(pool, merchant.accountId);
+  const processEvents = [...worker.events, ...api.events, ...temporal.events].sort((a, b) => a.at - b.at);
   const records = await readEngineRecords(pool, client, merchant.accountId);
   const report = reconcile({
     ladderLength: LADDER_LENGTH,
@@ -174,7 +175,7 @@ async function main(cleanup: Cleanup): Promise<number> {
     received: receivers.log,
     records,
     faults,
-    processEvents: [...worker.events, ...api.events, ...temporal.events].sort((a, b) => a.at - b.at),
+    processEvents,
     settle,
   });
   process.stdout.write(formatReport(report, { seed, faults, ladder: RETRY_DELAYS, timeoutMs: DELIVERY_TIMEOUT_MS }));
@@ -189,7 +190,11 @@ async function main(cleanup: Cleanup): Promise<number> {
       report,
       published,
       received: receivers.log,
+      storedEvents: records.events,
       attempts: records.attempts,
+      workflows: Object.fromEntries(records.workflows ?? []),
+      health,
+      processEvents,
     };
     writeFileSync(parsed.out, `${JSON.stringify(full, null, 2)}\n`);
     log(`full result written to ${parsed.out}`);
