@@ -178,8 +178,12 @@ export class TemporalServer {
     return `127.0.0.1:${this.options.port}`;
   }
 
+  /** Set by close(): a fault still under way must not start the server again once the run is being torn down. */
+  private closed = false;
+
   async start(byChaos = true): Promise<void> {
-    this.server = await startDevServer({
+    if (this.closed) throw new Error('temporal: not restarted, the run is stopping');
+    const server = await startDevServer({
       ...this.options,
       readyTimeoutMs: 90_000,
       log: (line) => {
@@ -187,8 +191,18 @@ export class TemporalServer {
         if (this.output.length > 50) this.output.shift();
       },
     });
-    this.events.push({ at: Date.now(), process: 'temporal', kind: 'started', byChaos, pid: this.server.process.pid });
-    log(`temporal ${this.server.process.pid}: serving on ${this.address}`);
+    if (this.closed) {
+      await server.stop();
+      throw new Error('temporal: stopped again at once, the run is stopping');
+    }
+    this.server = server;
+    this.events.push({ at: Date.now(), process: 'temporal', kind: 'started', byChaos, pid: server.process.pid });
+    log(`temporal ${server.process.pid}: serving on ${this.address}`);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.stop();
   }
 
   async stop(): Promise<void> {

@@ -20,7 +20,7 @@ import { operatorPublish, type OperatorPublish } from './operator';
 import { connectTemporal, readEngineRecords, waitForQuietHealth, waitUntilFinished } from './records';
 import { formatReport } from './report';
 import { createRng } from './rng';
-import { Cleanup, log, sleep } from './runtime';
+import { Cleanup, killStrayChildren, log, sleep } from './runtime';
 import { planEvents, runTraffic } from './traffic';
 import { cachedCliPath, dropDatabase, ensureTemporalCli, FIXTURES, freePort, prepareDatabase, startTcpProxy } from './wiring';
 
@@ -84,7 +84,7 @@ async function main(cleanup: Cleanup): Promise<number> {
   cleanup.add('temporary files', async () => rmSync(dir, { recursive: true, force: true }));
   const temporal = new TemporalServer({ cliPath, port: await freePort(), dbFile: path.join(dir, 'temporal.sqlite') });
   await temporal.start();
-  cleanup.add('temporal', () => temporal.stop());
+  cleanup.add('temporal', () => temporal.close());
 
   const receivers = await startReceivers(seed, DELIVERY_TIMEOUT_MS);
   cleanup.add('receivers', () => receivers.close());
@@ -207,7 +207,11 @@ let exiting = false;
 const exit = (code: number) => {
   if (exiting) return;
   exiting = true;
-  void cleanup.run().finally(() => process.exit(code));
+  void cleanup.run().finally(() => {
+    const stray = killStrayChildren();
+    if (stray.length) log(`killed stray child processes: ${stray.join(', ')}`);
+    process.exit(code);
+  });
 };
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {

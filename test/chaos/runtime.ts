@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from 'node:fs';
+
 /** The run's clock, its log and its cleanup stack: small things every module of the suite shares. */
 
 const startedAt = Date.now();
@@ -51,4 +53,32 @@ export class Cleanup {
     })();
     return this.running;
   }
+}
+
+/**
+ * Last resort at exit, after cleanup: SIGKILL any child process of ours still alive (a worker that was still
+ * starting when the run was interrupted, say). Only direct children of this process, by pid (Linux /proc).
+ */
+export function killStrayChildren(): number[] {
+  const killed: number[] = [];
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return killed;
+  }
+  for (const name of entries) {
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      // pid (comm) state ppid ...: comm may hold spaces, so read after its closing parenthesis
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === process.pid) {
+        process.kill(Number(name), 'SIGKILL');
+        killed.push(Number(name));
+      }
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  return killed;
 }
