@@ -122,13 +122,22 @@ async function play(fault: PlannedFault, targets: FaultTargets, nextKill: () => 
   }
 }
 
-/** Plays the timeline from `trafficStartedAt`; a fault that is due while the previous one still runs waits for it. */
-export async function runFaults(plan: PlannedFault[], targets: FaultTargets, trafficStartedAt: number): Promise<FaultRecord[]> {
+/**
+ * Plays the timeline from `trafficStartedAt`; a fault that is due while the previous one still runs waits for it.
+ * `stopped()` true (the run is being torn down) ends it before the next fault.
+ */
+export async function runFaults(
+  plan: PlannedFault[],
+  targets: FaultTargets,
+  trafficStartedAt: number,
+  stopped: () => boolean,
+): Promise<FaultRecord[]> {
   const records: FaultRecord[] = [];
   let kills = 0;
   const nextKill = () => ++kills;
   for (const fault of plan) {
     await sleep(Math.max(0, trafficStartedAt + fault.offsetMs - Date.now()));
+    if (stopped()) break;
     for (const record of await play(fault, targets, nextKill)) {
       log(`fault done: ${record.label} from ${at(record.startedAt)} to ${at(record.endedAt)}`);
       records.push(record);

@@ -200,6 +200,11 @@ export class TemporalServer {
     log(`temporal ${server.process.pid}: serving on ${this.address}`);
   }
 
+  /** From now on start() refuses: the run is being torn down. */
+  refuseRestarts(): void {
+    this.closed = true;
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     await this.stop();

@@ -85,6 +85,7 @@ async function main(cleanup: Cleanup): Promise<number> {
   const temporal = new TemporalServer({ cliPath, port: await freePort(), dbFile: path.join(dir, 'temporal.sqlite') });
   await temporal.start();
   cleanup.add('temporal', () => temporal.close());
+  cleanup.onStart(() => temporal.refuseRestarts());
 
   const receivers = await startReceivers(seed, DELIVERY_TIMEOUT_MS);
   cleanup.add('receivers', () => receivers.close());
@@ -138,7 +139,7 @@ async function main(cleanup: Cleanup): Promise<number> {
   let faults: FaultRecord[] = [];
   const [published] = await Promise.all([
     runTraffic({ apiUrl, token, accountId: merchant.accountId, events }),
-    runFaults(plan, { worker, temporal, proxy, duringTemporalOutage }, trafficStartedAt).then((records) => {
+    runFaults(plan, { worker, temporal, proxy, duringTemporalOutage }, trafficStartedAt, () => cleanup.started).then((records) => {
       faults = records;
     }),
   ]);
@@ -213,8 +214,11 @@ const exit = (code: number) => {
     process.exit(code);
   });
 };
+// Ctrl-C reaches the whole process group, and tsx relays it once more: a repeat must not end the run mid-cleanup
+// (every cleanup step is bounded, and so is the run).
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
+  process.on(signal, () => {
+    if (exiting) return;
     log(`${signal}: stopping every process started`);
     exit(130);
   });
@@ -230,7 +234,8 @@ main(cleanup).then(
     exit(code);
   },
   (err) => {
-    log(`harness failure: ${(err as Error).stack ?? String(err)}`);
+    // Once stopping (Ctrl-C, hard limit), a fault refused mid-way is expected, not a failure of the harness.
+    if (!cleanup.started) log(`harness failure: ${(err as Error).stack ?? String(err)}`);
     exit(2);
   },
 );

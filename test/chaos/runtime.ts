@@ -35,13 +35,24 @@ export async function within<T>(work: Promise<T>, ms: number, what: string): Pro
  */
 export class Cleanup {
   private readonly steps: Array<{ name: string; run: () => Promise<void> }> = [];
+  private readonly first: Array<() => void> = [];
   private running: Promise<void> | undefined;
 
   add(name: string, run: () => Promise<void>): void {
     this.steps.push({ name, run });
   }
 
+  /** Called at once when cleanup starts, before any step: tells faults still under way to start nothing more. */
+  onStart(hook: () => void): void {
+    this.first.push(hook);
+  }
+
+  get started(): boolean {
+    return this.running !== undefined;
+  }
+
   run(): Promise<void> {
+    for (const hook of this.first.splice(0)) hook();
     this.running ??= (async () => {
       for (const step of this.steps.splice(0).reverse()) {
         try {
@@ -72,7 +83,9 @@ export function killStrayChildren(): number[] {
       const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
       // pid (comm) state ppid ...: comm may hold spaces, so read after its closing parenthesis
       const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === process.pid) {
+      // tsx's esbuild service is a child too; it ends with us and is no process of the scenario.
+      const esbuild = readFileSync(`/proc/${name}/cmdline`, 'utf8').includes('esbuild');
+      if (ppid === process.pid && !esbuild) {
         process.kill(Number(name), 'SIGKILL');
         killed.push(Number(name));
       }
