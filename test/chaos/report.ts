@@ -112,6 +112,6 @@ export function formatReport(report: RunReport, context: { seed: number; faults:
 
   out.push('', 'Figures that must be zero:');
   out.push(table(['figure', 'value'], Object.entries(report.failures).map(([k, v]) => [k, String(v)]), '  '));
-  out.push('', report.passed ? 'PASS: every figure is zero (duplicates, if any, are explained by a killed worker)' : 'FAIL: see the figures above', '');
+  out.push('', report.passed ? "PASS: every figure is zero (duplicates, if any, are explained by a dead worker or a timeout on the engine's clock)" : 'FAIL: see the figures above', '');
   return out.join('\n');
 }
