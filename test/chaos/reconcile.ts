@@ -129,6 +129,8 @@ function crashAround(request: ReceivedDelivery, crashes: ProcessEvent[]): Proces
   return crashes.find((c) => c.at >= from && c.at <= to);
 }
 
+const when = (deltaMs: number) => (deltaMs >= 0 ? `${deltaMs} ms after` : `${-deltaMs} ms before`);
+
 function explainDuplicate(
   earlier: ReceivedDelivery,
   later: ReceivedDelivery,
@@ -145,7 +147,7 @@ function explainDuplicate(
     const how = crash.kind === 'killed' ? 'killed' : 'exited on its own';
     return {
       explained: true,
-      detail: `${base}: worker ${crash.pid ?? '?'} ${how} at ${at(crash.at)}, ${crash.at - earlier.receivedAt} ms after the receiver got ${attempt} ` +
+      detail: `${base}: worker ${crash.pid ?? '?'} ${how} at ${at(crash.at)}, ${when(crash.at - earlier.receivedAt)} the receiver got ${attempt} ` +
         `(answered ${earlier.status} after ${earlier.delayMs} ms); recorded as ${record.error ?? record.status_code}, so the ladder posted again`,
     };
   }

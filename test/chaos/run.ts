@@ -34,7 +34,8 @@ const FAILING_THRESHOLD = 3;
 const OPERATOR_PUBLISH_DELAYS_MS = [2_000, 9_000];
 /** Events are published over this span; the faults are placed in it. */
 const TRAFFIC_SPAN_MS = 110_000;
-const SETTLE_TIMEOUT_MS = 180_000;
+/** Ladders end within a minute on a quiet machine; a machine loaded by other runs needs more. */
+const SETTLE_TIMEOUT_MS = 240_000;
 const HARD_LIMIT_MS = 15 * 60_000;
 
 /** The binary may be being built by another process right now (a `.build-*` folder beside it): wait for it, bounded. */
