@@ -8,12 +8,12 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
 export { dropDatabase, prepareDatabase } from '../../db/migrate';
-export { startDevServer, type DevServer, type DevServerOptions } from '../../scripts/dev-server';
-export { cachedCliPath, ensureTemporalCli } from '../../scripts/temporal-cli';
+export { startDevServer, type DevServer, type DevServerOptions } from '../../infra/dev-server';
+export { cachedCliPath, ensureTemporalCli } from '../../infra/temporal-cli';
 
 export { startReceiver, type Receiver, type ReceivedRequest, type Reply } from '../helpers/receiver';
 export { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
-export { freePort } from '../helpers/ports';
+export { freePort } from '../../infra/ports';
 export { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process';
 export { FIXTURES } from '../helpers/paths';
 
