@@ -1,12 +1,12 @@
 import { log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Agent } from 'undici';
-import { attemptRecord, FAILURE, type AttemptOutcome, type SignAndPostInput } from '../core/delivery-contract';
+import { attemptRecord, FAILURE, type AttemptOutcome, type SignAndPostInput, type SkipReason } from '../core/delivery-contract';
 import { ATTEMPT_DB_DEADLINE_MS, USER_AGENT } from '../core/delivery-policy';
 import { SecretUnavailableError } from '../core/secrets';
 import { signatureHeader } from '../core/signing';
 import type { Pool } from '../domain/database';
-import { loadDeliveryContext, recordAttempt, type EndpointForDelivery } from '../domain/deliveries';
+import { loadDeliveryContext, recordAttempt, recordSkipped, type EndpointForDelivery } from '../domain/deliveries';
 import type { Config } from '../infra/config';
 import { postWebhook } from '../infra/http-client';
 
@@ -47,6 +47,29 @@ async function loadContext(
   }
 }
 
+function skipReason(context: { endpoint: EndpointForDelivery; body: string | null } | undefined): SkipReason | undefined {
+  if (!context) return 'endpoint_missing';
+  if (context.endpoint.deleted) return 'endpoint_deleted';
+  if (context.endpoint.disabled) return 'endpoint_disabled';
+  if (context.endpoint.accountSuspended) return 'account_suspended';
+  // Events are never deleted while a delivery of theirs runs; a missing row would be a bug of ours.
+  if (context.body === null) return 'event_missing';
+  return undefined;
+}
+
+/**
+ * Nothing is posted; the delivery ends skipped. Failing to write that is failing before posting: the workflow
+ * retries this attempt, which checks again, so the delivery is never left pending.
+ */
+async function skip(deps: SignAndPostDeps, input: SignAndPostInput, reason: SkipReason): Promise<AttemptOutcome> {
+  try {
+    await withinDeadline(recordSkipped(deps.pool, input, reason), 'recording the skipped delivery');
+  } catch (err) {
+    throw ApplicationFailure.create({ type: FAILURE.databaseUnavailable, message: (err as Error).message, nonRetryable: true });
+  }
+  return { kind: 'skipped', reason };
+}
+
 function deliveryHeaders(input: SignAndPostInput, body: string, secrets: string[]): Record<string, string> {
   return {
     'content-type': 'application/json',
@@ -66,12 +89,9 @@ function deliveryHeaders(input: SignAndPostInput, body: string, secrets: string[
 export function createSignAndPost(deps: SignAndPostDeps) {
   return async function signAndPost(input: SignAndPostInput): Promise<AttemptOutcome> {
     const context = await loadContext(deps, input);
-    if (!context) return { kind: 'skipped', reason: 'endpoint_missing' };
-    const { endpoint, body } = context;
-    if (endpoint.deleted) return { kind: 'skipped', reason: 'endpoint_deleted' };
-    if (endpoint.accountSuspended) return { kind: 'skipped', reason: 'account_suspended' };
-    // Events are never deleted; a missing row would be a bug of ours, and nothing could ever be posted.
-    if (body === null) return { kind: 'skipped', reason: 'event_missing' };
+    const reason = skipReason(context);
+    if (reason) return skip(deps, input, reason);
+    const { endpoint, body } = context as { endpoint: EndpointForDelivery; body: string };
 
     const result = await postWebhook(deps.http, {
       url: endpoint.url,

@@ -11,8 +11,14 @@ import { defineSignal, type SignalDefinition } from '@temporalio/workflow';
 
 export const WORKFLOW_ID = {
   deliverEvent: (eventId: string) => `event:${eventId}`,
+  /** A delivery a merchant asked for (resend, recover, test): one workflow per delivery. */
+  delivery: (deliveryId: string) => `delivery:${deliveryId}`,
   supervisor: (endpointId: string) => `endpoint-supervisor:${endpointId}`,
 };
+
+/** What started a delivery (table deliveries; the deliveries log's `trigger`). */
+export const DELIVERY_TRIGGERS = ['automatic', 'resend', 'recover', 'test'] as const;
+export type DeliveryTrigger = (typeof DELIVERY_TRIGGERS)[number];
 
 /** Everything a delivery needs, fixed at publish time: a later config change never alters a running ladder. */
 export interface DeliverEventInput {
@@ -23,6 +29,13 @@ export interface DeliverEventInput {
   // The body stays in the events table, read by each attempt: a copy here would be history weight for nothing.
   // Histories started before this change carry a `body` field, which is ignored.
   endpointIds: string[];
+  /**
+   * Endpoint id -> its delivery's id (dly_...), one per endpoint of this workflow. Absent in histories started
+   * before deliveries existed: their attempts find the event's automatic delivery by event and endpoint.
+   */
+  deliveryIds?: Record<string, string>;
+  /** Absent: 'automatic' (publishing). Resend, recover and test deliveries run one endpoint per workflow. */
+  trigger?: DeliveryTrigger;
   retryDelaysMs: number[];
   timeoutMs: number;
   failingThreshold: number;
@@ -82,6 +95,10 @@ export interface AttemptIdentity {
   accountId: string;
   livemode: boolean;
   attempt: number;
+  /** The delivery this attempt belongs to; absent in attempts of histories started before deliveries existed. */
+  deliveryId?: string;
+  /** No attempt follows this one: a failure ends the delivery as failed. Absent in older histories. */
+  finalAttempt?: boolean;
 }
 
 export interface SignAndPostInput extends AttemptIdentity {
@@ -109,14 +126,14 @@ export interface AttemptRecord extends AttemptIdentity, AttemptResult {
   id: string;
 }
 
-/** What recording an attempt found: idempotent on (endpoint, event, attempt), so the first writer's outcome. */
+/** What recording an attempt found: idempotent on (delivery, attempt), so the first writer's outcome. */
 export interface RecordResult {
   succeeded: boolean;
   /** A success cleared the endpoint's failing mark or abandoned streak: its supervisor must hear of it. */
   recovered: boolean;
 }
 
-export type SkipReason = 'endpoint_missing' | 'endpoint_deleted' | 'account_suspended' | 'event_missing';
+export type SkipReason = 'endpoint_missing' | 'endpoint_deleted' | 'endpoint_disabled' | 'account_suspended' | 'event_missing';
 
 export type AttemptOutcome =
   | { kind: 'skipped'; reason: SkipReason }
@@ -139,6 +156,8 @@ export function attemptRecord(input: SignAndPostInput, result: AttemptResult): A
     accountId: input.accountId,
     livemode: input.livemode,
     attempt: input.attempt,
+    deliveryId: input.deliveryId,
+    finalAttempt: input.finalAttempt,
     ...result,
   };
 }

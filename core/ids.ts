@@ -22,7 +22,10 @@ export const ID_PREFIX = {
   apiKey: 'key_',
   endpoint: 'we_',
   event: 'evt_',
-  delivery: 'dlv_',
+  /** One ladder of attempts of one event to one endpoint (table deliveries). */
+  delivery: 'dly_',
+  /** One attempt of a delivery: the `Service-Delivery` header merchants see. */
+  attempt: 'dlv_',
   notification: 'ntf_',
 } as const;
 
@@ -37,5 +40,5 @@ export function newId(kind: IdKind): string {
  * keeps its id: dlv_ + the uuid's 32 hex digits.
  */
 export function attemptIdFromUuid(uuid: string): string {
-  return ID_PREFIX.delivery + uuid.replace(/-/g, '');
+  return ID_PREFIX.attempt + uuid.replace(/-/g, '');
 }

@@ -1,4 +1,5 @@
-import type { AttemptRecord, RecordResult } from '../core/delivery-contract';
+import type { AttemptRecord, DeliveryTrigger, RecordResult } from '../core/delivery-contract';
+import { SQL_NEW_DELIVERY_ID } from './deliveries';
 import type { Pool } from './pool';
 
 /**
@@ -6,21 +7,47 @@ import type { Pool } from './pool';
  * log (listDeliveryAttempts). The record written is the contract's AttemptRecord (core/delivery-contract.ts).
  */
 
+// A delivery after the attempt $12 (succeeded) with $14 (no attempt follows).
+const NEW_STATUS = `CASE WHEN $12::boolean THEN 'succeeded' WHEN $14::boolean THEN 'failed' ELSE 'pending' END`;
+const NEW_REASON = `CASE WHEN NOT $12::boolean AND $14::boolean THEN 'attempts_exhausted' END`;
+
 /**
- * One round trip: the attempt row (idempotent on endpoint, event, attempt) and, on success, the reset of the
- * endpoint's failing mark. The reset only touches a row that has something to reset, so the common success
- * costs no extra write; it is here, not in db/endpoints.ts, because a second statement would be a second
- * round trip on every delivery.
+ * One round trip: the attempt row (idempotent on delivery and attempt), its delivery's progress (status,
+ * attempts, last status code and time) and, on success, the reset of the endpoint's failing mark. The reset
+ * only touches a row that has something to reset, so the common success costs no extra write; it is here, not
+ * in db/endpoints.ts, because a second statement would be a second round trip on every delivery.
+ * An attempt without a delivery id comes from a workflow started before deliveries existed: it belongs to the
+ * event's automatic delivery to that endpoint, made here if its event was stored without one.
  */
 export async function insertAttempt(pool: Pool, record: AttemptRecord): Promise<RecordResult> {
   const { rows } = await pool.query<{ succeeded: boolean | null; recovered: boolean }>(
-    `WITH inserted AS (
+    `WITH known AS (
+       SELECT COALESCE($13::text,
+                       (SELECT id FROM deliveries WHERE event_id = $3 AND endpoint_id = $2 AND trigger = 'automatic')) AS id
+     ), made AS (
+       -- with this attempt's progress already: the update below cannot see a row made in this statement
+       INSERT INTO deliveries (id, event_id, endpoint_id, account_id, livemode, trigger,
+                               status, reason, attempts, last_status_code, last_attempt_at)
+       SELECT ${SQL_NEW_DELIVERY_ID}, $3, $2, $5, $6, 'automatic',
+              ${NEW_STATUS}, ${NEW_REASON}, $7, $8, now()
+         FROM known WHERE known.id IS NULL
+       ON CONFLICT (event_id, endpoint_id) WHERE trigger = 'automatic' DO NOTHING
+       RETURNING id
+     ), delivery AS (
+       SELECT COALESCE((SELECT id FROM known), (SELECT id FROM made)) AS id
+     ), inserted AS (
        INSERT INTO delivery_attempts
          (id, endpoint_id, event_id, event_type, account_id, livemode, attempt,
-          status_code, response_body, error, duration_ms, succeeded)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-       ON CONFLICT (endpoint_id, event_id, attempt) DO NOTHING
+          status_code, response_body, error, duration_ms, succeeded, delivery_id)
+       SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, delivery.id FROM delivery
+       ON CONFLICT (delivery_id, attempt) DO NOTHING
        RETURNING succeeded
+     ), progressed AS (
+       UPDATE deliveries
+          SET attempts = GREATEST(attempts, $7), last_status_code = $8, last_attempt_at = now(),
+              status = ${NEW_STATUS}, reason = ${NEW_REASON}
+        WHERE id = (SELECT id FROM delivery) AND EXISTS (SELECT 1 FROM inserted)
+        RETURNING id
      ), reset AS (
        UPDATE webhook_endpoints SET abandoned_streak = 0, status = 'enabled'
         WHERE id = $2 AND $12::boolean AND (abandoned_streak > 0 OR status = 'failing')
@@ -28,7 +55,7 @@ export async function insertAttempt(pool: Pool, record: AttemptRecord): Promise<
      )
      SELECT COALESCE(
               (SELECT succeeded FROM inserted),
-              (SELECT succeeded FROM delivery_attempts WHERE endpoint_id = $2 AND event_id = $3 AND attempt = $7)
+              (SELECT succeeded FROM delivery_attempts WHERE delivery_id = (SELECT id FROM delivery) AND attempt = $7)
             ) AS succeeded,
             EXISTS (SELECT 1 FROM reset) AS recovered`,
     [
@@ -44,6 +71,8 @@ export async function insertAttempt(pool: Pool, record: AttemptRecord): Promise<
       record.error,
       record.durationMs,
       record.succeeded,
+      record.deliveryId ?? null,
+      record.finalAttempt ?? false,
     ],
   );
   const row = rows[0];
@@ -63,6 +92,7 @@ export interface DeliveryAttemptRow {
   duration_ms: number;
   succeeded: boolean;
   livemode: boolean;
+  trigger: DeliveryTrigger;
   created_at: Date;
 }
 
@@ -77,7 +107,8 @@ export interface DeliveryAttemptFilter {
 }
 
 const COLUMNS =
-  'id, endpoint_id, event_id, event_type, attempt, status_code, response_body, error, duration_ms, succeeded, livemode, created_at';
+  'id, endpoint_id, event_id, event_type, attempt, status_code, response_body, error, duration_ms, succeeded, livemode, created_at, ' +
+  '(SELECT d.trigger FROM deliveries d WHERE d.id = delivery_attempts.delivery_id) AS trigger';
 
 /**
  * Newest first (created_at DESC, id DESC), matching delivery_attempts_endpoint_idx. Returns undefined when

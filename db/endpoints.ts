@@ -120,6 +120,7 @@ export interface EndpointForDeliveryRow {
   account_id: string;
   livemode: boolean;
   status: 'enabled' | 'failing';
+  disabled: boolean;
   deleted: boolean;
   account_suspended: boolean;
   secret: string;
@@ -141,6 +142,7 @@ export async function loadAttemptContext(
 ): Promise<EndpointForDeliveryRow | undefined> {
   const { rows } = await pool.query<EndpointForDeliveryRow>(
     `SELECT e.id, e.url, e.account_id, e.livemode, e.status,
+            e.disabled_at IS NOT NULL AS disabled,
             e.deleted_at IS NOT NULL AS deleted,
             a.status = 'suspended' AS account_suspended,
             e.secret,

@@ -1,3 +1,4 @@
+import { SQL_NEW_DELIVERY_ID } from './deliveries';
 import type { Pool } from './pool';
 
 /** Table events: the exact body posted on every attempt and the fan-out snapshot taken at publish time. */
@@ -14,6 +15,8 @@ export interface EventRow {
   inserted: boolean;
   /** Some attempt of this event is recorded: its delivery workflow has run. */
   attempted: boolean;
+  /** Endpoint id -> its automatic delivery (dly_...), for the workflow input. */
+  delivery_ids: Record<string, string>;
 }
 
 export interface NewEvent {
@@ -28,9 +31,10 @@ export interface NewEvent {
 const FOREIGN_KEY_VIOLATION = '23503';
 
 /**
- * One round trip: the subscribed endpoints (this account and mode, not removed, all kinds or this kind), the
- * event with that snapshot, or the existing row when the id was already used. Returns null when the account
- * does not exist, and undefined when a concurrent insert of the same id committed after this statement began.
+ * One round trip: the subscribed endpoints (this account and mode, not removed, not disabled, all kinds or this
+ * kind), the event with that snapshot and an automatic delivery per endpoint, or the existing row when the id
+ * was already used. Returns null when the account does not exist, and undefined when a concurrent insert of the
+ * same id committed after this statement began.
  */
 export async function insertEventWithFanOut(pool: Pool, event: NewEvent): Promise<EventRow | null | undefined> {
   try {
@@ -38,18 +42,24 @@ export async function insertEventWithFanOut(pool: Pool, event: NewEvent): Promis
       `WITH targets AS (
          SELECT COALESCE(array_agg(id ORDER BY created_at, id), '{}') AS ids
            FROM webhook_endpoints
-          WHERE account_id = $2 AND livemode = $3 AND deleted_at IS NULL
+          WHERE account_id = $2 AND livemode = $3 AND deleted_at IS NULL AND disabled_at IS NULL
             AND (events = '{}' OR $4 = ANY (events))
        ), inserted AS (
          INSERT INTO events (id, account_id, livemode, type, created, body, endpoint_ids)
          SELECT $1, $2, $3, $4, $5, $6, ids FROM targets
          ON CONFLICT (id) DO NOTHING
-         RETURNING id, account_id, livemode, type, created, body, endpoint_ids, true AS inserted, false AS attempted
+         RETURNING id, account_id, livemode, type, created, body, endpoint_ids
+       ), automatic AS (
+         INSERT INTO deliveries (id, event_id, endpoint_id, account_id, livemode, trigger)
+         SELECT ${SQL_NEW_DELIVERY_ID}, i.id, target, i.account_id, i.livemode, 'automatic'
+           FROM inserted i, unnest(i.endpoint_ids) AS target
+         RETURNING endpoint_id, id
        )
-       SELECT * FROM inserted
+       SELECT i.*, true AS inserted, false AS attempted,
+              (SELECT COALESCE(jsonb_object_agg(endpoint_id, id), '{}') FROM automatic) AS delivery_ids
+         FROM inserted i
        UNION ALL
-       SELECT id, account_id, livemode, type, created, body, endpoint_ids, false AS inserted,
-              EXISTS (SELECT 1 FROM delivery_attempts WHERE event_id = $1) AS attempted
+       SELECT ${EXISTING_COLUMNS}
          FROM events WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM inserted)`,
       [event.id, event.accountId, event.livemode, event.type, event.created, event.body],
     );
@@ -60,12 +70,13 @@ export async function insertEventWithFanOut(pool: Pool, event: NewEvent): Promis
   }
 }
 
+// An event stored earlier, with what a caller needs to start (or not restart) its delivery.
+const EXISTING_COLUMNS = `id, account_id, livemode, type, created, body, endpoint_ids, false AS inserted,
+       EXISTS (SELECT 1 FROM delivery_attempts WHERE event_id = $1) AS attempted,
+       (SELECT COALESCE(jsonb_object_agg(endpoint_id, id), '{}') FROM deliveries
+         WHERE event_id = $1 AND trigger = 'automatic') AS delivery_ids`;
+
 export async function findEvent(pool: Pool, id: string): Promise<Omit<EventRow, 'inserted'> | undefined> {
-  const { rows } = await pool.query<Omit<EventRow, 'inserted'>>(
-    `SELECT id, account_id, livemode, type, created, body, endpoint_ids,
-            EXISTS (SELECT 1 FROM delivery_attempts WHERE event_id = $1) AS attempted
-       FROM events WHERE id = $1`,
-    [id],
-  );
+  const { rows } = await pool.query<EventRow>(`SELECT ${EXISTING_COLUMNS} FROM events WHERE id = $1`, [id]);
   return rows[0];
 }

@@ -1,9 +1,10 @@
 import Type, { type Static } from 'typebox';
-import type { AttemptRecord, RecordResult } from '../core/delivery-contract';
+import { type AttemptRecord, type RecordResult, type SkipReason } from '../core/delivery-contract';
 import { ApiError } from '../core/errors';
 import { openSecret } from '../core/secrets';
 import * as attempts from '../db/delivery-attempts';
 import type { DeliveryAttemptRow } from '../db/delivery-attempts';
+import { markDeliverySkipped, type DeliveryRef } from '../db/deliveries';
 import { loadAttemptContext, type EndpointScope } from '../db/endpoints';
 import type { Pool } from '../db/pool';
 import { getEndpoint, unixSeconds, type EndpointDeps, type Page } from './endpoints';
@@ -21,6 +22,7 @@ export interface EndpointForDelivery {
   accountId: string;
   livemode: boolean;
   status: 'enabled' | 'failing';
+  disabled: boolean;
   deleted: boolean;
   accountSuspended: boolean;
   /** Plain secrets to sign with: the current one first, then the previous one while within its grace. */
@@ -50,6 +52,7 @@ export async function loadDeliveryContext(
     accountId: row.account_id,
     livemode: row.livemode,
     status: row.status,
+    disabled: row.disabled,
     deleted: row.deleted,
     accountSuspended: row.account_suspended,
     secrets,
@@ -63,12 +66,23 @@ export async function loadEndpointForDelivery(pool: Pool, endpointId: string, ke
 }
 
 /**
- * Records an attempt, idempotent on (endpoint, event, attempt) so the first writer wins; a success also clears
- * the endpoint's abandoned streak and failing mark (`recovered` then says the supervisor must hear of it).
+ * Records an attempt and its delivery's progress, idempotent on (delivery, attempt) so the first writer wins; a
+ * success also clears the endpoint's abandoned streak and failing mark (`recovered` then says the supervisor
+ * must hear of it).
  */
 export async function recordAttempt(pool: Pool, record: AttemptRecord): Promise<RecordResult> {
   return attempts.insertAttempt(pool, record);
 }
+
+/** The attempt posted nothing (endpoint removed or disabled, account suspended): its delivery ends skipped. */
+export async function recordSkipped(pool: Pool, ref: DeliveryRef, reason: SkipReason): Promise<void> {
+  await markDeliverySkipped(pool, ref, reason);
+}
+
+export const DeliveryTriggerSchema = Type.Union(
+  [Type.Literal('automatic'), Type.Literal('resend'), Type.Literal('recover'), Type.Literal('test')],
+  { description: 'What started the delivery: publishing (automatic), a resend, a recovery or a test event.' },
+);
 
 export const DeliveryAttemptRecord = Type.Object({
   id: Type.String(),
@@ -76,7 +90,8 @@ export const DeliveryAttemptRecord = Type.Object({
   endpoint_id: Type.String(),
   event_id: Type.String(),
   event_type: Type.String(),
-  attempt: Type.Integer(),
+  attempt: Type.Integer({ description: 'Attempt number within its delivery, from 1.' }),
+  trigger: DeliveryTriggerSchema,
   status_code: Type.Union([Type.Integer(), Type.Null()], { description: 'Null when the endpoint did not answer.' }),
   response_body: Type.Union([Type.String(), Type.Null()], { description: 'First 500 characters (spec 2.4).' }),
   error: Type.Union([Type.String(), Type.Null()], {
@@ -97,6 +112,7 @@ export function toDeliveryAttemptRecord(row: DeliveryAttemptRow): DeliveryAttemp
     event_id: row.event_id,
     event_type: row.event_type,
     attempt: row.attempt,
+    trigger: row.trigger,
     status_code: row.status_code,
     response_body: row.response_body,
     error: row.error,

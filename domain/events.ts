@@ -166,6 +166,7 @@ row: EventRow, config: Config): DeliverEventInput {
     accountId: row.account_id,
     livemode: row.livemode,
     endpointIds: row.endpoint_ids,
+    deliveryIds: row.delivery_ids,
     // Read at publish time and carried in the input, so a config change never alters a running ladder.
     retryDelaysMs: config.delivery.retryDelaysMs,
     timeoutMs: config.delivery.timeoutMs,

@@ -128,6 +128,8 @@ async function runLadder(input: DeliverEventInput, endpointId: string, gate: Dat
       accountId: input.accountId,
       livemode: input.livemode,
       attempt: n,
+      deliveryId: input.deliveryIds?.[endpointId],
+      finalAttempt: n === total,
       timeoutMs: input.timeoutMs,
     };
     const outcome = await attemptOnce(request, attemptSummary(n, total, url ?? endpointId), gate);

@@ -32,11 +32,18 @@ interface AttemptInput {
 }
 
 async function insertAttempt(pool: Pool, merchant: Merchant, a: AttemptInput): Promise<string> {
-  const id = newId('delivery');
+  const id = newId('attempt');
+  // Attempts belong to the event's automatic delivery to the endpoint, made with the first of them.
+  await pool.query(
+    `INSERT INTO deliveries (id, event_id, endpoint_id, account_id, livemode, trigger)
+     VALUES ($1, $2, $3, $4, false, 'automatic') ON CONFLICT (event_id, endpoint_id) WHERE trigger = 'automatic' DO NOTHING`,
+    [newId('delivery'), a.eventId, a.endpointId, merchant.accountId],
+  );
   await pool.query(
     `INSERT INTO delivery_attempts (id, endpoint_id, event_id, event_type, account_id, livemode, attempt, status_code,
-                                    response_body, error, duration_ms, succeeded, created_at)
-     VALUES ($1, $2, $3, $4, $5, false, $6, $7, $8, $9, 42, $10, now() - $11 * interval '1 second')`,
+                                    response_body, error, duration_ms, succeeded, created_at, delivery_id)
+     VALUES ($1, $2, $3, $4, $5, false, $6, $7, $8, $9, 42, $10, now() - $11 * interval '1 second',
+             (SELECT id FROM deliveries WHERE event_id = $3 AND endpoint_id = $2 AND trigger = 'automatic'))`,
     [id, a.endpointId, a.eventId, a.eventType, merchant.accountId, a.attempt, a.statusCode, a.body, a.error, a.succeeded, a.ageSeconds],
   );
   return id;
@@ -99,6 +106,7 @@ describe('GET /v1/webhooks/:id/deliveries', () => {
       event_id: eventA,
       event_type: 'parcel.delivered',
       attempt: 3,
+      trigger: 'automatic',
       status_code: 200,
       response_body: 'ok',
       error: null,
