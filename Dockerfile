@@ -17,6 +17,7 @@ COPY --from=build /app/api ./api
 COPY --from=build /app/activities ./activities
 COPY --from=build /app/cli ./cli
 COPY --from=build /app/core ./core
+COPY --from=build /app/dashboard ./dashboard
 COPY --from=build /app/db ./db
 COPY --from=build /app/domain ./domain
 COPY --from=build /app/infra ./infra

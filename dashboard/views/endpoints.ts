@@ -1,0 +1,278 @@
+import { badge, checkboxGroup, confirmForm, errorSummary, field, selectField, shownOnce, table } from './components';
+import { plural, stamp, time } from './format';
+import { html, type Html } from './html';
+import { csrfField, layout, readOnly } from './layout';
+import type { EndpointView, FormError, NotificationView, PageContext } from './models';
+import { paths } from './paths';
+
+export interface EndpointFormValues {
+  url: string;
+  description: string;
+  /** Empty: every kind. */
+  events: string[];
+}
+
+/** Which endpoint actions the domain offers yet; a form is shown only when its function exists. */
+export interface EndpointFeatures {
+  change: boolean;
+  test: boolean;
+  recover: boolean;
+}
+
+export const ALL_ENDPOINT_FEATURES: EndpointFeatures = { change: true, test: true, recover: true };
+
+export function endpointStatus(endpoint: Pick<EndpointView, 'status' | 'failing'>): Html {
+  if (endpoint.status === 'disabled') {
+    return html`${badge('Disabled', 'muted')}${endpoint.failing ? html` ${badge('Failing', 'danger')}` : ''}`;
+  }
+  return endpoint.status === 'failing' ? badge('Failing', 'danger') : badge('Enabled', 'ok');
+}
+
+function eventsSummary(endpoint: EndpointView, eventTypes: readonly string[]): Html {
+  const all = eventTypes.every((kind) => endpoint.events.includes(kind));
+  return all ? html`All event kinds` : html`${endpoint.events.map((kind) => html`<code>${kind}</code> `)}`;
+}
+
+function endpointFields(input: {
+  prefix: string;
+  values: EndpointFormValues;
+  eventTypes: readonly string[];
+  error?: FormError;
+}): Html {
+  const param = input.error?.param;
+  return html`${field({
+    id: `${input.prefix}-url`,
+    name: 'url',
+    label: 'Endpoint URL',
+    type: 'url',
+    value: input.values.url,
+    required: true,
+    placeholder: 'https://shop.example/webhooks/parcel',
+    hint: 'A public https address. We sign every request; verify the Service-Signature header.',
+    maxLength: 2048,
+    invalid: param === 'url',
+  })}
+${field({
+  id: `${input.prefix}-description`,
+  name: 'description',
+  label: 'Description',
+  value: input.values.description,
+  maxLength: 500,
+  invalid: param === 'description',
+})}
+${checkboxGroup({
+  legend: 'Events to send',
+  name: 'events',
+  idPrefix: `${input.prefix}-event`,
+  hint: 'Leave every box empty to receive every kind, including kinds added later.',
+  invalid: param === 'events',
+  options: input.eventTypes.map((kind) => ({ value: kind, label: kind, checked: input.values.events.includes(kind) })),
+})}`;
+}
+
+export interface EndpointsPageInput {
+  endpoints: EndpointView[];
+  eventTypes: readonly string[];
+  error?: FormError;
+  form?: EndpointFormValues;
+}
+
+export function endpointsPage(ctx: PageContext, input: EndpointsPageInput): Html {
+  const failing = input.endpoints.filter((endpoint) => endpoint.status === 'failing' || endpoint.failing);
+  const rows = input.endpoints.map(
+    (endpoint) => html`<tr>
+<td class="url"><a href="${paths.endpoint(ctx.mode, endpoint.id)}">${endpoint.url}</a>${endpoint.description ? html`<div class="muted">${endpoint.description}</div>` : ''}</td>
+<td>${endpointStatus(endpoint)}</td>
+<td>${eventsSummary(endpoint, input.eventTypes)}</td>
+<td>${time(endpoint.created, { now: ctx.now })}</td>
+<td><a href="${paths.deliveries(ctx.mode, endpoint.id)}" aria-label="Deliveries to ${endpoint.url}">Deliveries</a></td>
+</tr>`,
+  );
+  const addForm = readOnly(ctx)
+    ? ''
+    : html`<section class="panel" aria-labelledby="add-title">
+<h2 id="add-title">Add endpoint</h2>
+<form method="post" action="${paths.endpoints(ctx.mode)}" class="stack" novalidate>
+${errorSummary(input.error, { url: 'add-url', description: 'add-description', events: 'add-event-0' })}
+${csrfField(ctx.csrfToken)}
+${endpointFields({ prefix: 'add', values: input.form ?? { url: '', description: '', events: [] }, eventTypes: input.eventTypes, error: input.error })}
+<div class="actions"><button type="submit">Add endpoint</button></div>
+</form>
+</section>`;
+  return layout(ctx, {
+    title: 'Webhooks',
+    section: 'endpoints',
+    body: html`${
+      failing.length > 0
+        ? html`<div class="banner banner-danger" role="note"><strong>${plural(failing.length, 'endpoint is', 'endpoints are')} failing.</strong>
+Open ${failing.length === 1 ? 'it' : 'each'} to see what went wrong; once the receiver works again, recover the events it missed.</div>`
+        : ''
+    }
+<p class="lede">We post signed ${ctx.mode}-mode events to these endpoints and retry failures for about seven hours.</p>
+${table({
+  caption: `${ctx.mode === 'test' ? 'Test' : 'Live'} endpoints`,
+  head: ['URL', 'Status', 'Events', 'Created', html`<span class="visually-hidden">Deliveries</span>`],
+  rows,
+  empty: `No ${ctx.mode} endpoints yet.`,
+})}
+${addForm}`,
+  });
+}
+
+export interface EndpointPageInput {
+  endpoint: EndpointView;
+  eventTypes: readonly string[];
+  notifications: NotificationView[];
+  features: EndpointFeatures;
+  /** Just registered or rotated: the only time the secret is shown. */
+  secret?: { value: string; reason: 'created' | 'rotated' };
+  /** Which form an error belongs to, and what was typed. */
+  error?: { form: 'change' | 'test' | 'recover' | 'other'; error: FormError; values?: EndpointFormValues };
+}
+
+function secretBox(input: NonNullable<EndpointPageInput['secret']>): Html {
+  return shownOnce({
+    id: 'signing-secret',
+    title: input.reason === 'created' ? 'Endpoint added: its signing secret' : 'New signing secret',
+    label: 'Signing secret',
+    value: input.value,
+    explanation:
+      input.reason === 'created'
+        ? html`Your receiver needs it to verify the <code>Service-Signature</code> header. <strong>It is shown only this once</strong>: copy it now.`
+        : html`Deliveries are signed with both the old and the new secret for a grace period, so your receivers can switch over. <strong>It is shown only this once</strong>: copy it now.`,
+  });
+}
+
+function failingNote(endpoint: EndpointView, notifications: NotificationView[], now?: Date): Html | undefined {
+  if (endpoint.status !== 'failing' && !endpoint.failing) return undefined;
+  const latest = notifications[0];
+  return html`<div class="banner banner-danger" role="note">
+<strong>This endpoint is failing.</strong> Several deliveries in a row were given up after every retry failed.
+${latest ? html`We told you ${time(latest.created_at, { now })}${latest.email_to ? html` by email to ${latest.email_to}` : ''}.` : ''}
+The mark clears at the next successful delivery: fix the receiver, send a test event, then recover the events it missed.
+</div>`;
+}
+
+function actions(ctx: PageContext, input: EndpointPageInput): Html {
+  const { endpoint } = input;
+  const testForm =
+    input.features.test && endpoint.status !== 'disabled'
+      ? html`<form method="post" action="${paths.endpointAction(ctx.mode, endpoint.id, 'test')}" class="row">
+${csrfField(ctx.csrfToken)}
+${input.error?.form === 'test' ? errorSummary(input.error.error) : ''}
+${selectField({ id: 'test-type', name: 'type', label: 'Event kind', options: endpoint.events.map((kind) => ({ value: kind, label: kind })) })}
+<button type="submit">Send test event</button>
+</form>`
+      : '';
+  const toggle = !input.features.change
+    ? ''
+    : endpoint.status === 'disabled'
+      ? html`<form method="post" action="${paths.endpointAction(ctx.mode, endpoint.id, 'enable')}" class="inline">${csrfField(ctx.csrfToken)}<button type="submit" class="secondary small">Enable</button></form>`
+      : confirmForm({
+          action: paths.endpointAction(ctx.mode, endpoint.id, 'disable'),
+          csrfToken: ctx.csrfToken,
+          label: 'Disable',
+          question: 'Disable this endpoint?',
+          consequence: 'It gets no new events and its pending retries stop. Enabling it later does not send what it missed; recover does.',
+        });
+  return html`<section class="panel" aria-labelledby="actions-title">
+<h2 id="actions-title">Actions</h2>
+${testForm}
+<div class="button-row">
+${toggle}
+${confirmForm({
+  action: paths.endpointAction(ctx.mode, endpoint.id, 'rotate'),
+  csrfToken: ctx.csrfToken,
+  label: 'Rotate secret',
+  question: 'Rotate the signing secret?',
+  consequence: 'A new secret is shown once. The old one keeps signing deliveries for a grace period so your receivers can switch over.',
+})}
+${confirmForm({
+  action: paths.endpointAction(ctx.mode, endpoint.id, 'delete'),
+  csrfToken: ctx.csrfToken,
+  label: 'Delete',
+  accessibleLabel: `Delete endpoint ${endpoint.url}`,
+  question: 'Delete this endpoint?',
+  consequence: 'Its pending retries stop and it receives nothing more. This cannot be undone.',
+  danger: true,
+})}
+</div>
+</section>`;
+}
+
+function changeForm(ctx: PageContext, input: EndpointPageInput): Html {
+  const { endpoint } = input;
+  const all = input.eventTypes.every((kind) => endpoint.events.includes(kind));
+  const values = input.error?.form === 'change' && input.error.values
+    ? input.error.values
+    : { url: endpoint.url, description: endpoint.description ?? '', events: all ? [] : endpoint.events };
+  const error = input.error?.form === 'change' ? input.error.error : undefined;
+  return html`<section class="panel" aria-labelledby="change-title">
+<h2 id="change-title">Change endpoint</h2>
+<form method="post" action="${paths.endpointAction(ctx.mode, endpoint.id, 'update')}" class="stack" novalidate>
+${errorSummary(error, { url: 'change-url', description: 'change-description', events: 'change-event-0' })}
+${csrfField(ctx.csrfToken)}
+${endpointFields({ prefix: 'change', values, eventTypes: input.eventTypes, error })}
+<div class="actions"><button type="submit">Save changes</button></div>
+</form>
+</section>`;
+}
+
+function recoverForm(ctx: PageContext, input: EndpointPageInput): Html {
+  const error = input.error?.form === 'recover' ? input.error.error : undefined;
+  return html`<section class="panel" aria-labelledby="recover-title">
+<h2 id="recover-title">Recover missed events</h2>
+<p>Sends again every event of a time window that was meant for this endpoint and never delivered to it. Deliveries
+start at a gentle pace, so a receiver coming back is not flooded.</p>
+<form method="post" action="${paths.endpointAction(ctx.mode, input.endpoint.id, 'recover')}" class="stack" novalidate>
+${errorSummary(error, { since: 'recover-since', until: 'recover-until' })}
+${csrfField(ctx.csrfToken)}
+<div class="row">
+${field({ id: 'recover-since', name: 'since', label: 'From (UTC)', type: 'datetime-local', required: true, invalid: error?.param === 'since' })}
+${field({ id: 'recover-until', name: 'until', label: 'Until (UTC)', type: 'datetime-local', hint: 'Empty: until now.', invalid: error?.param === 'until' })}
+</div>
+<div class="actions"><button type="submit">Recover</button></div>
+</form>
+</section>`;
+}
+
+function notificationsList(input: EndpointPageInput, now?: Date): Html {
+  if (input.notifications.length === 0) return html``;
+  return html`<section class="panel" aria-labelledby="notifications-title">
+<h2 id="notifications-title">Notifications</h2>
+<ul class="notifications">
+${input.notifications.map(
+  (note) => html`<li>
+<p><strong>${note.subject}</strong> · ${time(note.created_at, { now })}${note.email_to ? html` · ${note.email_sent_at ? 'emailed' : 'email pending'} to ${note.email_to}` : ''}</p>
+<details><summary>Message</summary><pre>${note.body}</pre></details>
+</li>`,
+)}
+</ul>
+</section>`;
+}
+
+export function endpointPage(ctx: PageContext, input: EndpointPageInput): Html {
+  const { endpoint } = input;
+  const writable = !readOnly(ctx);
+  const otherError = input.error?.form === 'other' ? errorSummary(input.error.error) : '';
+  return layout(ctx, {
+    title: `Endpoint ${endpoint.url}`,
+    section: 'endpoints',
+    heading: html`<span class="muted">Endpoint</span> <span class="url">${endpoint.url}</span>`,
+    body: html`${input.secret ? secretBox(input.secret) : ''}
+${otherError}
+${failingNote(endpoint, input.notifications, ctx.now)}
+<dl class="facts">
+<div><dt>Status</dt><dd>${endpointStatus(endpoint)}</dd></div>
+<div><dt>Description</dt><dd>${endpoint.description ?? html`<span class="muted">None</span>`}</dd></div>
+<div><dt>Events</dt><dd>${eventsSummary(endpoint, input.eventTypes)}</dd></div>
+<div><dt>Created</dt><dd>${stamp(endpoint.created)}</dd></div>
+<div><dt>ID</dt><dd><code>${endpoint.id}</code></dd></div>
+</dl>
+<p><a class="button secondary" href="${paths.deliveries(ctx.mode, endpoint.id)}">Deliveries</a></p>
+${writable ? actions(ctx, input) : ''}
+${writable && input.features.change ? changeForm(ctx, input) : ''}
+${writable && input.features.recover ? recoverForm(ctx, input) : ''}
+${notificationsList(input, ctx.now)}`,
+  });
+}

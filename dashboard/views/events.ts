@@ -1,0 +1,149 @@
+import { badge, errorSummary, pager, selectField, table } from './components';
+import { ATTEMPT_HEAD, attemptRow, triggerLabel } from './deliveries';
+import { stamp } from './format';
+import { html, type Html } from './html';
+import { csrfField, layout, readOnly } from './layout';
+import type { AttemptView, EndpointView, EventDeliveryView, EventDetailView, EventView, FormError, Page, PageContext } from './models';
+import { paths } from './paths';
+
+export interface EventsPageInput {
+  events: Page<EventView>;
+  eventTypes: readonly string[];
+  type?: string;
+  startingAfter?: string;
+}
+
+export function eventsPage(ctx: PageContext, input: EventsPageInput): Html {
+  const last = input.events.data[input.events.data.length - 1];
+  const rows = input.events.data.map(
+    (event) => html`<tr>
+<td>${stamp(event.created)}</td>
+<td><a href="${paths.event(ctx.mode, event.id)}"><code>${event.type}</code></a></td>
+<td><code>${event.id}</code></td>
+<td>${event.pending_webhooks ? badge(`${event.pending_webhooks} pending`, 'info') : ''}</td>
+</tr>`,
+  );
+  return layout(ctx, {
+    title: 'Events',
+    section: 'events',
+    body: html`<p class="lede">Every ${ctx.mode}-mode event sent to your endpoints, newest first. Open one to see each attempt and to resend it.</p>
+<form method="get" action="${paths.events(ctx.mode)}" class="row filter">
+${selectField({
+  id: 'type',
+  name: 'type',
+  label: 'Event kind',
+  selected: input.type ?? '',
+  options: [{ value: '', label: 'All kinds' }, ...input.eventTypes.map((kind) => ({ value: kind, label: kind }))],
+})}
+<button type="submit" class="secondary">Filter</button>
+</form>
+${table({
+  caption: `${ctx.mode === 'test' ? 'Test' : 'Live'} events, newest first`,
+  head: ['Time', 'Kind', 'ID', html`<span class="visually-hidden">Deliveries pending</span>`],
+  rows,
+  empty: input.type ? `No ${input.type} events.` : `No ${ctx.mode} events yet.`,
+})}
+${pager({
+  onFirstPage: input.startingAfter === undefined,
+  firstHref: paths.events(ctx.mode, { type: input.type }),
+  nextHref: input.events.hasMore && last ? paths.events(ctx.mode, { type: input.type, startingAfter: last.id }) : undefined,
+})}`,
+  });
+}
+
+const DELIVERY_STATUS: Record<EventDeliveryView['status'], Html> = {
+  pending: badge('Retrying', 'info'),
+  succeeded: badge('Succeeded', 'ok'),
+  failed: badge('Failed', 'danger'),
+  skipped: badge('Skipped', 'muted'),
+};
+
+export interface EventPageInput {
+  event: EventDetailView;
+  /** Endpoints named in the deliveries and attempts (deleted ones may be missing). */
+  endpoints: Map<string, Pick<EndpointView, 'id' | 'url'>>;
+  /** Every attempt of this event, to every endpoint, newest first. */
+  attempts: AttemptView[];
+  /** Endpoints it can be resent to: live and subscribed to its kind. */
+  resendTargets: Pick<EndpointView, 'id' | 'url'>[];
+  /** After a resend: the endpoints it went to. */
+  resent?: string[];
+  error?: FormError;
+}
+
+function endpointName(input: EventPageInput, id: string): Html {
+  const endpoint = input.endpoints.get(id);
+  return endpoint ? html`<span class="url">${endpoint.url}</span>` : html`<code>${id}</code> <span class="muted">(deleted)</span>`;
+}
+
+function resendForm(ctx: PageContext, input: EventPageInput): Html {
+  if (readOnly(ctx) || input.resendTargets.length === 0) return html``;
+  return html`<section class="panel" aria-labelledby="resend-title">
+<h2 id="resend-title">Resend</h2>
+<p>Posts the same event again (same id and body, fresh signature), with the usual retries.</p>
+<form method="post" action="${paths.resend(ctx.mode, input.event.id)}" class="row">
+${errorSummary(input.error)}
+${csrfField(ctx.csrfToken)}
+${selectField({
+  id: 'resend-endpoint',
+  name: 'endpoint_id',
+  label: 'To',
+  options: [
+    { value: '', label: 'Every endpoint it was sent to' },
+    ...input.resendTargets.map((endpoint) => ({ value: endpoint.id, label: endpoint.url })),
+  ],
+})}
+<button type="submit">Resend</button>
+</form>
+</section>`;
+}
+
+export function eventPage(ctx: PageContext, input: EventPageInput): Html {
+  const { event } = input;
+  const deliveries = input.event.deliveries.map(
+    (delivery) => html`<tr>
+<td>${endpointName(input, delivery.endpoint_id)}</td>
+<td>${triggerLabel(delivery.trigger)}</td>
+<td>${DELIVERY_STATUS[delivery.status]}</td>
+<td>${delivery.attempts}</td>
+<td>${delivery.last_status_code ?? html`<span class="muted">None</span>`}</td>
+<td>${delivery.last_attempt_at === null ? html`<span class="muted">Not yet</span>` : stamp(delivery.last_attempt_at)}</td>
+</tr>`,
+  );
+  const resent = input.resent
+    ? html`<p class="notice" role="status">Resent to ${input.resent.map((id, index) => html`${index > 0 ? ', ' : ''}${endpointName(input, id)}`)}. New attempts appear below as they happen.</p>`
+    : '';
+  return layout(ctx, {
+    title: `Event ${event.id}`,
+    section: 'events',
+    heading: html`<span class="muted">Event</span> <code>${event.type}</code>`,
+    body: html`${resent}
+<p><a href="${paths.events(ctx.mode)}">Back to events</a></p>
+<dl class="facts">
+<div><dt>ID</dt><dd><code>${event.id}</code></dd></div>
+<div><dt>Created</dt><dd>${stamp(event.created)}</dd></div>
+<div><dt>Still delivering</dt><dd>${event.pending_webhooks ?? 0}</dd></div>
+</dl>
+<h2>Deliveries</h2>
+${table({
+  caption: 'Deliveries of this event, one per endpoint and trigger',
+  captionHidden: true,
+  head: ['Endpoint', 'Trigger', 'Status', 'Attempts', 'Last status code', 'Last attempt'],
+  rows: deliveries,
+  empty: 'No endpoint was subscribed to this event when it was sent.',
+})}
+${resendForm(ctx, input)}
+<h2>Attempts</h2>
+${table({
+  caption: 'Every attempt to every endpoint, newest first',
+  captionHidden: true,
+  head: [ATTEMPT_HEAD[0], 'Endpoint', ...ATTEMPT_HEAD.slice(1)],
+  rows: input.attempts.map((attempt) =>
+    attemptRow(ctx.mode, attempt, { endpointUrl: input.endpoints.get(attempt.endpoint_id)?.url ?? attempt.endpoint_id }),
+  ),
+  empty: 'No attempt yet.',
+})}
+<h2>Body</h2>
+<pre class="body json">${JSON.stringify({ id: event.id, object: 'event', type: event.type, created: event.created, data: event.data }, null, 2)}</pre>`,
+  });
+}

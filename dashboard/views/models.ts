@@ -1,0 +1,126 @@
+/**
+ * What the views render: the same records the API answers (ids, Unix seconds or ISO strings as the domain
+ * gives them), declared here structurally so the views depend on no module above or beside them.
+ */
+
+export type Mode = 'test' | 'live';
+export type AccountStatus = 'pending' | 'active' | 'suspended';
+export type Section = 'keys' | 'endpoints' | 'events';
+
+export interface AccountView {
+  id: string;
+  name: string;
+  status: AccountStatus;
+}
+
+export interface AssetUrls {
+  css: string;
+  js: string;
+  icon: string;
+}
+
+/** Everything the frame of a signed-in page needs. */
+export interface PageContext {
+  account: AccountView;
+  mode: Mode;
+  /** Sent back in every state-changing form. */
+  csrfToken: string;
+  assets: AssetUrls;
+  /** A fixed message after a redirect (never text from the request). */
+  notice?: string;
+  /** Set when the page answers a form post: where a reload should go instead of posting again. */
+  canonical?: string;
+  /** For relative times; tests pin it. */
+  now?: Date;
+}
+
+export interface FormError {
+  message: string;
+  /** The form field at fault, when the error names one. */
+  param?: string;
+}
+
+export interface ScopeOption {
+  name: string;
+  description: string;
+}
+
+export interface KeyView {
+  id: string;
+  mode: Mode;
+  last4: string;
+  scopes: string[];
+  description: string | null;
+  expires_at: string | null;
+  revoked_at: string | null;
+  last_used_at: string | null;
+  created_at: string;
+}
+
+export interface EndpointView {
+  id: string;
+  url: string;
+  events: string[];
+  description: string | null;
+  status: 'enabled' | 'failing' | 'disabled';
+  livemode: boolean;
+  /** Unix seconds. */
+  created: number;
+  /** Disabled endpoints that are also failing keep the mark (issue 12): shown beside the status. */
+  failing?: boolean;
+}
+
+export interface NotificationView {
+  id: string;
+  subject: string;
+  body: string;
+  email_to: string | null;
+  email_sent_at: string | null;
+  created_at: string;
+}
+
+export type Trigger = 'automatic' | 'resend' | 'recover' | 'test';
+
+export interface AttemptView {
+  id: string;
+  endpoint_id: string;
+  event_id: string;
+  event_type: string;
+  attempt: number;
+  trigger?: Trigger;
+  status_code: number | null;
+  response_body: string | null;
+  error: string | null;
+  duration_ms: number;
+  succeeded: boolean;
+  /** Unix seconds. */
+  created: number;
+}
+
+export interface EventView {
+  id: string;
+  type: string;
+  /** Unix seconds. */
+  created: number;
+  livemode: boolean;
+  pending_webhooks?: number;
+}
+
+export interface EventDeliveryView {
+  endpoint_id: string;
+  trigger: Trigger;
+  status: 'pending' | 'succeeded' | 'failed' | 'skipped';
+  attempts: number;
+  last_status_code: number | null;
+  last_attempt_at: number | null;
+}
+
+export interface EventDetailView extends EventView {
+  data: unknown;
+  deliveries: EventDeliveryView[];
+}
+
+export interface Page<T> {
+  data: T[];
+  hasMore: boolean;
+}
