@@ -1,10 +1,13 @@
 'use strict';
-// `npm test`: install what is missing, typecheck, then every test (the global setup builds the Temporal CLI if absent).
+// `npm test`: install what is missing (dependencies, Debian's chromium), typecheck, then every test (the global
+// setup builds the Temporal CLI if absent).
 const { execFileSync } = require('node:child_process');
 const path = require('node:path');
+const { ensureChromium } = require('./ensure-chromium');
 const { ensureInstall, root } = require('./ensure-install');
 
 ensureInstall();
+ensureChromium();
 const bin = (name) => path.join(root, 'node_modules', '.bin', name);
 try {
   execFileSync(bin('tsc'), ['--noEmit', '-p', 'tsconfig.json'], { cwd: root, stdio: 'inherit' });
