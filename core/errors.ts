@@ -36,6 +36,8 @@ export const ERRORS = {
   headers_too_large: { status: 431, type: 'invalid_request_error' },
   // internal route
   invalid_internal_token: { status: 401, type: 'authentication_error' },
+  // developers page: a state-changing request from another site, or without its session's token
+  csrf_failed: { status: 403, type: 'permission_error' },
   // ours
   service_unavailable: { status: 503, type: 'api_error' },
   internal_error: { status: 500, type: 'api_error' },

@@ -23,6 +23,8 @@ export interface Config {
     tlsKeyPath: string | undefined;
   };
   internalApiToken: string | undefined;
+  /** The API's public origin for links it hands out (sign-in links); unset: the address it was reached on. */
+  publicUrl: string | undefined;
   webhook: {
     allowPrivateTargets: boolean;
     caFile: string | undefined;
@@ -105,6 +107,17 @@ function url(env: Env, name: string, fallback: string | undefined, protocols: st
   return raw;
 }
 
+/** An origin only (`https://hooks.example`): links are built on it, so a path or query would be lost. */
+function publicOrigin(env: Env, name: string): string | undefined {
+  const raw = url(env, name, undefined, ['http:', 'https:']);
+  if (raw === undefined) return undefined;
+  const parsed = new URL(raw);
+  if (parsed.username || parsed.password || parsed.search || parsed.hash || parsed.pathname !== '/') {
+    throw new ConfigError(name, `must be an origin only, such as https://hooks.example.com, got ${raw}`);
+  }
+  return parsed.origin;
+}
+
 function readableFile(env: Env, name: string): string | undefined {
   const path = optional(env, name);
   if (path !== undefined && !existsSync(path)) throw new ConfigError(name, `names a file that does not exist: ${path}`);
@@ -166,6 +179,7 @@ export function loadConfig(env: Env = process.env): Config {
       tlsKeyPath,
     },
     internalApiToken,
+    publicUrl: publicOrigin(env, 'PUBLIC_URL'),
     webhook: {
       allowPrivateTargets: boolean(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
       caFile: readableFile(env, 'WEBHOOK_CA_FILE'),

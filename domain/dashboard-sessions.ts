@@ -1,0 +1,92 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { ApiError } from '../core/errors';
+import { randomBase62 } from '../core/ids';
+import * as sessions from '../db/dashboard-sessions';
+import type { Pool } from '../db/pool';
+import { getAccount, type AccountStatus } from './accounts';
+
+/**
+ * Signing in to the developers page (DESIGN.md "Developers page"): a single-use link handed to the parcel
+ * service (internal route) or an operator (CLI) opens a server-side session. Tokens and session ids are random,
+ * shown once, and stored only as SHA-256 hashes.
+ */
+
+/** DESIGN.md: a link is valid 10 minutes, a session 12 hours. */
+export const SIGN_IN_LINK_TTL_MS = 10 * 60_000;
+export const SESSION_TTL_MS = 12 * 3_600_000;
+
+/** 43 base62 characters, about 256 bits: beyond guessing, so a plain hash is enough (as for API keys). */
+const TOKEN_LENGTH = 43;
+const TOKEN_PATTERN = /^[A-Za-z0-9]{43}$/;
+export const SIGN_IN_PATH = '/dashboard/sign-in/';
+
+const sha256 = (value: string): Buffer => createHash('sha256').update(value, 'utf8').digest();
+
+export interface SignInLink {
+  url: string;
+  /** Unix seconds. */
+  expires_at: number;
+}
+
+/**
+ * A link for one account, absolute on `origin` (PUBLIC_URL, or the API's own address). Any account may
+ * sign in, a suspended one too: it then sees why nothing works and can change nothing.
+ */
+export async function createSignInLink(pool: Pool, input: { accountId: string; origin: string }): Promise<SignInLink> {
+  await getAccount(pool, input.accountId);
+  const token = randomBase62(TOKEN_LENGTH);
+  const expiresAt = await sessions.insertSignInLink(pool, { tokenHash: sha256(token), accountId: input.accountId, ttlMs: SIGN_IN_LINK_TTL_MS });
+  return { url: new URL(`${SIGN_IN_PATH}${token}`, input.origin).toString(), expires_at: Math.floor(expiresAt.getTime() / 1000) };
+}
+
+export interface OpenedSession {
+  /** For the cookie only; never stored. */
+  sessionId: string;
+  expiresAt: Date;
+}
+
+/** Uses the link once. Undefined for a link unknown, already used or expired: the caller cannot tell which. */
+export async function openSession(pool: Pool, token: string): Promise<OpenedSession | undefined> {
+  if (!TOKEN_PATTERN.test(token)) return undefined;
+  const sessionId = randomBase62(TOKEN_LENGTH);
+  const opened = await sessions.useSignInLinkAndOpenSession(pool, {
+    tokenHash: sha256(token),
+    sessionIdHash: sha256(sessionId),
+    csrfToken: randomBase62(TOKEN_LENGTH),
+    ttlMs: SESSION_TTL_MS,
+  });
+  return opened ? { sessionId, expiresAt: opened.expires_at } : undefined;
+}
+
+export interface DashboardSession {
+  account: { id: string; name: string; status: AccountStatus };
+  csrfToken: string;
+  expiresAt: Date;
+}
+
+export async function findSession(pool: Pool, sessionId: string | undefined): Promise<DashboardSession | undefined> {
+  if (sessionId === undefined || !TOKEN_PATTERN.test(sessionId)) return undefined;
+  const row = await sessions.findLiveSession(pool, sha256(sessionId));
+  if (!row) return undefined;
+  return {
+    account: { id: row.account_id, name: row.account_name, status: row.account_status },
+    csrfToken: row.csrf_token,
+    expiresAt: row.expires_at,
+  };
+}
+
+/** Sign-out: the session stops working at once, whatever the browser keeps. */
+export async function endSession(pool: Pool, sessionId: string | undefined): Promise<void> {
+  if (sessionId !== undefined && TOKEN_PATTERN.test(sessionId)) await sessions.endSession(pool, sha256(sessionId));
+}
+
+/** The token a state-changing form carries back, compared in constant time. */
+export function checkCsrfToken(session: DashboardSession, presented: unknown): void {
+  const ok = typeof presented === 'string' && timingSafeEqual(sha256(presented), sha256(session.csrfToken));
+  if (!ok) throw new ApiError('csrf_failed', 'The form is missing its session token or it does not match; reload the page and try again.');
+}
+
+/** The API's rule for a suspended account (client_suspended on every key) holds on the page: nothing changes. */
+export function assertCanChange(session: DashboardSession): void {
+  if (session.account.status === 'suspended') throw new ApiError('client_suspended', 'This account is suspended.');
+}
