@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../infra/config';
 import { ApiError } from '../core/errors';
 import { registerAccounts } from './commands/accounts';
+import { registerDashboard } from './commands/dashboard';
 import { registerEvents } from './commands/events';
 import { registerKeys } from './commands/keys';
 import { registerMigrate } from './commands/migrate';
@@ -19,6 +20,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerKeys(program, ctx);
   registerEvents(program, ctx);
   registerSimulate(program, ctx);
+  registerDashboard(program, ctx);
   registerMigrate(program, ctx);
   registerStart(program, ctx);
   return program;

@@ -40,7 +40,7 @@ function tokenMatches(presented: string, expected: string): boolean {
   return timingSafeEqual(digest(presented), digest(expected));
 }
 
-function checkToken(request: FastifyRequest, expected: string | undefined): void {
+export function checkToken(request: FastifyRequest, expected: string | undefined): void {
   if (expected === undefined) {
     throw new ApiError('route_not_found', `Unrecognized request URL (${request.method} ${request.url.split('?')[0]}).`);
   }

@@ -1,0 +1,49 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Type from 'typebox';
+import { createSignInLink } from '../../domain/dashboard-sessions';
+import { ErrorResponse } from '../errors';
+import { checkToken } from './internal-events';
+
+/**
+ * Sign-in links to the developers page for the parcel service, which embeds or forwards them (DESIGN.md
+ * "Contract"): behind the same internal token as publishing.
+ */
+
+const Body = Type.Object(
+  { account_id: Type.String({ minLength: 1, maxLength: 200, description: 'The account to sign in (acct_...).' }) },
+  { additionalProperties: false },
+);
+
+const SignInLink = Type.Object({
+  url: Type.String({ description: 'Absolute, single-use, valid 10 minutes; on PUBLIC_URL when set.' }),
+  expires_at: Type.Integer({ description: 'Unix seconds.' }),
+});
+
+/** PUBLIC_URL, else the origin this request reached us on. */
+export function publicOrigin(request: FastifyRequest, publicUrl: string | undefined): string {
+  return publicUrl ?? `${request.protocol}://${request.host}`;
+}
+
+export default async function internalDashboardSessionRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  app.post(
+    '/internal/v1/dashboard/sessions',
+    {
+      onRequest: async (request) => checkToken(request, app.deps.config.internalApiToken),
+      schema: {
+        tags: ['internal'],
+        summary: 'Create a single-use sign-in link to the developers page (parcel system only)',
+        body: Body,
+        response: { 201: SignInLink, '4xx': ErrorResponse, '5xx': ErrorResponse },
+      },
+    },
+    async (request, reply) => {
+      const link = await createSignInLink(app.deps.pool, {
+        accountId: request.body.account_id,
+        origin: publicOrigin(request, app.deps.config.publicUrl),
+      });
+      return reply.status(201).send(link);
+    },
+  );
+}
