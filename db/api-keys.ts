@@ -81,11 +81,12 @@ export async function listApiKeys(pool: Pool, accountId: string): Promise<KeyRow
   return rows;
 }
 
-/** Revoking twice keeps the first time. */
-export async function revokeApiKey(pool: Pool, keyId: string): Promise<KeyRow | undefined> {
+/** Revoking twice keeps the first time. With `accountId`, only a key of that account. */
+export async function revokeApiKey(pool: Pool, keyId: string, accountId?: string): Promise<KeyRow | undefined> {
   const { rows } = await pool.query<KeyRow>(
-    `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 RETURNING ${COLUMNS}`,
-    [keyId],
+    `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now())
+      WHERE id = $1 AND ($2::text IS NULL OR account_id = $2) RETURNING ${COLUMNS}`,
+    [keyId, accountId ?? null],
   );
   return rows[0];
 }

@@ -32,3 +32,15 @@ export async function insertNotificationOnce(
 export async function markEmailSent(db: Db, notificationId: string): Promise<void> {
   await db.query('UPDATE notifications SET email_sent_at = now() WHERE id = $1 AND email_sent_at IS NULL', [notificationId]);
 }
+
+/** An endpoint's notifications, newest first (created_at is a column the row type above leaves out). */
+export async function listEndpointNotifications(
+  db: Db,
+  input: { accountId: string; endpointId: string; limit: number },
+): Promise<(NotificationRow & { created_at: Date })[]> {
+  const { rows } = await db.query<NotificationRow & { created_at: Date }>(
+    `SELECT * FROM notifications WHERE account_id = $1 AND endpoint_id = $2 ORDER BY created_at DESC, id DESC LIMIT $3`,
+    [input.accountId, input.endpointId, input.limit],
+  );
+  return rows;
+}

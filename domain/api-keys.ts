@@ -137,14 +137,33 @@ export async function createApiKey(
   return { ...toRecord(row), key };
 }
 
+/**
+ * A key a merchant creates for itself (the developers page): spec 5.4, test keys at once, live keys only on an
+ * approved account; a suspended account creates nothing. An operator (CLI) may prepare keys for any account.
+ */
+export async function createApiKeyAsMerchant(
+  pool: Pool,
+  input: { accountId: string; mode: Mode; scopes: Scope[]; expiresAt?: Date; description?: string },
+): Promise<CreatedApiKey> {
+  const account = await getAccount(pool, input.accountId);
+  if (account.status === 'suspended') throw new ApiError('client_suspended', 'This account is suspended.');
+  if (input.mode === 'live' && account.status !== 'active') {
+    throw new ApiError('client_not_active', 'Live keys can be created once the account is approved; test keys work now.');
+  }
+  return createApiKey(pool, input);
+}
+
 export async function listApiKeys(pool: Pool, accountId: string): Promise<ApiKeyRecord[]> {
   await getAccount(pool, accountId);
   return (await keys.listApiKeys(pool, accountId)).map(toRecord);
 }
 
-/** Immediate: authentication reads revoked_at on every request. */
-export async function revokeApiKey(pool: Pool, keyId: string): Promise<ApiKeyRecord> {
-  const row = await keys.revokeApiKey(pool, keyId);
+/**
+ * Immediate: authentication reads revoked_at on every request. A merchant (the developers page) passes its
+ * account: another account's key is then as missing as an unknown one.
+ */
+export async function revokeApiKey(pool: Pool, keyId: string, owner: { accountId?: string } = {}): Promise<ApiKeyRecord> {
+  const row = await keys.revokeApiKey(pool, keyId, owner.accountId);
   if (!row) throw new ApiError('resource_missing', `No such API key: ${JSON.stringify(keyId)}.`, { param: 'key' });
   return toRecord(row);
 }

@@ -1,5 +1,6 @@
 import type { MarkFailingInput } from '../core/delivery-contract';
-import { markEmailSent, type NotificationRow } from '../db/notifications';
+import { listEndpointNotifications, markEmailSent, type NotificationRow } from '../db/notifications';
+import type { EndpointScope } from '../db/endpoints';
 import type { Pool } from '../db/pool';
 import type { Config } from '../infra/config';
 import type { Mailer } from '../infra/mailer';
@@ -57,4 +58,40 @@ export async function emailNotification(
   }
   await markEmailSent(deps.pool, notification.id);
   return true;
+}
+
+export interface NotificationRecord {
+  id: string;
+  object: 'notification';
+  endpoint_id: string | null;
+  kind: string;
+  subject: string;
+  body: string;
+  email_to: string | null;
+  email_sent_at: string | null;
+  created_at: string;
+}
+
+/**
+ * What an endpoint's owner was told (its failing marks), newest first. The caller has found the endpoint in
+ * this scope (getEndpoint), which is what keeps another account's notifications out of reach.
+ */
+export async function listNotificationsForEndpoint(
+  pool: Pool,
+  scope: EndpointScope,
+  endpointId: string,
+  limit = 20,
+): Promise<NotificationRecord[]> {
+  const rows = await listEndpointNotifications(pool, { accountId: scope.accountId, endpointId, limit });
+  return rows.map((row) => ({
+    id: row.id,
+    object: 'notification' as const,
+    endpoint_id: row.endpoint_id,
+    kind: row.kind,
+    subject: row.subject,
+    body: row.body,
+    email_to: row.email_to,
+    email_sent_at: row.email_sent_at?.toISOString() ?? null,
+    created_at: row.created_at.toISOString(),
+  }));
 }
