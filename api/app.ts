@@ -10,7 +10,9 @@ import docsPlugin from './plugins/docs';
 import pgPlugin from './plugins/pg';
 import rateLimitPlugin from './plugins/rate-limit';
 import temporalPlugin from './plugins/temporal';
+import dashboardPlugin from '../dashboard/plugin';
 import healthRoutes from './routes/health';
+import internalDashboardSessionRoutes from './routes/internal-dashboard-sessions';
 import internalEventRoutes from './routes/internal-events';
 import townRoutes from './routes/towns';
 import webhookRoutes from './routes/webhooks';
@@ -47,4 +49,7 @@ export default async function app(fastify: FastifyInstance, options: AppOptions)
   await fastify.register(townRoutes);
   await fastify.register(webhookRoutes);
   await fastify.register(internalEventRoutes);
+  await fastify.register(internalDashboardSessionRoutes);
+  // The developers page: its own HTML errors, form parsing and session checks, encapsulated in its plugin.
+  await fastify.register(dashboardPlugin);
 }

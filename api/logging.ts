@@ -3,8 +3,11 @@ import type { FastifyRequest } from 'fastify';
 /** Anything shaped like one of our keys or signing secrets, wherever it turns up in a string. */
 const SECRET_PATTERN = /\b(svc_(?:test|live)_|whsec_)[A-Za-z0-9+/=_-]*/g;
 
+/** A developers page sign-in link carries its single-use token in the path. */
+const SIGN_IN_LINK_PATTERN = /(\/dashboard\/sign-in\/)[^/?#]+/g;
+
 export function scrubSecrets(text: string): string {
-  return text.replace(SECRET_PATTERN, '$1[redacted]');
+  return text.replace(SECRET_PATTERN, '$1[redacted]').replace(SIGN_IN_LINK_PATTERN, '$1[redacted]');
 }
 
 /**

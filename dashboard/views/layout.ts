@@ -17,7 +17,7 @@ export function documentShell(input: {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 <title>${input.title} · Parcel developers</title>
 <link rel="icon" href="${input.assets.icon}" type="image/svg+xml">
 <link rel="stylesheet" href="${input.assets.css}">
@@ -77,7 +77,8 @@ export function layout(
   ctx: PageContext,
   input: { title: string; section: Section; body: Child; heading?: Child },
 ): Html {
-  const nav = SECTIONS.map(({ section, label }) =>
+  const offered = SECTIONS.filter(({ section }) => !ctx.sections || ctx.sections.includes(section));
+  const nav = offered.map(({ section, label }) =>
     section === input.section
       ? html`<li><a href="${paths.section(ctx.mode, section)}" aria-current="page">${label}</a></li>`
       : html`<li><a href="${paths.section(ctx.mode, section)}">${label}</a></li>`,

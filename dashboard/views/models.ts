@@ -30,6 +30,8 @@ export interface PageContext {
   notice?: string;
   /** Set when the page answers a form post: where a reload should go instead of posting again. */
   canonical?: string;
+  /** The sections offered in the navigation; all of them when absent. */
+  sections?: Section[];
   /** For relative times; tests pin it. */
   now?: Date;
 }

@@ -1,0 +1,147 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { EVENT_TYPES } from '../../core/event-catalog';
+import { listDeliveries } from '../../domain/deliveries';
+import {
+  deleteEndpoint,
+  getEndpoint,
+  listEndpoints,
+  MAX_ENDPOINTS_PER_MODE,
+  registerEndpoint,
+  rotateEndpointSecret,
+  type EndpointDeps,
+  type EndpointRecord,
+} from '../../domain/endpoints';
+import { listNotificationsForEndpoint } from '../../domain/notifications';
+import { errorStatus, formError, list, optional, text, type FormBody } from '../forms';
+import { FEATURES, notice, pageContext, parseModeParam, type DashboardRouteOptions } from '../plugin';
+import { sendPage } from '../security-headers';
+import { confirmPage } from '../views/confirm';
+import { deliveriesPage } from '../views/deliveries';
+import { endpointPage, endpointsPage, type EndpointFormValues, type EndpointPageInput } from '../views/endpoints';
+import type { Mode, PageContext } from '../views/models';
+import { paths } from '../views/paths';
+
+/** Webhook endpoints of the signed-in account in one mode (domain/endpoints.ts, domain/deliveries.ts). */
+
+type ModeParams = { Params: { mode: string } };
+type EndpointParams = { Params: { mode: string; id: string } };
+const DELIVERIES_PER_PAGE = 20;
+
+export function scopeOf(ctx: PageContext) {
+  return { accountId: ctx.account.id, livemode: ctx.mode === 'live' };
+}
+
+/** What the endpoint form sent, as the domain takes it: no box ticked is every kind, an empty field is none. */
+export function endpointInput(body: FormBody): { values: EndpointFormValues; input: { url: string; events?: string[]; description?: string } } {
+  const values = { url: text(body, 'url').trim(), description: text(body, 'description'), events: list(body, 'events') };
+  return {
+    values,
+    input: { url: values.url, events: values.events.length ? values.events : undefined, description: optional(body, 'description') },
+  };
+}
+
+export default async function endpointRoutes(app: FastifyInstance, options: DashboardRouteOptions): Promise<void> {
+  const hide = { hide: true };
+  const deps = (): EndpointDeps => options.deps();
+  const context = (request: FastifyRequest<{ Params: { mode: string } }>, extra: Partial<PageContext> = {}) =>
+    pageContext(request, options.assets, parseModeParam(request.params.mode), extra);
+
+  async function renderEndpoint(
+    reply: FastifyReply,
+    ctx: PageContext,
+    endpoint: EndpointRecord,
+    extra: Partial<Pick<EndpointPageInput, 'secret' | 'error'>> = {},
+    status = 200,
+  ) {
+    const notifications = await listNotificationsForEndpoint(deps().pool, scopeOf(ctx), endpoint.id);
+    return sendPage(
+      reply,
+      endpointPage(ctx, { endpoint, eventTypes: EVENT_TYPES, notifications, features: FEATURES.endpoint, ...extra }),
+      status,
+    );
+  }
+
+  const allEndpoints = async (ctx: PageContext) =>
+    (await listEndpoints(deps(), scopeOf(ctx), { limit: MAX_ENDPOINTS_PER_MODE })).data;
+
+  app.get<ModeParams>('/dashboard/:mode/endpoints', { schema: hide, config: { dashboard: 'page' } }, async (request, reply) => {
+    const ctx = context(request, { notice: notice(request.query) });
+    return sendPage(reply, endpointsPage(ctx, { endpoints: await allEndpoints(ctx), eventTypes: EVENT_TYPES }));
+  });
+
+  app.post<ModeParams>('/dashboard/:mode/endpoints', { schema: hide, config: { dashboard: 'action' } }, async (request, reply) => {
+    const { values, input } = endpointInput(request.body as FormBody);
+    try {
+      const created = await registerEndpoint(deps(), scopeOf(context(request)), input);
+      const ctx = context(request, { canonical: paths.endpoint(parseModeParam(request.params.mode), created.id) });
+      const { secret, ...endpoint } = created;
+      return await renderEndpoint(reply, ctx, endpoint, { secret: { value: secret, reason: 'created' } });
+    } catch (err) {
+      const ctx = context(request, { canonical: paths.endpoints(parseModeParam(request.params.mode)) });
+      const error = formError(err);
+      return sendPage(reply, endpointsPage(ctx, { endpoints: await allEndpoints(ctx), eventTypes: EVENT_TYPES, error, form: values }), errorStatus(err));
+    }
+  });
+
+  app.get<EndpointParams>('/dashboard/:mode/endpoints/:id', { schema: hide, config: { dashboard: 'page' } }, async (request, reply) => {
+    const ctx = context(request, { notice: notice(request.query) });
+    return renderEndpoint(reply, ctx, await getEndpoint(deps(), scopeOf(ctx), request.params.id));
+  });
+
+  app.get<EndpointParams & { Querystring: { outcome?: string; starting_after?: string } }>(
+    '/dashboard/:mode/endpoints/:id/deliveries',
+    { schema: hide, config: { dashboard: 'page' } },
+    async (request, reply) => {
+      const ctx = context(request);
+      const endpoint = await getEndpoint(deps(), scopeOf(ctx), request.params.id);
+      const outcome = request.query.outcome === 'succeeded' || request.query.outcome === 'failed' ? request.query.outcome : undefined;
+      const startingAfter = request.query.starting_after || undefined;
+      const attempts = await listDeliveries(deps(), scopeOf(ctx), endpoint.id, { limit: DELIVERIES_PER_PAGE, outcome, startingAfter });
+      return sendPage(reply, deliveriesPage(ctx, { endpoint, attempts, outcome, startingAfter }));
+    },
+  );
+
+  /** Rotate and delete ask first (app.js in a dialog, else this page). */
+  function confirmFirst(request: FastifyRequest<EndpointParams>, reply: FastifyReply, ctx: PageContext, endpoint: EndpointRecord, action: 'rotate' | 'delete') {
+    const mode: Mode = ctx.mode;
+    const questions = {
+      rotate: {
+        question: 'Rotate the signing secret?',
+        consequence: 'A new secret is shown once. The old one keeps signing deliveries for a grace period so your receivers can switch over.',
+        confirmLabel: 'Rotate secret',
+        danger: false,
+      },
+      delete: {
+        question: `Delete the endpoint ${endpoint.url}?`,
+        consequence: 'Its pending retries stop and it receives nothing more. This cannot be undone.',
+        confirmLabel: 'Delete',
+        danger: true,
+      },
+    } as const;
+    return sendPage(
+      reply,
+      confirmPage(ctx, {
+        section: 'endpoints',
+        ...questions[action],
+        action: paths.endpointAction(mode, endpoint.id, action),
+        cancelHref: paths.endpoint(mode, endpoint.id),
+      }),
+    );
+  }
+
+  app.post<EndpointParams>('/dashboard/:mode/endpoints/:id/rotate', { schema: hide, config: { dashboard: 'action' } }, async (request, reply) => {
+    const ctx = context(request, { canonical: paths.endpoint(parseModeParam(request.params.mode), request.params.id) });
+    const endpoint = await getEndpoint(deps(), scopeOf(ctx), request.params.id);
+    if (text(request.body as FormBody, 'confirm') !== 'yes') return confirmFirst(request, reply, ctx, endpoint, 'rotate');
+    const { secret, ...rotated } = await rotateEndpointSecret(deps(), scopeOf(ctx), endpoint.id);
+    return renderEndpoint(reply, ctx, rotated, { secret: { value: secret, reason: 'rotated' } });
+  });
+
+  app.post<EndpointParams>('/dashboard/:mode/endpoints/:id/delete', { schema: hide, config: { dashboard: 'action' } }, async (request, reply) => {
+    const ctx = context(request);
+    const endpoint = await getEndpoint(deps(), scopeOf(ctx), request.params.id);
+    if (text(request.body as FormBody, 'confirm') !== 'yes') return confirmFirst(request, reply, ctx, endpoint, 'delete');
+    await deleteEndpoint(deps(), scopeOf(ctx), endpoint.id);
+    return reply.redirect(`${paths.endpoints(ctx.mode)}?notice=endpoint_deleted`, 303);
+  });
+}
