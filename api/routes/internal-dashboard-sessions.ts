@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { createSignInLink } from '../../domain/dashboard-sessions';
-import { ErrorResponse } from '../errors';
+import { errorResponses } from '../schemas';
 import { checkToken } from './internal-events';
 
 /**
@@ -30,18 +30,18 @@ export default async function internalDashboardSessionRoutes(fastify: FastifyIns
   app.post(
     '/internal/v1/dashboard/sessions',
     {
-      onRequest: async (request) => checkToken(request, app.deps.config.internalApiToken),
+      onRequest: async (request) => checkToken(request, app.config.internalApiToken),
       schema: {
         tags: ['internal'],
         summary: 'Create a single-use sign-in link to the developers page (parcel system only)',
         body: Body,
-        response: { 201: SignInLink, '4xx': ErrorResponse, '5xx': ErrorResponse },
+        response: { 201: SignInLink, ...errorResponses },
       },
     },
     async (request, reply) => {
-      const link = await createSignInLink(app.deps.pool, {
+      const link = await createSignInLink(app.pg, {
         accountId: request.body.account_id,
-        origin: publicOrigin(request, app.deps.config.publicUrl),
+        origin: publicOrigin(request, app.config.publicUrl),
       });
       return reply.status(201).send(link);
     },

@@ -7,7 +7,7 @@ import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { buildApp } from '../../api/app';
+import { buildServer } from '../../api/server';
 import { launchBrowser, type BrowserHarness, type TestPage } from '../helpers/browser';
 import { testConfig } from '../helpers/env';
 import { createAccount, createApiKey } from '../helpers/fixtures';
@@ -36,7 +36,7 @@ describe('developers page', () => {
   beforeAll(async () => {
     tw = await startTestWorker(config);
     connection = await Connection.connect({ address: config.temporal.address as string });
-    app = await buildApp({ config, pool: tw.pool, temporal: new Client({ connection, namespace: config.temporal.namespace }) }, { logger: false });
+    app = await buildServer({ config, pool: tw.pool, temporal: new Client({ connection, namespace: config.temporal.namespace }) }, { logger: false });
     origin = await app.listen({ port: 0, host: '127.0.0.1' });
     browser = await launchBrowser();
     receiver = await startReceiver();
