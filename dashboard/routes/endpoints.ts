@@ -66,7 +66,7 @@ export default async function endpointRoutes(app: FastifyInstance, options: Dash
 
   app.get<ModeParams>('/dashboard/:mode/endpoints', { schema: hide, config: { dashboard: 'page' } }, async (request, reply) => {
     const ctx = context(request, { notice: notice(request.query) });
-    return sendPage(reply, endpointsPage(ctx, { endpoints: await allEndpoints(ctx), eventTypes: EVENT_TYPES }));
+    return sendPage(reply, endpointsPage(ctx, { endpoints: await allEndpoints(ctx), eventTypes: EVENT_TYPES, canRecover: FEATURES.endpoint.recover }));
   });
 
   app.post<ModeParams>('/dashboard/:mode/endpoints', { schema: hide, config: { dashboard: 'action' } }, async (request, reply) => {
@@ -79,7 +79,7 @@ export default async function endpointRoutes(app: FastifyInstance, options: Dash
     } catch (err) {
       const ctx = context(request, { canonical: paths.endpoints(parseModeParam(request.params.mode)) });
       const error = formError(err);
-      return sendPage(reply, endpointsPage(ctx, { endpoints: await allEndpoints(ctx), eventTypes: EVENT_TYPES, error, form: values }), errorStatus(err));
+      return sendPage(reply, endpointsPage(ctx, { endpoints: await allEndpoints(ctx), eventTypes: EVENT_TYPES, canRecover: FEATURES.endpoint.recover, error, form: values }), errorStatus(err));
     }
   });
 

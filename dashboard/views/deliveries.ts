@@ -18,22 +18,25 @@ export function triggerLabel(trigger: Trigger | undefined): string {
 
 function responseCell(attempt: AttemptView): Html {
   if (attempt.response_body === null || attempt.response_body === '') return html`<span class="muted">Empty</span>`;
-  return html`<details><summary>First ${Math.min(attempt.response_body.length, 500)} characters</summary><pre class="body">${attempt.response_body}</pre></details>`;
+  // The record keeps the first 500 characters (spec 2.4).
+  const length = attempt.response_body.length;
+  return html`<details><summary>Body, ${length}${length >= 500 ? '+' : ''} characters</summary><pre class="body">${attempt.response_body}</pre></details>`;
 }
 
 /** One row per attempt; the event column links to the event, the endpoint column when several endpoints mix. */
-export function attemptRow(mode: Mode, attempt: AttemptView, options: { endpointUrl?: string } = {}): Html {
+export function attemptRow(mode: Mode, attempt: AttemptView, options: { endpointUrl?: string; linkEvent?: boolean } = {}): Html {
+  const kind = html`<code>${attempt.event_type}</code>`;
   return html`<tr>
 <td>${stamp(attempt.created)}</td>
 ${options.endpointUrl !== undefined ? html`<td class="url"><a href="${paths.endpoint(mode, attempt.endpoint_id)}">${options.endpointUrl}</a></td>` : ''}
-<td><a href="${paths.event(mode, attempt.event_id)}"><code>${attempt.event_type}</code></a><div class="muted small-text">${attempt.event_id}</div></td>
+<td>${options.linkEvent === false ? kind : html`<a href="${paths.event(mode, attempt.event_id)}">${kind}</a>`}<div class="muted small-text">${attempt.event_id}</div></td>
 <td>${attempt.attempt}</td>
 <td>${triggerLabel(attempt.trigger)}</td>
 <td>${attempt.succeeded ? badge('Succeeded', 'ok') : badge('Failed', 'danger')}</td>
 <td>${attempt.status_code ?? html`<span class="muted">None</span>`}</td>
 <td>${duration(attempt.duration_ms)}</td>
 <td>${attemptError(attempt.error)}</td>
-<td>${responseCell(attempt)}</td>
+<td class="response">${responseCell(attempt)}</td>
 </tr>`;
 }
 
@@ -65,7 +68,7 @@ export function deliveriesPage(ctx: PageContext, input: DeliveriesPageInput): Ht
 ${table({
   caption: 'Delivery attempts, newest first',
   head: ATTEMPT_HEAD,
-  rows: attempts.data.map((attempt) => attemptRow(ctx.mode, attempt)),
+  rows: attempts.data.map((attempt) => attemptRow(ctx.mode, attempt, { linkEvent: !ctx.sections || ctx.sections.includes('events') })),
   empty: outcome ? `No ${outcome} attempts.` : 'Nothing delivered to this endpoint yet. Send it a test event from its page.',
 })}
 ${pager({

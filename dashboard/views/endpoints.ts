@@ -72,6 +72,8 @@ ${checkboxGroup({
 
 export interface EndpointsPageInput {
   endpoints: EndpointView[];
+  /** Whether recovering missed events is offered yet (the failing banner points to it). */
+  canRecover?: boolean;
   eventTypes: readonly string[];
   error?: FormError;
   form?: EndpointFormValues;
@@ -105,7 +107,7 @@ ${endpointFields({ prefix: 'add', values: input.form ?? { url: '', description: 
     body: html`${
       failing.length > 0
         ? html`<div class="banner banner-danger" role="note"><strong>${plural(failing.length, 'endpoint is', 'endpoints are')} failing.</strong>
-Open ${failing.length === 1 ? 'it' : 'each'} to see what went wrong; once the receiver works again, recover the events it missed.</div>`
+Open ${failing.length === 1 ? 'it' : 'each'} to see what went wrong${input.canRecover ? '; once the receiver works again, recover the events it missed' : ''}.</div>`
         : ''
     }
 <p class="lede">We post signed ${ctx.mode}-mode events to these endpoints and retry failures for about seven hours.</p>
@@ -143,13 +145,18 @@ function secretBox(input: NonNullable<EndpointPageInput['secret']>): Html {
   });
 }
 
-function failingNote(endpoint: EndpointView, notifications: NotificationView[], now?: Date): Html | undefined {
+function failingNote(endpoint: EndpointView, input: Pick<EndpointPageInput, 'notifications' | 'features'>, now?: Date): Html | undefined {
   if (endpoint.status !== 'failing' && !endpoint.failing) return undefined;
-  const latest = notifications[0];
+  const latest = input.notifications[0];
+  const emailed = latest?.email_sent_at && latest.email_to ? html` by email to ${latest.email_to}` : '';
+  const next =
+    input.features.test && input.features.recover
+      ? 'fix the receiver, send a test event, then recover the events it missed.'
+      : 'fix the receiver; the next event delivered to it clears the mark.';
   return html`<div class="banner banner-danger" role="note">
-<strong>This endpoint is failing.</strong> Several deliveries in a row were given up after every retry failed.
-${latest ? html`We told you ${time(latest.created_at, { now })}${latest.email_to ? html` by email to ${latest.email_to}` : ''}.` : ''}
-The mark clears at the next successful delivery: fix the receiver, send a test event, then recover the events it missed.
+<strong>This endpoint is failing.</strong> Deliveries to it were given up after every retry failed.
+${latest ? html`We told you ${time(latest.created_at, { now })}${emailed}.` : ''}
+The mark clears at the next successful delivery: ${next}
 </div>`;
 }
 
@@ -243,7 +250,7 @@ function notificationsList(input: EndpointPageInput, now?: Date): Html {
 <ul class="notifications">
 ${input.notifications.map(
   (note) => html`<li>
-<p><strong>${note.subject}</strong> · ${time(note.created_at, { now })}${note.email_to ? html` · ${note.email_sent_at ? 'emailed' : 'email pending'} to ${note.email_to}` : ''}</p>
+<p><strong>${note.subject}</strong> · ${time(note.created_at, { now })}${note.email_sent_at && note.email_to ? html` · emailed to ${note.email_to}` : ''}</p>
 <details><summary>Message</summary><pre>${note.body}</pre></details>
 </li>`,
 )}
@@ -261,7 +268,7 @@ export function endpointPage(ctx: PageContext, input: EndpointPageInput): Html {
     heading: html`<span class="muted">Endpoint</span> <span class="url">${endpoint.url}</span>`,
     body: html`${input.secret ? secretBox(input.secret) : ''}
 ${otherError}
-${failingNote(endpoint, input.notifications, ctx.now)}
+${failingNote(endpoint, input, ctx.now)}
 <dl class="facts">
 <div><dt>Status</dt><dd>${endpointStatus(endpoint)}</dd></div>
 <div><dt>Description</dt><dd>${endpoint.description ?? html`<span class="muted">None</span>`}</dd></div>
