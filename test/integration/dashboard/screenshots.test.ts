@@ -4,25 +4,25 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildServer } from '../../api/server';
-import { launchBrowser, type BrowserHarness } from '../helpers/browser';
-import { parcel } from '../helpers/delivery';
-import { testConfig } from '../helpers/env';
-import { createAccount } from '../helpers/fixtures';
-import { startReceiver, type Receiver } from '../helpers/receiver';
-import { startTestWorker, type TestWorker } from '../helpers/temporal';
-import { waitFor } from '../helpers/wait';
+import { buildServer } from '../../../api/server';
+import { launchBrowser, type BrowserHarness } from '../../helpers/browser';
+import { parcel } from '../../helpers/delivery';
+import { testConfig } from '../../helpers/env';
+import { createAccount } from '../../helpers/fixtures';
+import { startReceiver, type Receiver } from '../../helpers/receiver';
+import { startTestWorker, type TestWorker } from '../../helpers/temporal';
+import { waitFor } from '../../helpers/wait';
 
 /**
  * The README's screenshots, taken from the real app with a merchant's usual state: two keys (one in use),
  * a healthy endpoint and a failing one with its notification, deliveries of both. Every run renders them (and
- * fails on a console error); `UPDATE_SCREENSHOTS=1 npm test -- test/browser/dashboard-screenshots` writes them to
+ * fails on a console error); `UPDATE_SCREENSHOTS=1 npm test -- test/integration/dashboard/screenshots` writes them to
  * docs/screenshots.
  */
 
 const INTERNAL_TOKEN = 'internal-token-for-dashboard-screens';
 const UPDATE = process.env.UPDATE_SCREENSHOTS === '1';
-const OUT = UPDATE ? path.join(__dirname, '..', '..', 'docs', 'screenshots') : mkdtempSync(path.join(os.tmpdir(), 'pw-shots-'));
+const OUT = UPDATE ? path.join(__dirname, '..', '..', '..', 'docs', 'screenshots') : mkdtempSync(path.join(os.tmpdir(), 'pw-shots-'));
 
 describe('developers page screenshots', () => {
   const config = testConfig({

@@ -7,14 +7,14 @@ import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { buildServer } from '../../api/server';
-import { launchBrowser, type BrowserHarness, type TestPage } from '../helpers/browser';
-import { testConfig } from '../helpers/env';
-import { createAccount, createApiKey } from '../helpers/fixtures';
-import { startReceiver, type Receiver } from '../helpers/receiver';
-import { startTestWorker, type TestWorker } from '../helpers/temporal';
-import { waitFor } from '../helpers/wait';
-import { parcel } from '../helpers/delivery';
+import { buildServer } from '../../../api/server';
+import { launchBrowser, type BrowserHarness, type TestPage } from '../../helpers/browser';
+import { testConfig } from '../../helpers/env';
+import { createAccount, createApiKey } from '../../helpers/fixtures';
+import { startReceiver, type Receiver } from '../../helpers/receiver';
+import { startTestWorker, type TestWorker } from '../../helpers/temporal';
+import { waitFor } from '../../helpers/wait';
+import { parcel } from '../../helpers/delivery';
 
 /**
  * The developers page in Debian's Chromium against the real app on loopback, this run's Postgres and Temporal
@@ -22,7 +22,7 @@ import { parcel } from '../helpers/delivery';
  */
 
 const INTERNAL_TOKEN = 'internal-token-for-dashboard-tests';
-const BIN = path.join(__dirname, '..', '..', 'cli', 'bin.js');
+const BIN = path.join(__dirname, '..', '..', '..', 'cli', 'bin.js');
 
 describe('developers page', () => {
   const config = testConfig({ INTERNAL_API_TOKEN: INTERNAL_TOKEN, DELIVERY_RETRY_DELAYS: '1s,1s', DELIVERY_TIMEOUT: '2s' });

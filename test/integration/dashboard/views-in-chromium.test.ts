@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, transferredBytes, type BrowserHarness } from '../helpers/browser';
-import { previewServer, samplePages } from '../helpers/dashboard-fixtures';
-import { loadAssets } from '../../dashboard/assets';
+import { launchBrowser, transferredBytes, type BrowserHarness } from '../../helpers/browser';
+import { previewServer, samplePages } from '../../helpers/dashboard-fixtures';
+import { loadAssets } from '../../../dashboard/assets';
 
 /**
  * The views in real Chromium, from sample records: the CSP holds (no violation reaches the console), nothing
  * is wider than a phone, the keyboard reaches everything with a visible focus, and the script's copy button and
- * confirmation dialog work. The pages against the real app are in dashboard.test.ts.
+ * confirmation dialog work. The pages against the real app are in pages.test.ts.
  */
 describe('developers page views in Chromium', () => {
   let browser: BrowserHarness;

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SIGN_IN_ATTEMPTS_PER_MINUTE } from '../../dashboard/routes/sign-in';
-import { apiFixture, type ApiFixture } from '../helpers/api';
-import { createAccount } from '../helpers/fixtures';
+import { SIGN_IN_ATTEMPTS_PER_MINUTE } from '../../../dashboard/routes/sign-in';
+import { apiFixture, type ApiFixture } from '../../helpers/api';
+import { createAccount } from '../../helpers/fixtures';
 
-/** Sign-in links and sessions through the app (the browser flow is test/browser/dashboard.test.ts). */
+/** Sign-in links and sessions through the app (the browser flow is pages.test.ts). */
 describe('developers page sessions', () => {
   const token = 'internal-token-for-session-tests';
   let f: ApiFixture;

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { loadAssets } from '../../dashboard/assets';
-import { html, trusted } from '../../dashboard/views/html';
-import { keysPage } from '../../dashboard/views/keys';
-import { merchantMessage } from '../../dashboard/views/messages';
-import { signInPage } from '../../dashboard/views/public';
-import { KEYS, SCOPES, sampleContext, samplePages } from '../helpers/dashboard-fixtures';
+import { loadAssets } from '../../../dashboard/assets';
+import { html, trusted } from '../../../dashboard/views/html';
+import { keysPage } from '../../../dashboard/views/keys';
+import { merchantMessage } from '../../../dashboard/views/messages';
+import { signInPage } from '../../../dashboard/views/public';
+import { KEYS, SCOPES, sampleContext, samplePages } from '../../helpers/dashboard-fixtures';
 
 const assets = loadAssets().urls;
 
