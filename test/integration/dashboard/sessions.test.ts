@@ -1,14 +1,28 @@
+import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loggerOptions } from '../../../api/server';
 import { SIGN_IN_ATTEMPTS_PER_MINUTE } from '../../../dashboard/routes/sign-in';
 import { apiFixture, type ApiFixture } from '../../helpers/api';
+import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';
 
 /** Sign-in links and sessions through the app (the browser flow is pages.test.ts). */
 describe('developers page sessions', () => {
   const token = 'internal-token-for-session-tests';
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(String(chunk));
+      done();
+    },
+  });
   let f: ApiFixture;
   beforeAll(async () => {
-    f = await apiFixture({ env: { INTERNAL_API_TOKEN: token, PUBLIC_URL: 'https://hooks.parcel.example' } });
+    const base = loggerOptions(testConfig()) as Record<string, unknown>;
+    f = await apiFixture({
+      env: { INTERNAL_API_TOKEN: token, PUBLIC_URL: 'https://hooks.parcel.example' },
+      logger: { ...base, level: 'trace', stream: sink } as never,
+    });
   });
   afterAll(async () => {
     await f?.close();
@@ -48,6 +62,13 @@ describe('developers page sessions', () => {
     const opened = await f.app.inject({ url: url.pathname, headers: { host: 'hooks.parcel.example' }, remoteAddress: '10.0.0.2' });
     expect(opened.statusCode).toBe(200);
     expect(opened.headers['set-cookie']).toMatch(/^parcel_dashboard_session=[A-Za-z0-9]{43}; Path=\/dashboard; Max-Age=43200; HttpOnly; SameSite=Strict; Secure$/);
+    // Neither the link's token nor the session id reaches a log line.
+    const sessionId = String(opened.headers['set-cookie']).split(';')[0]!.split('=')[1]!;
+    await f.app.inject({ url: '/dashboard/test/keys', headers: { cookie: `parcel_dashboard_session=${sessionId}` } });
+    const logs = lines.join('');
+    expect(logs).toContain('/dashboard/sign-in/[redacted]');
+    expect(logs).not.toContain(url.pathname.split('/').pop()!);
+    expect(logs).not.toContain(sessionId);
   });
 
   it('rate-limits link openings per address', async () => {
