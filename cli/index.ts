@@ -8,6 +8,7 @@ import { registerKeys } from './commands/keys';
 import { registerMigrate } from './commands/migrate';
 import { registerSimulate } from './commands/simulate';
 import { registerStart } from './commands/start';
+import { registerTemporalServer } from './commands/temporal-server';
 import { CliContext, CliError } from './context';
 
 export function buildProgram(ctx: CliContext): Command {
@@ -23,6 +24,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerDashboard(program, ctx);
   registerMigrate(program, ctx);
   registerStart(program, ctx);
+  registerTemporalServer(program, ctx);
   return program;
 }
 

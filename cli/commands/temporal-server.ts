@@ -1,0 +1,69 @@
+import path from 'node:path';
+import type { Command } from 'commander';
+import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../../core/search-attributes';
+import { DEFAULT_NUM_HISTORY_SHARDS } from '../../infra/temporal-server-config';
+import { CliError, print, type CliContext } from '../context';
+
+interface TemporalServerOptions {
+  port: string;
+  shards: string;
+  dbPrefix: string;
+}
+
+function positiveInt(value: string, flag: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 65535) throw new CliError(`${flag} must be a positive integer (got ${value})`, 2);
+  return n;
+}
+
+export function registerTemporalServer(program: Command, ctx: CliContext): void {
+  program
+    .command('temporal-server')
+    .description('Run the full Temporal server 1.29.1 on PostgreSQL (DATABASE_URL\'s server): built once, its own databases, our search attributes')
+    .option('--port <port>', 'frontend gRPC port', '7233')
+    .option('--shards <n>', 'history shards (fixed once the databases exist)', String(DEFAULT_NUM_HISTORY_SHARDS))
+    .option('--db-prefix <name>', 'databases temporal_<name> and temporal_<name>_visibility', 'local')
+    .option('--json', 'print one JSON document once the server is ready')
+    .action(async (options: TemporalServerOptions, command: Command) => {
+      const port = positiveInt(options.port, '--port');
+      const shards = positiveInt(options.shards, '--shards');
+      // Loaded here, not at the top: only this command needs the server module and the Temporal client.
+      const infra = require('../../infra/temporal-server') as typeof import('../../infra/temporal-server');
+      const say = (msg: string) => process.stderr.write(`${msg}\n`);
+      const install = await infra.ensureTemporalServer({ log: say });
+      const base = { databaseUrl: ctx.config.databaseUrl, prefix: options.dbPrefix, install };
+      const databases = await infra.setupTemporalDatabases(base);
+      const started = Date.now();
+      const server = await infra.startTemporalServer({
+        ...base,
+        port,
+        numHistoryShards: shards,
+        namespace: ctx.config.temporal.namespace,
+        searchAttributes: SEARCH_ATTRIBUTE_DEFINITIONS,
+        // Kept after a stop, so server.log can be read when it died.
+        runDir: path.resolve(ctx.config.dataDir, 'temporal-server'),
+      });
+      const document = { address: server.address, namespace: server.namespace, databases, shards, logFile: server.logFile };
+      print(command, document, () =>
+        [
+          `Temporal ${server.address} ready in ${((Date.now() - started) / 1000).toFixed(1)} s (namespace ${server.namespace}, ${shards} history shards)`,
+          `databases ${databases.temporal}, ${databases.visibility}; log ${server.logFile}`,
+          'Ctrl-C stops it.',
+        ].join('\n'),
+      );
+      const exitCode = await untilStopped(server);
+      if (exitCode !== undefined) throw new CliError(`Temporal server exited on its own (${exitCode}); see ${server.logFile}`);
+    });
+}
+
+/** Resolves once SIGINT/SIGTERM stopped the server, or with its exit code if it died first. */
+async function untilStopped(server: { process: import('node:child_process').ChildProcess; stop(): Promise<void> }): Promise<string | undefined> {
+  const signalled = new Promise<'signal'>((resolve) => {
+    process.once('SIGINT', () => resolve('signal'));
+    process.once('SIGTERM', () => resolve('signal'));
+  });
+  const died = new Promise<string>((resolve) => server.process.once('exit', (code, signal) => resolve(String(code ?? signal))));
+  const outcome = await Promise.race([signalled, died]);
+  await server.stop();
+  return outcome === 'signal' ? undefined : outcome;
+}
