@@ -2,6 +2,14 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../../core/search-attributes';
+import {
+  DEFAULT_DYNAMIC_CONFIG_FILE,
+  DEFAULT_NUM_HISTORY_SHARDS,
+  DEFAULT_RETENTION_HOURS,
+  TEMPORAL_SERVER_VERSION,
+} from '../../infra/temporal-server-config';
+import { devServerArgs } from '../../scripts/dev-server';
 
 // No Docker engine runs here, so the compose file is checked by reading it.
 const root = path.join(__dirname, '..', '..');
@@ -9,7 +17,9 @@ const compose = parse(readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'
   services: Record<string, {
     image?: string;
     build?: string;
+    entrypoint?: string[];
     command?: string[];
+    volumes?: string[];
     ports?: string[];
     environment?: Record<string, string>;
     depends_on?: Record<string, { condition: string }> | string[];
@@ -64,5 +74,60 @@ describe('docker-compose.yml', () => {
       expect(deps.temporal?.condition).toBe('service_healthy');
     }
     expect(services.migrate?.command).toEqual(['node', 'cli/bin.js', 'migrate']);
+  });
+});
+
+/** `--name X --type Y` pairs of a `temporal operator search-attribute create` command line. */
+function createdSearchAttributes(script: string): Record<string, string> {
+  const created = script.slice(script.indexOf('search-attribute create'));
+  return Object.fromEntries([...created.matchAll(/--name (\w+) --type (\w+)/g)].map((m) => [m[1], m[2]]));
+}
+
+/** The values of a dynamic config file: key -> its unconstrained value. */
+function dynamicConfigValues(file: string): Record<string, unknown> {
+  const doc = parse(readFileSync(file, 'utf8')) as Record<string, { value: unknown; constraints?: object }[]>;
+  return Object.fromEntries(Object.entries(doc).map(([key, entries]) => [key, entries[0]?.value]));
+}
+
+describe('docker-compose.yml and `parcel-webhooks temporal-server` run the same Temporal', () => {
+  const temporal = services.temporal;
+
+  it('same server version', () => {
+    expect(temporal?.image).toBe(`temporalio/auto-setup:${TEMPORAL_SERVER_VERSION}`);
+    expect(services['temporal-search-attributes']?.image).toBe(temporal?.image);
+  });
+
+  it('same dynamic config: the committed file, mounted where DYNAMIC_CONFIG_FILE_PATH points', () => {
+    const mountPath = temporal?.environment?.DYNAMIC_CONFIG_FILE_PATH;
+    const source = path.relative(root, DEFAULT_DYNAMIC_CONFIG_FILE);
+    expect(temporal?.volumes).toContain(`./${source}:${mountPath}:ro`);
+    expect(dynamicConfigValues(DEFAULT_DYNAMIC_CONFIG_FILE)).toMatchObject({ 'system.enableActivityEagerExecution': true });
+  });
+
+  it('the dev server gets the same dynamic config values as flags', () => {
+    const args = devServerArgs({ cliPath: 'temporal', port: 7233 });
+    const flags = Object.fromEntries(
+      args.flatMap((arg, i) => (arg === '--dynamic-config-value' ? [args[i + 1]?.split('=') as [string, string]] : [])),
+    );
+    const values = dynamicConfigValues(DEFAULT_DYNAMIC_CONFIG_FILE);
+    expect(Object.keys(flags).sort()).toEqual(Object.keys(values).sort());
+    for (const [key, value] of Object.entries(values)) expect(JSON.parse(flags[key] as string), key).toEqual(value);
+  });
+
+  it('same search attributes, registered before the app starts, and none of auto-setup\'s test ones', () => {
+    const setup = services['temporal-search-attributes'];
+    expect(setup?.entrypoint).toEqual(['/bin/sh', '-c']);
+    expect(createdSearchAttributes(setup?.command?.[0] ?? '')).toEqual(SEARCH_ATTRIBUTE_DEFINITIONS);
+    expect(temporal?.environment?.SKIP_ADD_CUSTOM_SEARCH_ATTRIBUTES).toBe('true');
+    for (const name of ['api', 'worker'] as const) {
+      const deps = services[name]?.depends_on as Record<string, { condition: string }>;
+      expect(deps['temporal-search-attributes']?.condition).toBe('service_completed_successfully');
+    }
+  });
+
+  it('same shards, namespace and retention', () => {
+    expect(temporal?.environment?.NUM_HISTORY_SHARDS).toBe(String(DEFAULT_NUM_HISTORY_SHARDS));
+    expect(temporal?.environment?.DEFAULT_NAMESPACE).toBe('default');
+    expect(temporal?.environment?.DEFAULT_NAMESPACE_RETENTION).toBe(`${DEFAULT_RETENTION_HOURS}h`);
   });
 });
