@@ -210,7 +210,10 @@ export interface TemporalServer {
   address: string;
   namespace: string;
   databases: TemporalDatabases;
+  /** In use: fixed by the first start on these databases. */
   numHistoryShards: number;
+  requestedShards: number;
+  cluster: ClusterFacts;
   runDir: string;
   logFile: string;
   process: ChildProcess;
@@ -261,14 +264,16 @@ export async function startTemporalServer(options: TemporalServerOptions): Promi
     }
     if (ownRunDir) rmSync(runDir, { recursive: true, force: true });
   };
+  let facts: ClusterFacts;
   try {
-    await waitUntilReady({ address, child, namespace, options, deadline: Date.now() + (options.readyTimeoutMs ?? 120_000) });
+    facts = await waitUntilReady({ address, child, namespace, options, deadline: Date.now() + (options.readyTimeoutMs ?? 120_000) });
   } catch (err) {
     const tail = readTail(logFile);
     await stop();
     throw new Error(`${(err as Error).message}\n--- server.log (last lines) ---\n${tail}`);
   }
-  return { address, namespace, databases, numHistoryShards, runDir, logFile, process: child, stop };
+  // The server keeps the count its databases were created with and only warns in its log: say so to the caller.
+  return { address, namespace, databases, numHistoryShards: facts.historyShardCount, requestedShards: numHistoryShards, cluster: facts, runDir, logFile, process: child, stop };
 }
 
 /** The last lines of server.log, JSON lines cut to level, message and error (their stack traces run to pages). */
@@ -360,7 +365,14 @@ async function retry<T>(ctx: ReadyContext, what: string, step: () => Promise<T>)
 const GRPC_NOT_FOUND = 5;
 const GRPC_ALREADY_EXISTS = 6;
 
-async function waitUntilReady(ctx: ReadyContext): Promise<void> {
+/** What the running cluster says of itself: the shard count it uses is the one first persisted, not the asked one. */
+export interface ClusterFacts {
+  historyShardCount: number;
+  persistenceStore: string;
+  visibilityStore: string;
+}
+
+async function waitUntilReady(ctx: ReadyContext): Promise<ClusterFacts> {
   const connection = await retry(ctx, 'gRPC connection', async () => {
     const attempt = await Connection.connect({ address: ctx.address, connectTimeout: 1_000 });
     try {
@@ -373,6 +385,9 @@ async function waitUntilReady(ctx: ReadyContext): Promise<void> {
   });
   try {
     await retry(ctx, `namespace ${ctx.namespace}`, () => ensureNamespace(connection, ctx));
+    // Registered is not yet served: calls naming the namespace answer NotFound until the frontend's namespace
+    // cache refreshes (every 2 s by default); this call goes through that cache.
+    await retry(ctx, `namespace ${ctx.namespace} in the frontend cache`, () => connection.operatorService.listSearchAttributes({ namespace: ctx.namespace }));
     const attributes = ctx.options.searchAttributes ?? {};
     if (Object.keys(attributes).length > 0) {
       await retry(ctx, 'search attributes', () => ensureSearchAttributes(connection, ctx.namespace, attributes));
@@ -381,6 +396,8 @@ async function waitUntilReady(ctx: ReadyContext): Promise<void> {
       await retry(ctx, 'search attributes in the namespace cache', () =>
         connection.workflowService.countWorkflowExecutions({ namespace: ctx.namespace, query: probeQuery(attributes) }));
     }
+    const info = await connection.workflowService.getClusterInfo({});
+    return { historyShardCount: info.historyShardCount, persistenceStore: info.persistenceStore, visibilityStore: info.visibilityStore };
   } finally {
     await connection.close();
   }

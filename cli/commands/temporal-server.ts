@@ -43,10 +43,20 @@ export function registerTemporalServer(program: Command, ctx: CliContext): void 
         // Kept after a stop, so server.log can be read when it died.
         runDir: path.resolve(ctx.config.dataDir, 'temporal-server'),
       });
-      const document = { address: server.address, namespace: server.namespace, databases, shards, logFile: server.logFile };
+      const document = {
+        address: server.address,
+        namespace: server.namespace,
+        databases,
+        shards: server.numHistoryShards,
+        persistence: { store: server.cluster.persistenceStore, visibility: server.cluster.visibilityStore },
+        logFile: server.logFile,
+      };
+      if (server.numHistoryShards !== shards) {
+        say(`warning: ${databases.temporal} was created with ${server.numHistoryShards} history shards, which cannot change; --shards ${shards} ignored (use another --db-prefix)`);
+      }
       print(command, document, () =>
         [
-          `Temporal ${server.address} ready in ${((Date.now() - started) / 1000).toFixed(1)} s (namespace ${server.namespace}, ${shards} history shards)`,
+          `Temporal ${server.address} ready in ${((Date.now() - started) / 1000).toFixed(1)} s (namespace ${server.namespace}, ${server.numHistoryShards} history shards, ${server.cluster.persistenceStore}, visibility ${server.cluster.visibilityStore})`,
           `databases ${databases.temporal}, ${databases.visibility}; log ${server.logFile}`,
           'Ctrl-C stops it.',
         ].join('\n'),
