@@ -50,6 +50,30 @@ export interface ServerPorts {
   workerMembership: number;
 }
 
+/**
+ * Temporal's own port layout (config/docker.yaml: 7233 frontend, 7234 history, 7235 matching, 7239 worker, 7243
+ * HTTP, membership 300 below each), shifted to the frontend port asked for. Fixed ports are what a deployment
+ * has, and they matter after a crash: the dead instance stays in cluster_membership for 20 s, and a restart on
+ * other membership ports first tries to join it (about 45 s of "Not enough hosts" before matching serves).
+ * On the same ports the new instance is that member.
+ */
+export function standardPorts(frontendGrpc: number): ServerPorts {
+  return {
+    frontendGrpc,
+    frontendHttp: frontendGrpc + 10,
+    frontendMembership: frontendGrpc - 300,
+    historyGrpc: frontendGrpc + 1,
+    historyMembership: frontendGrpc - 299,
+    matchingGrpc: frontendGrpc + 2,
+    matchingMembership: frontendGrpc - 298,
+    workerGrpc: frontendGrpc + 6,
+    workerMembership: frontendGrpc - 294,
+  };
+}
+
+/** cluster_membership.rpc_port is a Postgres smallint: the server dies on a membership port above this. */
+export const MAX_MEMBERSHIP_PORT = 32_767;
+
 export interface ServerConfigInput {
   postgres: PostgresTarget;
   databases: TemporalDatabases;

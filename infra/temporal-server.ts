@@ -10,6 +10,7 @@ import {
   DEFAULT_NUM_HISTORY_SHARDS,
   DEFAULT_RETENTION_HOURS,
   INDEXED_VALUE_TYPES,
+  MAX_MEMBERSHIP_PORT,
   SCHEMA_DIRS,
   TEMPORAL_SERVER_VERSION,
   databaseNames,
@@ -17,6 +18,7 @@ import {
   schemaSteps,
   serverArgs,
   serverConfig,
+  standardPorts,
   sqlToolArgs,
   toYaml,
   type PostgresTarget,
@@ -190,8 +192,10 @@ export async function dropTemporalDatabases(options: DatabaseOptions): Promise<v
 }
 
 export interface TemporalServerOptions extends DatabaseOptions {
-  /** Frontend gRPC port; free when omitted. Every other port is always a free one. */
+  /** Frontend gRPC port; the others follow Temporal's layout around it where free (free ones when omitted). */
   port?: number;
+  /** Every port, e.g. a stopped instance's `ports` to restart it as the same cluster member. */
+  ports?: ServerPorts;
   numHistoryShards?: number;
   namespace?: string;
   retentionHours?: number;
@@ -213,6 +217,7 @@ export interface TemporalServer {
   /** In use: fixed by the first start on these databases. */
   numHistoryShards: number;
   requestedShards: number;
+  ports: ServerPorts;
   cluster: ClusterFacts;
   runDir: string;
   logFile: string;
@@ -231,7 +236,7 @@ export async function startTemporalServer(options: TemporalServerOptions): Promi
   const databases = databaseNames(options.prefix);
   const ownRunDir = options.runDir === undefined;
   const runDir = options.runDir ?? mkdtempSync(path.join(os.tmpdir(), 'parcel-temporal-'));
-  const ports = await freePorts(options.port);
+  const ports = options.ports ?? (await choosePorts(options.port));
   const envName = 'parcel';
   mkdirSync(path.join(runDir, 'config'), { recursive: true });
   const config = serverConfig({
@@ -273,7 +278,7 @@ export async function startTemporalServer(options: TemporalServerOptions): Promi
     throw new Error(`${(err as Error).message}\n--- server.log (last lines) ---\n${tail}`);
   }
   // The server keeps the count its databases were created with and only warns in its log: say so to the caller.
-  return { address, namespace, databases, numHistoryShards: facts.historyShardCount, requestedShards: numHistoryShards, cluster: facts, runDir, logFile, process: child, stop };
+  return { address, namespace, databases, numHistoryShards: facts.historyShardCount, requestedShards: numHistoryShards, ports, cluster: facts, runDir, logFile, process: child, stop };
 }
 
 /** The last lines of server.log, JSON lines cut to level, message and error (their stack traces run to pages). */
@@ -310,7 +315,7 @@ async function freeLowPort(taken: Set<number>): Promise<number> {
   throw new Error(`no free port between ${LOW_PORTS.min} and ${LOW_PORTS.max}`);
 }
 
-const LOW_PORTS = { min: 20_000, max: 32_767 };
+const LOW_PORTS = { min: 20_000, max: MAX_MEMBERSHIP_PORT };
 
 function canBind(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -321,21 +326,32 @@ function canBind(port: number): Promise<boolean> {
   });
 }
 
-async function freePorts(frontendGrpc: number | undefined): Promise<ServerPorts> {
+/**
+ * With a frontend port: Temporal's standard layout around it (so a restart on that port reuses every port),
+ * each one that is busy or out of range replaced by a free one. Without: free ports throughout.
+ */
+async function choosePorts(frontendGrpc: number | undefined): Promise<ServerPorts> {
   const taken = new Set<number>(frontendGrpc === undefined ? [] : [frontendGrpc]);
-  const next = () => freeLowPort(taken);
-  return {
-    frontendGrpc: frontendGrpc ?? (await next()),
-    frontendHttp: await next(),
-    frontendMembership: await next(),
-    historyGrpc: await next(),
-    historyMembership: await next(),
-    matchingGrpc: await next(),
-    matchingMembership: await next(),
-    workerGrpc: await next(),
-    workerMembership: await next(),
-  };
+  const wanted: Partial<ServerPorts> = frontendGrpc === undefined ? {} : standardPorts(frontendGrpc);
+  const chosen = {} as ServerPorts;
+  for (const key of PORT_KEYS) {
+    if (key === 'frontendGrpc' && frontendGrpc !== undefined) {
+      chosen[key] = frontendGrpc; // as asked, even if busy: the server's own error says so
+      continue;
+    }
+    const preferred = wanted[key];
+    const limit = key.endsWith('Membership') ? MAX_MEMBERSHIP_PORT : 65_535;
+    const usable = preferred !== undefined && preferred > 1024 && preferred <= limit && !taken.has(preferred) && (await canBind(preferred));
+    if (usable) taken.add(preferred);
+    chosen[key] = usable ? preferred : await freeLowPort(taken);
+  }
+  return chosen;
 }
+
+const PORT_KEYS: (keyof ServerPorts)[] = [
+  'frontendGrpc', 'frontendHttp', 'frontendMembership', 'historyGrpc', 'historyMembership',
+  'matchingGrpc', 'matchingMembership', 'workerGrpc', 'workerMembership',
+];
 
 interface ReadyContext {
   address: string;

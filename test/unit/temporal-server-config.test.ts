@@ -8,6 +8,7 @@ import {
   serverArgs,
   serverConfig,
   sqlToolArgs,
+  standardPorts,
   toYaml,
   type ServerConfigInput,
 } from '../../infra/temporal-server-config';
@@ -99,6 +100,10 @@ describe('arguments', () => {
       setup: ['setup-schema', '-v', '0.0'],
       update: ['update-schema', '--schema-dir', '/cache/schema/postgresql/v12/temporal/versioned'],
     });
+  });
+
+  it('lays ports out as Temporal does around the frontend port, so a restart on it reuses every one', () => {
+    expect(standardPorts(7233)).toEqual(ports);
   });
 
   it('names the databases from a plain prefix only', () => {
