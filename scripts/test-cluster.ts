@@ -51,7 +51,8 @@ async function main(): Promise<number> {
     say(`databases ${databases.temporal}, ${databases.visibility} set up in ${seconds(started)}`);
     started = Date.now();
     server = await startTemporalServer({ databaseUrl, prefix, install, runDir, searchAttributes: SEARCH_ATTRIBUTE_DEFINITIONS });
-    say(`Temporal ${server.address} ready in ${seconds(started)} (${server.numHistoryShards} history shards, PostgreSQL persistence and visibility); log ${server.logFile}`);
+    const { persistenceStore, visibilityStore } = server.cluster;
+    say(`Temporal ${server.address} ready in ${seconds(started)} (${server.numHistoryShards} history shards, ${persistenceStore}, visibility ${visibilityStore}); log ${server.logFile}`);
     if (interrupted) return 130;
 
     const files = process.argv.length > 2 ? process.argv.slice(2) : DEFAULT_FILES;
@@ -76,7 +77,8 @@ function runVitest(files: string[], address: string, started: (child: ReturnType
     const child = spawn(path.join(root, 'node_modules', '.bin', 'vitest'), ['run', ...files], {
       cwd: root,
       stdio: 'inherit',
-      env: { ...process.env, TEMPORAL_ADDRESS: address },
+      // PARCEL_TEST_CLUSTER turns on the tests that start servers of their own (a crash and restart of one).
+      env: { ...process.env, TEMPORAL_ADDRESS: address, PARCEL_TEST_CLUSTER: '1' },
     });
     started(child);
     const timer = setTimeout(() => {
