@@ -4,7 +4,8 @@
  *   2. bare Temporal: one workflow with one no-op activity (the cost of Temporal alone);
  *   3. the engine: publishEvent -> deliverEvent -> sign-and-post -> record, one endpoint per event.
  * Run: `npx tsx bench/delivery.ts` (BENCH_EVENTS, BENCH_CONCURRENCY). It starts its own dev server (file
- * database, the pragmas `npm start` uses) and scratch database, and removes both at the end.
+ * database, the pragmas `npm start` uses) and scratch database, and removes both at the end. With `--cluster`,
+ * the full Temporal server on PostgreSQL (bench/cluster.ts) instead of the dev server, on fresh databases too.
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
@@ -25,6 +26,7 @@ import { startDevServer } from '../infra/dev-server';
 import { ensureTemporalCli } from '../infra/temporal-cli';
 import { freePort } from '../infra/ports';
 import { createWorker } from '../worker/worker';
+import { startBenchCluster } from './cluster';
 import { historyBreakdown } from './history-breakdown';
 import { runPool, summarize, type Summary } from './stats';
 
@@ -183,8 +185,11 @@ async function main(): Promise<void> {
   const runId = `bench${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
   const databaseUrl = `postgres://postgres@127.0.0.1:5432/pw_${runId}`;
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'pw-bench-'));
-  const cliPath = await ensureTemporalCli({ log: (m) => process.stderr.write(`${m}\n`) });
-  const dev = await startDevServer({ cliPath, port: await freePort(), dbFile: path.join(dataDir, 'temporal.sqlite') });
+  const log = (m: string) => process.stderr.write(`${m}\n`);
+  const dev = process.argv.includes('--cluster')
+    ? await startBenchCluster(runId, log)
+    : await startDevServer({ cliPath: await ensureTemporalCli({ log }), port: await freePort(), dbFile: path.join(dataDir, 'temporal.sqlite') });
+  const temporal = 'settings' in dev ? dev.settings : { server: 'temporal server start-dev (CLI 1.5.1, server 1.29.1)', historyShards: 1, persistence: 'sqlite (file, WAL)' };
   await prepareDatabase(databaseUrl);
   const receiver = await startReceiver();
   const config = loadConfig({
@@ -211,6 +216,7 @@ async function main(): Promise<void> {
     const bareIdle = await bareTemporal(connection, client, SEQUENTIAL, `${runId}-idle`, 1);
     const engIdle = await engine(config, { pool, client, connection }, receiver, SEQUENTIAL, 1);
     const result = {
+      temporal,
       events: EVENTS,
       concurrency: CONCURRENCY,
       plainPost: plain,
