@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -55,6 +55,25 @@ describe('docker-compose.yml', () => {
       expect(compiled[entry], `${name} runs ${entry}`).toBeDefined();
       expect(existsSync(path.join(root, compiled[entry] as string))).toBe(true);
     }
+  });
+
+  it('copies into the image every source folder the copied sources import at run time (the CLI runs from source)', () => {
+    const runtime = readFileSync(path.join(root, 'Dockerfile'), 'utf8').split(/^FROM /m).at(-1) ?? '';
+    const copied = new Set([...runtime.matchAll(/^COPY --from=build \/app\/(\w+) /gm)].map((m) => m[1]));
+    const missing = new Set<string>();
+    for (const dir of copied) {
+      if (dir === 'dist') continue; // compiled by the build stage, not in a checkout
+      for (const file of readdirSync(path.join(root, dir as string), { recursive: true, encoding: 'utf8' })) {
+        if (!file.endsWith('.ts') || file.endsWith('.test.ts')) continue;
+        const source = readFileSync(path.join(root, dir as string, file), 'utf8');
+        for (const m of source.matchAll(/^import (?!type )[^;]*? from '(\.[^']+)'|require\('(\.[^']+)'\)/gm)) {
+          const target = path.relative(root, path.resolve(path.dirname(path.join(root, dir as string, file)), (m[1] ?? m[2]) as string));
+          const top = target.split(path.sep)[0] as string;
+          if (!target.startsWith('..') && target.includes(path.sep) && !copied.has(top)) missing.add(`${top} (from ${dir}/${file})`);
+        }
+      }
+    }
+    expect([...missing]).toEqual([]);
   });
 
   it('configures the app through the contract environment variables', () => {
