@@ -1,4 +1,4 @@
-import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../core/search-attributes';
+import { SEARCH_ATTRIBUTE_TYPE_NAMES as SEARCH_ATTRIBUTE_DEFINITIONS } from '../core/delivery-contract';
 import { dropTemporalDatabases, ensureTemporalServer, setupTemporalDatabases, startTemporalServer } from '../infra/temporal-server';
 
 export interface BenchCluster {

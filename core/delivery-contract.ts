@@ -259,7 +259,18 @@ export const SEARCH_ATTRIBUTES = {
   endpointIds: defineSearchAttributeKey('ParcelEndpointIds', SearchAttributeType.KEYWORD_LIST),
 };
 
-/** Name -> type, for `temporal server start-dev --search-attribute` and the operator API. */
+/** Name -> type, for the operator API. */
 export const SEARCH_ATTRIBUTE_DEFINITIONS: Record<string, SearchAttributeType> = Object.fromEntries(
   Object.values(SEARCH_ATTRIBUTES).map((key) => [key.name, key.type]),
 );
+
+/** The CLI's and server config's spelling of a search attribute type: KEYWORD_LIST -> KeywordList. */
+export function searchAttributeTypeName(type: string): string {
+  return type.toLowerCase().replace(/(?:^|_)([a-z])/g, (_, letter: string) => letter.toUpperCase());
+}
+
+/** Name -> type as `temporal server start-dev --search-attribute` and the full server's setup spell it. */
+export const SEARCH_ATTRIBUTE_TYPE_NAMES: Record<string, 'Text' | 'Keyword' | 'Int' | 'Double' | 'Bool' | 'Datetime' | 'KeywordList'> =
+  Object.fromEntries(
+    Object.entries(SEARCH_ATTRIBUTE_DEFINITIONS).map(([name, type]) => [name, searchAttributeTypeName(type)]),
+  ) as Record<string, 'Text' | 'Keyword' | 'Int' | 'Double' | 'Bool' | 'Datetime' | 'KeywordList'>;

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
-import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../core/delivery-contract';
+import { SEARCH_ATTRIBUTE_TYPE_NAMES } from '../core/delivery-contract';
 
 export interface DevServerOptions {
   cliPath: string;
@@ -23,11 +23,6 @@ export interface DevServer {
   stop(): Promise<void>;
 }
 
-/** The CLI's spelling of a search attribute type: KEYWORD_LIST -> KeywordList. */
-function cliTypeName(type: string): string {
-  return type.toLowerCase().replace(/(?:^|_)([a-z])/g, (_, letter: string) => letter.toUpperCase());
-}
-
 export function devServerArgs(options: DevServerOptions): string[] {
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(options.port), '--log-level', 'error'];
   args.push('--namespace', options.namespace ?? 'default');
@@ -38,7 +33,7 @@ export function devServerArgs(options: DevServerOptions): string[] {
     // What the Temporal SDK's own stress tests use for a file database (DESIGN.md, performance levers).
     args.push('--db-filename', options.dbFile, '--sqlite-pragma', 'journal_mode=WAL', '--sqlite-pragma', 'synchronous=OFF');
   }
-  for (const [name, type] of Object.entries(SEARCH_ATTRIBUTE_DEFINITIONS)) args.push('--search-attribute', `${name}=${cliTypeName(type)}`);
+  for (const [name, type] of Object.entries(SEARCH_ATTRIBUTE_TYPE_NAMES)) args.push('--search-attribute', `${name}=${type}`);
   args.push('--dynamic-config-value', 'system.enableActivityEagerExecution=true');
   return args;
 }

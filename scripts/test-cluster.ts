@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../core/search-attributes';
+import { SEARCH_ATTRIBUTE_TYPE_NAMES as SEARCH_ATTRIBUTE_DEFINITIONS } from '../core/delivery-contract';
 import {
   dropTemporalDatabases,
   ensureTemporalServer,

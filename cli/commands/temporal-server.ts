@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Command } from 'commander';
-import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../../core/search-attributes';
+import { SEARCH_ATTRIBUTE_TYPE_NAMES as SEARCH_ATTRIBUTE_DEFINITIONS } from '../../core/delivery-contract';
 import { DEFAULT_NUM_HISTORY_SHARDS } from '../../infra/temporal-server-config';
 import { CliError, print, type CliContext } from '../context';
 

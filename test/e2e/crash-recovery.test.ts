@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../../core/delivery-contract';
+import { SEARCH_ATTRIBUTE_TYPE_NAMES as SEARCH_ATTRIBUTE_DEFINITIONS } from '../../core/delivery-contract';
 import { dropTemporalDatabases, setupTemporalDatabases, startTemporalServer, type TemporalServer } from '../../infra/temporal-server';
 import type { Config } from '../../infra/config';
 import { publishEvent } from '../../domain/events';

@@ -2,14 +2,14 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../../core/search-attributes';
+import { SEARCH_ATTRIBUTE_TYPE_NAMES as SEARCH_ATTRIBUTE_DEFINITIONS } from '../../core/delivery-contract';
 import {
   DEFAULT_DYNAMIC_CONFIG_FILE,
   DEFAULT_NUM_HISTORY_SHARDS,
   DEFAULT_RETENTION_HOURS,
   TEMPORAL_SERVER_VERSION,
 } from '../../infra/temporal-server-config';
-import { devServerArgs } from '../../scripts/dev-server';
+import { devServerArgs } from '../../infra/dev-server';
 
 // No Docker engine runs here, so the compose file is checked by reading it.
 const root = path.join(__dirname, '..', '..');
