@@ -14,7 +14,7 @@ const { HistoryEvent } = temporal.api.history.v1;
  * history) would break if the body travelled with every attempt.
  */
 describe('delivery: wide fan-out with a large body', () => {
-  const config = testConfig({ DELIVERY_RETRY_DELAYS: '50ms,50ms,50ms,50ms,50ms', DELIVERY_TIMEOUT: '2s' });
+  const config = testConfig({ DELIVERY_RETRY_DELAYS: '50ms,50ms,50ms,50ms,50ms', DELIVERY_TIMEOUT: '8s' });
   const h = useDeliveryHarness(config);
 
   it('delivers a 100 KB event to 50 endpoints, each retry with the stored bytes, and keeps the body out of history', async () => {
