@@ -95,7 +95,8 @@ describe('crash recovery', () => {
     expect(result).toMatchObject({ endpoints: [{ outcome: 'abandoned', attempts: 4 }] });
     await expectEveryAttemptOnce(endpoint.id, 4);
     expect(receiver.at('/kill-waiting')).toHaveLength(4);
-  });
+    // Two worker starts (each bundles the workflows) take most of the time; a loaded 2-core machine needs headroom.
+  }, 150_000);
 
   it('a worker SIGKILLed mid-post: that attempt is recorded as a timeout and the ladder goes on', async () => {
     const { config, client, startWorker } = await setup(inject('temporalAddress'), '1s,1s,1s');
@@ -118,7 +119,7 @@ describe('crash recovery', () => {
     expect(attempts[1]).toMatchObject({ attempt: 2, error: 'timeout', status_code: null, succeeded: false });
     expect(receiver.at('/kill-posting')).toHaveLength(4);
     expect(attempts[1]?.id).toBe(receiver.at('/kill-posting')[1]?.headers['service-delivery']);
-  });
+  }, 150_000);
 
   it('the Temporal server restarted on its file database mid-ladder: the ladder resumes', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'pw-restart-'));
