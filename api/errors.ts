@@ -2,8 +2,12 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { ApiError, type ErrorCode } from '../core/errors';
+import { isDependencyOutage, serviceUnavailable } from '../infra/outages';
 
-/** Fastify's own error codes mapped onto our catalogue; anything unknown becomes an opaque 500. */
+/**
+ * Fastify's own error codes mapped onto our catalogue; an outage of Postgres or Temporal is 503 (infra/outages.ts
+ * decides what is one); anything else unknown becomes an opaque 500.
+ */
 const FASTIFY_CODES: Record<string, ErrorCode> = {
   FST_ERR_CTP_BODY_TOO_LARGE: 'body_too_large',
   FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',
@@ -49,6 +53,8 @@ export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   const fastifyError = error as FastifyError;
   if (fastifyError?.validation) return validationError(fastifyError);
+  // Before the status checks below: a caller can only retry an outage, so it must never read as a 500.
+  if (isDependencyOutage(error)) return serviceUnavailable();
   if (fastifyError?.code && UNSTORABLE_TEXT.has(fastifyError.code)) {
     return new ApiError('invalid_request', 'The request contains characters that cannot be stored, such as NUL.');
   }
@@ -73,7 +79,8 @@ export function toApiError(error: unknown): ApiError {
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error, request, reply) => {
     const apiError = toApiError(error);
-    if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
+    if (apiError.code === 'service_unavailable') request.log.warn({ err: error }, 'request refused: dependency unavailable');
+    else if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
     else request.log.info({ code: apiError.code }, 'request rejected');
     if (apiError.status === 401) reply.header('WWW-Authenticate', 'Bearer');
     for (const [name, value] of Object.entries(apiError.headers)) reply.header(name, value);

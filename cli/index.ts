@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
-import { ConfigError } from '../infra/config';
 import { ApiError } from '../core/errors';
+import { ConfigError } from '../infra/config';
+import { isDependencyOutage, OUTAGE_EXIT_CODE } from '../infra/outages';
 import { registerAccounts } from './commands/accounts';
 import { registerDashboard } from './commands/dashboard';
 import { registerEvents } from './commands/events';
@@ -28,10 +29,18 @@ export function buildProgram(ctx: CliContext): Command {
   return program;
 }
 
-function errorDocument(err: unknown): { error: { code: string; message: string } } {
-  if (err instanceof ApiError) return { error: { code: err.code, message: err.message } };
-  if (err instanceof ConfigError) return { error: { code: 'config_error', message: err.message } };
-  return { error: { code: 'command_failed', message: (err as Error).message } };
+/** The one error document of every command, and its exit code: an outage is told apart so scripts can retry. */
+function errorDocument(err: unknown): { doc: { error: { code: string; message: string } }; exitCode: number } {
+  const exitCode = err instanceof CliError ? err.exitCode : 1;
+  if (err instanceof ApiError) {
+    return { doc: { error: { code: err.code, message: err.message } }, exitCode: err.code === 'service_unavailable' ? OUTAGE_EXIT_CODE : exitCode };
+  }
+  if (err instanceof ConfigError) return { doc: { error: { code: 'config_error', message: err.message } }, exitCode };
+  if (isDependencyOutage(err)) {
+    const message = `Postgres or Temporal is unavailable; retry shortly (${(err as Error).message})`;
+    return { doc: { error: { code: 'service_unavailable', message } }, exitCode: OUTAGE_EXIT_CODE };
+  }
+  return { doc: { error: { code: 'command_failed', message: (err as Error).message } }, exitCode };
 }
 
 export async function main(argv: string[]): Promise<void> {
@@ -55,9 +64,9 @@ export async function main(argv: string[]): Promise<void> {
 `);
       }
     } else {
-      exitCode = err instanceof CliError ? err.exitCode : 1;
       const json = argv.includes('--json');
-      const doc = errorDocument(err);
+      const { doc, exitCode: code } = errorDocument(err);
+      exitCode = code;
       if (json) process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
       else process.stderr.write(`error: ${doc.error.message}\n`);
     }

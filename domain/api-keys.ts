@@ -6,6 +6,7 @@ import type { Scope } from '../core/scopes';
 import * as keys from '../db/api-keys';
 import type { KeyForAuth, KeyRow } from '../db/api-keys';
 import type { Pool } from '../db/pool';
+import { isDependencyOutage, serviceUnavailable } from '../infra/outages';
 import { getAccount } from './accounts';
 
 /**
@@ -200,8 +201,9 @@ export async function verifyApiKey(pool: Pool, key: string, now = new Date()): P
   try {
     // Looked up by hash: the database never sees the key, and index timing reveals nothing about it.
     found = await keys.findKeyForAuth(pool, hashApiKey(key));
-  } catch {
-    throw new ApiError('service_unavailable', 'Authentication is unavailable right now; retry shortly.');
+  } catch (err) {
+    if (isDependencyOutage(err)) throw serviceUnavailable('Authentication is unavailable right now; retry shortly.');
+    throw err;
   }
   if (!found) throw new ApiError('invalid_api_key', 'Invalid API key provided.');
   checkKey(found, now);
