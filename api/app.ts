@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import type { Pool } from '../db/pool';
 import type { Config } from '../infra/config';
-import { registerErrorHandling } from './errors';
+import { registerErrorHandling, registerNotFound } from './errors';
 import authPlugin from './plugins/auth';
 import configPlugin from './plugins/config';
 import jsonOnly from './plugins/content-type';
@@ -44,6 +44,7 @@ export default async function app(fastify: FastifyInstance, options: AppOptions)
   // After auth (they read its verdict), before the routes (they attach to routes as those are added).
   await fastify.register(jsonOnly);
   await fastify.register(rateLimitPlugin, { perMinute: options.config.rateLimitPerMinute });
+  registerNotFound(fastify);
   await fastify.register(docsPlugin);
   await fastify.register(healthRoutes);
   await fastify.register(townRoutes);

@@ -88,7 +88,15 @@ export function registerErrorHandling(app: FastifyInstance): void {
     const body = request.auth ? { ...apiError.toBody(), livemode: request.auth.livemode } : apiError.toBody();
     return reply.status(apiError.status).send(body);
   });
-  app.setNotFoundHandler(async (request, reply) => {
+}
+
+/**
+ * Unknown URLs: 404 route_not_found in our wire shape. Registered once the rate limiter exists: the handler
+ * looks the presented key up in Postgres, so unknown URLs are limited per address like the API routes, before
+ * any lookup (otherwise a loop over random URLs with random keys is free database load).
+ */
+export function registerNotFound(app: FastifyInstance): void {
+  app.setNotFoundHandler({ preHandler: app.rateLimit() }, async (request, reply) => {
     const error = new ApiError('route_not_found', `Unrecognized request URL (${request.method} ${request.url.split('?')[0]}).`);
     // Still 404 whatever the key (never 401), but a usable key's mode travels with it as on every response.
     // app.authenticate is the auth plugin's decorator: read through the instance, so no arrow runs back to it.

@@ -8,7 +8,8 @@ const WINDOW_MS = 60_000;
 /**
  * Counts per API key once the auth plugin has identified it, else per client address, so one merchant's
  * burst never spends another's budget and a run of bad keys from one address is still throttled.
- * Only the merchant API (/v1) is limited: health probes and the internal publishing route are callers we run.
+ * Only the merchant API (/v1) and unknown URLs (api/errors.ts, whose handler looks keys up too) are limited:
+ * health probes and the internal publishing route are callers we run.
  * The counters live in this process; behind several API processes each keeps its own, so the effective
  * limit is per process (a shared store, e.g. Redis, would make it global).
  */
@@ -21,7 +22,7 @@ async function rateLimitPlugin(app: FastifyInstance, options: { perMinute: numbe
     max: options.perMinute,
     timeWindow: WINDOW_MS,
     keyGenerator: rateLimitKey,
-    allowList: (request) => !/^\/v1(\/|$)/.test(request.routeOptions.url ?? ''),
+    allowList: (request) => !request.is404 && !/^\/v1(\/|$)/.test(request.routeOptions.url ?? ''),
     errorResponseBuilder: (_request, context) =>
       new ApiError('rate_limited', `Too many requests: at most ${context.max} a minute; retry in ${context.after}.`),
   });

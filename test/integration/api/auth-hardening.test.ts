@@ -155,6 +155,24 @@ describe('hardening: rate limits and outages', () => {
     }
   });
 
+  it('unknown URLs are rate-limited per address like the API routes, before any key lookup', async () => {
+    const f = await apiFixture({ env: { API_RATE_LIMIT_PER_MINUTE: '3' } });
+    try {
+      const guess = bearer(`svc_test_${'h'.repeat(32)}`);
+      const statuses: number[] = [];
+      for (let i = 0; i < 4; i += 1) statuses.push((await f.app.inject({ url: `/nowhere/${i}`, headers: guess })).statusCode);
+      expect(statuses).toEqual([404, 404, 404, 429]);
+      const limited = await f.app.inject({ url: '/nowhere/else', headers: guess });
+      expect(limited.json().error.code).toBe('rate_limited');
+      expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+      // One budget per address: the API routes refuse this address now too, and health probes never do.
+      expect((await f.app.inject({ url: '/v1/towns', headers: guess })).statusCode).toBe(429);
+      expect((await f.app.inject({ url: '/healthz' })).statusCode).toBe(200);
+    } finally {
+      await f.close();
+    }
+  });
+
   it('a database outage during authentication is 503 service_unavailable, not 500', async () => {
     const broken = createPool('postgres://postgres@127.0.0.1:1/nothing');
     const f = await apiFixture({ pool: broken });
