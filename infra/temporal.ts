@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import type { Config } from './config';
+import { isDependencyOutage } from './outages';
 
 type ConnectionOptions = Parameters<typeof Connection.connect>[0] & Parameters<typeof NativeConnection.connect>[0];
 
@@ -31,4 +32,59 @@ export async function connectClient(config: Config): Promise<Client> {
 export function lazyClient(config: Config): Client {
   const connection = Connection.lazy(temporalConnectionOptions(config, requireTemporalAddress(config)));
   return new Client({ connection, namespace: config.temporal.namespace });
+}
+
+/** Waiting for an unreachable Temporal at start: 1 s, doubling, at most 10 s apart, for as long as it takes. */
+export const TEMPORAL_CONNECT_INITIAL_BACKOFF_MS = 1_000;
+export const TEMPORAL_CONNECT_MAX_BACKOFF_MS = 10_000;
+
+/** Resolves after `ms`, or rejects with the signal's reason once it aborts. */
+function pause(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/**
+ * A process started while Temporal is unreachable (deploy order, a restart of the cluster) waits for it instead
+ * of exiting: every failed attempt that looks like an outage is logged and retried on a bounded backoff. Anything
+ * else (bad TLS files, a refused API key) fails at once. `signal` ends the wait (SIGTERM while waiting).
+ */
+export async function connectWithBackoff<T>(
+  connect: () => Promise<T>,
+  options: { what: string; log: (line: string) => void; signal?: AbortSignal },
+): Promise<T> {
+  let backoffMs = TEMPORAL_CONNECT_INITIAL_BACKOFF_MS;
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await connect();
+    } catch (err) {
+      if (!isDependencyOutage(err) || options.signal?.aborted) throw err;
+      options.log(`${options.what} unreachable (attempt ${attempt}: ${(err as Error).message.split('\n')[0]}); retrying in ${backoffMs / 1000} s`);
+      await pause(backoffMs, options.signal);
+      backoffMs = Math.min(backoffMs * 2, TEMPORAL_CONNECT_MAX_BACKOFF_MS);
+    }
+  }
+}
+
+/** The worker's connection, waited for with connectWithBackoff. */
+export function connectNativeWithBackoff(
+  config: Config,
+  options: { address?: string; log: (line: string) => void; signal?: AbortSignal },
+): Promise<NativeConnection> {
+  const address = options.address ?? requireTemporalAddress(config);
+  return connectWithBackoff(() => NativeConnection.connect(temporalConnectionOptions(config, address)), {
+    what: `Temporal at ${address}`,
+    log: options.log,
+    signal: options.signal,
+  });
 }

@@ -1,19 +1,32 @@
-import { NativeConnection } from '@temporalio/worker';
 import { createPool } from '../db/pool';
 import { loadConfigOrExit } from '../infra/config';
 import { createHttpAgent } from '../infra/http-client';
 import { ensureSearchAttributes } from '../infra/search-attributes';
-import { requireTemporalAddress, temporalConnectionOptions } from '../infra/temporal';
+import { connectNativeWithBackoff, requireTemporalAddress } from '../infra/temporal';
 import { createWorker } from './worker';
 
-/** Production entry point of the worker: `node dist/worker/main.js`. SIGINT/SIGTERM drain and stop it. */
+const log = (line: string) => process.stderr.write(`worker: ${line}\n`);
+
+/** SIGINT/SIGTERM before Temporal answered: stop waiting, and exit as a clean stop. */
+const waiting = new AbortController();
+
+/**
+ * Production entry point of the worker: `node dist/worker/main.js`. Started while Temporal is unreachable, it
+ * waits for it (logging each retry) instead of exiting; SIGINT/SIGTERM end the wait, or drain and stop the worker.
+ */
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
-  const connection = await NativeConnection.connect(temporalConnectionOptions(config, requireTemporalAddress(config)));
+  const stopWaiting = () => waiting.abort(new Error('stopped while waiting for Temporal'));
+  process.once('SIGINT', stopWaiting);
+  process.once('SIGTERM', stopWaiting);
+  const connection = await connectNativeWithBackoff(config, { log, signal: waiting.signal });
+  // From here the SDK's runtime owns SIGINT/SIGTERM: it drains the worker, and run() resolves.
+  process.off('SIGINT', stopWaiting);
+  process.off('SIGTERM', stopWaiting);
   const pool = createPool(config.databaseUrl);
   const http = createHttpAgent(config);
   try {
-    await ensureSearchAttributes(connection, config.temporal.namespace, (msg) => process.stderr.write(`${msg}\n`));
+    await ensureSearchAttributes(connection, config.temporal.namespace, (line) => process.stderr.write(`${line}\n`));
     const worker = await createWorker({ config, connection, pool, http });
     process.stdout.write(`worker: polling task queue ${config.temporal.taskQueue} on ${requireTemporalAddress(config)}\n`);
     await worker.run();
@@ -25,6 +38,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  process.stderr.write(`worker: ${(err as Error).message}\n`);
-  process.exit(1);
+  log((err as Error).message);
+  // Asked to stop before Temporal came back: a clean stop, not a failure.
+  process.exit(waiting.signal.aborted ? 0 : 1);
 });

@@ -1,13 +1,13 @@
 import path from 'node:path';
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { DefaultLogger, Runtime, type NativeConnection, type Worker } from '@temporalio/worker';
 import { startApi, type RunningApi } from '../../api/server';
 import { createWorker } from '../../worker/worker';
 import { prepareDatabase } from '../../db/migrate';
-import { createPool } from '../../db/pool';
+import { createPool, type Pool } from '../../db/pool';
 import type { Config } from '../../infra/config';
 import { startDevServer, type DevServer } from '../../infra/dev-server';
 import { ensureSearchAttributes } from '../../infra/search-attributes';
-import { temporalConnectionOptions } from '../../infra/temporal';
+import { connectNativeWithBackoff } from '../../infra/temporal';
 import { ensureTemporalCli } from '../../infra/temporal-cli';
 
 const say = (msg: string) => process.stdout.write(`${msg}\n`);
@@ -37,38 +37,60 @@ export async function startAll(config: Config): Promise<void> {
 
   // We own shutdown order, so the SDK must not react to signals on its own; its bundler chatter stays out.
   Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN') });
-  const connection = await NativeConnection.connect(temporalConnectionOptions(effective, address));
-  const pool = createPool(config.databaseUrl);
-  await ensureSearchAttributes(connection, config.temporal.namespace, say);
-  const worker = await createWorker({ config: effective, connection, pool });
-  const running = worker.run();
-  let api: RunningApi | undefined;
+  const stopping = new AbortController();
+  const stop = () => stopping.abort(new Error('stopped'));
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+
+  // The API first: its Temporal client connects lazily, so it answers (and /readyz says why it is not ready)
+  // while an external Temporal is still unreachable and the worker below waits for it.
+  let api: RunningApi;
   try {
     api = await startApi(effective);
   } catch (err) {
-    worker.shutdown();
-    await running.catch(() => undefined);
     await devServer?.stop();
     throw err;
   }
-
   say(`API          ${api.url}  (docs: ${api.url}/docs)`);
-  say(`Temporal     ${address}  namespace ${config.temporal.namespace}, task queue ${config.temporal.taskQueue}`);
-  say(`Temporal UI  ${devServer?.uiUrl ?? '(external cluster: see its own UI)'}`);
-  say('Ctrl-C stops everything.');
 
-  await new Promise<void>((resolve) => {
-    const stop = () => resolve();
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-    running.catch(() => resolve());
-  });
-  say('stopping...');
-  await api.close().catch(() => undefined);
-  if (worker.getState() === 'RUNNING') worker.shutdown();
-  await running.catch(() => undefined);
-  await connection.close().catch(() => undefined);
-  await pool.end().catch(() => undefined);
-  await devServer?.stop();
-  say('stopped.');
+  let connection: NativeConnection | undefined;
+  let pool: Pool | undefined;
+  let worker: Worker | undefined;
+  let running: Promise<void> | undefined;
+  try {
+    connection = await connectNativeWithBackoff(effective, { address, log: say, signal: stopping.signal });
+    pool = createPool(config.databaseUrl);
+    await ensureSearchAttributes(connection, config.temporal.namespace, say);
+    worker = await createWorker({ config: effective, connection, pool });
+    const run = worker.run();
+    running = run;
+    say(`Temporal     ${address}  namespace ${config.temporal.namespace}, task queue ${config.temporal.taskQueue}`);
+    say(`Temporal UI  ${devServer?.uiUrl ?? '(external cluster: see its own UI)'}`);
+    say('Ctrl-C stops everything.');
+    await new Promise<void>((resolve) => {
+      if (stopping.signal.aborted) return resolve();
+      stopping.signal.addEventListener('abort', () => resolve(), { once: true });
+      run.catch(() => resolve());
+    });
+  } catch (err) {
+    // Ctrl-C while waiting for Temporal is a normal stop; anything else is reported once everything is down.
+    if (!stopping.signal.aborted) {
+      await shutdown();
+      throw err;
+    }
+  }
+  await shutdown();
+
+  async function shutdown(): Promise<void> {
+    say('stopping...');
+    await api.close().catch(() => undefined);
+    if (worker?.getState() === 'RUNNING') worker.shutdown();
+    await running?.catch(() => undefined);
+    await connection?.close().catch(() => undefined);
+    await pool?.end().catch(() => undefined);
+    await devServer?.stop();
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+    say('stopped.');
+  }
 }

@@ -10,19 +10,35 @@ export interface WorkerProcess {
   kill(): Promise<void>;
   /** SIGTERM and wait (SIGKILL after 10 s). */
   stop(): Promise<void>;
+  /** true until the process exits. */
+  alive(): boolean;
+  /** Resolves once the output (stdout and stderr) contains `text`; rejects after timeoutMs or on exit. */
+  waitForOutput(text: string, timeoutMs?: number): Promise<void>;
 }
 
 /**
  * The production worker entry (worker/main.ts) as a child process, one node process (tsx as a loader, not its
- * CLI wrapper) so a SIGKILL reaches the worker itself. Resolves once it polls its task queue.
+ * CLI wrapper) so a SIGKILL reaches the worker itself. Resolves once it polls its task queue, or at once with
+ * `{ ready: false }` (a worker started while Temporal is down waits for it).
  */
-export async function startWorkerProcess(env: Record<string, string>, readyTimeoutMs = 60_000): Promise<WorkerProcess> {
+export async function startWorkerProcess(
+  env: Record<string, string>,
+  readyTimeoutMs = 60_000,
+  options: { ready?: boolean } = {},
+): Promise<WorkerProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'worker', 'main.ts')], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output: string[] = [];
+  const listeners = new Set<() => void>();
+  const onOutput = (chunk: Buffer) => {
+    output.push(chunk.toString());
+    for (const listener of listeners) listener();
+  };
+  child.stdout?.on('data', onOutput);
+  child.stderr?.on('data', onOutput);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const alive = () => child.exitCode === null && child.signalCode === null;
   const stopWith = async (signal: NodeJS.Signals) => {
@@ -32,24 +48,31 @@ export async function startWorkerProcess(env: Record<string, string>, readyTimeo
     await exited;
     clearTimeout(force);
   };
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`worker not ready after ${readyTimeoutMs} ms:\n${output.join('')}`)), readyTimeoutMs);
-    const onData = (chunk: Buffer) => {
-      output.push(chunk.toString());
-      if (chunk.toString().includes('worker: polling task queue')) {
+  const waitForOutput = (text: string, timeoutMs = readyTimeoutMs) =>
+    new Promise<void>((resolve, reject) => {
+      const done = (err?: Error) => {
         clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`worker exited (${code ?? signal}) before polling:\n${output.join('')}`));
+        listeners.delete(check);
+        child.off('exit', onExit);
+        if (err) reject(err);
+        else resolve();
+      };
+      const check = () => {
+        if (output.join('').includes(text)) done();
+      };
+      const onExit = (code: number | null, signal: string | null) =>
+        done(new Error(`worker exited (${code ?? signal}) before printing "${text}":\n${output.join('')}`));
+      const timer = setTimeout(() => done(new Error(`worker did not print "${text}" within ${timeoutMs} ms:\n${output.join('')}`)), timeoutMs);
+      listeners.add(check);
+      child.once('exit', onExit);
+      if (!alive()) onExit(child.exitCode, child.signalCode);
+      check();
     });
-  }).catch(async (err) => {
-    await stopWith('SIGKILL');
-    throw err;
-  });
-  return { process: child, output, kill: () => stopWith('SIGKILL'), stop: () => stopWith('SIGTERM') };
+  if (options.ready !== false) {
+    await waitForOutput('worker: polling task queue').catch(async (err) => {
+      await stopWith('SIGKILL');
+      throw err;
+    });
+  }
+  return { process: child, output, kill: () => stopWith('SIGKILL'), stop: () => stopWith('SIGTERM'), alive, waitForOutput };
 }
