@@ -5,18 +5,20 @@ import {
   FAILURE,
   signalOf,
   WORKFLOW_ID,
-  type EndpointSupervisorWorkflow,
   type MarkFailingInput,
   type MarkFailingResult,
   type NotifySupervisorInput,
+  type RecordAbandonmentInput,
+  type RecordAbandonmentResult,
+  type SupervisorInput,
   type SupervisorMessage,
-  type SupervisorPayload,
 } from '../core/delivery-contract';
 import type { Pool } from '../domain/database';
-import { markEndpointFailing, recordAbandonedStreak } from '../domain/endpoint-health';
+import { emailFailingNotice, markEndpointFailing, recordAbandonedStreak, recordAbandonment } from '../domain/endpoint-health';
 import { EmailNotSentError } from '../domain/notifications';
 import type { Config } from '../infra/config';
 import type { Mailer } from '../infra/mailer';
+import { signalWithStartOnce } from '../infra/temporal';
 
 export interface SupervisorDeps {
   config: Config;
@@ -27,9 +29,22 @@ export interface SupervisorDeps {
   mailer?: Mailer;
 }
 
+/** Typed, so the supervisor can tell "stored, not emailed" (give up after the retries) from "not stored". */
+async function typedEmailFailure<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (err) {
+    if (err instanceof EmailNotSentError) throw ApplicationFailure.retryable(err.message, FAILURE.notificationEmailFailed);
+    throw err;
+  }
+}
+
 export function createSupervisorActivities(deps: SupervisorDeps) {
   return {
-    /** Signal-with-start of the endpoint's supervisor, on the task queue of the worker running this. */
+    /**
+     * Signal-with-start of the endpoint's supervisor, on the task queue of the worker running this. The request
+     * id is the message's own (its kind and event), so a retry of this activity is not a second signal.
+     */
     async notifySupervisor(input: NotifySupervisorInput): Promise<void> {
       if (!deps.temporal) throw new Error('notifySupervisor needs a Temporal client in the activity deps');
       // The threshold rides with each abandonment: a running supervisor's start arguments are those of the
@@ -37,31 +52,38 @@ export function createSupervisorActivities(deps: SupervisorDeps) {
       const message: SupervisorMessage =
         input.signal.kind === 'abandoned' ? { ...input.signal, failingThreshold: input.failingThreshold } : input.signal;
       const { signal, payload } = signalOf(message);
-      await deps.temporal.workflow.signalWithStart<EndpointSupervisorWorkflow, [SupervisorPayload]>('endpointSupervisor', {
+      const start: SupervisorInput = { endpointId: input.endpointId, failingThreshold: input.failingThreshold };
+      await signalWithStartOnce(deps.temporal, {
+        requestId: `${message.kind}:${input.endpointId}:${message.eventId}`,
+        workflowType: 'endpointSupervisor',
         workflowId: WORKFLOW_ID.supervisor(input.endpointId),
         taskQueue: Context.current().info.taskQueue,
-        args: [{ endpointId: input.endpointId, failingThreshold: input.failingThreshold }],
-        staticSummary: `supervisor of ${input.endpointId}${input.url ? ` (${input.url})` : ''}`,
-        signal,
+        args: [start],
+        signalName: signal.name,
         signalArgs: [payload],
+        staticSummary: `supervisor of ${input.endpointId}${input.url ? ` (${input.url})` : ''}`,
       });
+    },
+
+    async recordAbandonment(input: RecordAbandonmentInput): Promise<RecordAbandonmentResult> {
+      const result = await recordAbandonment(deps, input);
+      if (result.notificationId) log.info('endpoint marked failing', { endpointId: input.endpointId, streak: result.streak });
+      return result;
+    },
+
+    /** A failed email throws, so Temporal retries it; the one-time claim keeps a retry from sending twice. */
+    async emailFailingNotice(notificationId: string): Promise<MarkFailingResult> {
+      const result = await typedEmailFailure(emailFailingNotice(deps, notificationId));
+      if (result.emailed) log.info('endpoint failing: merchant emailed', { notificationId });
+      return result;
     },
 
     async recordAbandonedStreak(endpointId: string, streak: number): Promise<void> {
       await recordAbandonedStreak(deps.pool, endpointId, streak);
     },
 
-    /** A failed email throws, so Temporal retries it (domain/endpoint-health.ts keeps a retry from sending twice). */
     async markEndpointFailing(input: MarkFailingInput): Promise<MarkFailingResult> {
-      try {
-        const result = await markEndpointFailing(deps, input);
-        if (result.emailed) log.info('endpoint failing: merchant emailed', { endpointId: input.endpointId });
-        return result;
-      } catch (err) {
-        // Typed, so the supervisor can tell "stored, not emailed" (give up after the retries) from "not stored".
-        if (err instanceof EmailNotSentError) throw ApplicationFailure.retryable(err.message, FAILURE.notificationEmailFailed);
-        throw err;
-      }
+      return typedEmailFailure(markEndpointFailing(deps, input));
     },
   };
 }

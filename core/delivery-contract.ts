@@ -63,6 +63,10 @@ export interface SupervisorInput {
   state?: SupervisorSnapshot;
   /** Signals received but not yet handled when the previous run continued as new. */
   inbox?: SupervisorMessage[];
+  /** Events whose abandonment was recorded lately, so a repeated signal costs no activity (bounded). */
+  recentAbandonments?: string[];
+  /** How long without a signal before the supervisor ends (default SUPERVISOR_IDLE_TIMEOUT); tests shorten it. */
+  idleTimeoutMs?: number;
 }
 
 /** Signatures of the workflows, so callers start and signal them by name without importing workflow code. */
@@ -236,6 +240,25 @@ export interface MarkFailingResult {
   emailed: boolean;
 }
 
+/** One abandoned delivery, reported to the database, which owns the endpoint's health. */
+export interface RecordAbandonmentInput {
+  endpointId: string;
+  eventId: string;
+  /** The threshold the abandoned event was published with. */
+  failingThreshold: number;
+}
+
+export interface RecordAbandonmentResult {
+  /** The endpoint is removed (or unknown): nothing was counted, and there is nothing left to supervise. */
+  endpointGone: boolean;
+  /** false for a repeated report of the same abandonment, or one a later success had already overtaken. */
+  counted: boolean;
+  streak: number;
+  failing: boolean;
+  /** Set when this abandonment marked the endpoint failing: the notice to email (emailFailingNotice). */
+  notificationId: string | null;
+}
+
 // ---- Activities ----------------------------------------------------------------------------------------------
 
 /** What the workflows call; activities/index.ts implements it (createActivities). */
@@ -243,6 +266,10 @@ export interface DeliveryActivities {
   signAndPost(input: SignAndPostInput): Promise<AttemptOutcome>;
   recordAttempt(record: AttemptRecord): Promise<RecordResult>;
   notifySupervisor(input: NotifySupervisorInput): Promise<void>;
+  recordAbandonment(input: RecordAbandonmentInput): Promise<RecordAbandonmentResult>;
+  /** Emails a failing notice once, and only while the endpoint is still failing in its episode. */
+  emailFailingNotice(notificationId: string): Promise<MarkFailingResult>;
+  /** Supervisors that handled a signal before endpoint health moved into the database still call these two. */
   recordAbandonedStreak(endpointId: string, streak: number): Promise<void>;
   markEndpointFailing(input: MarkFailingInput): Promise<MarkFailingResult>;
   probeDatabase(): Promise<string>;

@@ -68,8 +68,20 @@ export const NOTIFY_SUPERVISOR_TIMEOUT = '30s';
 /** The supervisor continues as new after this many signals, to bound its history. */
 export const SUPERVISOR_SIGNALS_PER_RUN = 500;
 
-/** An idle supervisor with nothing counted completes after this long; the next signal-with-start revives it. */
+/**
+ * ...or once its history is this long, whichever comes first, even with signals still queued (they travel into
+ * the next run). Far below Temporal's 51,200-event limit, and around where it suggests continuing as new.
+ */
+export const SUPERVISOR_MAX_HISTORY_EVENTS = 2_000;
+
+/**
+ * A supervisor with no signal for this long completes (its endpoint's health lives in the database, so nothing is
+ * lost); the next signal-with-start starts a new one.
+ */
 export const SUPERVISOR_IDLE_TIMEOUT = '7d';
+
+/** Abandoned events a supervisor remembers (and carries into its next run) to drop repeated signals cheaply. */
+export const SUPERVISOR_RECENT_ABANDONMENTS = 1_000;
 
 /** Sent on every post; the URL tells an endpoint's operator who is calling. */
 export const USER_AGENT = 'ParcelWebhooks/1.0 (+https://github.com/parcel-webhooks/parcel-webhooks)';

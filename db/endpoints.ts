@@ -175,3 +175,47 @@ export async function markEndpointFailing(
   );
   return rows[0];
 }
+
+/** What endpoint health reads under its lock: the row, and where a notification goes. */
+export interface EndpointHealthRow {
+  id: string;
+  url: string;
+  account_id: string;
+  email: string | null;
+  status: 'enabled' | 'failing';
+  abandoned_streak: number;
+  deleted: boolean;
+}
+
+/**
+ * Locks the endpoint's row for the rest of the transaction. FOR UPDATE (not NO KEY UPDATE) on purpose: it also
+ * waits for attempts being recorded right now, which hold a KEY SHARE lock on the row until they commit (their
+ * foreign key check), so the abandonment that follows sees every success already under way.
+ */
+export async function lockEndpointHealth(db: Db, endpointId: string): Promise<EndpointHealthRow | undefined> {
+  const { rows } = await db.query<EndpointHealthRow>(
+    `SELECT e.id, e.url, e.account_id, a.email, e.status, e.abandoned_streak, e.deleted_at IS NOT NULL AS deleted
+       FROM webhook_endpoints e JOIN accounts a ON a.id = e.account_id
+      WHERE e.id = $1
+        FOR UPDATE OF e`,
+    [endpointId],
+  );
+  return rows[0];
+}
+
+/** One more abandonment in the streak; the row is locked by the caller's transaction. */
+export async function incrementAbandonedStreak(db: Db, endpointId: string): Promise<number> {
+  const { rows } = await db.query<{ abandoned_streak: number }>(
+    'UPDATE webhook_endpoints SET abandoned_streak = abandoned_streak + 1 WHERE id = $1 RETURNING abandoned_streak',
+    [endpointId],
+  );
+  return rows[0]?.abandoned_streak ?? 0;
+}
+
+/** The failing mark of a new episode, with the notification that tells the merchant of it. */
+export async function markFailingEpisode(db: Db, endpointId: string, notificationId: string): Promise<void> {
+  await db.query(`UPDATE webhook_endpoints SET status = 'failing', failing_notification_id = $2 WHERE id = $1`, [
+    endpointId,
+    notificationId,
+  ]);
+}

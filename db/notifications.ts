@@ -29,8 +29,33 @@ export async function insertNotificationOnce(
   return stored.rows[0];
 }
 
-export async function markEmailSent(db: Db, notificationId: string): Promise<void> {
-  await db.query('UPDATE notifications SET email_sent_at = now() WHERE id = $1 AND email_sent_at IS NULL', [notificationId]);
+
+/**
+ * Claims the right to email a failing-endpoint notice, once: email_sent_at is set before sending, and only while
+ * the notice still describes the endpoint (failing, in the episode this notification opened, not removed). A
+ * success recorded meanwhile, or an earlier claim, claims nothing. Returns the row when claimed.
+ */
+export async function claimFailingNoticeEmail(db: Db, notificationId: string): Promise<NotificationRow | undefined> {
+  const { rows } = await db.query<NotificationRow>(
+    `UPDATE notifications n SET email_sent_at = now()
+      WHERE n.id = $1 AND n.email_sent_at IS NULL AND n.email_to IS NOT NULL
+        AND EXISTS (SELECT 1 FROM webhook_endpoints e
+                     WHERE e.id = n.endpoint_id AND e.status = 'failing' AND e.failing_notification_id = n.id
+                       AND e.deleted_at IS NULL)
+      RETURNING *`,
+    [notificationId],
+  );
+  return rows[0];
+}
+
+/** The mail server refused: give the claim back, so a retry may send. Only the claim's holder calls this. */
+export async function releaseEmailClaim(db: Db, notificationId: string): Promise<void> {
+  await db.query('UPDATE notifications SET email_sent_at = NULL WHERE id = $1', [notificationId]);
+}
+
+export async function findNotification(db: Db, notificationId: string): Promise<NotificationRow | undefined> {
+  const { rows } = await db.query<NotificationRow>('SELECT * FROM notifications WHERE id = $1', [notificationId]);
+  return rows[0];
 }
 
 /** An endpoint's notifications, newest first (created_at is a column the row type above leaves out). */

@@ -1,6 +1,6 @@
 import type { MarkFailingInput } from '../core/delivery-contract';
-import { listEndpointNotifications, markEmailSent, type NotificationRow } from '../db/notifications';
 import type { EndpointScope } from '../db/endpoints';
+import { listEndpointNotifications, type NotificationRow } from '../db/notifications';
 import type { Pool } from '../db/pool';
 import type { Config } from '../infra/config';
 import type { Mailer } from '../infra/mailer';
@@ -19,7 +19,7 @@ export class EmailNotSentError extends Error {
 
 export function composeFailingNotice(
   endpoint: { url: string },
-  input: MarkFailingInput,
+  input: Pick<MarkFailingInput, 'endpointId' | 'streak'>,
   config: Pick<Config, 'delivery'>,
 ): { subject: string; body: string } {
   const attempts = config.delivery.retryDelaysMs.length + 1;
@@ -37,15 +37,14 @@ export function composeFailingNotice(
 }
 
 /**
- * Emails a stored notification once: true when it has been emailed (now or before), false when there is no
- * mailer or no address. email_sent_at keeps a retry from sending twice. Throws EmailNotSentError when the
- * mail server refuses or cannot be reached.
+ * Sends a stored notification's email; throws EmailNotSentError when the mail server refuses or cannot be
+ * reached. Whether it may be sent (once, still true) is the caller's claim to make (domain/endpoint-health.ts).
  */
-export async function emailNotification(
-  deps: { pool: Pool; config: Pick<Config, 'notificationFrom'>; mailer?: Mailer },
+export async function sendNotificationEmail(
+  deps: { config: Pick<Config, 'notificationFrom'>; mailer?: Mailer },
   notification: NotificationRow,
-): Promise<boolean> {
-  if (!deps.mailer || !notification.email_to || notification.email_sent_at) return notification.email_sent_at !== null;
+): Promise<void> {
+  if (!deps.mailer || !notification.email_to) return;
   try {
     await deps.mailer.sendMail({
       from: deps.config.notificationFrom,
@@ -56,8 +55,6 @@ export async function emailNotification(
   } catch (err) {
     throw new EmailNotSentError((err as Error).message);
   }
-  await markEmailSent(deps.pool, notification.id);
-  return true;
 }
 
 export interface NotificationRecord {

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { NativeConnection } from '@temporalio/worker';
 import type { Config } from './config';
 import { isDependencyOutage } from './outages';
@@ -86,5 +87,38 @@ export function connectNativeWithBackoff(
     what: `Temporal at ${address}`,
     log: options.log,
     signal: options.signal,
+  });
+}
+
+/**
+ * Signal-with-start under a request id of the caller's choosing. The SDK's signalWithStart makes a fresh id per
+ * call, so a retried call (an activity retried after a timeout, say) is a second signal; Temporal ignores a signal
+ * whose request id the running workflow has already received. Payloads go through the client's own converter.
+ */
+export async function signalWithStartOnce(
+  client: Client,
+  options: {
+    requestId: string;
+    workflowType: string;
+    workflowId: string;
+    taskQueue: string;
+    args: unknown[];
+    signalName: string;
+    signalArgs: unknown[];
+    staticSummary?: string;
+  },
+): Promise<void> {
+  const converter = client.options.loadedDataConverter.payloadConverter;
+  await client.workflowService.signalWithStartWorkflowExecution({
+    namespace: client.options.namespace,
+    identity: client.options.identity,
+    requestId: options.requestId,
+    workflowId: options.workflowId,
+    workflowType: { name: options.workflowType },
+    taskQueue: { name: options.taskQueue, kind: temporal.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
+    input: { payloads: options.args.map((arg) => converter.toPayload(arg)) },
+    signalName: options.signalName,
+    signalInput: { payloads: options.signalArgs.map((arg) => converter.toPayload(arg)) },
+    userMetadata: options.staticSummary === undefined ? undefined : { summary: converter.toPayload(options.staticSummary) },
   });
 }

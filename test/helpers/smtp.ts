@@ -7,9 +7,15 @@ export interface ReceivedMail {
   raw: string;
 }
 
-/** A real SMTP server on loopback that keeps every message it is given. */
-export async function startSmtpServer(): Promise<{ url: string; mails: ReceivedMail[]; close(): Promise<void> }> {
+/**
+ * A real SMTP server on loopback that keeps every message it is given; while `refuse()` says so it answers each
+ * message with a temporary failure (451) and keeps it in `refused` instead.
+ */
+export async function startSmtpServer(
+  options: { refuse?: () => boolean } = {},
+): Promise<{ url: string; mails: ReceivedMail[]; refused: ReceivedMail[]; close(): Promise<void> }> {
   const mails: ReceivedMail[] = [];
+  const refused: ReceivedMail[] = [];
   const server = new SMTPServer({
     authOptional: true,
     // Plain SMTP on loopback: the server's self-signed STARTTLS certificate would only be refused by nodemailer.
@@ -19,11 +25,17 @@ export async function startSmtpServer(): Promise<{ url: string; mails: ReceivedM
       const chunks: Buffer[] = [];
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       stream.on('end', () => {
-        mails.push({
+        const mail = {
           from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
           to: session.envelope.rcptTo.map((r) => r.address),
           raw: Buffer.concat(chunks).toString('utf8'),
-        });
+        };
+        if (options.refuse?.()) {
+          refused.push(mail);
+          callback(Object.assign(new Error('mailbox busy, try again later'), { responseCode: 451 }));
+          return;
+        }
+        mails.push(mail);
         callback();
       });
     },
@@ -33,6 +45,7 @@ export async function startSmtpServer(): Promise<{ url: string; mails: ReceivedM
   return {
     url: `smtp://127.0.0.1:${port}`,
     mails,
+    refused,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

@@ -1,5 +1,4 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
 import { createActivities } from '../../../activities';
 import { createHttpAgent } from '../../../infra/http-client';
 import { createPool } from '../../../db/pool';
@@ -115,25 +114,25 @@ describe('endpoint supervisor: failing mark, notification, email, recovery', () 
     await waitFor(async () => (await endpointRow(endpoint.id))?.status === 'failing', { what: 'the failing mark' });
     expect((await endpointRow(endpoint.id))?.abandoned_streak).toBe(3);
     const { rows } = await h.tw.pool.query('SELECT dedupe_key FROM notifications WHERE endpoint_id = $1', [endpoint.id]);
-    expect(rows).toEqual([{ dedupe_key: `endpoint_failing:${endpoint.id}:evt_can_a1` }]);
+    // The notice is named by the abandonment that crossed the threshold (stored once, so named once).
+    expect(rows).toEqual([{ dedupe_key: `endpoint_failing:${endpoint.id}:evt_can_a3` }]);
     await h.tw.client.workflow.getHandle(workflowId).terminate('test done');
   }, 120_000);
 });
 
-describe('endpoint supervisor: marking failing while our database is down', () => {
-  it('keeps trying to store the mark when markEndpointFailing exhausts its retries for a reason other than the email', async () => {
+describe('endpoint supervisor: recording an abandonment while our database is down', () => {
+  it('retries recordAbandonment until the database answers, then marks the endpoint failing once', async () => {
     const config = testConfig({ ENDPOINT_FAILING_THRESHOLD: '1' });
     const pool = createPool(config.databaseUrl);
     const http = createHttpAgent(config);
     const real = createActivities({ config, pool, http });
     let calls = 0;
-    // The retry budget (about half an hour) is what a long outage of our Postgres exhausts: here, the first call.
-    const markEndpointFailing: typeof real.markEndpointFailing = async (input) => {
+    const recordAbandonment: typeof real.recordAbandonment = async (input) => {
       calls += 1;
-      if (calls === 1) throw ApplicationFailure.nonRetryable('connect ECONNREFUSED 127.0.0.1:5432', 'Error');
-      return real.markEndpointFailing(input);
+      if (calls === 1) throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+      return real.recordAbandonment(input);
     };
-    const flaky = await startTestWorker(config, { activities: { ...real, markEndpointFailing } });
+    const flaky = await startTestWorker(config, { activities: { ...real, recordAbandonment } });
     try {
       const accountId = await createAccount(flaky.pool);
       const endpoint = await createEndpoint(flaky.pool, { accountId, url: 'https://example.invalid/hook' });
