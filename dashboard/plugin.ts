@@ -3,6 +3,7 @@ import { ApiError } from '../core/errors';
 import { assertCanChange, checkCsrfToken, findSession } from '../domain/dashboard-sessions';
 import type { Pool } from '../db/pool';
 import type { Config } from '../infra/config';
+import { isDependencyOutage, serviceUnavailable } from '../infra/outages';
 import type { Lookup } from '../infra/ssrf';
 import { loadAssets, type AssetTable } from './assets';
 import { addFormParser, text, type FormBody } from './forms';
@@ -113,7 +114,8 @@ export default async function dashboardPlugin(app: FastifyInstance): Promise<voi
   app.addHook('onRequest', async (_request, reply) => setSecurityHeaders(reply));
   app.addHook('preHandler', async (request, reply) => guard(request, reply, routeOptions));
   app.setErrorHandler((error, request, reply) => {
-    const apiError = error instanceof ApiError ? error : undefined;
+    // The API's one classifier: an outage of Postgres or Temporal is 503 with Retry-After here too, never a 500.
+    const apiError = error instanceof ApiError ? error : isDependencyOutage(error) ? serviceUnavailable() : undefined;
     const status = apiError?.status ?? ((error as { statusCode?: number }).statusCode && (error as { statusCode: number }).statusCode < 500 ? (error as { statusCode: number }).statusCode : 500);
     if (status >= 500) request.log.error({ err: error }, 'developers page request failed');
     const message =

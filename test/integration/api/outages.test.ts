@@ -74,6 +74,18 @@ describe('outages of our dependencies', () => {
     }
   });
 
+  it('the developers page answers an outage with its 503 page and Retry-After, not a 500', async () => {
+    await proxy.cut();
+    try {
+      const res = await f.app.inject({ url: '/dashboard/test/keys', headers: { cookie: `parcel_dashboard_session=${'s'.repeat(43)}` } });
+      expect(res.statusCode).toBe(503);
+      expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+      expect(res.body).not.toMatch(/ECONNREFUSED|127\.0\.0\.1/);
+    } finally {
+      await proxy.restore();
+    }
+  });
+
   it('maps the errors real outages raise, from Postgres and from Temporal, to 503', async () => {
     const errors: Record<string, unknown> = {};
     // Postgres refusing connections (the proxy's port, closed).
