@@ -1,253 +1,156 @@
 /**
- * Engine throughput and publish-to-first-attempt latency beside two baselines, in one run on one machine:
- *   1. a plain signed POST loop to the same receiver (the cost of HTTP alone);
- *   2. bare Temporal: one workflow with one no-op activity (the cost of Temporal alone);
- *   3. the engine: publishEvent -> deliverEvent -> sign-and-post -> record, one endpoint per event.
- * Run: `npx tsx bench/delivery.ts` (BENCH_EVENTS, BENCH_CONCURRENCY). It starts its own dev server (file
- * database, the pragmas `npm start` uses) and scratch database, and removes both at the end. With `--cluster`,
- * the full Temporal server on PostgreSQL (bench/cluster.ts) instead of the dev server, on fresh databases too.
+ * The engine measured beside its two baselines, in one run on one machine, with the same receiver:
+ *   plain-post   a plain signed POST loop (the cost of HTTP alone);
+ *   bare-*       bare Temporal: one workflow with one no-op activity (the cost of Temporal alone);
+ *   engine-*     publish -> deliverEvent -> check, sign, POST, record, one endpoint per event, per variant;
+ * each as `*-load` (BENCH_CONCURRENCY in flight: deliveries/s) and `*-idle` (one at a time: latency). These
+ * steady phases run BENCH_REPS times, interleaved, each a warm-up then a measured window, and are reported as
+ * medians with their spread. Then the scenarios, once each: publish-api, fan-out, slow-receiver, backlog.
+ * Knobs: bench/bench-config.ts. Results: bench/results-<date>.json. With `--cluster`, the full Temporal server on
+ * PostgreSQL (bench/cluster.ts) instead of the dev server, on fresh databases too (its CPU and persistence
+ * requests are not metered there).
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
-import https from 'node:https';
-import type { AddressInfo } from 'node:net';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import { loadConfig, type Config } from '../infra/config';
-import { createHttpAgent, postWebhook } from '../infra/http-client';
-import { newId } from '../core/ids';
-import { publishEvent } from '../domain/events';
-import { signatureHeader } from '../core/signing';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { dropDatabase, prepareDatabase } from '../db/migrate';
-import { createPool, type Pool } from '../db/pool';
-import { startDevServer } from '../infra/dev-server';
+import { createPool } from '../db/pool';
 import { ensureTemporalCli } from '../infra/temporal-cli';
 import { freePort } from '../infra/ports';
-import { createWorker } from '../worker/worker';
+import { benchConfig } from './bench-config';
 import { startBenchCluster } from './cluster';
-import { historyBreakdown } from './history-breakdown';
-import { runPool, summarize, type Summary } from './stats';
+import { startBenchServer } from './dev-server';
+import { bundleEngine, quietLogger, type BenchContext, type EngineVariant } from './engine';
+import { machineInfo } from './machine';
+import { BARE_WORKFLOWS, bareTemporalPhase, enginePhase, plainPostPhase, type PhaseResult } from './phases';
+import { startReceiver } from './receiver';
+import { backlogScenario } from './scenarios/backlog';
+import { fanOutScenario } from './scenarios/fan-out';
+import { publishApiScenario } from './scenarios/publish-api';
+import { slowReceiverScenario } from './scenarios/slow-receiver';
+import { aggregate } from './stats';
+import { VARIANTS } from './variants';
 
-const EVENTS = Number(process.env.BENCH_EVENTS ?? 400);
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 200);
-const WARMUP = 20;
-const SEQUENTIAL = Number(process.env.BENCH_SEQUENTIAL ?? 30);
-const TLS_DIR = path.join(__dirname, '..', 'test', 'fixtures', 'tls');
-const SECRET = 'whsec_bench0000000000000000000000000';
+const settings = benchConfig(process.argv.slice(2).filter((a) => a !== '--cluster'));
 
-interface Receiver {
-  url: string;
-  arrivals: Map<string, number>;
-  close(): Promise<void>;
-}
+/** The dev server (metered: its process and its Prometheus endpoint) or the full server on Postgres (not). */
+type BenchServerLike = { address: string; pid?: number; metricsUrl?: string; args?: string[]; settings?: unknown; stop(): Promise<void> };
+const log = (message: string) => process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 
-/** Answers 200 at once and notes when each event id first arrived. */
-async function startReceiver(): Promise<Receiver> {
-  const arrivals = new Map<string, number>();
-  const server = https.createServer(
-    { cert: readFileSync(path.join(TLS_DIR, 'server.pem')), key: readFileSync(path.join(TLS_DIR, 'server-key.pem')) },
-    (req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const id = /"id":"(evt_[^"]+)"/.exec(Buffer.concat(chunks).toString())?.[1];
-        if (id && !arrivals.has(id)) arrivals.set(id, performance.now());
-        res.writeHead(200, { 'content-type': 'application/json' }).end('{"received":true}');
-      });
-    },
-  );
-  server.keepAliveTimeout = 30_000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `https://127.0.0.1:${port}/hooks`,
-    arrivals,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
-}
-
-async function plainPostLoop(config: Config, receiver: Receiver, total: number): Promise<Summary> {
-  const agent = createHttpAgent(config);
-  const latencies: number[] = [];
-  const started = performance.now();
-  await runPool(total, CONCURRENCY, async (i) => {
-    const body = JSON.stringify({ id: `evt_plain${i}`, object: 'event', type: 'parcel.created', data: {} });
-    const t0 = performance.now();
-    const result = await postWebhook(agent, {
-      url: receiver.url,
-      body,
-      timeoutMs: 10_000,
-      allowPrivate: true,
-      headers: { 'content-type': 'application/json', 'service-signature': signatureHeader(body, [SECRET], Math.floor(Date.now() / 1000)) },
-    });
-    if (!result.succeeded) throw new Error(`plain POST failed: ${result.error ?? result.statusCode}`);
-    latencies.push(performance.now() - t0);
-  });
-  const summary = summarize(total, performance.now() - started, latencies);
-  await agent.close();
-  return summary;
-}
-
-interface Phase {
-  summary: Summary;
-  workflowIds: string[];
-}
-
-async function bareTemporal(
-  connection: NativeConnection,
-  client: Client,
-  total: number,
-  prefix: string,
-  concurrency: number,
-): Promise<Phase> {
-  const activityStarted = new Map<string, number>();
-  const worker = await Worker.create({
-    connection,
-    taskQueue: `bench-bare-${prefix}`,
-    workflowsPath: path.join(__dirname, 'baseline', 'workflows.ts'),
-    activities: { noop: async (id: string) => void activityStarted.set(id, performance.now()) },
-  });
-  const run = worker.run();
-  const publishedAt = new Map<string, number>();
-  const drive = async (count: number, tag: string) => {
-    const started = performance.now();
-    await runPool(count, concurrency, async (i) => {
-      const id = `${prefix}-${tag}-${i}`;
-      publishedAt.set(id, performance.now());
-      await client.workflow.execute('bareWorkflow', { taskQueue: `bench-bare-${prefix}`, workflowId: `bare:${id}`, args: [id] });
-    });
-    return performance.now() - started;
-  };
-  await drive(WARMUP, 'warm');
-  const elapsed = await drive(total, 'run');
-  const runIds = [...publishedAt.keys()].filter((id) => id.includes('-run-'));
-  const latencies = runIds.map((id) => (activityStarted.get(id) as number) - (publishedAt.get(id) as number));
-  worker.shutdown();
-  await run;
-  return { summary: summarize(total, elapsed, latencies), workflowIds: runIds.map((id) => `bare:${id}`) };
-}
-
-async function engine(
-  config: Config,
-  deps: { pool: Pool; client: Client; connection: NativeConnection },
-  receiver: Receiver,
-  total: number,
-  concurrency: number,
-): Promise<Phase & { publishP50Ms: number; historyEvents: number }> {
-  const accountId = newId('account');
-  await deps.pool.query(`INSERT INTO accounts (id, name, status) VALUES ($1, 'Bench', 'active')`, [accountId]);
-  await deps.pool.query(
-    `INSERT INTO webhook_endpoints (id, account_id, livemode, url, secret) VALUES ($1, $2, false, $3, $4)`,
-    [newId('endpoint'), accountId, receiver.url, SECRET],
-  );
-  const worker = await createWorker({ config, connection: deps.connection, pool: deps.pool });
-  const run = worker.run();
-  const publishDeps = { pool: deps.pool, temporal: deps.client, config };
-  const publishedAt = new Map<string, number>();
-  const publishMs: number[] = [];
-  const drive = async (count: number, tag: string) => {
-    const started = performance.now();
-    await runPool(count, concurrency, async (i) => {
-      const id = `evt_bench${accountId.slice(-6)}${tag}${i}`;
-      const t0 = performance.now();
-      publishedAt.set(id, t0);
-      const data = { parcel: { id: `p-${i}`, parcel_number: `PN${i}`, status: 'CREATED', total_fee: 250, currency: 'KES' } };
-      const published = await publishEvent(publishDeps, { accountId, livemode: false, type: 'parcel.created', data, id });
-      if (tag === 'run') publishMs.push(performance.now() - t0);
-      await deps.client.workflow.getHandle(published.workflowId as string).result();
-    });
-    return performance.now() - started;
-  };
-  await drive(WARMUP, 'warm');
-  const elapsed = await drive(total, 'run');
-  const runIds = [...publishedAt.keys()].filter((id) => /run\d+$/.test(id));
-  const latencies = runIds.map((id) => (receiver.arrivals.get(id) as number) - (publishedAt.get(id) as number));
-  const history = await deps.client.workflow.getHandle(`event:${runIds[0]}`).fetchHistory();
-  worker.shutdown();
-  await run;
-  return {
-    summary: summarize(total, elapsed, latencies),
-    workflowIds: runIds.map((id) => `event:${id}`),
-    publishP50Ms: summarize(publishMs.length, 1, publishMs).p50Ms,
-    historyEvents: history.events?.length ?? 0,
-  };
-}
-
-async function bareHistoryLength(client: Client, prefix: string): Promise<number> {
-  const history = await client.workflow.getHandle(`bare:${prefix}-run-0`).fetchHistory();
-  return history.events?.length ?? 0;
+function selected(name: string): boolean {
+  const group = name.startsWith('engine-') || name.startsWith('bare-') || name === 'plain-post' ? 'steady' : 'scenarios';
+  return !settings.phases || settings.phases.some((p) => p === name || p === group || name.startsWith(`${p}/`));
 }
 
 async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
-  const runId = `bench${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
+  const runId = `b${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
   const databaseUrl = `postgres://postgres@127.0.0.1:5432/pw_${runId}`;
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'pw-bench-'));
-  const log = (m: string) => process.stderr.write(`${m}\n`);
-  const dev = process.argv.includes('--cluster')
+  const cliPath = await ensureTemporalCli({ log });
+  const cluster = process.argv.includes('--cluster');
+  const server: BenchServerLike = cluster
     ? await startBenchCluster(runId, log)
-    : await startDevServer({ cliPath: await ensureTemporalCli({ log }), port: await freePort(), dbFile: path.join(dataDir, 'temporal.sqlite') });
-  const temporal = 'settings' in dev ? dev.settings : { server: 'temporal server start-dev (CLI 1.5.1, server 1.29.1)', historyShards: 1, persistence: 'sqlite (file, WAL)' };
+    : await startBenchServer({ cliPath, port: await freePort(), metricsPort: await freePort(), dbFile: path.join(dataDir, 'temporal.sqlite'), log });
   await prepareDatabase(databaseUrl);
-  const receiver = await startReceiver();
-  const config = loadConfig({
-    DATABASE_URL: databaseUrl,
-    TEMPORAL_ADDRESS: dev.address,
-    TEMPORAL_TASK_QUEUE: `bench-engine-${runId}`,
-    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-    WEBHOOK_CA_FILE: path.join(TLS_DIR, 'ca.pem'),
-    LOG_LEVEL: 'silent',
-  });
-  const connection = await NativeConnection.connect({ address: dev.address });
-  const clientConnection = await Connection.connect({ address: dev.address });
-  const client = new Client({ connection: clientConnection });
   const pool = createPool(databaseUrl, 20);
+  const receiver = await startReceiver();
+  const connection = await NativeConnection.connect({ address: server.address });
+  const clientConnection = await Connection.connect({ address: server.address });
+  const client = new Client({ connection: clientConnection });
+  const startedAt = new Date();
   try {
-    process.stderr.write(`events ${EVENTS}, concurrency ${CONCURRENCY}, ${os.cpus().length} cores\n`);
-    const plain = await plainPostLoop(config, receiver, EVENTS * 25);
-    process.stderr.write(`plain POST: ${JSON.stringify(plain)}\n`);
-    // Throughput at CONCURRENCY in flight, then latency one at a time (under saturation latency is queueing).
-    const bare = await bareTemporal(connection, client, EVENTS, `${runId}-load`, CONCURRENCY);
-    process.stderr.write(`bare Temporal: ${JSON.stringify(bare.summary)}\n`);
-    const eng = await engine(config, { pool, client, connection }, receiver, EVENTS, CONCURRENCY);
-    process.stderr.write(`engine: ${JSON.stringify(eng.summary)}\n`);
-    const bareIdle = await bareTemporal(connection, client, SEQUENTIAL, `${runId}-idle`, 1);
-    const engIdle = await engine(config, { pool, client, connection }, receiver, SEQUENTIAL, 1);
-    const result = {
-      temporal,
-      events: EVENTS,
-      concurrency: CONCURRENCY,
-      plainPost: plain,
-      throughput: {
-        bareTemporal: { ...bare.summary, historyEvents: await bareHistoryLength(client, `${runId}-load`) },
-        engine: { ...eng.summary, publishP50Ms: eng.publishP50Ms, historyEvents: eng.historyEvents },
-      },
-      unloadedLatency: {
-        bareTemporalStartToActivity: bareIdle.summary,
-        enginePublishToFirstAttempt: { ...engIdle.summary, publishP50Ms: engIdle.publishP50Ms },
-      },
-      whereTimeGoesUnloadedP50Ms: {
-        bareTemporal: await historyBreakdown(client, bareIdle.workflowIds),
-        engine: await historyBreakdown(client, engIdle.workflowIds),
-      },
-      ratios: {
-        engineVsBareTemporalRate: Math.round((eng.summary.perSecond / bare.summary.perSecond) * 100) / 100,
-        engineVsPlainPostRate: Math.round((eng.summary.perSecond / plain.perSecond) * 1000) / 1000,
-        engineVsBareUnloadedP50Latency: Math.round((engIdle.summary.p50Ms / bareIdle.summary.p50Ms) * 100) / 100,
-      },
+    const machine = await machineInfo(cliPath, pool);
+    log(`${machine.cores} cores (${machine.cpuModel}), load ${machine.loadAverageStart.join(' ')}; phases ${settings.phaseMs / 1000} s after ${settings.warmupMs / 1000} s warm-up, ${settings.reps} reps`);
+    const ctx: BenchContext = { serverAddress: server.address, databaseUrl, connection, client, pool, engineBundle: await bundleEngine(), runId };
+    const bareBundle = await bundleWorkflowCode({ workflowsPath: BARE_WORKFLOWS, logger: quietLogger });
+    const steady = { warmupMs: settings.warmupMs, windowMs: settings.phaseMs };
+    const C = settings.concurrency;
+
+    const phases: Array<[string, () => Promise<PhaseResult>]> = [
+      ['plain-post', () => plainPostPhase(ctx, server, receiver, steady, C)],
+      ['bare-load', () => bareTemporalPhase(ctx, server, steady, C, bareBundle)],
+      ...VARIANTS.map((v): [string, () => Promise<PhaseResult>] => [`engine-load/${v.name}`, () => enginePhase(ctx, server, receiver, steady, C, v)]),
+      ['bare-idle', () => bareTemporalPhase(ctx, server, steady, 1, bareBundle)],
+      ...VARIANTS.map((v): [string, () => Promise<PhaseResult>] => [`engine-idle/${v.name}`, () => enginePhase(ctx, server, receiver, steady, 1, v)]),
+    ];
+    const reps: Record<string, PhaseResult[]> = {};
+    for (let rep = 1; rep <= settings.reps; rep++) {
+      for (const [name, run] of phases) {
+        if (!selected(name)) continue;
+        const result = await run();
+        (reps[name] ??= []).push(result);
+        log(`rep ${rep} ${name}: ${result.summary.perSecond}/s p50 ${result.summary.p50Ms} ms p99 ${result.summary.p99Ms} ms, CPU ${result.cpuMsPerDelivery.totalMs} ms, writes ${result.persistencePerDelivery.writes}`);
+      }
+    }
+    const steadyResults = Object.fromEntries(Object.entries(reps).map(([name, r]) => [name, { median: aggregate(r), reps: r }]));
+
+    const baseline: EngineVariant = VARIANTS[0] as EngineVariant;
+    const scenarios: Record<string, unknown> = {};
+    const scenario = async (name: string, run: () => Promise<unknown>) => {
+      if (!selected(name)) return;
+      log(`scenario ${name}...`);
+      scenarios[name] = await run();
+      log(`scenario ${name}: ${JSON.stringify(scenarios[name])}`);
     };
-    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    const scenarioVariant = VARIANTS.find((v) => v.name === process.env.BENCH_SCENARIO_VARIANT) ?? VARIANTS[VARIANTS.length - 1] ?? baseline;
+    await scenario('publish-api', async () => ({
+      loaded: await publishApiScenario(ctx, server, steady, 32),
+      unloaded: await publishApiScenario(ctx, server, steady, 1),
+    }));
+    await scenario('fan-out', () => fanOutScenario(ctx, receiver, settings.fanOut, settings.reps, scenarioVariant));
+    await scenario('slow-receiver', () => slowReceiverScenario(ctx, settings.phaseMs, settings.slowRate, scenarioVariant));
+    await scenario('backlog', () => backlogScenario(ctx, settings.backlogEvents, C, scenarioVariant));
+
+    const result = {
+      startedAt: startedAt.toISOString(),
+      finishedAt: new Date().toISOString(),
+      machine: { ...machine, loadAverageEnd: os.loadavg().map((l) => Math.round(l * 100) / 100) },
+      server: 'settings' in server ? server.settings : { kind: 'temporal server start-dev (CLI 1.5.1, server 1.29.1; SQLite file, WAL, one history shard)', args: server.args },
+      settings: { ...settings, variants: VARIANTS, scenarioVariant: scenarioVariant.name },
+      steady: steadyResults,
+      ratios: ratios(steadyResults),
+      scenarios,
+    };
+    const json = `${JSON.stringify(result, null, 2)}\n`;
+    const out = settings.out ?? path.join(__dirname, `results-${startedAt.toISOString().slice(0, 10)}.json`);
+    if (out !== '-') writeFileSync(out, json);
+    process.stdout.write(json);
   } finally {
     await pool.end();
     await clientConnection.close();
     await connection.close();
     await receiver.close();
-    await dev.stop();
+    await server.stop();
     await dropDatabase(databaseUrl);
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+type Steady = Record<string, { median: unknown }>;
+const medianOf = (results: Steady, phase: string, field: 'perSecond' | 'p50Ms' | 'p99Ms'): number | undefined =>
+  (results[phase]?.median as { summary?: Record<string, { median: number }> } | undefined)?.summary?.[field]?.median;
+
+/** Each engine variant against bare Temporal and the plain POST loop, from the medians of this run. */
+function ratios(results: Steady): Record<string, Record<string, number>> {
+  const round = (n: number) => Math.round(n * 1000) / 1000;
+  const out: Record<string, Record<string, number>> = {};
+  for (const v of VARIANTS) {
+    const load = medianOf(results, `engine-load/${v.name}`, 'perSecond');
+    const idle = medianOf(results, `engine-idle/${v.name}`, 'p50Ms');
+    const bare = medianOf(results, 'bare-load', 'perSecond');
+    const plain = medianOf(results, 'plain-post', 'perSecond');
+    const bareIdle = medianOf(results, 'bare-idle', 'p50Ms');
+    const r: Record<string, number> = {};
+    if (load && bare) r.deliveriesPerSecondVsBareTemporal = round(load / bare);
+    if (load && plain) r.deliveriesPerSecondVsPlainPost = round(load / plain);
+    if (idle && bareIdle) r.unloadedP50VsBareTemporal = round(idle / bareIdle);
+    out[v.name] = r;
+  }
+  return out;
 }
 
 main().catch((err) => {

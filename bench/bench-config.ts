@@ -1,0 +1,47 @@
+/**
+ * The benchmark's knobs, read once (the bench is a tool, not the product, so it reads its own environment).
+ *   BENCH_PHASES         comma list of phases to run (default: all); see PHASES in delivery.ts
+ *   BENCH_PHASE_SECONDS  measured window of each steady phase (default 30)
+ *   BENCH_WARMUP_SECONDS warm-up before each window, not counted (default 5)
+ *   BENCH_REPS           repetitions of the steady phases (default 3)
+ *   BENCH_CONCURRENCY    deliveries in flight in the load phases (default 200)
+ *   BENCH_BACKLOG_EVENTS events waiting in backoff in the backlog scenario (default 10000)
+ *   BENCH_FANOUT         endpoints in the fan-out scenario (default 100)
+ *   BENCH_SLOW_RATE      events/s to each of the slow and fast receivers (default 8)
+ *   BENCH_OUT            result file (default bench/results-<date>.json; "-" for stdout only)
+ */
+export interface BenchConfig {
+  phases: string[] | undefined;
+  phaseMs: number;
+  warmupMs: number;
+  reps: number;
+  concurrency: number;
+  backlogEvents: number;
+  fanOut: number;
+  slowRate: number;
+  out: string | undefined;
+}
+
+function num(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a non-negative number, got "${raw}"`);
+  return value;
+}
+
+export function benchConfig(argv: string[] = process.argv.slice(2)): BenchConfig {
+  // Phases may also be given as arguments: `npm run bench -- engine-load engine-idle`.
+  const listed = argv.length > 0 ? argv : process.env.BENCH_PHASES?.split(',');
+  return {
+    phases: listed?.map((p) => p.trim()).filter(Boolean),
+    phaseMs: num('BENCH_PHASE_SECONDS', 30) * 1000,
+    warmupMs: num('BENCH_WARMUP_SECONDS', 5) * 1000,
+    reps: Math.max(1, Math.round(num('BENCH_REPS', 3))),
+    concurrency: Math.max(1, Math.round(num('BENCH_CONCURRENCY', 200))),
+    backlogEvents: Math.round(num('BENCH_BACKLOG_EVENTS', 10_000)),
+    fanOut: Math.max(1, Math.round(num('BENCH_FANOUT', 100))),
+    slowRate: num('BENCH_SLOW_RATE', 8),
+    out: process.env.BENCH_OUT,
+  };
+}

@@ -1,0 +1,114 @@
+import path from 'node:path';
+import type { Client } from '@temporalio/client';
+import { bundleWorkflowCode, type NativeConnection, type Worker, type WorkerOptions } from '@temporalio/worker';
+import { WORKFLOW_ID } from '../core/delivery-contract';
+import { newId } from '../core/ids';
+import { publishEvent } from '../domain/events';
+import { loadConfig, type Config } from '../infra/config';
+import type { Pool } from '../db/pool';
+import { createWorker } from '../worker/worker';
+import { TLS_DIR } from './receiver';
+
+export const SECRET = 'whsec_bench0000000000000000000000000';
+
+/** What every phase of one run shares: one server, one database, one connection, the bundles built once. */
+export interface BenchContext {
+  serverAddress: string;
+  databaseUrl: string;
+  connection: NativeConnection;
+  client: Client;
+  pool: Pool;
+  engineBundle: { code: string };
+  runId: string;
+}
+
+/**
+ * One engine configuration under test: environment the product reads (config) and worker options, so a lever
+ * is measured exactly as an operator would switch it on.
+ */
+export interface EngineVariant {
+  name: string;
+  env?: Record<string, string>;
+  workerOptions?: Partial<WorkerOptions>;
+}
+
+export async function bundleEngine(): Promise<{ code: string }> {
+  // Bundled once per run: every phase's worker reuses it instead of spending seconds of CPU on webpack.
+  return bundleWorkflowCode({ workflowsPath: path.join(__dirname, '..', 'workflows', 'index.ts'), logger: quietLogger });
+}
+
+export const quietLogger = { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+
+export function engineConfig(ctx: BenchContext, taskQueue: string, env: Record<string, string> = {}): Config {
+  return loadConfig({
+    DATABASE_URL: ctx.databaseUrl,
+    TEMPORAL_ADDRESS: ctx.serverAddress,
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    WEBHOOK_CA_FILE: path.join(TLS_DIR, 'ca.pem'),
+    LOG_LEVEL: 'silent',
+    ...env,
+  });
+}
+
+export interface Engine {
+  config: Config;
+  worker: Worker;
+  /** An account with one endpoint per URL; returns the account id. */
+  addAccount(urls: string[]): Promise<string>;
+  /** Publishes one event through the product's publish path; resolves when publishing returned. */
+  publish(accountId: string, eventId: string): Promise<void>;
+  /** Resolves when the event's workflow has completed. */
+  completed(eventId: string): Promise<void>;
+  stop(): Promise<void>;
+}
+
+let engines = 0;
+
+export async function startEngine(ctx: BenchContext, variant: EngineVariant): Promise<Engine> {
+  const taskQueue = `bench-${ctx.runId}-${variant.name}-${engines++}`;
+  const config = engineConfig(ctx, taskQueue, variant.env);
+  const worker = await createWorker({
+    config,
+    connection: ctx.connection,
+    pool: ctx.pool,
+    options: { workflowsPath: undefined, workflowBundle: ctx.engineBundle, ...variant.workerOptions },
+  });
+  const running = worker.run();
+  const publishDeps = { pool: ctx.pool, temporal: ctx.client, config };
+  return {
+    config,
+    worker,
+    async addAccount(urls) {
+      const accountId = newId('account');
+      await ctx.pool.query(`INSERT INTO accounts (id, name, status) VALUES ($1, 'Bench', 'active')`, [accountId]);
+      for (const url of urls) {
+        await ctx.pool.query(
+          `INSERT INTO webhook_endpoints (id, account_id, livemode, url, secret) VALUES ($1, $2, false, $3, $4)`,
+          [newId('endpoint'), accountId, url, SECRET],
+        );
+      }
+      return accountId;
+    },
+    async publish(accountId, eventId) {
+      const data = { parcel: { id: `p_${eventId}`, parcel_number: 'PN1', status: 'CREATED', total_fee: 250, currency: 'KES' } };
+      await publishEvent(publishDeps, { accountId, livemode: false, type: 'parcel.created', data, id: eventId });
+    },
+    async completed(eventId) {
+      await ctx.client.workflow.getHandle(WORKFLOW_ID.deliverEvent(eventId)).result();
+    },
+    async stop() {
+      worker.shutdown();
+      await running;
+    },
+  };
+}
+
+/** Rejects when `promise` has not settled within `ms`: a lost delivery must fail the run, not hang it. */
+export function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`bench: ${what} not done within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

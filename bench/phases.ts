@@ -1,0 +1,123 @@
+import path from 'node:path';
+import { Worker } from '@temporalio/worker';
+import { createHttpAgent, postWebhook } from '../infra/http-client';
+import { signatureHeader } from '../core/signing';
+import { startEngine, SECRET, within, type BenchContext, type EngineVariant, engineConfig } from './engine';
+import { costMeters, type Costs } from './meters';
+import type { Receiver } from './receiver';
+import { runSteady, type Summary } from './stats';
+import { historyBreakdown } from './history-breakdown';
+
+export interface Steady {
+  warmupMs: number;
+  windowMs: number;
+}
+
+export interface PhaseResult extends Costs {
+  summary: Summary;
+  historyEvents?: number;
+  /** Median server-side time of each step, from history timestamps (unloaded phases only). */
+  whereTimeGoesP50Ms?: Record<string, number>;
+}
+
+const DELIVERY_DEADLINE_MS = 120_000;
+
+/** The cost of HTTP alone: the same signed POST, the same receiver and agent, no Temporal, no database. */
+export async function plainPostPhase(ctx: BenchContext, server: { pid?: number; metricsUrl?: string }, receiver: Receiver, steady: Steady, concurrency: number): Promise<PhaseResult> {
+  const agent = createHttpAgent(engineConfig(ctx, 'unused'));
+  const meters = costMeters(server, ctx.pool);
+  try {
+    const summary = await runSteady({ ...steady, concurrency }, async (i) => {
+      const body = JSON.stringify({ id: `evt_plain${i}`, object: 'event', type: 'parcel.created', data: {} });
+      const t0 = performance.now();
+      const result = await postWebhook(agent, {
+        url: receiver.url('/plain'),
+        body,
+        timeoutMs: 10_000,
+        allowPrivate: true,
+        headers: { 'content-type': 'application/json', 'service-signature': signatureHeader(body, [SECRET], Math.floor(Date.now() / 1000)) },
+      });
+      if (!result.succeeded) throw new Error(`plain POST failed: ${result.error ?? result.statusCode}`);
+      return performance.now() - t0;
+    }, meters);
+    return { summary, ...meters.costs() };
+  } finally {
+    await agent.close();
+  }
+}
+
+/** The cost of Temporal alone: one workflow, one no-op activity, started with the client and awaited. */
+export async function bareTemporalPhase(
+  ctx: BenchContext,
+  server: { pid?: number; metricsUrl?: string },
+  steady: Steady,
+  concurrency: number,
+  bareBundle: { code: string },
+): Promise<PhaseResult> {
+  const taskQueue = `bench-bare-${ctx.runId}-${concurrency}-${Math.random().toString(36).slice(2, 6)}`;
+  const activityStarted = new Map<string, number>();
+  const worker = await Worker.create({
+    connection: ctx.connection,
+    taskQueue,
+    workflowBundle: bareBundle,
+    activities: { noop: async (id: string) => void activityStarted.set(id, performance.now()) },
+  });
+  const running = worker.run();
+  const meters = costMeters(server, ctx.pool);
+  const measuredIds: string[] = [];
+  try {
+    const summary = await runSteady({ ...steady, concurrency }, async (i) => {
+      const id = `${taskQueue}-${i}`;
+      const t0 = performance.now();
+      await within(ctx.client.workflow.execute('bareWorkflow', { taskQueue, workflowId: `bare:${id}`, args: [id] }), DELIVERY_DEADLINE_MS, id);
+      measuredIds.push(`bare:${id}`);
+      return (activityStarted.get(id) as number) - t0;
+    }, meters);
+    return { summary, ...meters.costs(), ...(await historyFacts(ctx, measuredIds, concurrency === 1)) };
+  } finally {
+    worker.shutdown();
+    await running;
+  }
+}
+
+/** The engine: publish -> deliverEvent -> check, sign, POST, record; one endpoint per event. */
+export async function enginePhase(
+  ctx: BenchContext,
+  server: { pid?: number; metricsUrl?: string },
+  receiver: Receiver,
+  steady: Steady,
+  concurrency: number,
+  variant: EngineVariant,
+): Promise<PhaseResult> {
+  const engine = await startEngine(ctx, variant);
+  const meters = costMeters(server, ctx.pool);
+  const measuredIds: string[] = [];
+  try {
+    const accountId = await engine.addAccount([receiver.url('/engine')]);
+    const tag = accountId.slice(-8);
+    const summary = await runSteady({ ...steady, concurrency }, async (i) => {
+      const eventId = `evt_${tag}_${variant.name.replace(/\W/g, '')}_${concurrency}_${i}`;
+      const t0 = performance.now();
+      await engine.publish(accountId, eventId);
+      const arrived = await within(receiver.waitFor(eventId, '/engine'), DELIVERY_DEADLINE_MS, `arrival of ${eventId}`);
+      await within(engine.completed(eventId), DELIVERY_DEADLINE_MS, `workflow of ${eventId}`);
+      measuredIds.push(`event:${eventId}`);
+      return arrived - t0;
+    }, meters);
+    return { summary, ...meters.costs(), ...(await historyFacts(ctx, measuredIds, concurrency === 1)) };
+  } finally {
+    await engine.stop();
+  }
+}
+
+/** History length of a measured workflow and, unloaded, where the time went step by step. */
+async function historyFacts(ctx: BenchContext, ids: string[], breakdown: boolean): Promise<Pick<PhaseResult, 'historyEvents' | 'whereTimeGoesP50Ms'>> {
+  if (ids.length === 0) return {};
+  const history = await ctx.client.workflow.getHandle(ids[0] as string).fetchHistory();
+  return {
+    historyEvents: history.events?.length ?? 0,
+    ...(breakdown ? { whereTimeGoesP50Ms: await historyBreakdown(ctx.client, ids.slice(0, 50)) } : {}),
+  };
+}
+
+export const BARE_WORKFLOWS = path.join(__dirname, 'baseline', 'workflows.ts');
