@@ -6,7 +6,7 @@ import { ATTEMPT_DB_DEADLINE_MS, USER_AGENT } from '../core/delivery-policy';
 import { SecretUnavailableError } from '../core/secrets';
 import { signatureHeader } from '../core/signing';
 import type { Pool } from '../domain/database';
-import { loadDeliveryContext, recordAttempt, recordSkipped, type EndpointForDelivery } from '../domain/deliveries';
+import { loadDeliveryContext, recordAttempt, recordSkipped, releaseClaims, type EndpointForDelivery } from '../domain/deliveries';
 import type { Config } from '../infra/config';
 import { postWebhook } from '../infra/http-client';
 
@@ -37,10 +37,11 @@ async function withinDeadline<T>(work: Promise<T>, what: string): Promise<T> {
 async function loadContext(
   deps: SignAndPostDeps,
   input: SignAndPostInput,
-): Promise<{ endpoint: EndpointForDelivery; body: string | null } | undefined> {
+): Promise<{ endpoint: EndpointForDelivery; body: string | null; fresh: boolean } | undefined> {
   try {
     const key = deps.config.webhook.secretEncryptionKey;
-    return await withinDeadline(loadDeliveryContext(deps.pool, input.endpointId, input.eventId, key), 'reading the endpoint');
+    const claim = input.claimTry === undefined ? undefined : { attemptId: input.attemptId, try: input.claimTry };
+    return await withinDeadline(loadDeliveryContext(deps.pool, input.endpointId, input.eventId, key, claim), 'reading the endpoint');
   } catch (err) {
     const type = err instanceof SecretUnavailableError ? FAILURE.secretUnavailable : FAILURE.databaseUnavailable;
     throw ApplicationFailure.create({ type, message: (err as Error).message, nonRetryable: true });
@@ -89,8 +90,16 @@ function deliveryHeaders(input: SignAndPostInput, body: string, secrets: string[
 export function createSignAndPost(deps: SignAndPostDeps) {
   return async function signAndPost(input: SignAndPostInput): Promise<AttemptOutcome> {
     const context = await loadContext(deps, input);
+    if (context && !context.fresh) {
+      // A local try run again after its worker died: the first run may have posted. Never post twice.
+      throw ApplicationFailure.create({ type: FAILURE.attemptLost, message: `attempt ${input.attemptId} ran before on a lost worker`, nonRetryable: true });
+    }
     const reason = skipReason(context);
-    if (reason) return skip(deps, input, reason);
+    if (reason) {
+      // A claim ends with the attempt's record; a skipped attempt has none, so its claims go now.
+      if (input.claimTry !== undefined) await withinDeadline(releaseClaims(deps.pool, input.attemptId), 'releasing the claim').catch(() => undefined);
+      return skip(deps, input, reason);
+    }
     const { endpoint, body } = context as { endpoint: EndpointForDelivery; body: string };
 
     const result = await postWebhook(deps.http, {

@@ -19,7 +19,9 @@ function ms(event: HistoryEvent | undefined): number {
 
 const STEPS = {
   'start -> first workflow task started': [WORKFLOW_STARTED, WORKFLOW_TASK_STARTED],
-  'workflow task (schedule the activity)': [WORKFLOW_TASK_STARTED, WORKFLOW_TASK_COMPLETED],
+  // With a local attempt the attempt runs inside this first task, and the next step is the whole rest.
+  'first workflow task (a local attempt runs inside it)': [WORKFLOW_TASK_STARTED, WORKFLOW_TASK_COMPLETED],
+  'first workflow task completed -> workflow completed': [WORKFLOW_TASK_COMPLETED, WORKFLOW_COMPLETED],
   'activity scheduled -> started': [ACTIVITY_SCHEDULED, ACTIVITY_STARTED],
   'activity running (check, sign, POST, record)': [ACTIVITY_STARTED, ACTIVITY_COMPLETED],
   'activity completed -> workflow completed': [ACTIVITY_COMPLETED, WORKFLOW_COMPLETED],

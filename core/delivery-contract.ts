@@ -20,6 +20,13 @@ export const WORKFLOW_ID = {
 export const DELIVERY_TRIGGERS = ['automatic', 'resend', 'recover', 'test'] as const;
 export type DeliveryTrigger = (typeof DELIVERY_TRIGGERS)[number];
 
+/**
+ * How an attempt runs. `activity`: a regular activity, scheduled through the server's task queue (11 history
+ * events for a one-endpoint success). `local`: a local activity inside the workflow task that decided it (one
+ * marker event, no second trip through matching; core/delivery-policy.ts LOCAL_ATTEMPT says what it keeps).
+ */
+export type AttemptKind = 'activity' | 'local';
+
 /** Everything a delivery needs, fixed at publish time: a later config change never alters a running ladder. */
 export interface DeliverEventInput {
   eventId: string;
@@ -39,6 +46,8 @@ export interface DeliverEventInput {
   retryDelaysMs: number[];
   timeoutMs: number;
   failingThreshold: number;
+  /** Absent in histories started before local attempts existed: those keep running regular activities. */
+  attemptKind?: AttemptKind;
 }
 
 export type LadderResult =
@@ -112,6 +121,12 @@ export interface SignAndPostInput extends AttemptIdentity {
   // copied into workflow history on every attempt. Inputs scheduled before this change still carry a `body`
   // field; it is the same bytes and is ignored.
   timeoutMs: number;
+  /**
+   * Set for a local attempt: the how-many-th try of this attempt it is (a try not posted because our database
+   * was down is tried again as the next). A try run again after its worker died finds its claim and posts
+   * nothing (FAILURE.attemptLost).
+   */
+  claimTry?: number;
 }
 
 /** What one POST ended with (infra/http-client.ts); every value fits in history (RESPONSE_BODY_CHARS). */
@@ -174,6 +189,11 @@ export const FAILURE = {
   databaseUnavailable: 'DatabaseUnavailable',
   /** signAndPost could not open the endpoint's secret before posting: nothing was sent. */
   secretUnavailable: 'SecretUnavailable',
+  /**
+   * A local attempt's try ran before on a worker that died before its workflow task completed: the post may
+   * have gone out, so it is recorded as lost (a timeout), exactly as a regular activity's lost attempt is.
+   */
+  attemptLost: 'AttemptLost',
   /** A failed email: the failing mark and the notification row are stored by then. */
   notificationEmailFailed: 'NotificationEmailFailed',
 } as const;

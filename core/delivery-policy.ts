@@ -18,6 +18,16 @@ export const RESPONSE_BODY_MAX_BYTES = RESPONSE_BODY_CHARS * 4;
 export const SIGN_AND_POST_MARGIN_MS = 5_000;
 
 /**
+ * The workflow task timeout of an event whose attempts run as local activities (set where the workflow is
+ * started). A local attempt runs inside the workflow task; past 80% of its timeout the SDK heartbeats the task
+ * (three more history events), so it must outlast a post. It is also how long a worker that dies mid-post
+ * takes to be noticed: the same as a regular attempt's start-to-close timeout (timeout + margin).
+ */
+export function localAttemptTaskTimeoutMs(timeoutMs: number): number {
+  return timeoutMs + SIGN_AND_POST_MARGIN_MS;
+}
+
+/**
  * Each database step of signAndPost (the read before posting, the record after) gives up after this long.
  * A connection that hangs instead of failing (partition, failover) would otherwise run the activity into its
  * start-to-close timeout, and the workflow would record a failed attempt for an outage of ours, possibly

@@ -48,6 +48,9 @@ export async function insertAttempt(pool: Pool, record: AttemptRecord): Promise<
               status = ${NEW_STATUS}, reason = ${NEW_REASON}
         WHERE id = (SELECT id FROM delivery) AND EXISTS (SELECT 1 FROM inserted)
         RETURNING id
+     ), released AS (
+       -- A local attempt's claims end with its record (db/migrations/*_attempt-claims.sql).
+       DELETE FROM attempt_claims WHERE attempt_id = $1
      ), reset AS (
        UPDATE webhook_endpoints SET abandoned_streak = 0, status = 'enabled'
         WHERE id = $2 AND $12::boolean AND (abandoned_streak > 0 OR status = 'failing')

@@ -128,6 +128,14 @@ export interface EndpointForDeliveryRow {
   previous_secret: string | null;
   /** The event's stored body; null when the event is unknown (or none was asked for). */
   event_body: string | null;
+  /** False when a claim was asked for and this try of the attempt was claimed (or recorded) before. */
+  fresh: boolean;
+}
+
+/** A local attempt's try, claimed before it posts (db/migrations/*_attempt-claims.sql says why). */
+export interface AttemptClaim {
+  attemptId: string;
+  try: number;
 }
 
 /**
@@ -139,20 +147,40 @@ export async function loadAttemptContext(
   pool: Pool,
   endpointId: string,
   eventId: string | null,
+  claim?: AttemptClaim,
 ): Promise<EndpointForDeliveryRow | undefined> {
+  // The claim rides in the read's round trip: a local attempt pays one row write, not one more query. Its commit
+  // does not wait for the WAL flush (measured here: 0.5 ms instead of 4-7 ms at p50, before every post): a claim
+  // is lost only if Postgres itself crashes within ~0.6 s of writing it while the worker also dies mid-post, and
+  // that costs one repeated POST with the same Service-Delivery id, never a lost delivery. set_config(..., true)
+  // lasts for this statement's own transaction only.
   const { rows } = await pool.query<EndpointForDeliveryRow>(
-    `SELECT e.id, e.url, e.account_id, e.livemode, e.status,
+    `WITH relaxed AS (
+       SELECT set_config('synchronous_commit', 'off', true) WHERE $3::text IS NOT NULL
+     ), claimed AS (
+       INSERT INTO attempt_claims (attempt_id, try) SELECT $3::text, $4::integer WHERE $3::text IS NOT NULL
+       ON CONFLICT DO NOTHING
+       RETURNING 1
+     )
+     SELECT e.id, e.url, e.account_id, e.livemode, e.status,
             e.disabled_at IS NOT NULL AS disabled,
             e.deleted_at IS NOT NULL AS deleted,
             a.status = 'suspended' AS account_suspended,
             e.secret,
             CASE WHEN e.previous_secret_expires_at > now() THEN e.previous_secret END AS previous_secret,
-            (SELECT body FROM events WHERE id = $2::text) AS event_body
-       FROM webhook_endpoints e JOIN accounts a ON a.id = e.account_id
+            (SELECT body FROM events WHERE id = $2::text) AS event_body,
+            $3::text IS NULL
+              OR (EXISTS (SELECT 1 FROM claimed) AND NOT EXISTS (SELECT 1 FROM delivery_attempts WHERE id = $3::text)) AS fresh
+       FROM webhook_endpoints e JOIN accounts a ON a.id = e.account_id LEFT JOIN relaxed ON true
       WHERE e.id = $1`,
-    [endpointId, eventId],
+    [endpointId, eventId, claim?.attemptId ?? null, claim?.try ?? null],
   );
   return rows[0];
+}
+
+/** Drops an attempt's claims when it ends without a record (skipped): nothing else would. */
+export async function releaseAttemptClaims(pool: Pool, attemptId: string): Promise<void> {
+  await pool.query('DELETE FROM attempt_claims WHERE attempt_id = $1', [attemptId]);
 }
 
 /** The abandoned streak kept by the supervisor, mirrored so a later success knows there is something to reset. */

@@ -5,7 +5,7 @@ import { openSecret } from '../core/secrets';
 import * as attempts from '../db/delivery-attempts';
 import type { DeliveryAttemptRow } from '../db/delivery-attempts';
 import { markDeliverySkipped, type DeliveryRef } from '../db/deliveries';
-import { loadAttemptContext, type EndpointScope } from '../db/endpoints';
+import { loadAttemptContext, releaseAttemptClaims, type AttemptClaim, type EndpointScope } from '../db/endpoints';
 import type { Pool } from '../db/pool';
 import { getEndpoint, unixSeconds, type EndpointDeps, type Page } from './endpoints';
 
@@ -41,8 +41,9 @@ export async function loadDeliveryContext(
   endpointId: string,
   eventId: string | null,
   key?: Buffer,
-): Promise<{ endpoint: EndpointForDelivery; body: string | null } | undefined> {
-  const row = await loadAttemptContext(pool, endpointId, eventId);
+  claim?: AttemptClaim,
+): Promise<{ endpoint: EndpointForDelivery; body: string | null; fresh: boolean } | undefined> {
+  const row = await loadAttemptContext(pool, endpointId, eventId, claim);
   if (!row) return undefined;
   const secrets = [openSecret(row.secret, key)];
   if (row.previous_secret !== null) secrets.push(openSecret(row.previous_secret, key));
@@ -57,7 +58,14 @@ export async function loadDeliveryContext(
     accountSuspended: row.account_suspended,
     secrets,
   };
-  return { endpoint, body: row.event_body };
+  return { endpoint, body: row.event_body, fresh: row.fresh };
+}
+
+export type { AttemptClaim };
+
+/** A claimed attempt that ends without a record (skipped) drops its claims; a record drops them otherwise. */
+export async function releaseClaims(pool: Pool, attemptId: string): Promise<void> {
+  await releaseAttemptClaims(pool, attemptId);
 }
 
 /** The endpoint as a delivery sees it, without an event. */

@@ -1,6 +1,7 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 import { SEARCH_ATTRIBUTES, WORKFLOW_ID, type DeliverEventInput, type DeliverEventWorkflow } from '../core/delivery-contract';
+import { localAttemptTaskTimeoutMs } from '../core/delivery-policy';
 import { formatDuration } from '../core/durations';
 import { ApiError } from '../core/errors';
 import { EVENT_TYPES, isEventType, type EventType } from '../core/event-catalog';
@@ -171,6 +172,7 @@ row: EventRow, config: Config): DeliverEventInput {
     retryDelaysMs: config.delivery.retryDelaysMs,
     timeoutMs: config.delivery.timeoutMs,
     failingThreshold: config.delivery.failingThreshold,
+    attemptKind: config.delivery.attemptKind,
   };
 }
 
@@ -200,6 +202,8 @@ async function startDelivery(temporal: Client, config: Config, input: DeliverEve
       taskQueue: config.temporal.taskQueue,
       args: [input],
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      // A local attempt runs inside the workflow task, which must outlast it (core/delivery-policy.ts).
+      ...(input.attemptKind === 'local' ? { workflowTaskTimeout: localAttemptTaskTimeoutMs(input.timeoutMs) } : {}),
       typedSearchAttributes: [
         { key: SEARCH_ATTRIBUTES.accountId, value: input.accountId },
         { key: SEARCH_ATTRIBUTES.livemode, value: input.livemode },

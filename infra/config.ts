@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import type { AttemptKind } from '../core/delivery-contract';
 import { formatDuration, parseDuration, parseDurationList } from '../core/durations';
 
 /**
@@ -37,6 +38,8 @@ export interface Config {
     retryDelaysMs: number[];
     timeoutMs: number;
     failingThreshold: number;
+    /** Read at publish time like the ladder: `activity` (default) or `local` (core/delivery-contract.ts AttemptKind). */
+    attemptKind: AttemptKind;
   };
   smtpUrl: string | undefined;
   notificationFrom: string;
@@ -68,6 +71,14 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   const value = Number(raw);
   if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
   return value;
+}
+
+function attemptKind(env: Env, name: string): AttemptKind {
+  // Regular activities stay the default until local attempts have passed the chaos suite on a quiet machine
+  // (README "Performance"): under CPU starvation a late workflow task can cost a local attempt its rung.
+  const raw = optional(env, name)?.toLowerCase() ?? 'activity';
+  if (raw === 'local' || raw === 'activity') return raw;
+  throw new ConfigError(name, `must be local or activity, got "${raw}"`);
 }
 
 function boolean(env: Env, name: string, fallback: boolean): boolean {
@@ -190,6 +201,7 @@ export function loadConfig(env: Env = process.env): Config {
       retryDelaysMs: retryLadder(env, 'DELIVERY_RETRY_DELAYS'),
       timeoutMs: duration(env, 'DELIVERY_TIMEOUT', '10s', 100, 60_000),
       failingThreshold: integer(env, 'ENDPOINT_FAILING_THRESHOLD', 3, 1, 1000),
+      attemptKind: attemptKind(env, 'DELIVERY_ATTEMPT'),
     },
     smtpUrl: url(env, 'SMTP_URL', undefined, ['smtp:', 'smtps:']),
     notificationFrom: optional(env, 'NOTIFICATION_FROM') ?? 'Parcel Webhooks <no-reply@parcel-webhooks.invalid>',

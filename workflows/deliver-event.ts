@@ -4,13 +4,16 @@ import {
   isCancellation,
   log,
   proxyActivities,
+  proxyLocalActivities,
   sleep,
   TimeoutFailure,
   uuid4,
 } from '@temporalio/workflow';
 import {
   attemptRecord,
+  FAILURE,
   NOT_POSTED_FAILURES,
+  type AttemptKind,
   type AttemptOutcome,
   type DeliverEventInput,
   type DeliverEventResult,
@@ -38,6 +41,12 @@ const { recordAttempt } = proxyActivities<DeliveryActivities>({
 // Options are set per call (executeWithOptions): the timeout follows each event's own config.
 const { signAndPost } = proxyActivities<DeliveryActivities>({ startToCloseTimeout: '15s', retry: { maximumAttempts: 1 } });
 
+// The same activity run inside the workflow task (DeliverEventInput.attemptKind 'local'); options per call too.
+const { signAndPost: signAndPostLocally } = proxyLocalActivities<DeliveryActivities>({
+  startToCloseTimeout: '15s',
+  retry: { maximumAttempts: 1 },
+});
+
 const { notifySupervisor } = proxyActivities<DeliveryActivities>({
   startToCloseTimeout: NOTIFY_SUPERVISOR_TIMEOUT,
   retry: RECORD_ATTEMPT_RETRY,
@@ -45,8 +54,21 @@ const { notifySupervisor } = proxyActivities<DeliveryActivities>({
 
 type Attempted = Extract<AttemptOutcome, { kind: 'attempted' }>;
 
+/**
+ * The failure under an attempt's error: a regular activity's comes wrapped in an ActivityFailure, a local
+ * activity's arrives as itself.
+ */
+function attemptFailure(err: unknown): unknown {
+  return err instanceof ActivityFailure ? err.cause : err;
+}
+
+function failureType(err: unknown): string | undefined {
+  const failure = attemptFailure(err);
+  return failure instanceof ApplicationFailure ? (failure.type ?? undefined) : undefined;
+}
+
 function isNotPosted(err: unknown): boolean {
-  return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && NOT_POSTED_FAILURES.includes(err.cause.type ?? '');
+  return NOT_POSTED_FAILURES.includes(failureType(err) ?? '');
 }
 
 /**
@@ -54,7 +76,8 @@ function isNotPosted(err: unknown): boolean {
  * the attempt is recorded as failed unless the lost worker had already written the real record.
  */
 async function recordLostAttempt(input: SignAndPostInput, err: unknown, activityTimeoutMs: number): Promise<Attempted> {
-  const timedOut = err instanceof ActivityFailure && err.cause instanceof TimeoutFailure;
+  // A local try found run before by a lost worker is the same loss a regular attempt's timeout reports.
+  const timedOut = failureType(err) === FAILURE.attemptLost || attemptFailure(err) instanceof TimeoutFailure;
   const record = attemptRecord(input, {
     statusCode: null,
     responseBody: null,
@@ -73,19 +96,21 @@ async function recordLostAttempt(input: SignAndPostInput, err: unknown, activity
  * One attempt, whatever our own database does: retried until it was either posted or skipped. While the
  * database is down, one ladder of the event probes and the rest wait at the gate.
  */
-async function attemptOnce(input: SignAndPostInput, summary: string, gate: DatabaseGate): Promise<AttemptOutcome> {
+async function attemptOnce(input: SignAndPostInput, kind: AttemptKind, summary: string, gate: DatabaseGate): Promise<AttemptOutcome> {
   const activityTimeoutMs = input.timeoutMs + SIGN_AND_POST_MARGIN_MS;
   const ladder = input.endpointId;
   let backoffMs = DB_UNAVAILABLE_INITIAL_BACKOFF_MS;
+  let tries = 0;
   try {
     for (;;) {
       await gate.waitTurn(ladder);
       try {
-        const outcome = await signAndPost.executeWithOptions(
-          // The ladder is the only retry: Temporal must never post twice on its own.
-          { startToCloseTimeout: activityTimeoutMs, retry: { maximumAttempts: 1 }, summary },
-          [input],
-        );
+        // The ladder is the only retry: Temporal must never post twice on its own.
+        const options = { startToCloseTimeout: activityTimeoutMs, retry: { maximumAttempts: 1 }, summary };
+        const outcome =
+          kind === 'local'
+            ? await signAndPostLocally.executeWithOptions(options, [{ ...input, claimTry: tries++ }])
+            : await signAndPost.executeWithOptions(options, [input]);
         gate.release(ladder);
         if (outcome.kind === 'attempted' && !outcome.recorded && outcome.record) {
           const stored = await recordAttempt(outcome.record);
@@ -132,7 +157,7 @@ async function runLadder(input: DeliverEventInput, endpointId: string, gate: Dat
       finalAttempt: n === total,
       timeoutMs: input.timeoutMs,
     };
-    const outcome = await attemptOnce(request, attemptSummary(n, total, url ?? endpointId), gate);
+    const outcome = await attemptOnce(request, input.attemptKind ?? 'activity', attemptSummary(n, total, url ?? endpointId), gate);
     if (outcome.kind === 'skipped') return { endpointId, outcome: 'skipped', attempts: n - 1, reason: outcome.reason };
     url = outcome.url || url;
     if (outcome.succeeded) {

@@ -149,6 +149,8 @@ describe('delivery: our database down', () => {
       const result = await deliveryResult(h.tw.client, published.event.id, 60_000);
       expect(result).toMatchObject({ endpoints: [{ outcome: 'delivered', attempts: 1 }] });
       expect(await historyHas(published.event.id, (e) => Boolean(e.activityTaskTimedOutEventAttributes))).toBe(false);
+      // A local attempt's timeout would be its marker's failure.
+      expect(await historyHas(published.event.id, (e) => Boolean(e.markerRecordedEventAttributes?.failure?.timeoutFailureInfo))).toBe(false);
       expect(h.receiver.at('/stalled')).toHaveLength(1);
       expect((await attemptsOf(direct, endpoint.id)).map((a) => [a.attempt, a.succeeded, a.error])).toEqual([[1, true, null]]);
     } finally {
