@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { Client } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { bundleWorkflowCode, type NativeConnection, type Worker, type WorkerOptions } from '@temporalio/worker';
 import { WORKFLOW_ID } from '../core/delivery-contract';
 import { newId } from '../core/ids';
@@ -28,6 +28,8 @@ export interface BenchContext {
  */
 export interface EngineVariant {
   name: string;
+  /** Publish through a client on the worker's own NativeConnection with eager workflow start. */
+  eagerStart?: boolean;
   env?: Record<string, string>;
   workerOptions?: Partial<WorkerOptions>;
 }
@@ -75,7 +77,9 @@ export async function startEngine(ctx: BenchContext, variant: EngineVariant): Pr
     options: { workflowsPath: undefined, workflowBundle: ctx.engineBundle, ...variant.workerOptions },
   });
   const running = worker.run();
-  const publishDeps = { pool: ctx.pool, temporal: ctx.client, config };
+  const publishDeps = variant.eagerStart
+    ? { pool: ctx.pool, temporal: new Client({ connection: ctx.connection, namespace: config.temporal.namespace }), config, eagerStart: true }
+    : { pool: ctx.pool, temporal: ctx.client, config };
   return {
     config,
     worker,

@@ -19,6 +19,12 @@ export interface PublishDeps {
   pool: Pool;
   temporal: Client;
   config: Config;
+  /**
+   * The client shares its NativeConnection with a worker polling the delivery task queue (one process): the
+   * server may then hand the first workflow task straight back with the start (eager workflow start), skipping
+   * a trip through matching. A client on its own connection must leave this off (the SDK refuses it).
+   */
+  eagerStart?: boolean;
 }
 
 export interface PublishInput {
@@ -194,7 +200,7 @@ function describe(input: DeliverEventInput): { staticSummary: string; staticDeta
 }
 
 /** Idempotent: an existing workflow for this event (running or finished) is success, never a second delivery. */
-async function startDelivery(temporal: Client, config: Config, input: DeliverEventInput): Promise<string> {
+async function startDelivery(temporal: Client, config: Config, input: DeliverEventInput, eagerStart = false): Promise<string> {
   const workflowId = WORKFLOW_ID.deliverEvent(input.eventId);
   try {
     await temporal.workflow.start<DeliverEventWorkflow>('deliverEvent', {
@@ -202,6 +208,7 @@ async function startDelivery(temporal: Client, config: Config, input: DeliverEve
       taskQueue: config.temporal.taskQueue,
       args: [input],
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      requestEagerStart: eagerStart,
       // A local attempt runs inside the workflow task, which must outlast it (core/delivery-policy.ts).
       ...(input.attemptKind === 'local' ? { workflowTaskTimeout: localAttemptTaskTimeoutMs(input.timeoutMs) } : {}),
       typedSearchAttributes: [
@@ -231,7 +238,7 @@ export async function publishEvent(deps: PublishDeps, input: PublishInput): Prom
   let workflowId: string | null = null;
   if (row.endpoint_ids.length > 0) {
     workflowId = row.inserted || !row.attempted
-      ? await startDelivery(deps.temporal, deps.config, deliveryInput(row, deps.config))
+      ? await startDelivery(deps.temporal, deps.config, deliveryInput(row, deps.config), deps.eagerStart)
       : WORKFLOW_ID.deliverEvent(row.id);
   }
   return { event, accountId: row.account_id, endpointIds: row.endpoint_ids, created: row.inserted, workflowId };
