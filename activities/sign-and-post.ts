@@ -37,21 +37,25 @@ async function withinDeadline<T>(work: Promise<T>, what: string): Promise<T> {
 async function loadContext(
   deps: SignAndPostDeps,
   input: SignAndPostInput,
-): Promise<{ endpoint: EndpointForDelivery; body: string | null; fresh: boolean } | undefined> {
+): Promise<DeliveryContext | undefined> {
   try {
     const key = deps.config.webhook.secretEncryptionKey;
     const claim = input.claimTry === undefined ? undefined : { attemptId: input.attemptId, try: input.claimTry };
-    return await withinDeadline(loadDeliveryContext(deps.pool, input.endpointId, input.eventId, key, claim), 'reading the endpoint');
+    const context = loadDeliveryContext(deps.pool, input.endpointId, input.eventId, key, claim, input.deliveryId);
+    return await withinDeadline(context, 'reading the endpoint');
   } catch (err) {
     const type = err instanceof SecretUnavailableError ? FAILURE.secretUnavailable : FAILURE.databaseUnavailable;
     throw ApplicationFailure.create({ type, message: (err as Error).message, nonRetryable: true });
   }
 }
 
-function skipReason(context: { endpoint: EndpointForDelivery; body: string | null } | undefined): SkipReason | undefined {
+type DeliveryContext = NonNullable<Awaited<ReturnType<typeof loadDeliveryContext>>>;
+
+function skipReason(context: DeliveryContext | undefined): SkipReason | undefined {
   if (!context) return 'endpoint_missing';
   if (context.endpoint.deleted) return 'endpoint_deleted';
   if (context.endpoint.disabled) return 'endpoint_disabled';
+  if (context.deliveryStopped) return 'delivery_stopped';
   if (context.endpoint.accountSuspended) return 'account_suspended';
   // Events are never deleted while a delivery of theirs runs; a missing row would be a bug of ours.
   if (context.body === null) return 'event_missing';
@@ -100,7 +104,7 @@ export function createSignAndPost(deps: SignAndPostDeps) {
       if (input.claimTry !== undefined) await withinDeadline(releaseClaims(deps.pool, input.attemptId), 'releasing the claim').catch(() => undefined);
       return skip(deps, input, reason);
     }
-    const { endpoint, body } = context as { endpoint: EndpointForDelivery; body: string };
+    const { endpoint, body } = context as DeliveryContext & { body: string };
 
     const result = await postWebhook(deps.http, {
       url: endpoint.url,
@@ -108,6 +112,7 @@ export function createSignAndPost(deps: SignAndPostDeps) {
       headers: deliveryHeaders(input, body, endpoint.secrets),
       timeoutMs: input.timeoutMs,
       allowPrivate: deps.config.webhook.allowPrivateTargets,
+      pinnedCertificate: endpoint.localCertificate ?? undefined,
     });
     const record = attemptRecord(input, result);
     const summary = {

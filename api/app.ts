@@ -11,6 +11,7 @@ import pgPlugin from './plugins/pg';
 import rateLimitPlugin from './plugins/rate-limit';
 import temporalPlugin from './plugins/temporal';
 import dashboardPlugin from '../dashboard/plugin';
+import eventRoutes from './routes/events';
 import healthRoutes from './routes/health';
 import internalDashboardSessionRoutes from './routes/internal-dashboard-sessions';
 import internalEventRoutes from './routes/internal-events';
@@ -49,6 +50,7 @@ export default async function app(fastify: FastifyInstance, options: AppOptions)
   await fastify.register(healthRoutes);
   await fastify.register(townRoutes);
   await fastify.register(webhookRoutes);
+  await fastify.register(eventRoutes);
   await fastify.register(internalEventRoutes);
   await fastify.register(internalDashboardSessionRoutes);
   // The developers page: its own HTML errors, form parsing and session checks, encapsulated in its plugin.

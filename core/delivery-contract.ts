@@ -13,6 +13,7 @@ export const WORKFLOW_ID = {
   deliverEvent: (eventId: string) => `event:${eventId}`,
   /** A delivery a merchant asked for (resend, recover, test): one workflow per delivery. */
   delivery: (deliveryId: string) => `delivery:${deliveryId}`,
+  recovery: (recoveryId: string) => `recovery:${recoveryId}`,
   supervisor: (endpointId: string) => `endpoint-supervisor:${endpointId}`,
 };
 
@@ -78,9 +79,40 @@ export interface SupervisorInput {
   idleTimeoutMs?: number;
 }
 
+/** One recovery (POST /v1/webhooks/:id/recover): its deliveries are stored; the workflow starts them at a pace. */
+export interface RecoverEndpointInput {
+  recoveryId: string;
+  endpointId: string;
+  accountId: string;
+  livemode: boolean;
+  /** Deliveries started per second, fixed when the recovery was asked for. */
+  ratePerSecond: number;
+  /** Where the previous run stopped when it continued as new. */
+  afterDeliveryId?: string | null;
+  started?: number;
+}
+
+export interface RecoverEndpointResult {
+  recoveryId: string;
+  started: number;
+}
+
+export interface RecoveryBatchInput {
+  recoveryId: string;
+  afterDeliveryId: string | null;
+  limit: number;
+}
+
+export interface RecoveryBatchResult {
+  started: number;
+  /** The last delivery of this batch, null when there was none. */
+  lastDeliveryId: string | null;
+}
+
 /** Signatures of the workflows, so callers start and signal them by name without importing workflow code. */
 export type DeliverEventWorkflow = (input: DeliverEventInput) => Promise<DeliverEventResult>;
 export type EndpointSupervisorWorkflow = (input: SupervisorInput) => Promise<SupervisorSnapshot>;
+export type RecoverEndpointWorkflow = (input: RecoverEndpointInput) => Promise<RecoverEndpointResult>;
 
 // ---- One attempt ---------------------------------------------------------------------------------------------
 
@@ -152,7 +184,14 @@ export interface RecordResult {
   recovered: boolean;
 }
 
-export type SkipReason = 'endpoint_missing' | 'endpoint_deleted' | 'endpoint_disabled' | 'account_suspended' | 'event_missing';
+export type SkipReason =
+  | 'endpoint_missing'
+  | 'endpoint_deleted'
+  | 'endpoint_disabled'
+  // its delivery was ended from outside while the ladder waited (endpoint disabled, or never acknowledged as started)
+  | 'delivery_stopped'
+  | 'account_suspended'
+  | 'event_missing';
 
 export type AttemptOutcome =
   | { kind: 'skipped'; reason: SkipReason }
@@ -293,6 +332,8 @@ export interface DeliveryActivities {
   recordAbandonedStreak(endpointId: string, streak: number): Promise<void>;
   markEndpointFailing(input: MarkFailingInput): Promise<MarkFailingResult>;
   probeDatabase(): Promise<string>;
+  /** Starts the next deliveries of a recovery (a workflow each); idempotent, so Temporal may retry it. */
+  startRecoveryBatch(input: RecoveryBatchInput): Promise<RecoveryBatchResult>;
 }
 
 // ---- Search attributes ---------------------------------------------------------------------------------------

@@ -24,6 +24,8 @@ export const ERRORS = {
   unknown_event_type: { status: 400, type: 'invalid_request_error' },
   duplicate_event_type: { status: 400, type: 'invalid_request_error' },
   endpoint_limit_reached: { status: 400, type: 'invalid_request_error' },
+  endpoint_not_subscribed: { status: 400, type: 'invalid_request_error' },
+  endpoint_disabled: { status: 400, type: 'invalid_request_error' },
   resource_missing: { status: 404, type: 'invalid_request_error' },
   route_not_found: { status: 404, type: 'invalid_request_error' },
   method_not_allowed: { status: 405, type: 'invalid_request_error' },

@@ -27,6 +27,8 @@ export const ID_PREFIX = {
   /** One attempt of a delivery: the `Service-Delivery` header merchants see. */
   attempt: 'dlv_',
   notification: 'ntf_',
+  /** One POST /v1/webhooks/:id/recover: the deliveries it made and the workflow that starts them. */
+  recovery: 'rcv_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

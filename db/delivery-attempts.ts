@@ -45,7 +45,9 @@ export async function insertAttempt(pool: Pool, record: AttemptRecord): Promise<
      ), progressed AS (
        UPDATE deliveries
           SET attempts = GREATEST(attempts, $7), last_status_code = $8, last_attempt_at = now(),
-              status = ${NEW_STATUS}, reason = ${NEW_REASON}
+              -- a delivery stopped while this attempt was in flight (endpoint disabled) stays stopped unless it succeeded
+              status = CASE WHEN deliveries.status = 'skipped' AND NOT $12::boolean THEN 'skipped' ELSE ${NEW_STATUS} END,
+              reason = CASE WHEN deliveries.status = 'skipped' AND NOT $12::boolean THEN deliveries.reason ELSE ${NEW_REASON} END
         WHERE id = (SELECT id FROM delivery) AND EXISTS (SELECT 1 FROM inserted)
         RETURNING id
      ), released AS (

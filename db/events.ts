@@ -80,3 +80,80 @@ export async function findEvent(pool: Pool, id: string): Promise<Omit<EventRow, 
   const { rows } = await pool.query<EventRow>(`SELECT ${EXISTING_COLUMNS} FROM events WHERE id = $1`, [id]);
   return rows[0];
 }
+
+/** An event as merchants read it: the posted body and how many endpoints still have a delivery running. */
+export interface EventListRow {
+  id: string;
+  type: string;
+  body: string;
+  livemode: boolean;
+  pending_webhooks: number;
+}
+
+const LIST_COLUMNS = `ev.id, ev.type, ev.body, ev.livemode,
+  (SELECT count(DISTINCT d.endpoint_id)::integer FROM deliveries d WHERE d.event_id = ev.id AND d.status = 'pending') AS pending_webhooks`;
+
+/**
+ * Newest first by publication (inserted_at keeps the order of events of the same second), this account and mode
+ * only. Returns undefined when `startingAfter` is not an event of theirs. Fetches limit + 1 rows for has_more.
+ */
+export async function listEventsOf(
+  pool: Pool,
+  scope: { accountId: string; livemode: boolean },
+  page: { limit: number; startingAfter?: string; type?: string },
+): Promise<{ rows: EventListRow[]; hasMore: boolean } | undefined> {
+  const params: unknown[] = [scope.accountId, scope.livemode, page.limit + 1];
+  const where = ['ev.account_id = $1', 'ev.livemode = $2'];
+  if (page.startingAfter !== undefined) {
+    const cursor = await pool.query('SELECT 1 FROM events WHERE id = $1 AND account_id = $2 AND livemode = $3', [
+      page.startingAfter,
+      scope.accountId,
+      scope.livemode,
+    ]);
+    if (cursor.rowCount === 0) return undefined;
+    params.push(page.startingAfter);
+    // Compared in SQL so the cursor keeps inserted_at's microseconds.
+    where.push(`(ev.inserted_at, ev.id) < (SELECT inserted_at, id FROM events WHERE id = $${params.length})`);
+  }
+  if (page.type !== undefined) {
+    params.push(page.type);
+    where.push(`ev.type = $${params.length}`);
+  }
+  const { rows } = await pool.query<EventListRow>(
+    `SELECT ${LIST_COLUMNS} FROM events ev WHERE ${where.join(' AND ')}
+      ORDER BY ev.inserted_at DESC, ev.id DESC LIMIT $3`,
+    params,
+  );
+  return { rows: rows.slice(0, page.limit), hasMore: rows.length > page.limit };
+}
+
+export async function findEventOf(
+  pool: Pool,
+  scope: { accountId: string; livemode: boolean },
+  id: string,
+): Promise<EventListRow | undefined> {
+  const { rows } = await pool.query<EventListRow>(
+    `SELECT ${LIST_COLUMNS} FROM events ev WHERE ev.id = $1 AND ev.account_id = $2 AND ev.livemode = $3`,
+    [id, scope.accountId, scope.livemode],
+  );
+  return rows[0];
+}
+
+/**
+ * A test event: stored like any other (listed among the account's events) but with an empty fan-out snapshot,
+ * since it goes to one endpoint only, through its one `test` delivery made in the same statement.
+ */
+export async function insertTestEvent(pool: Pool, event: NewEvent, endpointId: string): Promise<string> {
+  const { rows } = await pool.query<{ delivery_id: string }>(
+    `WITH inserted AS (
+       INSERT INTO events (id, account_id, livemode, type, created, body, endpoint_ids)
+       VALUES ($1, $2, $3, $4, $5, $6, '{}')
+       RETURNING id, account_id, livemode
+     )
+     INSERT INTO deliveries (id, event_id, endpoint_id, account_id, livemode, trigger)
+     SELECT ${SQL_NEW_DELIVERY_ID}, id, $7, account_id, livemode, 'test' FROM inserted
+     RETURNING id AS delivery_id`,
+    [event.id, event.accountId, event.livemode, event.type, event.created, event.body, endpointId],
+  );
+  return rows[0]!.delivery_id;
+}

@@ -25,6 +25,8 @@ export interface EndpointForDelivery {
   disabled: boolean;
   deleted: boolean;
   accountSuspended: boolean;
+  /** A listen session's pinned certificate: the loopback URL is posted to trusting exactly this one. */
+  localCertificate: string | null;
   /** Plain secrets to sign with: the current one first, then the previous one while within its grace. */
   secrets: string[];
 }
@@ -42,8 +44,9 @@ export async function loadDeliveryContext(
   eventId: string | null,
   key?: Buffer,
   claim?: AttemptClaim,
-): Promise<{ endpoint: EndpointForDelivery; body: string | null; fresh: boolean } | undefined> {
-  const row = await loadAttemptContext(pool, endpointId, eventId, claim);
+  deliveryId?: string,
+): Promise<{ endpoint: EndpointForDelivery; body: string | null; fresh: boolean; deliveryStopped: boolean } | undefined> {
+  const row = await loadAttemptContext(pool, endpointId, eventId, { claim, deliveryId });
   if (!row) return undefined;
   const secrets = [openSecret(row.secret, key)];
   if (row.previous_secret !== null) secrets.push(openSecret(row.previous_secret, key));
@@ -56,9 +59,11 @@ export async function loadDeliveryContext(
     disabled: row.disabled,
     deleted: row.deleted,
     accountSuspended: row.account_suspended,
+    localCertificate: row.local_certificate,
     secrets,
   };
-  return { endpoint, body: row.event_body, fresh: row.fresh };
+  // Ended from outside while its ladder waited (the endpoint was disabled): the ladder stops here.
+  return { endpoint, body: row.event_body, fresh: row.fresh, deliveryStopped: row.delivery_status === 'skipped' };
 }
 
 export type { AttemptClaim };

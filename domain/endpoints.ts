@@ -34,7 +34,9 @@ export const EndpointRecord = Type.Object({
     description: 'The kinds this endpoint receives; every current kind when it was registered without a list.',
   }),
   description: Type.Union([Type.String(), Type.Null()]),
-  status: Type.Union([Type.Literal('enabled'), Type.Literal('failing')]),
+  status: Type.Union([Type.Literal('enabled'), Type.Literal('failing'), Type.Literal('disabled')], {
+    description: 'disabled: by its owner, receives nothing. failing: deliveries keep being abandoned (cleared by a success).',
+  }),
   livemode: Type.Boolean(),
   created: Type.Integer({ description: 'Unix seconds.' }),
 });
@@ -61,7 +63,7 @@ export function toEndpointRecord(row: EndpointRow): EndpointRecord {
     // Stored empty so kinds added later reach it too (spec 4 rule 2); shown as what it receives today.
     events: row.events.length === 0 ? [...EVENT_TYPES] : row.events,
     description: row.description,
-    status: row.status,
+    status: row.disabled ? 'disabled' : row.status,
     livemode: row.livemode,
     created: unixSeconds(row.created_at),
   };
@@ -91,8 +93,8 @@ export function validateEventTypes(events: readonly string[]): string[] {
   return [...seen];
 }
 
-function validateDescription(description: string | undefined): string | null {
-  if (description === undefined) return null;
+function validateDescription(description: string | null | undefined): string | null {
+  if (description === undefined || description === null) return null;
   if (description.length > DESCRIPTION_MAX_LENGTH) {
     throw new ApiError('parameter_invalid', `The description is longer than ${DESCRIPTION_MAX_LENGTH} characters.`, {
       param: 'description',
@@ -191,5 +193,72 @@ export async function rotateEndpointSecret(
       })
     : undefined;
   if (!row) throw endpointMissing(id);
+  return { ...toEndpointRecord(row), secret };
+}
+
+/** A registered, enabled endpoint of this account and mode, for deliveries a merchant asks for. */
+export async function findUsableEndpoint(pool: Pool, scope: EndpointScope, id: string, param?: string): Promise<EndpointRow> {
+  const row = ENDPOINT_ID.test(id) ? await endpoints.findEndpoint(pool, scope, id) : undefined;
+  if (!row) throw endpointMissing(id, param);
+  if (row.disabled) {
+    throw new ApiError('endpoint_disabled', `The endpoint ${row.id} is disabled; enable it first.`, param ? { param } : {});
+  }
+  return row;
+}
+
+export interface UpdateInput {
+  url?: string;
+  events?: string[];
+  description?: string | null;
+  disabled?: boolean;
+}
+
+/**
+ * PATCH /v1/webhooks/:id with registration's checks. Disabling ends its pending deliveries (their ladders stop
+ * at their next attempt); enabling again replays nothing (that is recover) and keeps a failing mark until a
+ * delivery succeeds.
+ */
+export async function updateEndpoint(
+  deps: EndpointDeps,
+  scope: EndpointScope,
+  id: string,
+  input: UpdateInput,
+): Promise<EndpointRecord> {
+  const change: endpoints.EndpointChange = { disabled: input.disabled };
+  if (input.events !== undefined) change.events = validateEventTypes(input.events);
+  if (input.description !== undefined) change.description = validateDescription(input.description);
+  if (input.url !== undefined) {
+    const url = await checkWebhookUrl(input.url, { allowPrivateTargets: deps.config.webhook.allowPrivateTargets, lookup: deps.lookup });
+    change.url = url.href;
+  }
+  const row = ENDPOINT_ID.test(id) ? await endpoints.updateEndpoint(deps.pool, scope, id, change) : undefined;
+  if (!row) throw endpointMissing(id);
+  return toEndpointRecord(row);
+}
+
+/** Loopback literals `listen` may register: never a name, which a resolver could point anywhere. */
+const LOCAL_URL = /^https:\/\/(127\.0\.0\.1|\[::1\]):\d{1,5}\/[^\s]*$/;
+
+/**
+ * `listen` only (cli/commands/listen.ts), never the API: a test-mode endpoint on a loopback URL, pinned to the
+ * session's certificate, which the worker alone then accepts without WEBHOOK_ALLOW_PRIVATE_TARGETS. Not counted
+ * against the endpoint limit's budget check (a session's endpoint is removed when it ends).
+ */
+export async function registerLocalEndpoint(
+  deps: EndpointDeps,
+  input: { accountId: string; url: string; certificate: string },
+): Promise<EndpointWithSecret> {
+  if (!LOCAL_URL.test(input.url)) {
+    throw new ApiError('url_not_allowed', 'A listen endpoint is https on 127.0.0.1 or [::1].', { param: 'url' });
+  }
+  const secret = generateSecret();
+  const row = await endpoints.insertLocalEndpoint(deps.pool, {
+    id: newId('endpoint'),
+    accountId: input.accountId,
+    url: input.url,
+    description: 'parcel-webhooks listen',
+    sealedSecret: sealSecret(secret, deps.config.webhook.secretEncryptionKey),
+    certificate: input.certificate,
+  });
   return { ...toEndpointRecord(row), secret };
 }

@@ -100,6 +100,16 @@ function eventData(type: EventType, sim: SimulatedParcel): Record<string, unknow
   return { parcel: { ...parcel } };
 }
 
+/**
+ * Realistic data for one event of this kind, as a simulated parcel would carry it at that stage (test events,
+ * POST /v1/webhooks/:id/test). A cod.settled belongs to a cash-on-delivery parcel.
+ */
+export function sampleEventData(type: EventType, random: Random = Math.random): Record<string, unknown> {
+  const sim = newParcel(random);
+  if (type === 'cod.settled') sim.cod = true;
+  return eventData(type, sim);
+}
+
 export interface SimulationSummary {
   account_id: string;
   livemode: boolean;

@@ -78,13 +78,45 @@ function blockedLiteral(url: URL, allowPrivate: boolean): boolean {
   return isIP(host) !== 0 && !isPublicAddress(host);
 }
 
+/** Loopback IP literals a listen session may use; never a name, so no resolver can point one elsewhere. */
+const LOOPBACK_LITERALS = new Set(['127.0.0.1', '[::1]']);
+const LOCAL_AGENTS_MAX = 16;
+const localAgents = new Map<string, Agent>();
+
+/**
+ * The agent of one listen session: it trusts that session's certificate and nothing else, so the loopback
+ * exception reaches only the process holding the certificate's key. Few sessions live at once; the oldest
+ * agents are closed past LOCAL_AGENTS_MAX.
+ */
+function localAgent(certificate: string): Agent {
+  let agent = localAgents.get(certificate);
+  if (!agent) {
+    agent = new Agent({ connect: { ca: [certificate] }, keepAliveTimeout: 4_000 });
+    localAgents.set(certificate, agent);
+    for (const [key, old] of localAgents) {
+      if (localAgents.size <= LOCAL_AGENTS_MAX) break;
+      localAgents.delete(key);
+      void old.close();
+    }
+  }
+  return agent;
+}
+
 /**
  * One POST, never retried and never redirected. Success is a 2xx within timeoutMs (spec 3.1); the whole
  * exchange, body prefix included, is bounded by the same deadline.
  */
 export async function postWebhook(
   agent: Agent,
-  request: { url: string; body: string; headers: Record<string, string>; timeoutMs: number; allowPrivate: boolean },
+  request: {
+    url: string;
+    body: string;
+    headers: Record<string, string>;
+    timeoutMs: number;
+    allowPrivate: boolean;
+    /** A listen session's certificate: the URL must be https on a loopback literal, trusted through this alone. */
+    pinnedCertificate?: string;
+  },
 ): Promise<AttemptResult> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
@@ -101,7 +133,12 @@ export async function postWebhook(
   } catch {
     return fail('invalid_url');
   }
-  if (blockedLiteral(url, request.allowPrivate)) return fail('ssrf_blocked');
+  if (request.pinnedCertificate !== undefined) {
+    if (url.protocol !== 'https:' || !LOOPBACK_LITERALS.has(url.hostname)) return fail('ssrf_blocked');
+    agent = localAgent(request.pinnedCertificate);
+  } else if (blockedLiteral(url, request.allowPrivate)) {
+    return fail('ssrf_blocked');
+  }
   try {
     const response = await agent.request({
       origin: url.origin,

@@ -11,8 +11,10 @@ import {
   listEndpoints,
   registerEndpoint,
   rotateEndpointSecret,
+  updateEndpoint,
   type EndpointDeps,
 } from '../../domain/endpoints';
+import { recoverEndpoint, sendTestEvent } from '../../domain/redelivery';
 import { DeliveryAttemptRecord, listDeliveries } from '../../domain/deliveries';
 import { EVENT_TYPES } from '../../core/event-catalog';
 import type { Lookup } from '../../infra/ssrf';
@@ -68,6 +70,50 @@ const DeliveriesQuery = Type.Object(
   { additionalProperties: false },
 );
 
+const UpdateBody = Type.Object(
+  {
+    url: Type.Optional(Type.String({ description: 'New https URL; checked as at registration.' })),
+    events: Type.Optional(Type.Array(Type.String(), { description: 'Event kinds to receive; empty: every kind.' })),
+    description: Type.Optional(
+      Type.Union([Type.String({ maxLength: DESCRIPTION_MAX_LENGTH }), Type.Null()], { description: 'Label; null clears it.' }),
+    ),
+    disabled: Type.Optional(
+      Type.Boolean({ description: 'true: receives nothing and its pending retries stop. false: enabled again, nothing replayed.' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const RecoverBody = Type.Object(
+  {
+    since: Type.Integer({ minimum: 0, description: 'Unix seconds: events created at or after this.' }),
+    until: Type.Optional(Type.Integer({ minimum: 0, description: 'Unix seconds: events created at or before this; default now.' })),
+  },
+  { additionalProperties: false },
+);
+
+const Recovery = Type.Object({
+  object: Type.Literal('recovery'),
+  id: Type.Union([Type.String(), Type.Null()], { description: 'The recovery (rcv_...), null when nothing needed recovering.' }),
+  endpoint_id: Type.String(),
+  event_count: Type.Integer({ description: 'Events that get a new delivery (trigger recover), started at a bounded pace.' }),
+  livemode: Type.Boolean(),
+});
+
+const TestBody = Type.Object(
+  { type: Type.Optional(Type.String({ description: `Event kind, default parcel.created: ${EVENT_TYPES.join(', ')}.` })) },
+  { additionalProperties: false },
+);
+
+const TestEvent = Type.Object({
+  id: Type.String(),
+  object: Type.Literal('event'),
+  type: Type.String(),
+  created: Type.Integer(),
+  data: Type.Object({}, { additionalProperties: true }),
+  livemode: Type.Boolean(),
+});
+
 const Deleted = Type.Object({
   id: Type.String(),
   object: Type.Literal('webhook_endpoint'),
@@ -83,6 +129,7 @@ export interface WebhookRouteOptions {
 export default async function webhookRoutes(fastify: FastifyInstance, options: WebhookRouteOptions = {}): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const deps = (): EndpointDeps => ({ pool: app.pg, config: app.config, lookup: options.lookup });
+  const redeliveryDeps = () => ({ pool: app.pg, temporal: app.temporal, config: app.config });
   const tags = ['webhooks'];
   // Every route here manages endpoints: the scope is declared with each route, the one place it is read from.
   const config = { scope: 'webhooks:manage' } as const;
@@ -108,6 +155,57 @@ export default async function webhookRoutes(fastify: FastifyInstance, options: W
     '/v1/webhooks/:id',
     { config, schema: { tags, summary: 'Read a webhook endpoint (without its secret)', params: EndpointParams, response: { 200: EndpointRecord, ...errors } } },
     async (request) => getEndpoint(deps(), authOf(request), request.params.id),
+  );
+
+  app.patch(
+    '/v1/webhooks/:id',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Change or disable a webhook endpoint',
+        params: EndpointParams,
+        body: UpdateBody,
+        response: { 200: EndpointRecord, ...errors },
+      },
+    },
+    async (request) => updateEndpoint(deps(), authOf(request), request.params.id, request.body ?? {}),
+  );
+
+  app.post(
+    '/v1/webhooks/:id/recover',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Deliver again every event of a window that never reached this endpoint, at a bounded pace',
+        params: EndpointParams,
+        body: RecoverBody,
+        response: { 202: Recovery, ...errors },
+      },
+    },
+    async (request, reply) => {
+      const recovery = await recoverEndpoint(redeliveryDeps(), authOf(request), request.params.id, request.body);
+      return reply.status(202).send(recovery);
+    },
+  );
+
+  app.post(
+    '/v1/webhooks/:id/test',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Send this endpoint a synthetic event with sample data',
+        params: EndpointParams,
+        body: TestBody,
+        response: { 202: TestEvent, ...errors },
+      },
+    },
+    async (request, reply) => {
+      const event = await sendTestEvent(redeliveryDeps(), authOf(request), request.params.id, { type: request.body?.type });
+      return reply.status(202).send(event);
+    },
   );
 
   app.delete(

@@ -1,0 +1,85 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import Type from 'typebox';
+import { EVENT_TYPES } from '../../core/event-catalog';
+import { EventRecord, EventWithDeliveries, getEvent, listEvents } from '../../domain/event-log';
+import { resendEvent } from '../../domain/redelivery';
+import { authOf } from '../plugins/auth';
+import { errorResponses as errors, Limit, listOf } from '../schemas';
+
+/** Events of the caller's account and mode (DESIGN.md "Merchant self-service API"): thin handlers over the domain. */
+
+const DEFAULT_LIMIT = 10;
+
+const EventParams = Type.Object({ id: Type.String({ description: 'Event id (evt_...).' }) });
+
+const ListQuery = Type.Object(
+  {
+    limit: Type.Optional(Limit(DEFAULT_LIMIT)),
+    starting_after: Type.Optional(Type.String({ description: 'An event id (evt_...): the page after it.' })),
+    type: Type.Optional(Type.String({ description: `Only events of this kind: ${EVENT_TYPES.join(', ')}.` })),
+  },
+  { additionalProperties: false },
+);
+
+const ResendBody = Type.Object(
+  {
+    endpoint_id: Type.Optional(
+      Type.String({ description: 'One endpoint (we_...); omitted: every live endpoint the event was delivered to.' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const Resend = Type.Object({
+  object: Type.Literal('resend'),
+  event_id: Type.String(),
+  endpoint_ids: Type.Array(Type.String(), { description: 'Endpoints a new delivery (trigger resend) was started for.' }),
+  livemode: Type.Boolean(),
+});
+
+export default async function eventRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const tags = ['events'];
+  // Events are read and resent with the scope that manages webhooks: they are what the endpoints receive.
+  const config = { scope: 'webhooks:manage' } as const;
+
+  app.get(
+    '/v1/events',
+    { config, schema: { tags, summary: 'List events, newest first', querystring: ListQuery, response: { 200: listOf(EventRecord, Type.String()), ...errors } } },
+    async (request) => {
+      const { limit = DEFAULT_LIMIT, starting_after: startingAfter, type } = request.query;
+      const auth = authOf(request);
+      const page = await listEvents(app.pg, auth, { limit, startingAfter, type });
+      return { object: 'list' as const, data: page.data, has_more: page.hasMore, url: '/v1/events', livemode: auth.livemode };
+    },
+  );
+
+  app.get(
+    '/v1/events/:id',
+    {
+      config,
+      schema: { tags, summary: 'Read an event with every delivery of it', params: EventParams, response: { 200: EventWithDeliveries, ...errors } },
+    },
+    async (request) => getEvent(app.pg, authOf(request), request.params.id),
+  );
+
+  app.post(
+    '/v1/events/:id/resend',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Deliver an event again (same id and bytes, fresh signature, the usual ladder)',
+        params: EventParams,
+        body: ResendBody,
+        response: { 202: Resend, ...errors },
+      },
+    },
+    async (request, reply) => {
+      const deps = { pool: app.pg, temporal: app.temporal, config: app.config };
+      const resent = await resendEvent(deps, authOf(request), request.params.id, { endpointId: request.body?.endpoint_id });
+      return reply.status(202).send(resent);
+    },
+  );
+}

@@ -1,0 +1,94 @@
+import Type, { type Static } from 'typebox';
+import { ApiError } from '../core/errors';
+import { EVENT_TYPES, isEventType } from '../core/event-catalog';
+import { listEventDeliveries, type DeliveryRow } from '../db/deliveries';
+import type { EndpointScope } from '../db/endpoints';
+import { findEventOf, listEventsOf, type EventListRow } from '../db/events';
+import type { Pool } from '../db/pool';
+import { DeliveryTriggerSchema } from './deliveries';
+import { unixSeconds, type Page } from './endpoints';
+import { EVENT_ID_PATTERN } from './events';
+
+/**
+ * The events merchants read (GET /v1/events, GET /v1/events/:id, the developers page, the CLI): each as it was
+ * posted, with how many endpoints still have a delivery running and, for one event, every delivery of it.
+ * Scoped to one account and mode; anything else is resource_missing.
+ */
+
+export const EventRecord = Type.Object({
+  id: Type.String(),
+  object: Type.Literal('event'),
+  type: Type.String(),
+  created: Type.Integer({ description: 'Unix seconds, fixed when the event was created.' }),
+  data: Type.Object({}, { additionalProperties: true }),
+  livemode: Type.Boolean(),
+  pending_webhooks: Type.Integer({ description: 'Endpoints with a delivery of this event still running.' }),
+});
+export type EventRecord = Static<typeof EventRecord>;
+
+export const EventDelivery = Type.Object({
+  id: Type.String({ description: 'The delivery (dly_...): one ladder of attempts to one endpoint.' }),
+  endpoint_id: Type.String(),
+  trigger: DeliveryTriggerSchema,
+  status: Type.Union([Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('failed'), Type.Literal('skipped')]),
+  reason: Type.Union([Type.String(), Type.Null()], { description: 'Why it was skipped or failed (endpoint_disabled, attempts_exhausted, ...).' }),
+  attempts: Type.Integer(),
+  last_status_code: Type.Union([Type.Integer(), Type.Null()]),
+  last_attempt_at: Type.Union([Type.Integer(), Type.Null()], { description: 'Unix seconds; null before the first attempt.' }),
+  created: Type.Integer({ description: 'Unix seconds.' }),
+});
+
+export const EventWithDeliveries = Type.Object({
+  ...EventRecord.properties,
+  deliveries: Type.Array(EventDelivery, { description: 'One entry per delivery of this event, oldest first.' }),
+});
+export type EventWithDeliveries = Static<typeof EventWithDeliveries>;
+
+function toEventRecord(row: EventListRow): EventRecord {
+  // The stored bytes are the posted event: shown as they were sent.
+  const posted = JSON.parse(row.body) as Omit<EventRecord, 'pending_webhooks'>;
+  return { ...posted, livemode: row.livemode, pending_webhooks: row.pending_webhooks };
+}
+
+function toEventDelivery(row: DeliveryRow): Static<typeof EventDelivery> {
+  return {
+    id: row.id,
+    endpoint_id: row.endpoint_id,
+    trigger: row.trigger,
+    status: row.status,
+    reason: row.reason,
+    attempts: row.attempts,
+    last_status_code: row.last_status_code,
+    last_attempt_at: row.last_attempt_at ? unixSeconds(row.last_attempt_at) : null,
+    created: unixSeconds(row.created_at),
+  };
+}
+
+function eventMissing(id: string, param?: string): ApiError {
+  const shown = id.length > 80 ? `${id.slice(0, 80)}...` : id;
+  return new ApiError('resource_missing', `No such event: '${shown}'.`, param ? { param } : {});
+}
+
+/** Newest first by publication; `type` must be a known kind. */
+export async function listEvents(
+  pool: Pool,
+  scope: EndpointScope,
+  page: { limit: number; startingAfter?: string; type?: string },
+): Promise<Page<EventRecord>> {
+  if (page.type !== undefined && !isEventType(page.type)) {
+    throw new ApiError('unknown_event_type', `Unknown event type ${JSON.stringify(page.type.slice(0, 100))}; use one of ${EVENT_TYPES.join(', ')}.`, {
+      param: 'type',
+    });
+  }
+  const cursor = page.startingAfter;
+  const result = cursor === undefined || EVENT_ID_PATTERN.test(cursor) ? await listEventsOf(pool, scope, page) : undefined;
+  if (!result) throw eventMissing(cursor ?? '', 'starting_after');
+  return { data: result.rows.map(toEventRecord), hasMore: result.hasMore };
+}
+
+export async function getEvent(pool: Pool, scope: EndpointScope, id: string): Promise<EventWithDeliveries> {
+  const row = EVENT_ID_PATTERN.test(id) ? await findEventOf(pool, scope, id) : undefined;
+  if (!row) throw eventMissing(id);
+  const deliveries = await listEventDeliveries(pool, row.id);
+  return { ...toEventRecord(row), deliveries: deliveries.map(toEventDelivery) };
+}
