@@ -3,7 +3,7 @@ import fp from 'fastify-plugin';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { ApiError } from '../core/errors';
 import { randomBase62 } from '../core/ids';
-import { loadConfigOrExit, type Config } from '../infra/config';
+import { loadConfigOrExit, unsafeSettingWarnings, type Config } from '../infra/config';
 import app, { type AppOptions } from './app';
 import { clientErrorHandler } from './errors';
 import { serializeRequest } from './logging';
@@ -71,6 +71,7 @@ export async function startApi(config: Config): Promise<RunningApi> {
 
 if (require.main === module) {
   const config = loadConfigOrExit();
+  for (const line of unsafeSettingWarnings(config)) process.stderr.write(`${line}\n`);
   startApi(config).then(
     (api) => {
       // Graceful: close() stops accepting, lets in-flight requests finish, then runs every onClose hook.

@@ -8,8 +8,10 @@ import { registerEvents } from './commands/events';
 import { registerKeys } from './commands/keys';
 import { registerMigrate } from './commands/migrate';
 import { registerSimulate } from './commands/simulate';
+import { registerListen } from './commands/listen';
 import { registerStart } from './commands/start';
 import { registerTemporalServer } from './commands/temporal-server';
+import { registerWebhooks } from './commands/webhooks';
 import { CliContext, CliError } from './context';
 
 export function buildProgram(ctx: CliContext): Command {
@@ -21,6 +23,8 @@ export function buildProgram(ctx: CliContext): Command {
   registerAccounts(program, ctx);
   registerKeys(program, ctx);
   registerEvents(program, ctx);
+  registerWebhooks(program, ctx);
+  registerListen(program, ctx);
   registerSimulate(program, ctx);
   registerDashboard(program, ctx);
   registerMigrate(program, ctx);

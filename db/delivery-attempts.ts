@@ -150,3 +150,15 @@ export async function listDeliveryAttempts(
   );
   return { rows: rows.slice(0, filter.limit), hasMore: rows.length > filter.limit };
 }
+
+/** Which attempt of which kind of delivery an attempt id is (listen prints it); undefined until it is recorded. */
+export async function findAttemptSummary(
+  pool: Pool,
+  attemptId: string,
+): Promise<{ attempt: number; trigger: DeliveryTrigger } | undefined> {
+  const { rows } = await pool.query<{ attempt: number; trigger: DeliveryTrigger }>(
+    `SELECT a.attempt, d.trigger FROM delivery_attempts a JOIN deliveries d ON d.id = a.delivery_id WHERE a.id = $1`,
+    [attemptId],
+  );
+  return rows[0];
+}

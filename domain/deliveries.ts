@@ -1,5 +1,5 @@
 import Type, { type Static } from 'typebox';
-import { type AttemptRecord, type RecordResult, type SkipReason } from '../core/delivery-contract';
+import type { AttemptRecord, DeliveryTrigger, RecordResult, SkipReason } from '../core/delivery-contract';
 import { ApiError } from '../core/errors';
 import { openSecret } from '../core/secrets';
 import * as attempts from '../db/delivery-attempts';
@@ -158,4 +158,9 @@ export async function listDeliveries(
     });
   }
   return { data: result.rows.map(toDeliveryAttemptRecord), hasMore: result.hasMore };
+}
+
+/** An attempt's number and its delivery's trigger, once recorded (the engine records right after the answer). */
+export async function findAttempt(pool: Pool, attemptId: string): Promise<{ attempt: number; trigger: DeliveryTrigger } | undefined> {
+  return DELIVERY_ID.test(attemptId) ? attempts.findAttemptSummary(pool, attemptId) : undefined;
 }

@@ -228,3 +228,18 @@ export function loadConfigOrExit(env: Env = process.env): Config {
     throw err;
   }
 }
+
+/**
+ * Settings a production deployment must not keep by accident, said loudly by every service process at start
+ * (api, worker, `start`). `listen` needs none of them.
+ */
+export function unsafeSettingWarnings(config: Config): string[] {
+  if (!config.webhook.allowPrivateTargets) return [];
+  return [
+    '!'.repeat(100),
+    '!! WARNING: WEBHOOK_ALLOW_PRIVATE_TARGETS=true: webhook endpoints may target loopback, private and link-local',
+    '!! addresses (this machine, your network, cloud metadata services). For tests and private networks only; never',
+    '!! in production. Local development does not need it: `parcel-webhooks listen` works without it.',
+    '!'.repeat(100),
+  ];
+}

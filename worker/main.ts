@@ -1,5 +1,5 @@
 import { createPool } from '../db/pool';
-import { loadConfigOrExit } from '../infra/config';
+import { loadConfigOrExit, unsafeSettingWarnings } from '../infra/config';
 import { createHttpAgent } from '../infra/http-client';
 import { ensureSearchAttributes } from '../infra/search-attributes';
 import { connectNativeWithBackoff, requireTemporalAddress } from '../infra/temporal';
@@ -16,6 +16,7 @@ const waiting = new AbortController();
  */
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
+  for (const line of unsafeSettingWarnings(config)) process.stderr.write(`${line}\n`);
   const stopWaiting = () => waiting.abort(new Error('stopped while waiting for Temporal'));
   process.once('SIGINT', stopWaiting);
   process.once('SIGTERM', stopWaiting);

@@ -2,7 +2,9 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { EVENT_TYPES } from '../../core/event-catalog';
 import { parseMode } from '../../core/mode';
+import { getEvent, listEvents, type EventRecord, type EventWithDeliveries } from '../../domain/event-log';
 import { publishEvent, type PublishedEvent } from '../../domain/events';
+import { resendEvent } from '../../domain/redelivery';
 import { CliError, print, type CliContext } from '../context';
 
 /** --data takes JSON inline or @path to a file of JSON. */
@@ -23,8 +25,62 @@ function describePublished(published: PublishedEvent): string {
   return `${fate} ${event.id} ${event.type} (${event.livemode ? 'live' : 'test'}) ${to}`;
 }
 
+/** Operators acting for a merchant: the account and mode every merchant call is scoped to. */
+export function merchantScope(options: { account: string; mode: string }): { accountId: string; livemode: boolean } {
+  return { accountId: options.account, livemode: parseMode(options.mode) === 'live' };
+}
+
+function describeEvent(event: EventRecord): string {
+  const when = new Date(event.created * 1000).toISOString();
+  return `${event.id}  ${event.type.padEnd(26)} ${when}  pending ${event.pending_webhooks}`;
+}
+
+function describeDeliveries(event: EventWithDeliveries): string {
+  const lines = [describeEvent(event)];
+  for (const d of event.deliveries) {
+    const status = d.reason ? `${d.status} (${d.reason})` : d.status;
+    lines.push(`  ${d.endpoint_id}  ${d.trigger.padEnd(9)} ${status.padEnd(30)} attempts ${d.attempts}, last ${d.last_status_code ?? '-'}`);
+  }
+  return lines.join('\n');
+}
+
 export function registerEvents(program: Command, ctx: CliContext): void {
-  const events = program.command('events').description('Publish events to the endpoints of an account');
+  const events = program.command('events').description("Publish events, and read and resend an account's events");
+  const scoped = (command: Command) =>
+    command
+      .requiredOption('--account <id>', 'the merchant account (acct_...)')
+      .requiredOption('--mode <mode>', 'test or live')
+      .option('--json', 'print one JSON document');
+
+  scoped(events.command('list').description('List events, newest first'))
+    .option('--limit <n>', 'page size, 1 to 100', '10')
+    .option('--type <type>', `only this kind: ${EVENT_TYPES.join(', ')}`)
+    .option('--starting-after <evt_id>', 'the page after this event')
+    .action(async (options: { account: string; mode: string; limit: string; type?: string; startingAfter?: string }, command: Command) => {
+      const limit = Number(options.limit);
+      if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new CliError('--limit must be a whole number from 1 to 100');
+      const page = await listEvents(ctx.pool, merchantScope(options), { limit, type: options.type, startingAfter: options.startingAfter });
+      print(command, { object: 'list', data: page.data, has_more: page.hasMore }, () =>
+        page.data.length === 0 ? 'no events' : page.data.map(describeEvent).join('\n'),
+      );
+    });
+
+  scoped(events.command('get').description('Show an event and every delivery of it').argument('<evt_id>'))
+    .action(async (id: string, options: { account: string; mode: string }, command: Command) => {
+      const event = await getEvent(ctx.pool, merchantScope(options), id);
+      print(command, event, () => describeDeliveries(event));
+    });
+
+  scoped(events.command('resend').description('Deliver an event again: same id and bytes, fresh signature').argument('<evt_id>'))
+    .option('--endpoint <we_id>', 'one endpoint; default every live endpoint the event was delivered to')
+    .action(async (id: string, options: { account: string; mode: string; endpoint?: string }, command: Command) => {
+      const deps = { pool: ctx.pool, temporal: await ctx.temporal(), config: ctx.config };
+      const resent = await resendEvent(deps, merchantScope(options), id, { endpointId: options.endpoint });
+      print(command, resent, () =>
+        resent.endpoint_ids.length === 0 ? `${id}: no live endpoint to resend to` : `resending ${id} -> ${resent.endpoint_ids.join(', ')}`,
+      );
+    });
+
 
   events
     .command('publish')

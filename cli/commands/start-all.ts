@@ -4,7 +4,7 @@ import { startApi, type RunningApi } from '../../api/server';
 import { createWorker } from '../../worker/worker';
 import { prepareDatabase } from '../../db/migrate';
 import { createPool, type Pool } from '../../db/pool';
-import type { Config } from '../../infra/config';
+import { unsafeSettingWarnings, type Config } from '../../infra/config';
 import { startDevServer, type DevServer } from '../../infra/dev-server';
 import { ensureSearchAttributes } from '../../infra/search-attributes';
 import { connectNativeWithBackoff } from '../../infra/temporal';
@@ -17,6 +17,7 @@ const say = (msg: string) => process.stdout.write(`${msg}\n`);
  * a worker and the API. SIGINT/SIGTERM stop them in reverse order and leave no process behind.
  */
 export async function startAll(config: Config): Promise<void> {
+  for (const line of unsafeSettingWarnings(config)) process.stderr.write(`${line}\n`);
   const applied = await prepareDatabase(config.databaseUrl);
   say(`database ready (${applied.length} migration(s) applied)`);
 

@@ -1,0 +1,53 @@
+import type { Command } from 'commander';
+import { EVENT_TYPES } from '../../core/event-catalog';
+import { recoverEndpoint, sendTestEvent } from '../../domain/redelivery';
+import { CliError, print, type CliContext } from '../context';
+import { merchantScope } from './events';
+
+function unixSeconds(raw: string, name: string): number {
+  if (/^\d+$/.test(raw)) return Number(raw);
+  const ms = Date.parse(raw);
+  if (Number.isNaN(ms)) throw new CliError(`${name} must be Unix seconds or an ISO date, got "${raw}"`);
+  return Math.floor(ms / 1000);
+}
+
+/** `webhooks recover|test`: operators acting for a merchant, through the same functions as the API. */
+export function registerWebhooks(program: Command, ctx: CliContext): void {
+  const webhooks = program.command('webhooks').description("Recover an endpoint's missed events, send it a test event");
+  const deps = async () => ({ pool: ctx.pool, temporal: await ctx.temporal(), config: ctx.config });
+
+  webhooks
+    .command('recover')
+    .description('Deliver again every event of a window that never reached the endpoint (RECOVER_RATE_PER_SECOND per second)')
+    .argument('<we_id>')
+    .requiredOption('--account <id>', 'the merchant account (acct_...)')
+    .requiredOption('--mode <mode>', 'test or live')
+    .requiredOption('--since <time>', 'Unix seconds or ISO date: events created at or after')
+    .option('--until <time>', 'Unix seconds or ISO date: events created at or before (default now)')
+    .option('--json', 'print one JSON document')
+    .action(async (id: string, options: { account: string; mode: string; since: string; until?: string }, command: Command) => {
+      const window = {
+        since: unixSeconds(options.since, '--since'),
+        until: options.until === undefined ? undefined : unixSeconds(options.until, '--until'),
+      };
+      const recovery = await recoverEndpoint(await deps(), merchantScope(options), id, window);
+      print(command, recovery, () =>
+        recovery.event_count === 0
+          ? `nothing to recover for ${id} in that window`
+          : `recovering ${recovery.event_count} event(s) -> ${id} (${recovery.id}, ${ctx.config.delivery.recoverRatePerSecond}/s)`,
+      );
+    });
+
+  webhooks
+    .command('test')
+    .description('Send the endpoint a synthetic event with sample data')
+    .argument('<we_id>')
+    .requiredOption('--account <id>', 'the merchant account (acct_...)')
+    .requiredOption('--mode <mode>', 'test or live')
+    .option('--type <type>', `event kind (default parcel.created): ${EVENT_TYPES.join(', ')}`)
+    .option('--json', 'print one JSON document')
+    .action(async (id: string, options: { account: string; mode: string; type?: string }, command: Command) => {
+      const event = await sendTestEvent(await deps(), merchantScope(options), id, { type: options.type });
+      print(command, event, () => `sent test ${event.type} ${event.id} -> ${id}`);
+    });
+}
