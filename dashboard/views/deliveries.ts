@@ -24,12 +24,16 @@ function responseCell(attempt: AttemptView): Html {
 }
 
 /** One row per attempt; the event column links to the event, the endpoint column when several endpoints mix. */
-export function attemptRow(mode: Mode, attempt: AttemptView, options: { endpointUrl?: string; linkEvent?: boolean } = {}): Html {
+export function attemptRow(
+  mode: Mode,
+  attempt: AttemptView,
+  options: { endpointUrl?: string; linkEvent?: boolean; showEvent?: boolean } = {},
+): Html {
   const kind = html`<code>${attempt.event_type}</code>`;
   return html`<tr>
 <td>${stamp(attempt.created)}</td>
 ${options.endpointUrl !== undefined ? html`<td class="url"><a href="${paths.endpoint(mode, attempt.endpoint_id)}">${options.endpointUrl}</a></td>` : ''}
-<td>${options.linkEvent === false ? kind : html`<a href="${paths.event(mode, attempt.event_id)}">${kind}</a>`}<div class="muted small-text">${attempt.event_id}</div></td>
+${options.showEvent === false ? '' : html`<td>${options.linkEvent === false ? kind : html`<a href="${paths.event(mode, attempt.event_id)}">${kind}</a>`}<div class="muted small-text">${attempt.event_id}</div></td>`}
 <td>${attempt.attempt}</td>
 <td>${triggerLabel(attempt.trigger)}</td>
 <td>${attempt.succeeded ? badge('Succeeded', 'ok') : badge('Failed', 'danger')}</td>

@@ -104,15 +104,17 @@ export function eventPage(ctx: PageContext, input: EventPageInput): Html {
     (delivery) => html`<tr>
 <td>${endpointName(input, delivery.endpoint_id)}</td>
 <td>${triggerLabel(delivery.trigger)}</td>
-<td>${DELIVERY_STATUS[delivery.status]}</td>
+<td>${DELIVERY_STATUS[delivery.status]}${delivery.reason ? html`<div class="muted small-text">${delivery.reason.replace(/_/g, ' ')}</div>` : ''}</td>
 <td>${delivery.attempts}</td>
 <td>${delivery.last_status_code ?? html`<span class="muted">None</span>`}</td>
 <td>${delivery.last_attempt_at === null ? html`<span class="muted">Not yet</span>` : stamp(delivery.last_attempt_at)}</td>
 </tr>`,
   );
-  const resent = input.resent
-    ? html`<p class="notice" role="status">Resent to ${input.resent.map((id, index) => html`${index > 0 ? ', ' : ''}${endpointName(input, id)}`)}. New attempts appear below as they happen.</p>`
-    : '';
+  const resent = !input.resent
+    ? ''
+    : input.resent.length === 0
+      ? html`<p class="notice" role="status">Nothing was resent: no enabled endpoint received this event.</p>`
+      : html`<p class="notice" role="status">Resent to ${input.resent.map((id, index) => html`${index > 0 ? ', ' : ''}${endpointName(input, id)}`)}. New attempts appear below as they happen.</p>`;
   return layout(ctx, {
     title: `Event ${event.id}`,
     section: 'events',
@@ -137,9 +139,9 @@ ${resendForm(ctx, input)}
 ${table({
   caption: 'Every attempt to every endpoint, newest first',
   captionHidden: true,
-  head: [ATTEMPT_HEAD[0], 'Endpoint', ...ATTEMPT_HEAD.slice(1)],
+  head: [ATTEMPT_HEAD[0], 'Endpoint', ...ATTEMPT_HEAD.slice(2)],
   rows: input.attempts.map((attempt) =>
-    attemptRow(ctx.mode, attempt, { endpointUrl: input.endpoints.get(attempt.endpoint_id)?.url ?? attempt.endpoint_id }),
+    attemptRow(ctx.mode, attempt, { endpointUrl: input.endpoints.get(attempt.endpoint_id)?.url ?? attempt.endpoint_id, showEvent: false }),
   ),
   empty: 'No attempt yet.',
 })}

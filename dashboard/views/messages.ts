@@ -12,6 +12,7 @@ const WORDS: Record<string, string> = {
   unknown_event_type: 'One of the chosen event kinds is unknown.',
   duplicate_event_type: 'An event kind is chosen twice.',
   endpoint_limit_reached: 'You have reached the limit of webhook endpoints for this mode. Delete one you no longer use first.',
+  endpoint_disabled: 'That endpoint is disabled. Enable it first, then try again.',
   endpoint_not_subscribed: 'That endpoint is not subscribed to this kind of event, so it cannot receive it.',
   client_not_active: 'Live keys need an approved account. Ask support to approve it once you have finished testing.',
   client_suspended: 'This account is suspended: nothing can be changed. Contact support.',

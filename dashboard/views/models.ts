@@ -112,6 +112,8 @@ export interface EventDeliveryView {
   endpoint_id: string;
   trigger: Trigger;
   status: 'pending' | 'succeeded' | 'failed' | 'skipped';
+  /** Why it was skipped or failed (endpoint_disabled, attempts_exhausted, ...). */
+  reason?: string | null;
   attempts: number;
   last_status_code: number | null;
   last_attempt_at: number | null;
