@@ -1,3 +1,4 @@
+import type { Client } from '@temporalio/client';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../core/errors';
 import { assertCanChange, checkCsrfToken, findSession } from '../domain/dashboard-sessions';
@@ -37,6 +38,7 @@ declare module 'fastify' {
 export interface DashboardDeps {
   pool: Pool;
   config: Config;
+  temporal: Client;
   lookup?: Lookup;
 }
 
@@ -50,8 +52,8 @@ export interface DashboardRouteOptions {
  * disable/enable, test events and recovery arrive with issue 12's domain functions.
  */
 export const FEATURES: { events: boolean; endpoint: EndpointFeatures } = {
-  events: false,
-  endpoint: { change: false, test: false, recover: false },
+  events: true,
+  endpoint: { change: true, test: true, recover: true },
 };
 
 const MODES: readonly Mode[] = ['test', 'live'];
@@ -76,6 +78,8 @@ export const NOTICES = {
   endpoint_disabled: 'Endpoint disabled. It gets no new events and its pending retries stop.',
   endpoint_enabled: 'Endpoint enabled. New events reach it again; use Recover for what it missed.',
   endpoint_updated: 'Endpoint saved.',
+  test_sent: 'Test event sent. Its delivery appears below as it happens.',
+  resent: 'Resent. The new deliveries appear below as they happen.',
 } as const;
 
 export function notice(query: unknown): string | undefined {
@@ -109,7 +113,7 @@ const ERROR_TITLES: Record<number, string> = {
 
 export default async function dashboardPlugin(app: FastifyInstance): Promise<void> {
   const assets = loadAssets();
-  const routeOptions: DashboardRouteOptions = { assets, deps: () => ({ pool: app.pg, config: app.config }) };
+  const routeOptions: DashboardRouteOptions = { assets, deps: () => ({ pool: app.pg, config: app.config, temporal: app.temporal }) };
   addFormParser(app);
   app.addHook('onRequest', async (_request, reply) => setSecurityHeaders(reply));
   app.addHook('preHandler', async (request, reply) => guard(request, reply, routeOptions));

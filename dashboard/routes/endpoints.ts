@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../../core/errors';
 import { EVENT_TYPES } from '../../core/event-catalog';
 import { listDeliveries } from '../../domain/deliveries';
 import {
@@ -8,11 +9,13 @@ import {
   MAX_ENDPOINTS_PER_MODE,
   registerEndpoint,
   rotateEndpointSecret,
+  updateEndpoint,
   type EndpointDeps,
   type EndpointRecord,
 } from '../../domain/endpoints';
 import { listNotificationsForEndpoint } from '../../domain/notifications';
-import { errorStatus, formError, list, optional, text, type FormBody } from '../forms';
+import { recoverEndpoint, sendTestEvent } from '../../domain/redelivery';
+import { errorStatus, formError, list, optional, text, utcSeconds, type FormBody } from '../forms';
 import { FEATURES, notice, pageContext, parseModeParam, type DashboardRouteOptions } from '../plugin';
 import { sendPage } from '../security-headers';
 import { confirmPage } from '../views/confirm';
@@ -143,5 +146,93 @@ export default async function endpointRoutes(app: FastifyInstance, options: Dash
     if (text(request.body as FormBody, 'confirm') !== 'yes') return confirmFirst(request, reply, ctx, endpoint, 'delete');
     await deleteEndpoint(deps(), scopeOf(ctx), endpoint.id);
     return reply.redirect(`${paths.endpoints(ctx.mode)}?notice=endpoint_deleted`, 303);
+  });
+
+  /** A form on the endpoint's page that failed: the page again, the error beside its form. */
+  async function formFailed(
+    reply: FastifyReply,
+    ctx: PageContext,
+    id: string,
+    form: 'change' | 'test' | 'recover' | 'other',
+    err: unknown,
+    values?: EndpointFormValues,
+  ) {
+    const error = formError(err);
+    const endpoint = await getEndpoint(deps(), scopeOf(ctx), id);
+    return renderEndpoint(reply, ctx, endpoint, { error: { form, error, values } }, errorStatus(err));
+  }
+
+  app.post<EndpointParams>('/dashboard/:mode/endpoints/:id/update', { schema: hide, config: { dashboard: 'action' } }, async (request, reply) => {
+    const ctx = context(request, { canonical: paths.endpoint(parseModeParam(request.params.mode), request.params.id) });
+    const { values, input } = endpointInput(request.body as FormBody);
+    try {
+      // Every field is sent: an emptied description clears it, no box ticked is every kind again.
+      await updateEndpoint(deps(), scopeOf(ctx), request.params.id, {
+        url: input.url,
+        events: input.events ?? [],
+        description: input.description ?? null,
+      });
+    } catch (err) {
+      return formFailed(reply, ctx, request.params.id, 'change', err, values);
+    }
+    return reply.redirect(`${paths.endpoint(ctx.mode, request.params.id)}?notice=endpoint_updated`, 303);
+  });
+
+  for (const [action, disabled] of [
+    ['disable', true],
+    ['enable', false],
+  ] as const) {
+    app.post<EndpointParams>(`/dashboard/:mode/endpoints/:id/${action}`, { schema: hide, config: { dashboard: 'action' } }, async (request, reply) => {
+      const ctx = context(request);
+      const endpoint = await getEndpoint(deps(), scopeOf(ctx), request.params.id);
+      if (disabled && text(request.body as FormBody, 'confirm') !== 'yes') {
+        return sendPage(
+          reply,
+          confirmPage(ctx, {
+            section: 'endpoints',
+            question: 'Disable this endpoint?',
+            consequence: 'It gets no new events and its pending retries stop. Enabling it later does not send what it missed; recover does.',
+            action: paths.endpointAction(ctx.mode, endpoint.id, 'disable'),
+            confirmLabel: 'Disable',
+            cancelHref: paths.endpoint(ctx.mode, endpoint.id),
+          }),
+        );
+      }
+      await updateEndpoint(deps(), scopeOf(ctx), endpoint.id, { disabled });
+      return reply.redirect(`${paths.endpoint(ctx.mode, endpoint.id)}?notice=endpoint_${disabled ? 'disabled' : 'enabled'}`, 303);
+    });
+  }
+
+  app.post<EndpointParams>('/dashboard/:mode/endpoints/:id/test', { schema: hide, config: { dashboard: 'action' } }, async (request, reply) => {
+    const ctx = context(request, { canonical: paths.endpoint(parseModeParam(request.params.mode), request.params.id) });
+    try {
+      const event = await sendTestEvent(options.deps(), scopeOf(ctx), request.params.id, {
+        type: optional(request.body as FormBody, 'type'),
+      });
+      return reply.redirect(`${paths.event(ctx.mode, event.id)}?notice=test_sent`, 303);
+    } catch (err) {
+      return formFailed(reply, ctx, request.params.id, 'test', err);
+    }
+  });
+
+  app.post<EndpointParams>('/dashboard/:mode/endpoints/:id/recover', { schema: hide, config: { dashboard: 'action' } }, async (request, reply) => {
+    const ctx = context(request, { canonical: paths.endpoint(parseModeParam(request.params.mode), request.params.id) });
+    const body = request.body as FormBody;
+    try {
+      const since = utcSeconds(optional(body, 'since'), 'since');
+      if (since === undefined) throw new ApiError('parameter_missing', 'Enter the start of the window to recover.', { param: 'since' });
+      const recovery = await recoverEndpoint(options.deps(), scopeOf(ctx), request.params.id, {
+        since,
+        until: utcSeconds(optional(body, 'until'), 'until'),
+      });
+      const endpoint = await getEndpoint(deps(), scopeOf(ctx), request.params.id);
+      const notice =
+        recovery.event_count === 0
+          ? 'Nothing to recover in that window: every event meant for this endpoint was delivered, or is still being delivered.'
+          : `Recovering ${recovery.event_count} event${recovery.event_count === 1 ? '' : 's'}: they are sent again at a gentle pace and appear in the deliveries as they go.`;
+      return renderEndpoint(reply, { ...ctx, notice }, endpoint);
+    } catch (err) {
+      return formFailed(reply, ctx, request.params.id, 'recover', err);
+    }
   });
 }
