@@ -212,6 +212,56 @@ describe('developers page', () => {
     expect(errors).toEqual([]);
   });
 
+  it('sends a test event, resends it from its page, changes, disables and enables the endpoint, recovers a window', async () => {
+    const { page, accountId, errors } = await signedIn();
+    const path = `/resend-${accountId}`;
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByLabel('Endpoint URL').fill(`${receiver.url}${path}`);
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    await page.getByRole('textbox', { name: 'Signing secret' }).waitFor();
+
+    // A test event of the chosen kind, delivered to this endpoint only; its page shows the attempt.
+    await page.getByLabel('Event kind').selectOption('cod.settled');
+    await page.getByRole('button', { name: 'Send test event' }).click();
+    await page.waitForURL(/\/dashboard\/test\/events\/evt_/);
+    const attempts = () => page.getByRole('row').filter({ hasText: 'Succeeded' }).filter({ hasText: '200' });
+    await expect.poll(async () => (await page.reload(), attempts().count()), { timeout: 20_000 }).toBeGreaterThanOrEqual(1);
+    expect(await attempts().first().textContent()).toContain('Test');
+
+    // Resend: the same event again, trigger Resend, same bytes.
+    await page.getByRole('button', { name: 'Resend' }).click();
+    await expect.poll(() => page.getByRole('status').filter({ hasText: 'Resent to' }).count()).toBe(1);
+    await waitFor(() => receiver.at(path).length === 2, { what: 'the resent delivery' });
+    const [first, second] = receiver.at(path);
+    expect(second!.rawBody.equals(first!.rawBody)).toBe(true);
+    await expect
+      .poll(async () => (await page.reload(), page.getByRole('row').filter({ hasText: 'Resend' }).filter({ hasText: 'Succeeded' }).count()), { timeout: 20_000 })
+      .toBeGreaterThanOrEqual(1);
+
+    // The events list has it.
+    await page.getByRole('link', { name: 'Events', exact: true }).click();
+    await expect.poll(() => page.getByRole('link', { name: 'cod.settled' }).count()).toBe(1);
+
+    // Change the description, then disable (confirmed) and enable again.
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByRole('link', { name: `${receiver.url}${path}`, exact: true }).click();
+    await page.locator('#change-description').fill('Checkout receiver');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await expect.poll(() => page.getByRole('status').filter({ hasText: 'Endpoint saved.' }).count()).toBe(1);
+    await page.getByRole('button', { name: 'Disable' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Disable' }).click();
+    await expect.poll(() => page.getByText('Disabled', { exact: true }).count()).toBeGreaterThan(0);
+    await page.getByRole('button', { name: 'Enable' }).click();
+    await expect.poll(() => page.getByText('Enabled', { exact: true }).count()).toBeGreaterThan(0);
+
+    // Recover the last hour: everything meant for it was delivered, so nothing is sent again.
+    await page.getByLabel('From (UTC)').fill(new Date(Date.now() - 3_600_000).toISOString().slice(0, 16));
+    await page.getByRole('button', { name: 'Recover' }).click();
+    await expect.poll(() => page.getByRole('status').filter({ hasText: 'Nothing to recover' }).count()).toBe(1);
+    expect(receiver.at(path)).toHaveLength(2);
+    expect(errors).toEqual([]);
+  });
+
   it('refuses a cross-site POST (403 csrf_failed) and a same-site one without the token', async () => {
     const { page, accountId } = await signedIn();
     const keysBefore = await tw.pool.query('SELECT count(*)::int AS n FROM api_keys WHERE account_id = $1', [accountId]);

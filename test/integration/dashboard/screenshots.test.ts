@@ -15,7 +15,7 @@ import { waitFor } from '../../helpers/wait';
 
 /**
  * The README's screenshots, taken from the real app with a merchant's usual state: two keys (one in use),
- * a healthy endpoint and a failing one with its notification, deliveries of both. Every run renders them (and
+ * a healthy endpoint and a failing one with its notification, deliveries of both, one event's attempts. Every run renders them (and
  * fails on a console error); `UPDATE_SCREENSHOTS=1 npm test -- test/integration/dashboard/screenshots` writes them to
  * docs/screenshots.
  */
@@ -127,6 +127,11 @@ describe('developers page screenshots', () => {
     });
     await page.evaluate(() => (globalThis as unknown as { scrollTo(x: number, y: number): void }).scrollTo(0, 0));
     await shot('deliveries');
+
+    // One event: its delivery to each endpoint, every attempt, and Resend.
+    await page.getByRole('row').filter({ hasText: 'Failed' }).first().getByRole('link').first().click();
+    await page.waitForURL(/\/dashboard\/test\/events\/evt_/);
+    await shot('event', { fullPage: true });
 
     const phone = await browser.newPage({ viewport: { width: 390, height: 844 } });
     await phone.context.addCookies(await page.context().cookies());
