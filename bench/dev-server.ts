@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { Connection } from '@temporalio/client';
-import { devServerArgs, type DevServerOptions } from '../infra/dev-server';
+import { devServerArgs, waitUntilServing, type DevServerOptions } from '../infra/dev-server';
 
 /**
  * The dev server `npm start` runs (same arguments from infra/dev-server.ts), plus the two things only a
@@ -25,27 +24,6 @@ export function benchServerArgs(options: BenchServerOptions): string[] {
   const args = [...devServerArgs(options), '--metrics-port', String(options.metricsPort)];
   for (const [key, value] of Object.entries(options.dynamicConfig ?? {})) args.push('--dynamic-config-value', `${key}=${value}`);
   return args;
-}
-
-async function waitUntilServing(address: string, child: ChildProcess, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`Temporal dev server exited with code ${child.exitCode}`);
-    try {
-      const connection = await Connection.connect({ address, connectTimeout: 1_000 });
-      try {
-        await connection.workflowService.getSystemInfo({});
-        return;
-      } finally {
-        await connection.close();
-      }
-    } catch (err) {
-      lastError = err;
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-  }
-  throw new Error(`Temporal dev server not ready on ${address} after ${timeoutMs} ms: ${String(lastError)}`);
 }
 
 export async function startBenchServer(options: BenchServerOptions): Promise<BenchServer> {

@@ -38,7 +38,8 @@ export function devServerArgs(options: DevServerOptions): string[] {
   return args;
 }
 
-async function waitUntilServing(address: string, child: ChildProcess, timeoutMs: number): Promise<void> {
+/** Polls the frontend until it answers, failing early if the server process exits. */
+export async function waitUntilServing(address: string, child: ChildProcess, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   while (Date.now() < deadline) {
