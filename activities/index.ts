@@ -6,6 +6,7 @@ import type { Config } from '../infra/config';
 import type { Mailer } from '../infra/mailer';
 import { createRecordAttempt } from './record-attempt';
 import { createRecoveryActivities } from './recovery';
+import { createRetentionActivities } from './retention';
 import { createSignAndPost } from './sign-and-post';
 import { createSupervisorActivities } from './supervisor';
 
@@ -30,5 +31,6 @@ export function createActivities(deps: ActivityDeps): DeliveryActivities {
     recordAttempt: createRecordAttempt(deps),
     ...createSupervisorActivities(deps),
     ...createRecoveryActivities(deps),
+    ...createRetentionActivities(deps),
   };
 }

@@ -318,6 +318,25 @@ export interface RecordAbandonmentResult {
   notificationId: string | null;
 }
 
+// ---- Retention -----------------------------------------------------------------------------------------------
+
+/** Where a retention run has got to in the expired events, oldest first (events kept for a running delivery stay behind it). */
+export interface RetentionCursor {
+  /** ISO time of the last event looked at. */
+  insertedAt: string;
+  id: string;
+}
+
+export interface RetentionResult {
+  events: number;
+  notifications: number;
+  /** Expired events kept because a delivery of theirs is still running. */
+  kept: number;
+  /** A batch was full: there may be more to delete now. */
+  more: boolean;
+  after?: RetentionCursor;
+}
+
 // ---- Activities ----------------------------------------------------------------------------------------------
 
 /** What the workflows call; activities/index.ts implements it (createActivities). */
@@ -334,6 +353,8 @@ export interface DeliveryActivities {
   probeDatabase(): Promise<string>;
   /** Starts the next deliveries of a recovery (a workflow each); idempotent, so Temporal may retry it. */
   startRecoveryBatch(input: RecoveryBatchInput): Promise<RecoveryBatchResult>;
+  /** One bounded batch of retention (EVENT_RETENTION), after the cursor of the previous batch of this run. */
+  deleteExpiredBatch(after?: RetentionCursor): Promise<RetentionResult>;
 }
 
 // ---- Search attributes ---------------------------------------------------------------------------------------

@@ -93,6 +93,17 @@ export const SUPERVISOR_IDLE_TIMEOUT = '7d';
 /** Abandoned events a supervisor remembers (and carries into its next run) to drop repeated signals cheaply. */
 export const SUPERVISOR_RECENT_ABANDONMENTS = 1_000;
 
+/**
+ * Retention (EVENT_RETENTION): a Schedule runs purgeExpiredEvents this often; each run deletes at most
+ * RETENTION_MAX_BATCHES_PER_RUN batches of RETENTION_BATCH_SIZE events (and as many notifications), one short
+ * transaction each, so retention never holds locks for long or floods the history; the next run goes on.
+ */
+export const RETENTION_SCHEDULE_INTERVAL = '1h';
+export const RETENTION_BATCH_SIZE = 500;
+export const RETENTION_MAX_BATCHES_PER_RUN = 40;
+export const RETENTION_ACTIVITY_TIMEOUT = '2m';
+export const RETENTION_ACTIVITY_RETRY = { initialInterval: '5s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 5 } as const;
+
 /** Sent on every post; the URL tells an endpoint's operator who is calling. */
 export const USER_AGENT = 'ParcelWebhooks/1.0 (+https://github.com/parcel-webhooks/parcel-webhooks)';
 

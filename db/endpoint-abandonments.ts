@@ -23,3 +23,13 @@ export async function insertAbandonmentOnce(db: Db, endpointId: string, eventId:
   );
   return rows[0];
 }
+
+/** Retention: at most `limit` abandonment records older than `cutoff` (their events may be gone already). */
+export async function deleteAbandonmentsBefore(db: Db, cutoff: Date, limit: number): Promise<number> {
+  const { rowCount } = await db.query(
+    `DELETE FROM endpoint_abandonments WHERE (endpoint_id, event_id) IN (
+       SELECT endpoint_id, event_id FROM endpoint_abandonments WHERE created_at < $1 ORDER BY created_at LIMIT $2)`,
+    [cutoff, limit],
+  );
+  return rowCount ?? 0;
+}

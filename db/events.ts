@@ -1,5 +1,5 @@
 import { SQL_NEW_DELIVERY_ID } from './deliveries';
-import type { Pool } from './pool';
+import type { Db, Pool } from './pool';
 
 /** Table events: the exact body posted on every attempt and the fan-out snapshot taken at publish time. */
 
@@ -156,4 +156,43 @@ export async function insertTestEvent(pool: Pool, event: NewEvent, endpointId: s
     [event.id, event.accountId, event.livemode, event.type, event.created, event.body, endpointId],
   );
   return rows[0]!.delivery_id;
+}
+
+/** Retention: events inserted before `cutoff`, oldest first, after the cursor of the previous batch. */
+export async function listExpiredEvents(
+  pool: Pool,
+  cutoff: Date,
+  limit: number,
+  after?: { insertedAt: string; id: string },
+): Promise<{ id: string; inserted_at: Date }[]> {
+  const { rows } = await pool.query<{ id: string; inserted_at: Date }>(
+    `SELECT id, inserted_at FROM events
+      WHERE inserted_at < $1 AND ($3::timestamptz IS NULL OR (inserted_at, id) > ($3::timestamptz, $4::text))
+      ORDER BY inserted_at, id
+      LIMIT $2`,
+    [cutoff, limit, after?.insertedAt ?? null, after?.id ?? ''],
+  );
+  return rows;
+}
+
+/**
+ * Retention: deletes these events (still expired, and with no delivery pending) with their attempts, deliveries
+ * (ON DELETE CASCADE) and abandonment records, in the caller's transaction. The events are locked first: a delivery
+ * being added to one of them (a resend) waits for this, and one added just before makes it keep the event.
+ * Returns how many events were deleted.
+ */
+export async function deleteEventsWithAttempts(tx: Db, ids: string[], cutoff: Date): Promise<number> {
+  const { rows } = await tx.query<{ id: string }>(
+    `SELECT id FROM events e
+      WHERE id = ANY ($1::text[]) AND inserted_at < $2
+        AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.status = 'pending')
+        FOR UPDATE`,
+    [ids, cutoff],
+  );
+  const doomed = rows.map((row) => row.id);
+  if (doomed.length === 0) return 0;
+  await tx.query('DELETE FROM delivery_attempts WHERE event_id = ANY ($1::text[])', [doomed]);
+  await tx.query('DELETE FROM endpoint_abandonments WHERE event_id = ANY ($1::text[])', [doomed]);
+  const deleted = await tx.query('DELETE FROM events WHERE id = ANY ($1::text[])', [doomed]);
+  return deleted.rowCount ?? 0;
 }

@@ -69,3 +69,13 @@ export async function listEndpointNotifications(
   );
   return rows;
 }
+
+/** Retention: at most `limit` notifications created before `cutoff`, oldest first. Returns how many. */
+export async function deleteNotificationsBefore(db: Db, cutoff: Date, limit: number): Promise<number> {
+  const { rowCount } = await db.query(
+    `DELETE FROM notifications WHERE id IN (
+       SELECT id FROM notifications WHERE created_at < $1 ORDER BY created_at LIMIT $2)`,
+    [cutoff, limit],
+  );
+  return rowCount ?? 0;
+}

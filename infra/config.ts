@@ -43,6 +43,10 @@ export interface Config {
     /** Deliveries a recovery starts per second (RECOVER_RATE_PER_SECOND). */
     recoverRatePerSecond: number;
   };
+  retention: {
+    /** Events, their attempts and deliveries, and notifications older than this are deleted (EVENT_RETENTION). */
+    eventRetentionMs: number;
+  };
   smtpUrl: string | undefined;
   notificationFrom: string;
   rateLimitPerMinute: number;
@@ -208,6 +212,9 @@ export function loadConfig(env: Env = process.env): Config {
       // at once, 10,000 missed events take about 17 minutes, and on the 2-core reference machine (about 37
       // deliveries/s in all) live traffic keeps most of the engine.
       recoverRatePerSecond: integer(env, 'RECOVER_RATE_PER_SECOND', 10, 1, 1000),
+    },
+    retention: {
+      eventRetentionMs: duration(env, 'EVENT_RETENTION', '30d', 60_000, 3650 * 86_400_000),
     },
     smtpUrl: url(env, 'SMTP_URL', undefined, ['smtp:', 'smtps:']),
     notificationFrom: optional(env, 'NOTIFICATION_FROM') ?? 'Parcel Webhooks <no-reply@parcel-webhooks.invalid>',

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { NativeConnection } from '@temporalio/worker';
+import { SEARCH_ATTRIBUTES } from '../core/delivery-contract';
 import type { Config } from './config';
 import { isDependencyOutage } from './outages';
 
@@ -121,4 +122,20 @@ export async function signalWithStartOnce(
     signalInput: { payloads: options.signalArgs.map((arg) => converter.toPayload(arg)) },
     userMetadata: options.staticSummary === undefined ? undefined : { summary: converter.toPayload(options.staticSummary) },
   });
+}
+
+/**
+ * Which of these events still have a workflow open (a ladder still running), by the ParcelEventId search attribute:
+ * one visibility query per call, whatever the workflow (delivery of a publish, a resend...).
+ */
+export async function eventIdsWithOpenWorkflows(client: Client, eventIds: string[]): Promise<Set<string>> {
+  const open = new Set<string>();
+  if (eventIds.length === 0) return open;
+  const list = eventIds.map((id) => JSON.stringify(id)).join(', ');
+  const query = `ExecutionStatus = "Running" AND ${SEARCH_ATTRIBUTES.eventId.name} IN (${list})`;
+  for await (const workflow of client.workflow.list({ query })) {
+    const eventId = workflow.typedSearchAttributes.get(SEARCH_ATTRIBUTES.eventId);
+    if (eventId) open.add(eventId);
+  }
+  return open;
 }

@@ -1,8 +1,10 @@
+import { Client } from '@temporalio/client';
 import { createPool } from '../db/pool';
 import { loadConfigOrExit, unsafeSettingWarnings } from '../infra/config';
 import { createHttpAgent } from '../infra/http-client';
 import { ensureSearchAttributes } from '../infra/search-attributes';
 import { connectNativeWithBackoff, requireTemporalAddress } from '../infra/temporal';
+import { ensureRetentionSchedule } from './retention-schedule';
 import { createWorker } from './worker';
 
 const log = (line: string) => process.stderr.write(`worker: ${line}\n`);
@@ -29,6 +31,7 @@ async function main(): Promise<void> {
   try {
     await ensureSearchAttributes(connection, config.temporal.namespace, (line) => process.stderr.write(`${line}\n`));
     const worker = await createWorker({ config, connection, pool, http });
+    await ensureRetentionSchedule(new Client({ connection, namespace: config.temporal.namespace }), config, log);
     process.stdout.write(`worker: polling task queue ${config.temporal.taskQueue} on ${requireTemporalAddress(config)}\n`);
     await worker.run();
   } finally {

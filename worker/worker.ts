@@ -9,6 +9,9 @@ import { createHttpAgent } from '../infra/http-client';
 import { createMailer } from '../infra/mailer';
 import type { Pool } from '../db/pool';
 
+// What a process hosting a worker also sets up (cli/commands/start-all.ts reaches the worker only through here).
+export { ensureRetentionSchedule } from './retention-schedule';
+
 /** Prebuilt by `npm run build` next to the compiled worker; absent in development, where we bundle at start. */
 const PREBUILT_BUNDLE = path.join(__dirname, '..', 'workflow-bundle.js');
 

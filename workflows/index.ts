@@ -3,3 +3,4 @@ export { deliverEvent } from './deliver-event';
 export { endpointSupervisor } from './endpoint-supervisor';
 export { healthProbe } from './health-probe';
 export { recoverEndpoint } from './recover-endpoint';
+export { purgeExpiredEvents } from './retention';

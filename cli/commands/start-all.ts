@@ -1,7 +1,8 @@
 import path from 'node:path';
+import { Client } from '@temporalio/client';
 import { DefaultLogger, Runtime, type NativeConnection, type Worker } from '@temporalio/worker';
 import { startApi, type RunningApi } from '../../api/server';
-import { createWorker } from '../../worker/worker';
+import { createWorker, ensureRetentionSchedule } from '../../worker/worker';
 import { prepareDatabase } from '../../db/migrate';
 import { createPool, type Pool } from '../../db/pool';
 import { unsafeSettingWarnings, type Config } from '../../infra/config';
@@ -63,6 +64,7 @@ export async function startAll(config: Config): Promise<void> {
     pool = createPool(config.databaseUrl);
     await ensureSearchAttributes(connection, config.temporal.namespace, say);
     worker = await createWorker({ config: effective, connection, pool });
+    await ensureRetentionSchedule(new Client({ connection, namespace: config.temporal.namespace }), effective, say);
     const run = worker.run();
     running = run;
     say(`Temporal     ${address}  namespace ${config.temporal.namespace}, task queue ${config.temporal.taskQueue}`);

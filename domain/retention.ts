@@ -1,0 +1,42 @@
+import type { Client } from '@temporalio/client';
+import type { RetentionCursor, RetentionResult } from '../core/delivery-contract';
+import { deleteAbandonmentsBefore } from '../db/endpoint-abandonments';
+import { deleteEventsWithAttempts, listExpiredEvents } from '../db/events';
+import { deleteNotificationsBefore } from '../db/notifications';
+import { withTransaction, type Pool } from '../db/pool';
+import { eventIdsWithOpenWorkflows } from '../infra/temporal';
+
+/**
+ * Retention (EVENT_RETENTION): events older than the cutoff are deleted with their attempts, deliveries and
+ * abandonment records, and so are old notifications, each in bounded batches, never an event whose delivery is
+ * still running: one with a delivery workflow Temporal still has open is kept (and looked at again next run).
+ */
+
+export interface RetentionDeps {
+  pool: Pool;
+  temporal: Client;
+}
+
+/**
+ * One batch of at most `limit` expired events, oldest first from `after` (so events kept for a running delivery do
+ * not fill every batch), and at most `limit` old notifications and abandonment records.
+ */
+export async function deleteExpired(
+  deps: RetentionDeps,
+  options: { cutoff: Date; limit: number; after?: RetentionCursor },
+): Promise<RetentionResult> {
+  const candidates = await listExpiredEvents(deps.pool, options.cutoff, options.limit, options.after);
+  const open = candidates.length > 0 ? await eventIdsWithOpenWorkflows(deps.temporal, candidates.map((c) => c.id)) : new Set<string>();
+  const expired = candidates.filter((c) => !open.has(c.id)).map((c) => c.id);
+  const events = expired.length > 0 ? await withTransaction(deps.pool, (tx) => deleteEventsWithAttempts(tx, expired, options.cutoff)) : 0;
+  const notifications = await deleteNotificationsBefore(deps.pool, options.cutoff, options.limit);
+  const abandonments = await deleteAbandonmentsBefore(deps.pool, options.cutoff, options.limit);
+  const last = candidates.at(-1);
+  return {
+    events,
+    notifications,
+    kept: candidates.length - events,
+    more: candidates.length === options.limit || notifications === options.limit || abandonments === options.limit,
+    after: last ? { insertedAt: last.inserted_at.toISOString(), id: last.id } : options.after,
+  };
+}

@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import { newId } from '../../../core/ids';
+import { publishEvent } from '../../../domain/events';
+import { deleteExpired } from '../../../domain/retention';
+import { eventIdsWithOpenWorkflows } from '../../../infra/temporal';
+import { retentionScheduleId } from '../../../worker/retention-schedule';
+import { ensureRetentionSchedule } from '../../../worker/worker';
+import { attemptsOf, createEndpoint, deliveryResult, parcel } from '../../helpers/delivery';
+import { testConfig } from '../../helpers/env';
+import { createAccount } from '../../helpers/fixtures';
+import { useDeliveryHarness } from '../../helpers/harness';
+import { waitFor } from '../../helpers/wait';
+
+/**
+ * Point 6 of issue 11: EVENT_RETENTION and a Temporal Schedule, created by the worker, that deletes expired events
+ * with their attempts, deliveries and abandonment records, and old notifications, in bounded batches, never an
+ * event whose delivery is still running. Events are made old by moving their insert time back two hours.
+ */
+describe('retention', () => {
+  // A failing endpoint's ladder waits an hour between attempts: its delivery is still running during the test.
+  const config = testConfig({ EVENT_RETENTION: '1h', DELIVERY_RETRY_DELAYS: '1h' });
+  const h = useDeliveryHarness(config);
+
+  const publish = async (accountId: string) =>
+    publishEvent(
+      { pool: h.tw.pool, temporal: h.tw.client, config },
+      { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } },
+    );
+  const age = (ids: string[], hours = 2) =>
+    h.tw.pool.query(`UPDATE events SET inserted_at = now() - $2 * interval '1 hour' WHERE id = ANY ($1::text[])`, [ids, hours]);
+  const exists = async (table: string, column: string, id: string) =>
+    ((await h.tw.pool.query(`SELECT 1 FROM ${table} WHERE ${column} = $1`, [id])).rowCount ?? 0) > 0;
+
+  it('a scheduled run deletes what expired, with its attempts, and keeps what is still being delivered', async () => {
+    const accountId = await createAccount(h.tw.pool);
+    await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/retention-ok` });
+    const delivered = await publish(accountId);
+    await deliveryResult(h.tw.client, delivered.event.id);
+
+    const failingAccount = await createAccount(h.tw.pool);
+    const down = await createEndpoint(h.tw.pool, { accountId: failingAccount, url: `${h.receiver.url}/retention-down` });
+    h.receiver.script('/retention-down', { status: 500 });
+    const running = await publish(failingAccount);
+    await waitFor(async () => (await attemptsOf(h.tw.pool, down.id)).length === 1, { what: 'the first failed attempt' });
+    const fresh = await publish(accountId);
+    await deliveryResult(h.tw.client, fresh.event.id);
+    await age([delivered.event.id, running.event.id]);
+
+    const notifications = { old: newId('notification'), fresh: newId('notification') };
+    for (const [id, when] of [[notifications.old, "now() - interval '2 hours'"], [notifications.fresh, 'now()']] as const) {
+      await h.tw.pool.query(
+        `INSERT INTO notifications (id, account_id, kind, dedupe_key, subject, body, created_at)
+         VALUES ($1, $2, 'test', $1, 'subject', 'body', ${when})`,
+        [id, accountId],
+      );
+    }
+    // The running delivery is found open in Temporal's visibility, which is what protects it.
+    expect(await eventIdsWithOpenWorkflows(h.tw.client, [delivered.event.id, running.event.id])).toEqual(new Set([running.event.id]));
+
+    // Every worker ensures the schedule at start: the first creates it, the others find it.
+    const lines: string[] = [];
+    await ensureRetentionSchedule(h.tw.client, config, (line) => lines.push(line));
+    await ensureRetentionSchedule(h.tw.client, config, (line) => lines.push(line));
+    expect(lines.filter((line) => line.includes('created'))).toHaveLength(1);
+    const schedule = h.tw.client.schedule.getHandle(retentionScheduleId(config.temporal.taskQueue));
+    try {
+      await schedule.trigger();
+      const workflowId = await waitFor(async () => (await schedule.describe()).info.recentActions[0]?.action.workflow.workflowId, {
+        what: 'the scheduled run to start',
+      });
+      const result = await waitFor(async () => {
+        const handle = h.tw.client.workflow.getHandle(workflowId);
+        return (await handle.describe()).status.name === 'COMPLETED' ? handle.result() : undefined;
+      }, { what: 'the retention run to complete', timeoutMs: 30_000 });
+      expect(result).toMatchObject({ events: 1, kept: 1 });
+    } finally {
+      await schedule.delete();
+    }
+
+    expect(await exists('events', 'id', delivered.event.id)).toBe(false);
+    expect(await exists('delivery_attempts', 'event_id', delivered.event.id)).toBe(false);
+    expect(await exists('deliveries', 'event_id', delivered.event.id)).toBe(false);
+    expect(await exists('events', 'id', running.event.id)).toBe(true);
+    expect(await attemptsOf(h.tw.pool, down.id)).toHaveLength(1);
+    expect(await exists('events', 'id', fresh.event.id)).toBe(true);
+    expect(await exists('notifications', 'id', notifications.old)).toBe(false);
+    expect(await exists('notifications', 'id', notifications.fresh)).toBe(true);
+    await h.tw.client.workflow.getHandle(`event:${running.event.id}`).terminate('test done');
+  });
+
+  it('deletes in bounded batches, and a batch goes on after the events it kept', async () => {
+    const accountId = await createAccount(h.tw.pool);
+    const ids: string[] = [];
+    // No endpoint: nothing delivers these, nothing keeps them.
+    for (let i = 0; i < 5; i++) ids.push((await publish(accountId)).event.id);
+    // Older than anything the other test left behind, and cut off in between: only these five are expired here.
+    await age(ids, 3);
+    const cutoff = new Date(Date.now() - 2.5 * 3_600_000);
+    const deps = { pool: h.tw.pool, temporal: h.tw.client };
+    const first = await deleteExpired(deps, { cutoff, limit: 2 });
+    expect(first).toMatchObject({ events: 2, more: true });
+    const second = await deleteExpired(deps, { cutoff, limit: 2, after: first.after });
+    expect(second).toMatchObject({ events: 2, more: true });
+    const third = await deleteExpired(deps, { cutoff, limit: 2, after: second.after });
+    expect(third.events).toBeGreaterThanOrEqual(1);
+    for (const id of ids) expect(await exists('events', 'id', id)).toBe(false);
+  });
+});
