@@ -9,6 +9,7 @@ import type { Pool } from '../domain/database';
 import { loadDeliveryContext, recordAttempt, recordSkipped, releaseClaims, type EndpointForDelivery } from '../domain/deliveries';
 import type { Config } from '../infra/config';
 import { postWebhook } from '../infra/http-client';
+import { observeAttempt } from '../infra/metrics';
 
 export interface SignAndPostDeps {
   config: Config;
@@ -114,6 +115,7 @@ export function createSignAndPost(deps: SignAndPostDeps) {
       allowPrivate: deps.config.webhook.allowPrivateTargets,
       pinnedCertificate: endpoint.localCertificate ?? undefined,
     });
+    observeAttempt(result);
     const record = attemptRecord(input, result);
     const summary = {
       kind: 'attempted' as const,

@@ -18,6 +18,7 @@ import { emailFailingNotice, markEndpointFailing, recordAbandonedStreak, recordA
 import { EmailNotSentError } from '../domain/notifications';
 import type { Config } from '../infra/config';
 import type { Mailer } from '../infra/mailer';
+import { countAbandoned } from '../infra/metrics';
 import { signalWithStartOnce } from '../infra/temporal';
 
 export interface SupervisorDeps {
@@ -63,6 +64,7 @@ export function createSupervisorActivities(deps: SupervisorDeps) {
         signalArgs: [payload],
         staticSummary: `supervisor of ${input.endpointId}${input.url ? ` (${input.url})` : ''}`,
       });
+      if (message.kind === 'abandoned') countAbandoned();
     },
 
     async recordAbandonment(input: RecordAbandonmentInput): Promise<RecordAbandonmentResult> {

@@ -7,6 +7,7 @@ import authPlugin from './plugins/auth';
 import configPlugin from './plugins/config';
 import jsonOnly from './plugins/content-type';
 import docsPlugin from './plugins/docs';
+import metricsPlugin from './plugins/metrics';
 import pgPlugin from './plugins/pg';
 import rateLimitPlugin from './plugins/rate-limit';
 import temporalPlugin from './plugins/temporal';
@@ -39,6 +40,7 @@ export default async function app(fastify: FastifyInstance, options: AppOptions)
   });
   await fastify.register(configPlugin, { config: options.config });
   await fastify.register(pgPlugin, { pool: options.pool });
+  await fastify.register(metricsPlugin);
   await fastify.register(temporalPlugin, { client: options.temporal });
   registerErrorHandling(fastify);
   await fastify.register(authPlugin);

@@ -4,6 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { ApiError } from '../core/errors';
 import { randomBase62 } from '../core/ids';
 import { loadConfigOrExit, unsafeSettingWarnings, type Config } from '../infra/config';
+import { serveMetrics } from '../infra/metrics-server';
 import app, { type AppOptions } from './app';
 import { clientErrorHandler } from './errors';
 import { serializeRequest } from './logging';
@@ -72,11 +73,13 @@ export async function startApi(config: Config): Promise<RunningApi> {
 if (require.main === module) {
   const config = loadConfigOrExit();
   for (const line of unsafeSettingWarnings(config)) process.stderr.write(`${line}\n`);
-  startApi(config).then(
-    (api) => {
+  const warn = (msg: string) => process.stderr.write(`${msg}\n`);
+  Promise.all([startApi(config), serveMetrics({ metrics: config.metrics, warn })]).then(
+    ([api, metrics]) => {
+      process.stdout.write(`api: listening on ${api.url}${metrics ? `, metrics on ${metrics.url}` : ''}\n`);
       // Graceful: close() stops accepting, lets in-flight requests finish, then runs every onClose hook.
       const shutdown = () => {
-        api.close().then(
+        Promise.all([api.close(), metrics?.close()]).then(
           () => process.exit(0),
           () => process.exit(1),
         );

@@ -9,6 +9,7 @@ import { newId } from '../core/ids';
 import { findEvent, insertEventWithFanOut, type EventRow } from '../db/events';
 import type { Pool } from '../db/pool';
 import type { Config } from '../infra/config';
+import { countPublished } from '../infra/metrics';
 
 /**
  * Events: what a valid event is (spec 2, 6) and the one way to publish one (internal API, CLI, simulator,
@@ -235,6 +236,7 @@ async function startDelivery(temporal: Client, config: Config, input: DeliverEve
 export async function publishEvent(deps: PublishDeps, input: PublishInput): Promise<PublishedEvent> {
   const { type, data } = validateEventInput(input);
   const { row, event } = await storeEvent(deps.pool, input, type, data);
+  if (row.inserted) countPublished(type, input.livemode);
   let workflowId: string | null = null;
   if (row.endpoint_ids.length > 0) {
     workflowId = row.inserted || !row.attempted

@@ -51,6 +51,11 @@ export interface Config {
   notificationFrom: string;
   rateLimitPerMinute: number;
   dataDir: string;
+  metrics: {
+    /** Prometheus page of every service process; 0 disables it. The Temporal SDK's exporter takes port + 1. */
+    port: number;
+    host: string;
+  };
 }
 
 export class ConfigError extends Error {
@@ -220,6 +225,12 @@ export function loadConfig(env: Env = process.env): Config {
     notificationFrom: optional(env, 'NOTIFICATION_FROM') ?? 'Parcel Webhooks <no-reply@parcel-webhooks.invalid>',
     rateLimitPerMinute: integer(env, 'API_RATE_LIMIT_PER_MINUTE', 600, 1, 1_000_000),
     dataDir: optional(env, 'PARCEL_DATA_DIR') ?? '.data',
+    metrics: {
+      // 65534 at most: the Temporal SDK's own exporter listens on the next port (infra/temporal-runtime.ts).
+      port: integer(env, 'METRICS_PORT', 9464, 0, 65534),
+      // Loopback by default: the page names routes and error kinds, not for the open internet.
+      host: optional(env, 'METRICS_HOST') ?? '127.0.0.1',
+    },
   };
 }
 

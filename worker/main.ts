@@ -1,9 +1,13 @@
 import { Client } from '@temporalio/client';
 import { createPool } from '../db/pool';
+import { operationalState } from '../domain/operational-state';
 import { loadConfigOrExit, unsafeSettingWarnings } from '../infra/config';
 import { createHttpAgent } from '../infra/http-client';
+import { watchDatabaseState, watchPool } from '../infra/metrics';
+import { serveMetrics } from '../infra/metrics-server';
 import { ensureSearchAttributes } from '../infra/search-attributes';
 import { connectNativeWithBackoff, requireTemporalAddress } from '../infra/temporal';
+import { installTemporalRuntime } from '../infra/temporal-runtime';
 import { ensureRetentionSchedule } from './retention-schedule';
 import { createWorker } from './worker';
 
@@ -19,6 +23,15 @@ const waiting = new AbortController();
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   for (const line of unsafeSettingWarnings(config)) process.stderr.write(`${line}\n`);
+  const warn = (line: string) => process.stderr.write(`${line}\n`);
+  // Before the first connection: the SDK's metrics exporter is part of its runtime.
+  const temporalMetrics = installTemporalRuntime(config.metrics, {}, warn);
+  // Served while Temporal is still awaited: that is when an operator most needs the page.
+  const pool = createPool(config.databaseUrl);
+  watchPool('worker', pool);
+  watchDatabaseState(() => operationalState(pool));
+  const metrics = await serveMetrics({ metrics: config.metrics, temporalUrl: temporalMetrics, warn });
+  if (metrics) process.stdout.write(`worker: metrics on ${metrics.url}\n`);
   const stopWaiting = () => waiting.abort(new Error('stopped while waiting for Temporal'));
   process.once('SIGINT', stopWaiting);
   process.once('SIGTERM', stopWaiting);
@@ -26,15 +39,15 @@ async function main(): Promise<void> {
   // From here the SDK's runtime owns SIGINT/SIGTERM: it drains the worker, and run() resolves.
   process.off('SIGINT', stopWaiting);
   process.off('SIGTERM', stopWaiting);
-  const pool = createPool(config.databaseUrl);
   const http = createHttpAgent(config);
   try {
-    await ensureSearchAttributes(connection, config.temporal.namespace, (line) => process.stderr.write(`${line}\n`));
+    await ensureSearchAttributes(connection, config.temporal.namespace, warn);
     const worker = await createWorker({ config, connection, pool, http });
     await ensureRetentionSchedule(new Client({ connection, namespace: config.temporal.namespace }), config, log);
     process.stdout.write(`worker: polling task queue ${config.temporal.taskQueue} on ${requireTemporalAddress(config)}\n`);
     await worker.run();
   } finally {
+    await metrics?.close();
     await http.close();
     await pool.end();
     await connection.close();

@@ -1,15 +1,19 @@
 import path from 'node:path';
 import { Client } from '@temporalio/client';
-import { DefaultLogger, Runtime, type NativeConnection, type Worker } from '@temporalio/worker';
+import { DefaultLogger, type NativeConnection, type Worker } from '@temporalio/worker';
 import { startApi, type RunningApi } from '../../api/server';
 import { createWorker, ensureRetentionSchedule } from '../../worker/worker';
 import { prepareDatabase } from '../../db/migrate';
 import { createPool, type Pool } from '../../db/pool';
+import { operationalState } from '../../domain/operational-state';
 import { unsafeSettingWarnings, type Config } from '../../infra/config';
 import { startDevServer, type DevServer } from '../../infra/dev-server';
+import { watchDatabaseState, watchPool } from '../../infra/metrics';
+import { serveMetrics } from '../../infra/metrics-server';
 import { ensureSearchAttributes } from '../../infra/search-attributes';
 import { connectNativeWithBackoff } from '../../infra/temporal';
 import { ensureTemporalCli } from '../../infra/temporal-cli';
+import { installTemporalRuntime } from '../../infra/temporal-runtime';
 
 const say = (msg: string) => process.stdout.write(`${msg}\n`);
 
@@ -38,7 +42,7 @@ export async function startAll(config: Config): Promise<void> {
   const effective: Config = { ...config, temporal: { ...config.temporal, address } };
 
   // We own shutdown order, so the SDK must not react to signals on its own; its bundler chatter stays out.
-  Runtime.install({ shutdownSignals: [], logger: new DefaultLogger('WARN') });
+  const temporalMetrics = installTemporalRuntime(config.metrics, { shutdownSignals: [], logger: new DefaultLogger('WARN') }, say);
   const stopping = new AbortController();
   const stop = () => stopping.abort(new Error('stopped'));
   process.once('SIGINT', stop);
@@ -54,6 +58,9 @@ export async function startAll(config: Config): Promise<void> {
     throw err;
   }
   say(`API          ${api.url}  (docs: ${api.url}/docs)`);
+  // One page for the whole process: the API's requests and pool (its plugin), the worker's, the SDK's.
+  const metrics = await serveMetrics({ metrics: config.metrics, temporalUrl: temporalMetrics, warn: say });
+  say(`Metrics      ${metrics?.url ?? '(off)'}`);
 
   let connection: NativeConnection | undefined;
   let pool: Pool | undefined;
@@ -61,7 +68,10 @@ export async function startAll(config: Config): Promise<void> {
   let running: Promise<void> | undefined;
   try {
     connection = await connectNativeWithBackoff(effective, { address, log: say, signal: stopping.signal });
-    pool = createPool(config.databaseUrl);
+    const workerPool = createPool(config.databaseUrl);
+    pool = workerPool;
+    watchPool('worker', workerPool);
+    watchDatabaseState(() => operationalState(workerPool));
     await ensureSearchAttributes(connection, config.temporal.namespace, say);
     worker = await createWorker({ config: effective, connection, pool });
     await ensureRetentionSchedule(new Client({ connection, namespace: config.temporal.namespace }), effective, say);
@@ -87,6 +97,7 @@ export async function startAll(config: Config): Promise<void> {
   async function shutdown(): Promise<void> {
     say('stopping...');
     await api.close().catch(() => undefined);
+    await metrics?.close();
     if (worker?.getState() === 'RUNNING') worker.shutdown();
     await running?.catch(() => undefined);
     await connection?.close().catch(() => undefined);

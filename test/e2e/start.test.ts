@@ -7,6 +7,7 @@ import { afterAll, describe, expect, inject, it } from 'vitest';
 import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../../core/delivery-contract';
 import { dropDatabase } from '../../db/migrate';
 import { freePort } from '../../infra/ports';
+import { freeMetricsPort, scrape, valueOf } from '../helpers/prometheus';
 import { waitFor } from '../helpers/wait';
 
 const root = path.join(__dirname, '..', '..');
@@ -37,7 +38,7 @@ describe('npm start', () => {
   });
 
   it('starts the whole service on a missing database and stops cleanly on Ctrl-C', { timeout: 180_000 }, async () => {
-    const [apiPort, devPort, uiPort] = [await freePort(), await freePort(), await freePort()];
+    const [apiPort, devPort, uiPort, metricsPort] = [await freePort(), await freePort(), await freePort(), await freeMetricsPort()];
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       PORT: String(apiPort),
@@ -47,6 +48,7 @@ describe('npm start', () => {
       DATABASE_URL: databaseUrl,
       PARCEL_DATA_DIR: dataDir,
       LOG_LEVEL: 'warn',
+      METRICS_PORT: String(metricsPort),
     };
     delete env.TEMPORAL_ADDRESS;
     let output = '';
@@ -66,6 +68,13 @@ describe('npm start', () => {
     const ready = await fetch(`http://127.0.0.1:${apiPort}/readyz`);
     expect(await ready.json()).toEqual({ status: 'ready', checks: { postgres: 'ok', temporal: 'ok' } });
     expect((await fetch(`http://127.0.0.1:${uiPort}/`)).status).toBe(200);
+
+    // One process, one page: the API's pool and the worker's, and the Temporal SDK's worker metrics.
+    expect(output).toContain(`Metrics      http://127.0.0.1:${metricsPort}/metrics`);
+    const metrics = await scrape(`http://127.0.0.1:${metricsPort}/metrics`);
+    expect(valueOf(metrics, 'parcel_webhooks_db_pool_max_connections', { pool: 'api' })).toBe(10);
+    expect(valueOf(metrics, 'parcel_webhooks_db_pool_max_connections', { pool: 'worker' })).toBe(10);
+    expect(metrics.some((s) => s.name.startsWith('temporal_'))).toBe(true);
 
     const connection = await Connection.connect({ address: `127.0.0.1:${devPort}` });
     try {

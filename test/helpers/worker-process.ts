@@ -26,9 +26,25 @@ export async function startWorkerProcess(
   readyTimeoutMs = 60_000,
   options: { ready?: boolean } = {},
 ): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'worker', 'main.ts')], {
+  return startServiceProcess('worker/main.ts', options.ready === false ? undefined : 'worker: polling task queue', env, readyTimeoutMs);
+}
+
+/** The production API entry (api/server.ts) likewise; resolves once it listens. */
+export async function startApiProcess(env: Record<string, string>, readyTimeoutMs = 60_000): Promise<WorkerProcess> {
+  return startServiceProcess('api/server.ts', 'api: listening on', env, readyTimeoutMs);
+}
+
+async function startServiceProcess(
+  entry: string,
+  readyText: string | undefined,
+  env: Record<string, string>,
+  readyTimeoutMs: number,
+): Promise<WorkerProcess> {
+  const name = entry.split('/')[0];
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, entry)], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', ...env },
+    // No metrics page unless a test asks for one: test processes would contend for the default port.
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', METRICS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output: string[] = [];
@@ -61,15 +77,15 @@ export async function startWorkerProcess(
         if (output.join('').includes(text)) done();
       };
       const onExit = (code: number | null, signal: string | null) =>
-        done(new Error(`worker exited (${code ?? signal}) before printing "${text}":\n${output.join('')}`));
-      const timer = setTimeout(() => done(new Error(`worker did not print "${text}" within ${timeoutMs} ms:\n${output.join('')}`)), timeoutMs);
+        done(new Error(`${name} exited (${code ?? signal}) before printing "${text}":\n${output.join('')}`));
+      const timer = setTimeout(() => done(new Error(`${name} did not print "${text}" within ${timeoutMs} ms:\n${output.join('')}`)), timeoutMs);
       listeners.add(check);
       child.once('exit', onExit);
       if (!alive()) onExit(child.exitCode, child.signalCode);
       check();
     });
-  if (options.ready !== false) {
-    await waitForOutput('worker: polling task queue').catch(async (err) => {
+  if (readyText !== undefined) {
+    await waitForOutput(readyText).catch(async (err) => {
       await stopWith('SIGKILL');
       throw err;
     });

@@ -19,6 +19,11 @@ describe('config', () => {
     expect(config.delivery.failingThreshold).toBe(3);
     expect(config.webhook.allowPrivateTargets).toBe(false);
     expect(config.webhook.secretEncryptionKey).toBeUndefined();
+    expect(config.metrics).toEqual({ port: 9464, host: '127.0.0.1' });
+  });
+
+  it('METRICS_PORT=0 disables the metrics page', () => {
+    expect(loadConfig({ METRICS_PORT: '0', METRICS_HOST: '0.0.0.0' }).metrics).toEqual({ port: 0, host: '0.0.0.0' });
   });
 
   it('reads the contract variables', () => {
@@ -61,6 +66,9 @@ describe('config', () => {
     ['TEMPORAL_CLI', '/nonexistent/temporal'],
     ['INTERNAL_API_TOKEN', 'short'],
     ['SMTP_URL', 'http://mail'],
+    ['METRICS_PORT', 'nine'],
+    // the Temporal SDK's exporter needs the next port
+    ['METRICS_PORT', '65535'],
   ])('rejects %s=%s with one line naming it', (name, value) => {
     let error: unknown;
     try {
