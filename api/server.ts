@@ -7,7 +7,7 @@ import { loadConfigOrExit, unsafeSettingWarnings, type Config } from '../infra/c
 import { serveMetrics } from '../infra/metrics-server';
 import app, { type AppOptions } from './app';
 import { clientErrorHandler } from './errors';
-import { serializeRequest } from './logging';
+import { prettyLogStream, serializeRequest } from './logging';
 
 /** Where keys and secrets could appear in a log line; pino replaces them. */
 export const LOG_REDACT_PATHS = [
@@ -21,12 +21,24 @@ export const LOG_REDACT_PATHS = [
   '*.secret',
 ];
 
-export function loggerOptions(config: Config): FastifyServerOptions['logger'] {
-  return {
+export interface LogOutput {
+  /** Readable lines instead of JSON; by default when stdout is a terminal (`npm start` by hand). */
+  pretty?: boolean;
+  /** Where lines go; stdout by default. */
+  destination?: NodeJS.WritableStream;
+}
+
+/** JSON lines for log collectors; on a terminal, the same records as readable lines (api/logging.ts). */
+export function loggerOptions(config: Config, output: LogOutput = {}): FastifyServerOptions['logger'] {
+  const options = {
     level: config.logLevel,
     redact: { paths: LOG_REDACT_PATHS, censor: '[redacted]' },
     serializers: { req: serializeRequest },
   };
+  const destination = output.destination ?? process.stdout;
+  if (!(output.pretty ?? process.stdout.isTTY === true)) return output.destination ? { ...options, stream: destination } : options;
+  const colorize = output.destination === undefined && process.stdout.isTTY === true;
+  return { ...options, stream: prettyLogStream(destination, colorize) };
 }
 
 /**
