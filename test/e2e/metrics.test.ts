@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -108,6 +109,13 @@ describe('metrics pages of the api and worker processes', () => {
     // The Temporal SDK's worker metrics, merged onto the same page.
     expect(valueOf(worker, 'temporal_worker_task_slots_available', { worker_type: 'ActivityWorker' })).toBeGreaterThan(0);
     expect(worker.some((s) => s.name.startsWith('temporal_workflow_task_schedule_to_start_latency'))).toBe(true);
+    // Every SDK metric the example alerts and dashboard read (deploy/) is one this worker exports.
+    const deploy = path.join(__dirname, '..', '..', 'deploy');
+    const read = ['prometheus/alerts.yml', 'grafana/parcel-webhooks.json']
+      .map((file) => readFileSync(path.join(deploy, file), 'utf8'))
+      .flatMap((text) => [...text.matchAll(/temporal_[a-z_]+/g)].map((m) => m[0]));
+    const exported = new Set(worker.map((s) => s.name));
+    expect([...new Set(read)].filter((name) => !exported.has(name))).toEqual([]);
 
     // Bounded cardinality: no label value is one of our ids, and neither page names this event or endpoint.
     const ids = [eventId, ok.id, failing.id, accountId];
