@@ -1,5 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { devServerArgs, waitUntilServing, type DevServerOptions } from '../infra/dev-server';
+import { startDevServer, type DevServerOptions } from '../infra/dev-server';
 
 /**
  * The dev server `npm start` runs (same arguments from infra/dev-server.ts), plus the two things only a
@@ -21,39 +20,26 @@ export interface BenchServerOptions extends DevServerOptions {
 }
 
 export function benchServerArgs(options: BenchServerOptions): string[] {
-  const args = [...devServerArgs(options), '--metrics-port', String(options.metricsPort)];
+  const args = ['--metrics-port', String(options.metricsPort)];
   for (const [key, value] of Object.entries(options.dynamicConfig ?? {})) args.push('--dynamic-config-value', `${key}=${value}`);
   return args;
 }
 
+/** The dev server of infra/dev-server.ts with the benchmark's arguments; no copy of its start and stop. */
 export async function startBenchServer(options: BenchServerOptions): Promise<BenchServer> {
-  const address = `127.0.0.1:${options.port}`;
-  const args = benchServerArgs(options);
-  const child = spawn(options.cliPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-  child.stderr?.on('data', (chunk: Buffer) => {
+  const { log } = options;
+  const server = await startDevServer({
+    ...options,
+    extraArgs: benchServerArgs(options),
     // A worker shut down mid-task makes the server log each cancelled update: expected at the end of a phase.
-    for (const line of chunk.toString().split('\n')) if (line.trim() && !line.includes('context canceled')) options.log?.(line.trim());
+    log: log && ((line) => { if (!line.includes('context canceled')) log(line.trim()); }),
   });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGTERM');
-    const killTimer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    await exited;
-    clearTimeout(killTimer);
-  };
-  try {
-    await waitUntilServing(address, child, options.readyTimeoutMs ?? 60_000);
-  } catch (err) {
-    await stop();
-    throw err;
-  }
   return {
-    address,
+    address: server.address,
     metricsUrl: `http://127.0.0.1:${options.metricsPort}/metrics`,
-    uiUrl: options.uiPort === undefined ? undefined : `http://127.0.0.1:${options.uiPort}`,
-    pid: child.pid as number,
-    args,
-    stop,
+    uiUrl: server.uiUrl,
+    pid: server.process.pid as number,
+    args: server.args,
+    stop: server.stop,
   };
 }

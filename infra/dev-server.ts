@@ -14,12 +14,15 @@ export interface DevServerOptions {
   namespace?: string;
   log?: (line: string) => void;
   readyTimeoutMs?: number;
+  /** Appended to the arguments (the benchmark adds its metrics port and dynamic config). */
+  extraArgs?: string[];
 }
 
 export interface DevServer {
   address: string;
   uiUrl: string | undefined;
   process: ChildProcess;
+  args: string[];
   stop(): Promise<void>;
 }
 
@@ -35,11 +38,12 @@ export function devServerArgs(options: DevServerOptions): string[] {
   }
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTE_TYPE_NAMES)) args.push('--search-attribute', `${name}=${type}`);
   args.push('--dynamic-config-value', 'system.enableActivityEagerExecution=true');
+  args.push(...(options.extraArgs ?? []));
   return args;
 }
 
 /** Polls the frontend until it answers, failing early if the server process exits. */
-export async function waitUntilServing(address: string, child: ChildProcess, timeoutMs: number): Promise<void> {
+async function waitUntilServing(address: string, child: ChildProcess, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   while (Date.now() < deadline) {
@@ -63,7 +67,8 @@ export async function waitUntilServing(address: string, child: ChildProcess, tim
 /** Starts `temporal server start-dev` and resolves once it answers gRPC; stop() ends it and waits for exit. */
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
   const address = `127.0.0.1:${options.port}`;
-  const child = spawn(options.cliPath, devServerArgs(options), { stdio: ['ignore', 'pipe', 'pipe'] });
+  const args = devServerArgs(options);
+  const child = spawn(options.cliPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const log = options.log;
   const forward = (chunk: Buffer) => {
     if (log) for (const line of chunk.toString().split('\n')) if (line.trim()) log(line);
@@ -89,6 +94,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     address,
     uiUrl: options.uiPort === undefined ? undefined : `http://127.0.0.1:${options.uiPort}`,
     process: child,
+    args,
     stop,
   };
 }
