@@ -34,15 +34,5 @@ export function cliEntry(): string {
 export const EVENT_WORKFLOW_TYPE = 'deliverEvent';
 export const eventWorkflowId = (eventId: string): string => `event:${eventId}`;
 
-/** DESIGN.md, spec 6: the event kinds. */
-export const EVENT_TYPES = [
-  'parcel.created',
-  'parcel.awaiting_dropoff',
-  'parcel.in_transit',
-  'parcel.at_pickup_station',
-  'parcel.delivered',
-  'parcel.returned',
-  'parcel.cancelled',
-  'cod.settled',
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+/** Spec 6: the event kinds, from the catalogue (pure, no I/O). */
+export { EVENT_TYPES, type EventType } from '../../core/event-catalog';

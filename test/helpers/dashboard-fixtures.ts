@@ -1,4 +1,6 @@
 import Fastify, { type FastifyInstance } from 'fastify';
+import { EVENT_TYPES as CATALOG_EVENT_TYPES } from '../../core/event-catalog';
+import { ALL_SCOPES, SCOPES as SCOPE_DESCRIPTIONS } from '../../core/scopes';
 import { loadAssets } from '../../dashboard/assets';
 import assetRoutes from '../../dashboard/routes/assets';
 import { sendPage, setSecurityHeaders } from '../../dashboard/security-headers';
@@ -18,25 +20,10 @@ import { errorPage, signInPage } from '../../dashboard/views/public';
 export const NOW = new Date('2026-03-02T10:00:00Z');
 const at = (iso: string) => Math.floor(new Date(iso).getTime() / 1000);
 
-export const EVENT_TYPES = [
-  'parcel.created',
-  'parcel.awaiting_dropoff',
-  'parcel.in_transit',
-  'parcel.at_pickup_station',
-  'parcel.delivered',
-  'parcel.returned',
-  'parcel.cancelled',
-  'cod.settled',
-];
+/** The catalogue's kinds, so the pages show what the product offers. */
+export const EVENT_TYPES: string[] = [...CATALOG_EVENT_TYPES];
 
-export const SCOPES = [
-  { name: 'quotes:read', description: 'Price a parcel.' },
-  { name: 'network:read', description: 'Read towns, stations and coverage.' },
-  { name: 'parcels:read', description: "List and read the account's parcels, and track." },
-  { name: 'parcels:write', description: 'Book and cancel parcels.' },
-  { name: 'wallet:read', description: 'Read the balance and COD settlements.' },
-  { name: 'webhooks:manage', description: 'Register and remove webhook endpoints.' },
-];
+export const SCOPES = ALL_SCOPES.map((name) => ({ name, description: SCOPE_DESCRIPTIONS[name] }));
 
 export function sampleContext(options: { mode?: Mode; status?: AccountStatus; assets: PageContext['assets'] }): PageContext {
   return {
