@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { SEARCH_ATTRIBUTE_TYPE_NAMES } from '../core/delivery-contract';
+import { childStopper } from './child-process';
 
 export interface DevServerOptions {
   cliPath: string;
@@ -75,15 +76,8 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   };
   child.stdout?.on('data', forward);
   child.stderr?.on('data', forward);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGTERM');
-    const killTimer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    await exited;
-    clearTimeout(killTimer);
-  };
+  const stopWith = childStopper(child);
+  const stop = () => stopWith();
   try {
     await waitUntilServing(address, child, options.readyTimeoutMs ?? 60_000);
   } catch (err) {

@@ -9,6 +9,7 @@ import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writ
 import os from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
+import { childStopper } from './child-process';
 import { installedTemporalServer } from './temporal-server-build';
 import {
   DEFAULT_DYNAMIC_CONFIG_FILE,
@@ -98,17 +99,12 @@ export async function startTemporalServer(options: TemporalServerOptions): Promi
   // to both at once (the caller would then see the server die before it asked).
   const child = spawn(install.serverPath, serverArgs({ rootDir: runDir, env: envName }), { stdio: ['ignore', logFd, logFd], detached: true });
   closeSync(logFd);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stopChild = childStopper(child, STOP_GRACE_MS);
   child.once('error', () => undefined); // a failed spawn also emits exit; waitUntilReady reports it
   const address = `127.0.0.1:${ports.frontendGrpc}`;
 
   const stop = async (): Promise<void> => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const killTimer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
-      await exited;
-      clearTimeout(killTimer);
-    }
+    await stopChild();
     if (ownRunDir) rmSync(runDir, { recursive: true, force: true });
   };
   let facts: ClusterFacts;

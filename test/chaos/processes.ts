@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { API_ENTRY, ROOT, startDevServer, startWorkerProcess, type DevServer, type DevServerOptions } from './wiring';
+import { API_ENTRY, childStopper, ROOT, startDevServer, startWorkerProcess, type DevServer, type DevServerOptions } from './wiring';
 import { log, sleep } from './runtime';
 
 /** One line of a process's life, for the timeline and for explaining what the receivers saw. */
@@ -139,15 +139,8 @@ export function apiLauncher(env: Record<string, string>, port: number): () => Pr
     };
     child.stdout?.on('data', keep);
     child.stderr?.on('data', keep);
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     const alive = () => child.exitCode === null && child.signalCode === null;
-    const stopWith = async (signal: NodeJS.Signals) => {
-      if (!alive()) return;
-      child.kill(signal);
-      const force = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(force);
-    };
+    const stopWith = childStopper(child);
     const deadline = Date.now() + 60_000;
     for (;;) {
       if (!alive()) throw new Error(`api exited before it was healthy: ${lastLines(output)}`);

@@ -9,6 +9,7 @@ import path from 'node:path';
 
 export { dropDatabase, prepareDatabase } from '../../db/migrate';
 export { startDevServer, type DevServer, type DevServerOptions } from '../../infra/dev-server';
+export { childStopper } from '../../infra/child-process';
 export { cachedCliPath, ensureTemporalCli } from '../../infra/temporal-cli';
 
 export { startReceiver, type Receiver, type ReceivedRequest, type Reply } from '../helpers/receiver';

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { childStopper } from '../../infra/child-process';
 
 const ROOT = path.join(__dirname, '..', '..');
 
@@ -55,15 +56,8 @@ async function startServiceProcess(
   };
   child.stdout?.on('data', onOutput);
   child.stderr?.on('data', onOutput);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const alive = () => child.exitCode === null && child.signalCode === null;
-  const stopWith = async (signal: NodeJS.Signals) => {
-    if (!alive()) return;
-    child.kill(signal);
-    const force = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    await exited;
-    clearTimeout(force);
-  };
+  const stopWith = childStopper(child);
   const waitForOutput = (text: string, timeoutMs = readyTimeoutMs) =>
     new Promise<void>((resolve, reject) => {
       const done = (err?: Error) => {
