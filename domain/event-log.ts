@@ -15,13 +15,18 @@ import { EVENT_ID_PATTERN } from './events';
  * Scoped to one account and mode; anything else is resource_missing.
  */
 
-export const EventRecord = Type.Object({
+/** The event as it is posted to endpoints (spec 2.1): every route that answers with an event starts from it. */
+export const PostedEvent = Type.Object({
   id: Type.String(),
   object: Type.Literal('event'),
   type: Type.String(),
   created: Type.Integer({ description: 'Unix seconds, fixed when the event was created.' }),
   data: Type.Object({}, { additionalProperties: true }),
   livemode: Type.Boolean(),
+});
+
+export const EventRecord = Type.Object({
+  ...PostedEvent.properties,
   pending_webhooks: Type.Integer({ description: 'Endpoints with a delivery of this event still running.' }),
 });
 export type EventRecord = Static<typeof EventRecord>;

@@ -4,6 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { ApiError } from '../../core/errors';
 import { EVENT_TYPES } from '../../core/event-catalog';
+import { PostedEvent } from '../../domain/event-log';
 import { publishEvent } from '../../domain/events';
 import { errorResponses } from '../schemas';
 
@@ -24,12 +25,7 @@ const PublishBody = Type.Object(
 );
 
 const PublishedEvent = Type.Object({
-  id: Type.String(),
-  object: Type.Literal('event'),
-  type: Type.String(),
-  created: Type.Integer(),
-  data: Type.Object({}, { additionalProperties: true }),
-  livemode: Type.Boolean(),
+  ...PostedEvent.properties,
   account_id: Type.String(),
   endpoint_count: Type.Integer({ description: 'Endpoints subscribed when the event was first published.' }),
 });

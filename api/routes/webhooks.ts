@@ -14,6 +14,7 @@ import {
   updateEndpoint,
   type EndpointDeps,
 } from '../../domain/endpoints';
+import { PostedEvent } from '../../domain/event-log';
 import { recoverEndpoint, sendTestEvent } from '../../domain/redelivery';
 import { DeliveryAttemptRecord, listDeliveries } from '../../domain/deliveries';
 import { EVENT_TYPES } from '../../core/event-catalog';
@@ -105,14 +106,7 @@ const TestBody = Type.Object(
   { additionalProperties: false },
 );
 
-const TestEvent = Type.Object({
-  id: Type.String(),
-  object: Type.Literal('event'),
-  type: Type.String(),
-  created: Type.Integer(),
-  data: Type.Object({}, { additionalProperties: true }),
-  livemode: Type.Boolean(),
-});
+const TestEvent = PostedEvent;
 
 const Deleted = Type.Object({
   id: Type.String(),
