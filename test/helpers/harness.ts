@@ -1,5 +1,9 @@
+import { Client, Connection } from '@temporalio/client';
+import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll } from 'vitest';
+import { buildServer } from '../../api/server';
 import type { Config } from '../../infra/config';
+import { launchBrowser, type BrowserHarness } from './browser';
 import { startReceiver, type Receiver } from './receiver';
 import { startTestWorker, type TestWorker } from './temporal';
 
@@ -23,6 +27,36 @@ export function useDeliveryHarness(config: Config | (() => Config)): DeliveryHar
   afterAll(async () => {
     await harness.tw?.stop();
     await harness.receiver?.close();
+  });
+  return harness;
+}
+
+/** The developers page's tests: a worker, the real app listening on loopback, Chromium and an HTTPS receiver. */
+export interface DashboardHarness extends DeliveryHarness {
+  app: FastifyInstance;
+  origin: string;
+  browser: BrowserHarness;
+}
+
+/** Like useDeliveryHarness, plus the app (with its own Temporal client) and a browser; all stopped after the file. */
+export function useDashboardHarness(config: Config): DashboardHarness {
+  const harness = {} as DashboardHarness;
+  let connection: Connection | undefined;
+  beforeAll(async () => {
+    harness.tw = await startTestWorker(config);
+    connection = await Connection.connect({ address: config.temporal.address as string });
+    const temporal = new Client({ connection, namespace: config.temporal.namespace });
+    harness.app = await buildServer({ config, pool: harness.tw.pool, temporal }, { logger: false });
+    harness.origin = await harness.app.listen({ port: 0, host: '127.0.0.1' });
+    harness.browser = await launchBrowser();
+    harness.receiver = await startReceiver();
+  });
+  afterAll(async () => {
+    await harness.browser?.close();
+    await harness.app?.close();
+    await connection?.close();
+    await harness.receiver?.close();
+    await harness.tw?.stop();
   });
   return harness;
 }

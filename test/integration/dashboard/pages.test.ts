@@ -3,16 +3,15 @@ import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { buildServer } from '../../../api/server';
-import { launchBrowser, type BrowserHarness, type TestPage } from '../../helpers/browser';
+import { useDashboardHarness } from '../../helpers/harness';
+import type { BrowserHarness, TestPage } from '../../helpers/browser';
 import { testConfig } from '../../helpers/env';
 import { createAccount, createApiKey } from '../../helpers/fixtures';
-import { startReceiver, type Receiver } from '../../helpers/receiver';
-import { startTestWorker, type TestWorker } from '../../helpers/temporal';
+import type { Receiver } from '../../helpers/receiver';
+import type { TestWorker } from '../../helpers/temporal';
 import { waitFor } from '../../helpers/wait';
 import { parcel } from '../../helpers/delivery';
 
@@ -26,27 +25,14 @@ const BIN = path.join(__dirname, '..', '..', '..', 'cli', 'bin.js');
 
 describe('developers page', () => {
   const config = testConfig({ INTERNAL_API_TOKEN: INTERNAL_TOKEN, DELIVERY_RETRY_DELAYS: '1s,1s', DELIVERY_TIMEOUT: '2s' });
+  const h = useDashboardHarness(config);
   let tw: TestWorker;
   let app: FastifyInstance;
-  let connection: Connection;
   let origin: string;
   let browser: BrowserHarness;
   let receiver: Receiver;
-
-  beforeAll(async () => {
-    tw = await startTestWorker(config);
-    connection = await Connection.connect({ address: config.temporal.address as string });
-    app = await buildServer({ config, pool: tw.pool, temporal: new Client({ connection, namespace: config.temporal.namespace }) }, { logger: false });
-    origin = await app.listen({ port: 0, host: '127.0.0.1' });
-    browser = await launchBrowser();
-    receiver = await startReceiver();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await app?.close();
-    await connection?.close();
-    await receiver?.close();
-    await tw?.stop();
+  beforeAll(() => {
+    ({ tw, app, origin, browser, receiver } = h);
   });
 
   async function signInLink(accountId: string): Promise<{ url: string; expires_at: number }> {

@@ -1,16 +1,15 @@
 import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildServer } from '../../../api/server';
-import { launchBrowser, type BrowserHarness } from '../../helpers/browser';
+import { useDashboardHarness } from '../../helpers/harness';
+import type { BrowserHarness } from '../../helpers/browser';
 import { parcel } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';
-import { startReceiver, type Receiver } from '../../helpers/receiver';
-import { startTestWorker, type TestWorker } from '../../helpers/temporal';
+import type { Receiver } from '../../helpers/receiver';
+import type { TestWorker } from '../../helpers/temporal';
 import { waitFor } from '../../helpers/wait';
 
 /**
@@ -31,28 +30,17 @@ describe('developers page screenshots', () => {
     DELIVERY_TIMEOUT: '2s',
     ENDPOINT_FAILING_THRESHOLD: '1',
   });
+  const h = useDashboardHarness(config);
   let tw: TestWorker;
   let app: FastifyInstance;
-  let connection: Connection;
   let origin: string;
   let browser: BrowserHarness;
   let receiver: Receiver;
-
-  beforeAll(async () => {
-    tw = await startTestWorker(config);
-    connection = await Connection.connect({ address: config.temporal.address as string });
-    app = await buildServer({ config, pool: tw.pool, temporal: new Client({ connection, namespace: config.temporal.namespace }) }, { logger: false });
-    origin = await app.listen({ port: 0, host: '127.0.0.1' });
-    browser = await launchBrowser();
-    receiver = await startReceiver();
+  beforeAll(() => {
+    ({ tw, app, origin, browser, receiver } = h);
     mkdirSync(OUT, { recursive: true });
   });
   afterAll(async () => {
-    await browser?.close();
-    await app?.close();
-    await connection?.close();
-    await receiver?.close();
-    await tw?.stop();
     if (!UPDATE) rmSync(OUT, { recursive: true, force: true });
   });
 
