@@ -1,6 +1,6 @@
 import type { Rng } from './rng';
 import { log, sleep } from './runtime';
-import { EVENT_TYPES, type EventType } from './wiring';
+import { EVENT_TYPES, PARCEL_STATUS_BY_EVENT, type EventType } from './wiring';
 
 /**
  * The parcel system: publishes each event through POST /internal/v1/events with its own id, and, being well
@@ -38,16 +38,6 @@ export const PUBLISH_TIMEOUT_MS = 10_000;
 /** A caller keeps retrying one event for this long before giving up on it. */
 export const PUBLISH_RETRY_BUDGET_MS = 120_000;
 
-const PARCEL_STATUS: Record<string, string> = {
-  'parcel.created': 'CREATED',
-  'parcel.awaiting_dropoff': 'AWAITING_DROPOFF',
-  'parcel.in_transit': 'IN_TRANSIT',
-  'parcel.at_pickup_station': 'AT_PICKUP_STATION',
-  'parcel.delivered': 'DELIVERED',
-  'parcel.returned': 'RETURNED',
-  'parcel.cancelled': 'CANCELLED',
-};
-
 function eventData(rng: Rng, type: EventType, nowSeconds: number): Record<string, unknown> {
   const parcelId = `pcl_${rng.hex(16)}`;
   const parcelNumber = `PN${rng.int(100000, 999999)}`;
@@ -68,7 +58,7 @@ function eventData(rng: Rng, type: EventType, nowSeconds: number): Record<string
       id: parcelId,
       parcel_number: parcelNumber,
       tracking_number: `TRK${rng.hex(10).toUpperCase()}`,
-      status: PARCEL_STATUS[type],
+      status: PARCEL_STATUS_BY_EVENT[type as keyof typeof PARCEL_STATUS_BY_EVENT],
       payment_status: rng.pick(['PAID', 'PENDING', 'COD']),
       total_fee: rng.int(150, 2_500),
       currency: 'KES',

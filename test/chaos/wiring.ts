@@ -36,4 +36,4 @@ export const EVENT_WORKFLOW_TYPE = 'deliverEvent';
 export const eventWorkflowId = (eventId: string): string => `event:${eventId}`;
 
 /** Spec 6: the event kinds, from the catalogue (pure, no I/O). */
-export { EVENT_TYPES, type EventType } from '../../core/event-catalog';
+export { EVENT_TYPES, PARCEL_STATUS_BY_EVENT, type EventType } from '../../core/event-catalog';
