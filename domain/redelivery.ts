@@ -18,6 +18,7 @@ import type { EndpointScope } from '../db/endpoints';
 import { findEventOf, insertTestEvent } from '../db/events';
 import type { Pool } from '../db/pool';
 import type { Config } from '../infra/config';
+import { isDependencyOutage, serviceUnavailable } from '../infra/outages';
 import { findUsableEndpoint } from './endpoints';
 import { EVENT_ID_PATTERN, type EventEnvelope } from './events';
 import { sampleEventData } from './parcel-simulator';
@@ -41,19 +42,16 @@ export interface RedeliveryDeps {
  */
 const START_DEADLINE_MS = 5_000;
 
-/** Retry-After for a Temporal outage: the delivery was not started and the caller should simply ask again. */
-const RETRY_AFTER_SECONDS = '5';
-
-/** Temporal did not answer (down, unreachable, overloaded): a 503 the caller retries, not a 500. */
+/**
+ * Temporal did not answer (down, unreachable, overloaded): a 503 the caller retries, not a 500. The outage rules
+ * are infra/outages.ts's; any other ServiceError from starting a delivery is treated as Temporal's trouble too.
+ */
 function isTemporalUnavailable(err: unknown): boolean {
-  if (err instanceof ServiceError) return true;
-  if (isGrpcServiceError(err)) return true;
-  // The lazy connection's first call to a server that is not there fails before any gRPC status exists.
-  return err instanceof Error && /connect|ECONNREFUSED|UNAVAILABLE|DEADLINE/i.test(err.message);
+  return isDependencyOutage(err) || err instanceof ServiceError || isGrpcServiceError(err);
 }
 
 function unavailable(): ApiError {
-  return new ApiError('service_unavailable', 'Deliveries cannot be started right now; retry shortly.', {}, { 'Retry-After': RETRY_AFTER_SECONDS });
+  return serviceUnavailable('Deliveries cannot be started right now; retry shortly.');
 }
 
 function summaryOf(d: DeliveryToStart): string {
