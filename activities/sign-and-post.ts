@@ -34,25 +34,33 @@ async function withinDeadline<T>(work: Promise<T>, what: string): Promise<T> {
   }
 }
 
-/** Nothing has been posted yet: the workflow may retry this same attempt (it never counts as failed). */
+/**
+ * What the attempt reads before posting. Our database not answering throws DatabaseUnavailable: nothing was
+ * posted, and the workflow tries this same attempt again (it never counts as failed). A secret that cannot be
+ * opened is this endpoint's problem, not an outage: it comes back as `secretUnavailable`, and the ladder ends.
+ */
 async function loadContext(
   deps: SignAndPostDeps,
   input: SignAndPostInput,
-): Promise<DeliveryContext | undefined> {
+): Promise<DeliveryContext | undefined | 'secretUnavailable'> {
   try {
     const key = deps.config.webhook.secretEncryptionKey;
     const claim = input.claimTry === undefined ? undefined : { attemptId: input.attemptId, try: input.claimTry };
     const context = loadDeliveryContext(deps.pool, input.endpointId, input.eventId, key, claim, input.deliveryId);
     return await withinDeadline(context, 'reading the endpoint');
   } catch (err) {
-    const type = err instanceof SecretUnavailableError ? FAILURE.secretUnavailable : FAILURE.databaseUnavailable;
-    throw ApplicationFailure.create({ type, message: (err as Error).message, nonRetryable: true });
+    if (err instanceof SecretUnavailableError) {
+      log.error('endpoint secret cannot be opened: its delivery ends skipped', { endpointId: input.endpointId, error: err.message });
+      return 'secretUnavailable';
+    }
+    throw ApplicationFailure.create({ type: FAILURE.databaseUnavailable, message: (err as Error).message, nonRetryable: true });
   }
 }
 
 type DeliveryContext = NonNullable<Awaited<ReturnType<typeof loadDeliveryContext>>>;
 
-function skipReason(context: DeliveryContext | undefined): SkipReason | undefined {
+function skipReason(context: DeliveryContext | undefined | 'secretUnavailable'): SkipReason | undefined {
+  if (context === 'secretUnavailable') return 'secret_unavailable';
   if (!context) return 'endpoint_missing';
   if (context.endpoint.deleted) return 'endpoint_deleted';
   if (context.endpoint.disabled) return 'endpoint_disabled';
@@ -95,7 +103,7 @@ function deliveryHeaders(input: SignAndPostInput, body: string, secrets: string[
 export function createSignAndPost(deps: SignAndPostDeps) {
   return async function signAndPost(input: SignAndPostInput): Promise<AttemptOutcome> {
     const context = await loadContext(deps, input);
-    if (context && !context.fresh) {
+    if (context && context !== 'secretUnavailable' && !context.fresh) {
       // A local try run again after its worker died: the first run may have posted. Never post twice.
       throw ApplicationFailure.create({ type: FAILURE.attemptLost, message: `attempt ${input.attemptId} ran before on a lost worker`, nonRetryable: true });
     }

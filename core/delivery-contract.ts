@@ -191,7 +191,10 @@ export type SkipReason =
   // its delivery was ended from outside while the ladder waited (endpoint disabled, or never acknowledged as started)
   | 'delivery_stopped'
   | 'account_suspended'
-  | 'event_missing';
+  | 'event_missing'
+  // the endpoint's signing secret cannot be opened (WEBHOOK_SECRET_ENCRYPTION_KEY changed or lost): posting
+  // unsigned or badly signed is never an option, and retrying will not fix it
+  | 'secret_unavailable';
 
 export type AttemptOutcome =
   | { kind: 'skipped'; reason: SkipReason }
@@ -226,7 +229,10 @@ export function attemptRecord(input: SignAndPostInput, result: AttemptResult): A
 export const FAILURE = {
   /** signAndPost could not read the endpoint before posting: nothing was sent. */
   databaseUnavailable: 'DatabaseUnavailable',
-  /** signAndPost could not open the endpoint's secret before posting: nothing was sent. */
+  /**
+   * Thrown by workers before typed skips (an unopenable secret now ends its delivery skipped with reason
+   * `secret_unavailable`); kept so histories that hold it replay unchanged.
+   */
   secretUnavailable: 'SecretUnavailable',
   /**
    * A local attempt's try ran before on a worker that died before its workflow task completed: the post may
