@@ -76,7 +76,10 @@ export interface ApiReport {
   accepted: number;
   gaveUp: Finding[];
   nonSuccessCalls: number;
+  /** 5xx answers, less the promised ones: a 503 with Retry-After while one of our dependencies was down. */
   serverErrors: number;
+  /** The promised ones (DESIGN.md: an outage of ours is a 503), shown but not failures. */
+  clearUnavailable: number;
   noAnswer: number;
   connectionErrors: number;
   groups: ApiAnswerGroup[];
@@ -334,12 +337,22 @@ function apiReport(published: PublishResult[], faults: FaultRecord[]): ApiReport
     accepted: published.filter((p) => p.acceptedAt !== undefined).length,
     gaveUp: published.filter((p) => p.gaveUp).map((p) => ({ eventId: p.event.id, detail: p.gaveUp as string })),
     nonSuccessCalls: calls.length,
-    serverErrors: calls.filter((c) => typeof c.outcome === 'number' && c.outcome >= 500).length,
+    serverErrors: calls.filter((c) => typeof c.outcome === 'number' && c.outcome >= 500 && !promisedUnavailable(c, faults)).length,
+    clearUnavailable: calls.filter((c) => promisedUnavailable(c, faults)).length,
     noAnswer: calls.filter((c) => c.outcome === 'timeout').length,
     connectionErrors: calls.filter((c) => c.outcome === 'connection_error').length,
     groups: groups.sort((a, b) => b.count - a.count),
   };
 }
+
+/** A 503 with Retry-After while Postgres or Temporal was down (or coming back) is what we promise, not a failure. */
+function promisedUnavailable(call: PublishCall, faults: FaultRecord[]): boolean {
+  if (call.outcome !== 503 || !call.retryAfter) return false;
+  return faultsAt(faults, call.startedAt, OUTAGE_RECOVERY_MS).some((label) => /postgres|temporal/.test(label));
+}
+
+/** After an outage ends, connections are re-established: answers this soon after still belong to it. */
+const OUTAGE_RECOVERY_MS = 10_000;
 
 export function reconcile(facts: RunFacts): RunReport {
   const accepted = new Map<string, Accepted>();

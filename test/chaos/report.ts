@@ -77,7 +77,7 @@ export function formatReport(report: RunReport, context: { seed: number; faults:
 
   const api = report.api;
   out.push('', `API, POST /internal/v1/events: ${api.events} events, ${api.accepted} accepted, ${api.gaveUp.length} given up;`);
-  out.push(`  ${api.nonSuccessCalls} answers that were not 2xx: ${api.serverErrors} 5xx, ${api.noAnswer} no answer within 10 s, ${api.connectionErrors} connection errors`);
+  out.push(`  ${api.nonSuccessCalls} answers that were not 2xx: ${api.serverErrors} 5xx (and ${api.clearUnavailable} promised 503s with Retry-After during an outage), ${api.noAnswer} no answer within 10 s, ${api.connectionErrors} connection errors`);
   if (api.groups.length) {
     out.push(
       table(

@@ -23,6 +23,8 @@ export interface PublishCall {
   outcome: number | 'timeout' | 'connection_error';
   /** error.code of the body, or the client error's message. */
   code?: string;
+  /** The answer said when to try again (Retry-After): a clear "not now" rather than a failure. */
+  retryAfter?: boolean;
 }
 
 export interface PublishResult {
@@ -104,7 +106,7 @@ async function publishOnce(apiUrl: string, token: string, body: string): Promise
         code = text.slice(0, 80);
       }
     }
-    return { startedAt, endedAt: Date.now(), outcome: res.status, code };
+    return { startedAt, endedAt: Date.now(), outcome: res.status, code, ...(res.headers.has('retry-after') ? { retryAfter: true } : {}) };
   } catch (err) {
     const e = err as Error & { cause?: { code?: string } };
     const timeout = e.name === 'TimeoutError' || e.name === 'AbortError';
