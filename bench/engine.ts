@@ -6,7 +6,7 @@ import { newId } from '../core/ids';
 import { publishEvent } from '../domain/events';
 import { loadConfig, type Config } from '../infra/config';
 import type { Pool } from '../db/pool';
-import { createWorker } from '../worker/worker';
+import { createWorker, runWorker } from '../worker/worker';
 import { TLS_DIR } from './receiver';
 
 export const SECRET = 'whsec_bench0000000000000000000000000';
@@ -28,7 +28,7 @@ export interface BenchContext {
  */
 export interface EngineVariant {
   name: string;
-  /** Publish through a client on the worker's own NativeConnection with eager workflow start. */
+  /** The worker's outbox dispatcher starts workflows eagerly (the product's default); false measures without. */
   eagerStart?: boolean;
   env?: Record<string, string>;
   workerOptions?: Partial<WorkerOptions>;
@@ -76,10 +76,9 @@ export async function startEngine(ctx: BenchContext, variant: EngineVariant): Pr
     pool: ctx.pool,
     options: { workflowsPath: undefined, workflowBundle: ctx.engineBundle, ...variant.workerOptions },
   });
-  const running = worker.run();
-  const publishDeps = variant.eagerStart
-    ? { pool: ctx.pool, temporal: new Client({ connection: ctx.connection, namespace: config.temporal.namespace }), config, eagerStart: true }
-    : { pool: ctx.pool, temporal: ctx.client, config };
+  // The worker hands published events to Temporal through its outbox dispatcher, as in production.
+  const running = runWorker(worker, { config, connection: ctx.connection, pool: ctx.pool, eagerStart: variant.eagerStart ?? false });
+  const publishDeps = { pool: ctx.pool };
   return {
     config,
     worker,

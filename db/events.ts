@@ -45,8 +45,9 @@ export async function insertEventWithFanOut(pool: Pool, event: NewEvent): Promis
           WHERE account_id = $2 AND livemode = $3 AND deleted_at IS NULL AND disabled_at IS NULL
             AND (events = '{}' OR $4 = ANY (events))
        ), inserted AS (
-         INSERT INTO events (id, account_id, livemode, type, created, body, endpoint_ids)
-         SELECT $1, $2, $3, $4, $5, $6, ids FROM targets
+         -- nobody to deliver to: handed off as stored (db/outbox.ts)
+         INSERT INTO events (id, account_id, livemode, type, created, body, endpoint_ids, dispatched_at)
+         SELECT $1, $2, $3, $4, $5, $6, ids, CASE WHEN cardinality(ids) = 0 THEN now() END FROM targets
          ON CONFLICT (id) DO NOTHING
          RETURNING id, account_id, livemode, type, created, body, endpoint_ids
        ), automatic AS (
@@ -146,8 +147,9 @@ export async function findEventOf(
 export async function insertTestEvent(pool: Pool, event: NewEvent, endpointId: string): Promise<string> {
   const { rows } = await pool.query<{ delivery_id: string }>(
     `WITH inserted AS (
-       INSERT INTO events (id, account_id, livemode, type, created, body, endpoint_ids)
-       VALUES ($1, $2, $3, $4, $5, $6, '{}')
+       -- its one delivery is started by the caller, not by the outbox
+       INSERT INTO events (id, account_id, livemode, type, created, body, endpoint_ids, dispatched_at)
+       VALUES ($1, $2, $3, $4, $5, $6, '{}', now())
        RETURNING id, account_id, livemode
      )
      INSERT INTO deliveries (id, event_id, endpoint_id, account_id, livemode, trigger)

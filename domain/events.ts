@@ -1,31 +1,20 @@
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import { WorkflowIdReusePolicy } from '@temporalio/common';
-import { SEARCH_ATTRIBUTES, WORKFLOW_ID, type DeliverEventInput, type DeliverEventWorkflow } from '../core/delivery-contract';
-import { localAttemptTaskTimeoutMs } from '../core/delivery-policy';
-import { formatDuration } from '../core/durations';
+import { WORKFLOW_ID } from '../core/delivery-contract';
 import { ApiError } from '../core/errors';
 import { EVENT_TYPES, isEventType, type EventType } from '../core/event-catalog';
 import { newId } from '../core/ids';
 import { findEvent, insertEventWithFanOut, type EventRow } from '../db/events';
 import type { Pool } from '../db/pool';
-import type { Config } from '../infra/config';
 import { countPublished } from '../infra/metrics';
 
 /**
  * Events: what a valid event is (spec 2, 6) and the one way to publish one (internal API, CLI, simulator,
- * TypeScript callers): stored with its fan-out snapshot, then delivered by its own deliverEvent workflow.
+ * TypeScript callers): stored with its fan-out snapshot; a worker's dispatcher then starts its deliverEvent
+ * workflow (domain/outbox.ts).
  */
 
+/** Publishing only stores: it needs the database and nothing else (no Temporal, no delivery settings). */
 export interface PublishDeps {
   pool: Pool;
-  temporal: Client;
-  config: Config;
-  /**
-   * The client shares its NativeConnection with a worker polling the delivery task queue (one process): the
-   * server may then hand the first workflow task straight back with the start (eager workflow start), skipping
-   * a trip through matching. A client on its own connection must leave this off (the SDK refuses it).
-   */
-  eagerStart?: boolean;
 }
 
 export interface PublishInput {
@@ -145,103 +134,16 @@ async function storeEvent(
 }
 
 /**
- * Temporal refuses to start a workflow whose search attribute value is over 2 KB (dynamic config
- * limit.searchAttributesSizeOfValueLimit, the same default on the dev server and a self-hosted cluster), measured
- * on the JSON payload. A keyword list of endpoint ids reaches it at about 68 endpoints.
- */
-export const SEARCH_ATTRIBUTE_VALUE_MAX_BYTES = 2 * 1024;
-
-/**
- * The endpoint ids an event workflow is searchable by: all of them when they fit, else the first ones that do.
- * An account with a wider fan-out still gets its deliveries; past the cap, find its events by account instead.
- */
-export function searchableEndpointIds(endpointIds: readonly string[]): string[] {
-  const kept: string[] = [];
-  let size = 2; // the list's brackets
-  for (const id of endpointIds) {
-    const added = Buffer.byteLength(JSON.stringify(id)) + (kept.length > 0 ? 1 : 0);
-    if (size + added > SEARCH_ATTRIBUTE_VALUE_MAX_BYTES) break;
-    kept.push(id);
-    size += added;
-  }
-  return kept;
-}
-function deliveryInput(
-row: EventRow, config: Config): DeliverEventInput {
-  return {
-    eventId: row.id,
-    eventType: row.type,
-    accountId: row.account_id,
-    livemode: row.livemode,
-    endpointIds: row.endpoint_ids,
-    deliveryIds: row.delivery_ids,
-    // Read at publish time and carried in the input, so a config change never alters a running ladder.
-    retryDelaysMs: config.delivery.retryDelaysMs,
-    timeoutMs: config.delivery.timeoutMs,
-    failingThreshold: config.delivery.failingThreshold,
-    attemptKind: config.delivery.attemptKind,
-  };
-}
-
-function describe(input: DeliverEventInput): { staticSummary: string; staticDetails: string } {
-  const mode = input.livemode ? 'live' : 'test';
-  const count = input.endpointIds.length;
-  const ladder = input.retryDelaysMs.map(formatDuration).join(', ');
-  return {
-    staticSummary: `${input.eventType} ${input.eventId} -> ${count} endpoint${count === 1 ? '' : 's'} (${input.accountId}, ${mode})`,
-    staticDetails: [
-      `**Event** \`${input.eventId}\` (${input.eventType}), account \`${input.accountId}\`, ${mode} mode`,
-      '',
-      `**Endpoints**: ${input.endpointIds.map((id) => `\`${id}\``).join(', ')}`,
-      '',
-      `**Ladder**: ${input.retryDelaysMs.length + 1} attempts, waits ${ladder}; ` +
-        `timeout ${formatDuration(input.timeoutMs)} per attempt; failing after ${input.failingThreshold} abandoned deliveries`,
-    ].join('\n'),
-  };
-}
-
-/** Idempotent: an existing workflow for this event (running or finished) is success, never a second delivery. */
-async function startDelivery(temporal: Client, config: Config, input: DeliverEventInput, eagerStart = false): Promise<string> {
-  const workflowId = WORKFLOW_ID.deliverEvent(input.eventId);
-  try {
-    await temporal.workflow.start<DeliverEventWorkflow>('deliverEvent', {
-      workflowId,
-      taskQueue: config.temporal.taskQueue,
-      args: [input],
-      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-      requestEagerStart: eagerStart,
-      // A local attempt runs inside the workflow task, which must outlast it (core/delivery-policy.ts).
-      ...(input.attemptKind === 'local' ? { workflowTaskTimeout: localAttemptTaskTimeoutMs(input.timeoutMs) } : {}),
-      typedSearchAttributes: [
-        { key: SEARCH_ATTRIBUTES.accountId, value: input.accountId },
-        { key: SEARCH_ATTRIBUTES.livemode, value: input.livemode },
-        { key: SEARCH_ATTRIBUTES.eventId, value: input.eventId },
-        { key: SEARCH_ATTRIBUTES.eventType, value: input.eventType },
-        { key: SEARCH_ATTRIBUTES.endpointIds, value: searchableEndpointIds(input.endpointIds) },
-      ],
-      ...describe(input),
-    });
-  } catch (err) {
-    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-  }
-  return workflowId;
-}
-
-/**
- * The one way to publish (internal API, CLI, TypeScript callers): store the event with its fan-out snapshot in
- * one statement, then start its delivery workflow. The workflow is started again for an id seen before, in case
- * an earlier call stopped between the two, but not once an attempt is recorded: Temporal forgets a finished
- * workflow id after the namespace's retention, and a late re-publish would then deliver the event a second time.
+ * The one way to publish (internal API, CLI, simulator, TypeScript callers): store the event with its fan-out
+ * snapshot and its automatic deliveries in one statement. That is the whole of publishing: the events table is
+ * an outbox, and a worker's dispatcher starts the delivery workflow (domain/outbox.ts), so an accepted event is
+ * delivered even when Temporal is down now, and its ladder is the worker's, whichever process published it.
+ * Publishing an id seen before returns the earlier event, never a second delivery.
  */
 export async function publishEvent(deps: PublishDeps, input: PublishInput): Promise<PublishedEvent> {
   const { type, data } = validateEventInput(input);
   const { row, event } = await storeEvent(deps.pool, input, type, data);
   if (row.inserted) countPublished(type, input.livemode);
-  let workflowId: string | null = null;
-  if (row.endpoint_ids.length > 0) {
-    workflowId = row.inserted || !row.attempted
-      ? await startDelivery(deps.temporal, deps.config, deliveryInput(row, deps.config), deps.eagerStart)
-      : WORKFLOW_ID.deliverEvent(row.id);
-  }
+  const workflowId = row.endpoint_ids.length > 0 ? WORKFLOW_ID.deliverEvent(row.id) : null;
   return { event, accountId: row.account_id, endpointIds: row.endpoint_ids, created: row.inserted, workflowId };
 }

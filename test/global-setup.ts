@@ -7,7 +7,8 @@ import { freePort } from '../infra/ports';
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    databaseUrl: string;
+    /** The run's migrated database: only copied (test/helpers/database.ts), never connected to by a test. */
+    templateDatabaseUrl: string;
     temporalAddress: string;
     temporalCli: string;
     runId: string;
@@ -33,7 +34,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   }
   await prepareDatabase(databaseUrl);
 
-  project.provide('databaseUrl', databaseUrl);
+  project.provide('templateDatabaseUrl', databaseUrl);
   project.provide('temporalAddress', temporalAddress);
   project.provide('temporalCli', temporalCli);
   project.provide('runId', runId);

@@ -9,7 +9,7 @@ import { ensureSearchAttributes } from '../infra/search-attributes';
 import { connectNativeWithBackoff, requireTemporalAddress } from '../infra/temporal';
 import { installTemporalRuntime } from '../infra/temporal-runtime';
 import { ensureRetentionSchedule } from './retention-schedule';
-import { createWorker } from './worker';
+import { createWorker, runWorker } from './worker';
 
 const log = (line: string) => process.stderr.write(`worker: ${line}\n`);
 
@@ -45,7 +45,7 @@ async function main(): Promise<void> {
     const worker = await createWorker({ config, connection, pool, http });
     await ensureRetentionSchedule(new Client({ connection, namespace: config.temporal.namespace }), config, log);
     process.stdout.write(`worker: polling task queue ${config.temporal.taskQueue} on ${requireTemporalAddress(config)}\n`);
-    await worker.run();
+    await runWorker(worker, { config, connection, pool, log });
   } finally {
     await metrics?.close();
     await http.close();

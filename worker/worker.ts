@@ -8,6 +8,7 @@ import type { Config } from '../infra/config';
 import { createHttpAgent } from '../infra/http-client';
 import { createMailer } from '../infra/mailer';
 import type { Pool } from '../db/pool';
+import { startDispatcher, type Dispatcher } from './dispatcher';
 
 // What a process hosting a worker also sets up (cli/commands/start-all.ts reaches the worker only through here).
 export { ensureRetentionSchedule } from './retention-schedule';
@@ -52,4 +53,40 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     ...workflowSource,
     ...deps.options,
   });
+}
+
+export interface RunWorkerOptions {
+  config: Config;
+  /** The worker's own connection: the dispatcher's client shares it, so its starts may be eager. */
+  connection: NativeConnection;
+  pool: Pool;
+  log?: (line: string) => void;
+  /** Called with the dispatcher once it runs (tests wait for its first sweep). */
+  onDispatcher?: (dispatcher: Dispatcher) => void;
+  /** Time between the dispatcher's sweeps (worker/dispatcher.ts SWEEP_INTERVAL_MS by default). */
+  sweepIntervalMs?: number;
+  /** Eager workflow start (default on); the benchmark turns it off to measure the lever. */
+  eagerStart?: boolean;
+}
+
+/**
+ * Runs the worker until it is shut down, with the outbox dispatcher beside it (worker/dispatcher.ts): every
+ * process that delivers also hands stored events to Temporal, with its own delivery settings, eagerly (the
+ * first workflow task comes back with the start, on this worker, without a trip through matching).
+ */
+export async function runWorker(worker: Worker, options: RunWorkerOptions): Promise<void> {
+  const dispatcher = startDispatcher({
+    pool: options.pool,
+    temporal: new Client({ connection: options.connection, namespace: options.config.temporal.namespace }),
+    config: { ...options.config, temporal: { ...options.config.temporal, taskQueue: worker.options.taskQueue } },
+    eagerStart: options.eagerStart ?? true,
+    log: options.log,
+    sweepIntervalMs: options.sweepIntervalMs,
+  });
+  options.onDispatcher?.(dispatcher);
+  try {
+    await worker.run();
+  } finally {
+    await dispatcher.stop();
+  }
 }

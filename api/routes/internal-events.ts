@@ -63,7 +63,7 @@ export default async function internalEventRoutes(fastify: FastifyInstance): Pro
     },
     async (request, reply) => {
       const { account_id, livemode, type, data, id } = request.body;
-      const published = await publishEvent({ pool: app.pg, temporal: app.temporal, config: app.config }, { accountId: account_id, livemode, type, data, id });
+      const published = await publishEvent({ pool: app.pg }, { accountId: account_id, livemode, type, data, id });
       return reply.status(published.created ? 201 : 200).send({
         ...published.event,
         account_id: published.accountId,

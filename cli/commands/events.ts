@@ -96,8 +96,9 @@ export function registerEvents(program: Command, ctx: CliContext): void {
       `\nExample:\n  $ parcel-webhooks events publish --account acct_... --mode test --type parcel.delivered \\\n      --data '{"parcel":{"id":"5f0c...","status":"DELIVERED"}}' --json`,
     )
     .action(async (options: { account: string; mode: string; type: string; data?: string; id?: string }, command: Command) => {
+      // Stored only: a worker's dispatcher starts the delivery, so this needs no Temporal and no ladder settings.
       const published = await publishEvent(
-        { pool: ctx.pool, temporal: await ctx.temporal(), config: ctx.config },
+        { pool: ctx.pool },
         { accountId: options.account, livemode: parseMode(options.mode) === 'live', type: options.type, data: parseData(options.data), id: options.id },
       );
       print(

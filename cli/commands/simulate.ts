@@ -37,7 +37,7 @@ export function registerSimulate(program: Command, ctx: CliContext): void {
       // A clear error for a mistyped account before anything is published.
       await getAccount(ctx.pool, options.account);
       const summary = await simulateParcels(
-        { pool: ctx.pool, temporal: await ctx.temporal(), config: ctx.config },
+        { pool: ctx.pool },
         { accountId: options.account, livemode, parcels, random },
       );
       print(command, summary, () => describeSummary(summary));

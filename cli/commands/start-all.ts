@@ -2,7 +2,7 @@ import path from 'node:path';
 import { Client } from '@temporalio/client';
 import { DefaultLogger, type NativeConnection, type Worker } from '@temporalio/worker';
 import { startApi, type RunningApi } from '../../api/server';
-import { createWorker, ensureRetentionSchedule } from '../../worker/worker';
+import { createWorker, ensureRetentionSchedule, runWorker } from '../../worker/worker';
 import { prepareDatabase } from '../../db/migrate';
 import { createPool, type Pool } from '../../db/pool';
 import { operationalState } from '../../domain/operational-state';
@@ -75,7 +75,7 @@ export async function startAll(config: Config): Promise<void> {
     await ensureSearchAttributes(connection, config.temporal.namespace, say);
     worker = await createWorker({ config: effective, connection, pool });
     await ensureRetentionSchedule(new Client({ connection, namespace: config.temporal.namespace }), effective, say);
-    const run = worker.run();
+    const run = runWorker(worker, { config: effective, connection, pool: workerPool, log: say });
     running = run;
     say(`Temporal     ${address}  namespace ${config.temporal.namespace}, task queue ${config.temporal.taskQueue}`);
     say(`Temporal UI  ${devServer?.uiUrl ?? '(external cluster: see its own UI)'}`);

@@ -16,6 +16,7 @@ import { freePort } from '../../infra/ports';
 import { startReceiver, type Receiver } from '../helpers/receiver';
 import { waitFor } from '../helpers/wait';
 import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process';
+import { testDatabaseUrl } from '../helpers/database';
 
 /**
  * Crashes: a worker SIGKILLed mid-ladder or mid-post, the Temporal server restarted on its file database.
@@ -29,7 +30,7 @@ describe('crash recovery', () => {
 
   function envFor(address: string, taskQueue: string, ladder: string): Record<string, string> {
     return {
-      DATABASE_URL: inject('databaseUrl'),
+      DATABASE_URL: testDatabaseUrl(),
       TEMPORAL_ADDRESS: address,
       TEMPORAL_TASK_QUEUE: taskQueue,
       WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
@@ -57,7 +58,7 @@ describe('crash recovery', () => {
     const accountId = await createAccount(pool);
     const endpoint = await createEndpoint(pool, { accountId, url: `${receiver.url}${pathname}` });
     const published = await publishEvent(
-      { pool, temporal: client, config },
+      { pool },
       { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } },
     );
     return { endpoint, eventId: published.event.id };
@@ -71,7 +72,7 @@ describe('crash recovery', () => {
   };
 
   beforeAll(async () => {
-    pool = createPool(inject('databaseUrl'));
+    pool = createPool(testDatabaseUrl());
     receiver = await startReceiver();
   });
   afterEach(async () => {
@@ -145,7 +146,7 @@ describe('crash recovery', () => {
   // Only under `npm run test:cluster`, which builds the full server: a crash, not a graceful stop, of a server
   // whose state is in Postgres and whose dead instance is still listed in cluster_membership at the restart.
   it.skipIf(process.env.PARCEL_TEST_CLUSTER !== '1')('the full Temporal server SIGKILLed mid-ladder and restarted on its Postgres databases: the ladder resumes', async () => {
-    const base = { databaseUrl: inject('databaseUrl'), prefix: `${inject('runId').toLowerCase()}_restart` };
+    const base = { databaseUrl: testDatabaseUrl(), prefix: `${inject('runId').toLowerCase()}_restart` };
     await setupTemporalDatabases(base);
     closers.push(() => dropTemporalDatabases(base));
     const start = (ports?: TemporalServer['ports']) => startTemporalServer({ ...base, ports, searchAttributes: SEARCH_ATTRIBUTE_DEFINITIONS });

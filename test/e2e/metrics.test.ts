@@ -11,6 +11,7 @@ import { freeMetricsPort, scrape, valueOf, type Sample } from '../helpers/promet
 import { startReceiver, type Receiver } from '../helpers/receiver';
 import { waitFor } from '../helpers/wait';
 import { startApiProcess, startWorkerProcess, type WorkerProcess } from '../helpers/worker-process';
+import { testDatabaseUrl } from '../helpers/database';
 
 /**
  * The production entry points (api/server.ts, worker/main.ts) as separate processes, each with its own
@@ -28,11 +29,11 @@ describe('metrics pages of the api and worker processes', () => {
   let env: Record<string, string>;
 
   beforeAll(async () => {
-    pool = createPool(inject('databaseUrl'));
+    pool = createPool(testDatabaseUrl());
     receiver = await startReceiver();
     receiver.script('/fail', { status: 503 });
     env = {
-      DATABASE_URL: inject('databaseUrl'),
+      DATABASE_URL: testDatabaseUrl(),
       TEMPORAL_ADDRESS: inject('temporalAddress'),
       TEMPORAL_TASK_QUEUE: uniqueTaskQueue('metrics'),
       WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',

@@ -5,6 +5,8 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publishEvent } from '../../domain/events';
+import type { DeliverEventResult } from '../../core/delivery-contract';
+import { deliveryResult } from '../helpers/delivery';
 import { buildReceiver, type Receiver } from '../../receiver/example/server';
 import { FIXTURES, testConfig } from '../helpers/env';
 import { createAccountWithKey } from '../helpers/fixtures';
@@ -102,7 +104,7 @@ describe('the example receiver, fed by the real engine', () => {
     await receiver.listen(upstreamPort);
 
     const published = await publishEvent(
-      { pool: tw.pool, temporal: tw.client, config },
+      { pool: tw.pool },
       {
         accountId: merchant.accountId,
         livemode: true,
@@ -119,7 +121,7 @@ describe('the example receiver, fed by the real engine', () => {
         },
       },
     );
-    const result = await tw.client.workflow.getHandle(published.workflowId as string).result();
+    const result = (await deliveryResult(tw.client, published.event.id)) as DeliverEventResult;
     expect(result.endpoints[0]).toMatchObject({ outcome: 'delivered', attempts: 2 });
     expect(front.forwarded).toBe(2);
 

@@ -9,6 +9,7 @@ import { dropDatabase } from '../../db/migrate';
 import { freePort } from '../../infra/ports';
 import { freeMetricsPort, scrape, valueOf } from '../helpers/prometheus';
 import { waitFor } from '../helpers/wait';
+import { testDatabaseUrl } from '../helpers/database';
 
 const root = path.join(__dirname, '..', '..');
 
@@ -28,7 +29,7 @@ function groupAlive(pid: number): boolean {
  */
 describe('npm start', () => {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'pw-start-'));
-  const databaseUrl = `${inject('databaseUrl')}_start`;
+  const databaseUrl = `${testDatabaseUrl()}_start`;
   let child: ChildProcess | undefined;
 
   afterAll(async () => {

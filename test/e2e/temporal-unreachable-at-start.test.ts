@@ -11,12 +11,15 @@ import { createAccount } from '../helpers/fixtures';
 import { startReceiver, type Receiver } from '../helpers/receiver';
 import { waitFor } from '../helpers/wait';
 import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process';
+import { testDatabaseUrl } from '../helpers/database';
 
 const TOKEN = 'internal-token-for-tests-0123456789';
 
 /**
  * Point 7 of issue 11: a worker and an API started while Temporal is unreachable wait for it (the worker logs each
  * retry on a bounded backoff, the API says not ready on /readyz), then carry on once it is up, without a restart.
+ * Point 2: meanwhile the API accepts events (publishing only stores them), and the worker's outbox dispatcher
+ * starts them once it runs.
  * Temporal is a private dev server started only once both are waiting.
  */
 describe('started while Temporal is unreachable', () => {
@@ -27,7 +30,7 @@ describe('started while Temporal is unreachable', () => {
   let receiver: Receiver;
 
   beforeAll(async () => {
-    pool = createPool(inject('databaseUrl'));
+    pool = createPool(testDatabaseUrl());
     receiver = await startReceiver();
   });
   afterAll(async () => {
@@ -38,11 +41,11 @@ describe('started while Temporal is unreachable', () => {
     await pool?.end();
   });
 
-  it('waits with a logged backoff, reports not ready, and delivers once Temporal is up', async () => {
+  it('waits with a logged backoff, reports not ready, accepts events, and delivers them once Temporal is up', async () => {
     const port = await freePort();
     const address = `127.0.0.1:${port}`;
     const env = {
-      DATABASE_URL: inject('databaseUrl'),
+      DATABASE_URL: testDatabaseUrl(),
       TEMPORAL_ADDRESS: address,
       TEMPORAL_TASK_QUEUE: uniqueTaskQueue('late-temporal'),
       WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
@@ -60,14 +63,7 @@ describe('started while Temporal is unreachable', () => {
     expect(notReady.statusCode).toBe(503);
     expect(notReady.json()).toEqual({ status: 'unavailable', checks: { postgres: 'ok', temporal: 'unavailable' } });
 
-    devServer = await startDevServer({ cliPath: inject('temporalCli'), port });
-    await worker.waitForOutput('worker: polling task queue', 60_000);
-    await waitFor(async () => (await app!.inject({ url: '/readyz' })).statusCode === 200, {
-      timeoutMs: 30_000,
-      intervalMs: 500,
-      what: '/readyz to turn ready',
-    });
-
+    // Point 2: an event published while Temporal is down is accepted (stored in the outbox), not refused.
     const accountId = await createAccount(pool);
     const endpoint = await createEndpoint(pool, { accountId, url: `${receiver.url}/late` });
     const published = await app.inject({
@@ -77,6 +73,18 @@ describe('started while Temporal is unreachable', () => {
       payload: { account_id: accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } },
     });
     expect(published.statusCode).toBe(201);
+    const { rows } = await pool.query('SELECT dispatched_at FROM events WHERE id = $1', [published.json().id]);
+    expect(rows[0].dispatched_at).toBeNull();
+    expect(receiver.at('/late')).toHaveLength(0);
+
+    devServer = await startDevServer({ cliPath: inject('temporalCli'), port });
+    await worker.waitForOutput('worker: polling task queue', 60_000);
+    await waitFor(async () => (await app!.inject({ url: '/readyz' })).statusCode === 200, {
+      timeoutMs: 30_000,
+      intervalMs: 500,
+      what: '/readyz to turn ready',
+    });
+
     await waitFor(async () => (await attemptsOf(pool, endpoint.id)).length === 1, { timeoutMs: 30_000, what: 'the delivery' });
     expect(receiver.at('/late')).toHaveLength(1);
   }, 180_000);

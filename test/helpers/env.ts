@@ -2,6 +2,7 @@ import path from 'node:path';
 import { inject } from 'vitest';
 import { loadConfig, type Config } from '../../infra/config';
 
+import { testDatabaseUrl } from './database';
 import { FIXTURES } from './paths';
 
 export { FIXTURES };
@@ -17,7 +18,7 @@ export function uniqueTaskQueue(label: string): string {
 /** Config for tests: this run's database and Temporal, loopback receivers allowed, our test CA trusted. */
 export function testConfig(env: Record<string, string | undefined> = {}): Config {
   return loadConfig({
-    DATABASE_URL: inject('databaseUrl'),
+    DATABASE_URL: testDatabaseUrl(),
     TEMPORAL_ADDRESS: inject('temporalAddress'),
     TEMPORAL_TASK_QUEUE: uniqueTaskQueue('q'),
     WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',

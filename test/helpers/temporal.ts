@@ -2,7 +2,8 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import type { Config } from '../../infra/config';
 import { createPool, type Pool } from '../../db/pool';
-import { createWorker } from '../../worker/worker';
+import type { Dispatcher } from '../../worker/dispatcher';
+import { createWorker, runWorker } from '../../worker/worker';
 
 let runtimeInstalled = false;
 /** Warnings and errors only: the bundler's progress would drown the test output. */
@@ -22,11 +23,17 @@ export interface TestWorker {
   pool: Pool;
   /** Resolves when worker.run() ends; rejects if it failed. */
   running: Promise<void>;
+  /** The worker's outbox dispatcher: it starts the workflows of events this file publishes. */
+  dispatcher: Dispatcher;
   stop(): Promise<void>;
 }
 
 /** A real worker on the config's task queue against the run's dev server, plus a client and a pool. */
-export async function startTestWorker(config: Config, options: Parameters<typeof createWorker>[0]['options'] = {}): Promise<TestWorker> {
+export async function startTestWorker(
+  config: Config,
+  options: Parameters<typeof createWorker>[0]['options'] = {},
+  dispatcher: { sweepIntervalMs?: number } = {},
+): Promise<TestWorker> {
   quietRuntime();
   const address = config.temporal.address as string;
   const nativeConnection = await NativeConnection.connect({ address });
@@ -34,13 +41,15 @@ export async function startTestWorker(config: Config, options: Parameters<typeof
   const client = new Client({ connection, namespace: config.temporal.namespace });
   const pool = createPool(config.databaseUrl);
   const worker = await createWorker({ config, connection: nativeConnection, pool, options });
-  const running = worker.run();
+  let started!: Dispatcher;
+  const running = runWorker(worker, { config, connection: nativeConnection, pool, onDispatcher: (d) => (started = d), ...dispatcher });
   let stopped = false;
   return {
     worker,
     client,
     pool,
     running,
+    dispatcher: started,
     async stop() {
       if (stopped) return;
       stopped = true;

@@ -11,6 +11,7 @@ import { apiFixture, bearer, type ApiFixture } from '../../helpers/api';
 import { parcel } from '../../helpers/delivery';
 import { createAccount } from '../../helpers/fixtures';
 import { startTcpProxy, type TcpProxy } from '../../helpers/tcp-proxy';
+import { testDatabaseUrl } from '../../helpers/database';
 
 const TOKEN = 'internal-token-for-tests-0123456789';
 const BIN = path.join(__dirname, '..', '..', '..', 'cli', 'bin.js');
@@ -35,11 +36,11 @@ describe('outages of our dependencies', () => {
   let f: ApiFixture;
 
   beforeAll(async () => {
-    const url = new URL(inject('databaseUrl'));
+    const url = new URL(testDatabaseUrl());
     proxy = await startTcpProxy({ host: url.hostname, port: Number(url.port || 5432) });
     url.port = String(proxy.port);
     proxied = createPool(url.toString(), 2);
-    direct = createPool(inject('databaseUrl'), 2);
+    direct = createPool(testDatabaseUrl(), 2);
     f = await apiFixture({ env: { INTERNAL_API_TOKEN: TOKEN }, pool: proxied });
   });
   afterAll(async () => {
@@ -93,7 +94,7 @@ describe('outages of our dependencies', () => {
     errors.pgRefused = await proxied.query('SELECT 1').catch((err: unknown) => err);
     await proxy.restore();
     // Postgres ending our session under us (a restart or failover does this): 57P01 or a terminated connection.
-    const victim = new pg.Client({ connectionString: inject('databaseUrl') });
+    const victim = new pg.Client({ connectionString: testDatabaseUrl() });
     victim.on('error', () => undefined);
     await victim.connect();
     const { rows } = await victim.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');

@@ -34,7 +34,7 @@ describe('merchant self-service API', () => {
   }
 
   const publish = (accountId: string, type = 'parcel.delivered') =>
-    publishEvent({ pool: api.pool, temporal: h.tw.client, config }, { accountId, livemode: false, type, data: { parcel: parcel() } });
+    publishEvent({ pool: api.pool }, { accountId, livemode: false, type, data: { parcel: parcel() } });
 
   const deliveriesOf = async (key: CreatedApiKey, eventId: string) => (await call(key, 'GET', `/v1/events/${eventId}`)).json().deliveries;
 

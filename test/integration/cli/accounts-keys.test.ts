@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { apiFixture, bearer, type ApiFixture } from '../../helpers/api';
 import { waitFor } from '../../helpers/wait';
+import { testDatabaseUrl } from '../../helpers/database';
 
 const BIN = path.join(__dirname, '..', '..', '..', 'cli', 'bin.js');
 /** Each CLI run compiles the TypeScript sources through tsx: about 2 s idle, several on a loaded 2-core box. */
@@ -22,7 +23,7 @@ function cli(...args: string[]): Promise<Run> {
     execFile(
       process.execPath,
       [BIN, ...args],
-      { env: { ...process.env, DATABASE_URL: inject('databaseUrl'), LOG_LEVEL: 'silent' }, timeout: 30_000 },
+      { env: { ...process.env, DATABASE_URL: testDatabaseUrl(), LOG_LEVEL: 'silent' }, timeout: 30_000 },
       (error, stdout, stderr) => {
         let json: unknown;
         try {

@@ -10,6 +10,7 @@ import { createAccount } from '../../helpers/fixtures';
 import { useDeliveryHarness } from '../../helpers/harness';
 import { independentlyVerified } from '../../helpers/independent-verifier';
 import { waitFor } from '../../helpers/wait';
+import { testDatabaseUrl } from '../../helpers/database';
 
 const BIN = path.join(__dirname, '..', '..', '..', 'cli', 'bin.js');
 /** Each CLI run compiles the sources through tsx: several seconds on a loaded 2-core box. */
@@ -24,7 +25,7 @@ describe('CLI: listen, events, webhooks (acting for a merchant)', () => {
   // No WEBHOOK_ALLOW_PRIVATE_TARGETS: the worker reaches the listen session through its pinned certificate alone.
   const config = testConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false', DELIVERY_RETRY_DELAYS: '200ms,200ms' });
   const h = useDeliveryHarness(config);
-  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: inject('databaseUrl'), TEMPORAL_ADDRESS: inject('temporalAddress'), TEMPORAL_TASK_QUEUE: config.temporal.taskQueue, LOG_LEVEL: 'silent' };
+  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: testDatabaseUrl(), TEMPORAL_ADDRESS: inject('temporalAddress'), TEMPORAL_TASK_QUEUE: config.temporal.taskQueue, LOG_LEVEL: 'silent' };
   delete env.WEBHOOK_ALLOW_PRIVATE_TARGETS;
   let forwardTarget: http.Server;
   let forwardUrl: string;
@@ -61,7 +62,7 @@ describe('CLI: listen, events, webhooks (acting for a merchant)', () => {
   }
 
   const publish = (accountId: string) =>
-    publishEvent({ pool: h.tw.pool, temporal: h.tw.client, config }, { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } });
+    publishEvent({ pool: h.tw.pool }, { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } });
 
   it('listen registers a loopback endpoint, prints each verified delivery, forwards it, and removes the endpoint on SIGINT', async () => {
     const accountId = await createAccount(h.tw.pool);

@@ -7,6 +7,7 @@ import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';
 import { useDeliveryHarness } from '../../helpers/harness';
 import { waitFor } from '../../helpers/wait';
+import { testDatabaseUrl } from '../../helpers/database';
 
 const BIN = path.join(__dirname, '..', '..', '..', 'cli', 'bin.js');
 
@@ -17,7 +18,7 @@ describe('simulate and events publish', () => {
   function cli(...args: string[]): Promise<{ code: number; json: any; stderr: string }> {
     const env = {
       ...process.env,
-      DATABASE_URL: inject('databaseUrl'),
+      DATABASE_URL: testDatabaseUrl(),
       TEMPORAL_ADDRESS: inject('temporalAddress'),
       TEMPORAL_TASK_QUEUE: config.temporal.taskQueue,
       LOG_LEVEL: 'silent',
@@ -56,7 +57,7 @@ describe('simulate and events publish', () => {
     const accountId = await createAccount(h.tw.pool);
     await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/sim` });
     const summary = await simulateParcels(
-      { pool: h.tw.pool, temporal: h.tw.client, config },
+      { pool: h.tw.pool },
       { accountId, livemode: false, parcels: 12, random: seededRandom(42) },
     );
     expect(summary.parcels).toBe(12);

@@ -5,7 +5,6 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inject } from 'vitest';
 import { useDashboardHarness } from '../../helpers/harness';
 import type { BrowserHarness, TestPage } from '../../helpers/browser';
 import { testConfig } from '../../helpers/env';
@@ -14,6 +13,7 @@ import type { Receiver } from '../../helpers/receiver';
 import type { TestWorker } from '../../helpers/temporal';
 import { waitFor } from '../../helpers/wait';
 import { parcel } from '../../helpers/delivery';
+import { testDatabaseUrl } from '../../helpers/database';
 
 /**
  * The developers page in Debian's Chromium against the real app on loopback, this run's Postgres and Temporal
@@ -99,7 +99,7 @@ describe('developers page', () => {
       execFile(
         process.execPath,
         [BIN, 'dashboard', '--account', accountId, '--json'],
-        { env: { ...process.env, DATABASE_URL: inject('databaseUrl'), PUBLIC_URL: origin, LOG_LEVEL: 'silent' }, timeout: 60_000 },
+        { env: { ...process.env, DATABASE_URL: testDatabaseUrl(), PUBLIC_URL: origin, LOG_LEVEL: 'silent' }, timeout: 60_000 },
         (error, stdout) => (error ? reject(error) : resolve(JSON.parse(stdout))),
       );
     });

@@ -3,13 +3,14 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { Agent, fetch as undiciFetch } from 'undici';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signatureHeader } from '../../../core/signing';
 import type { WebhookEvent } from '../../../receiver';
 import { receiverConfigFromEnv } from '../../../receiver/example/main';
 import { buildReceiver, type Receiver } from '../../../receiver/example/server';
 import { FIXTURES } from '../../helpers/env';
 import { waitFor } from '../../helpers/wait';
+import { testDatabaseUrl } from '../../helpers/database';
 
 // The example receiver over real HTTP(S) and the run's Postgres, signed by the engine's own signer.
 const NOW = 1_767_225_600;
@@ -73,7 +74,7 @@ describe('example receiver', () => {
   }
 
   beforeAll(async () => {
-    pool = new pg.Pool({ connectionString: inject('databaseUrl'), max: 5 });
+    pool = new pg.Pool({ connectionString: testDatabaseUrl(), max: 5 });
     receiver = await buildReceiver({
       pool,
       secrets: SECRET,
@@ -216,7 +217,7 @@ describe('example receiver', () => {
   });
 
   it('replies 503 (so the service retries) when the event cannot be stored', async () => {
-    const brokenPool = new pg.Pool({ connectionString: inject('databaseUrl'), max: 1 });
+    const brokenPool = new pg.Pool({ connectionString: testDatabaseUrl(), max: 1 });
     const broken = await buildReceiver({ pool: brokenPool, secrets: SECRET, verify: clock });
     try {
       const target = await broken.listen(0);

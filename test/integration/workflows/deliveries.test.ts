@@ -23,7 +23,7 @@ describe('deliveries: made with the event, progressed by each attempt', () => {
   const h = useDeliveryHarness(config);
   const publish = (accountId: string) =>
     publishEvent(
-      { pool: h.tw.pool, temporal: h.tw.client, config },
+      { pool: h.tw.pool },
       { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } },
     );
 
@@ -75,7 +75,8 @@ describe('deliveries: made with the event, progressed by each attempt', () => {
     const eventId = `evt_direct_${Date.now()}_${Math.floor(Math.random() * 1e6)}`;
     const body = JSON.stringify({ id: eventId, object: 'event', type: 'parcel.delivered', created: 1, data: { parcel: parcel() } });
     await pool.query(
-      `INSERT INTO events (id, account_id, livemode, type, created, body, endpoint_ids) VALUES ($1, $2, false, 'parcel.delivered', 1, $3, $4)`,
+      // dispatched: the test starts its workflow itself, with this input
+      `INSERT INTO events (id, account_id, livemode, type, created, body, endpoint_ids, dispatched_at) VALUES ($1, $2, false, 'parcel.delivered', 1, $3, $4, now())`,
       [eventId, accountId, body, endpointIds],
     );
     const deliveryIds: Record<string, string> = {};

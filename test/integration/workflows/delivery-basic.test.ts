@@ -28,7 +28,7 @@ describe('delivery: success, retries, abandonment', () => {
   let accountId: string;
   const publish = (input: { type?: string; data?: unknown; id?: string; livemode?: boolean }) =>
     publishEvent(
-      { pool: h.tw.pool, temporal: h.tw.client, config },
+      { pool: h.tw.pool },
       { accountId, livemode: input.livemode ?? false, type: input.type ?? 'parcel.delivered', data: input.data ?? { parcel: parcel() }, id: input.id },
     );
 
@@ -165,7 +165,7 @@ describe('delivery: success, retries, abandonment', () => {
     const cod = await createEndpoint(h.tw.pool, { accountId: other, url: `${h.receiver.url}/fan-cod`, livemode: true, events: ['cod.settled'] });
     await createEndpoint(h.tw.pool, { accountId: other, url: `${h.receiver.url}/fan-test`, livemode: false });
     const published = await publishEvent(
-      { pool: h.tw.pool, temporal: h.tw.client, config },
+      { pool: h.tw.pool },
       { accountId: other, livemode: true, type: 'parcel.created', data: { parcel: parcel({ status: 'CREATED' }) } },
     );
     expect(published.endpointIds).toEqual([all.id]);
@@ -183,7 +183,7 @@ describe('delivery: success, retries, abandonment', () => {
     await expect(publish({ data: { parcel: { status: 'DELIVERED' } } })).rejects.toMatchObject({ code: 'parameter_missing' });
     await expect(publish({ type: 'cod.settled', data: { parcel: parcel() } })).rejects.toMatchObject({ code: 'parameter_missing' });
     await expect(
-      publishEvent({ pool: h.tw.pool, temporal: h.tw.client, config }, { accountId: 'acct_nope', livemode: false, type: 'parcel.created', data: { parcel: parcel() } }),
+      publishEvent({ pool: h.tw.pool }, { accountId: 'acct_nope', livemode: false, type: 'parcel.created', data: { parcel: parcel() } }),
     ).rejects.toMatchObject({ code: 'resource_missing', status: 404 });
   });
 });

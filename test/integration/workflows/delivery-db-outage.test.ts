@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inject } from 'vitest';
 import type { Config } from '../../../infra/config';
 import { publishEvent } from '../../../domain/events';
+import { dispatchWaiting } from '../../../domain/outbox';
 import { createPool, type Pool } from '../../../db/pool';
 import type { DeliverEventResult } from '../../../core/delivery-contract';
 import { attemptsOf, createEndpoint, deliveryResult, parcel } from '../../helpers/delivery';
@@ -10,6 +10,7 @@ import { createAccount } from '../../helpers/fixtures';
 import { useDeliveryHarness } from '../../helpers/harness';
 import { startTcpProxy, type TcpProxy } from '../../helpers/tcp-proxy';
 import { waitFor } from '../../helpers/wait';
+import { testDatabaseUrl } from '../../helpers/database';
 
 /**
  * Our own Postgres going away must neither count against an endpoint nor lose or duplicate an attempt
@@ -31,12 +32,12 @@ describe('delivery: our database down', () => {
   };
 
   beforeAll(async () => {
-    const url = new URL(inject('databaseUrl'));
+    const url = new URL(testDatabaseUrl());
     proxy = await startTcpProxy({ host: url.hostname, port: Number(url.port || 5432) });
     const proxied = new URL(url);
     proxied.port = String(proxy.port);
     config = testConfig({ DATABASE_URL: proxied.toString(), DELIVERY_RETRY_DELAYS: '10ms', DELIVERY_TIMEOUT: '2s' });
-    direct = createPool(inject('databaseUrl'));
+    direct = createPool(testDatabaseUrl());
   });
   // After the proxy is up: the worker's config points at it.
   const h = useDeliveryHarness(() => config);
@@ -45,11 +46,25 @@ describe('delivery: our database down', () => {
     await proxy?.close();
   });
 
-  const publish = (accountId: string) =>
-    publishEvent(
-      { pool: direct, temporal: h.tw.client, config },
+  /**
+   * Published and handed to Temporal through the direct pool: the worker's own dispatcher, behind the cut proxy,
+   * cannot, but another worker's could (the outbox needs some dispatcher to reach the database).
+   */
+  const publish = async (accountId: string) => {
+    const published = await publishEvent(
+      { pool: direct },
       { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } },
     );
+    await waitFor(
+      async () => {
+        await dispatchWaiting({ pool: direct, temporal: h.tw.client, config }, { ids: [published.event.id], limit: 1 });
+        const { rows } = await direct.query('SELECT dispatched_at FROM events WHERE id = $1', [published.event.id]);
+        return rows[0].dispatched_at !== null;
+      },
+      { what: 'the hand-off to Temporal' },
+    );
+    return published;
+  };
 
   it('waits, without posting or counting an attempt, while the endpoint cannot be read', async () => {
     const accountId = await createAccount(direct);

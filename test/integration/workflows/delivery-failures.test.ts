@@ -18,7 +18,7 @@ describe('delivery: failure kinds', () => {
   async function deliverTo(url: string) {
     const endpoint = await createEndpoint(h.tw.pool, { accountId, url });
     const published = await publishEvent(
-      { pool: h.tw.pool, temporal: h.tw.client, config },
+      { pool: h.tw.pool },
       { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } },
     );
     const result = await deliveryResult(h.tw.client, published.event.id);

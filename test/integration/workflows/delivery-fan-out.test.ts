@@ -25,7 +25,7 @@ describe('delivery: wide fan-out with a large body', () => {
     for (let i = 0; i < 50; i++) h.receiver.script(`/wide/${i}`, (index) => (index === 0 ? { status: 503 } : { status: 200 }));
     const description = 'x'.repeat(100 * 1024);
     const published = await publishEvent(
-      { pool: h.tw.pool, temporal: h.tw.client, config },
+      { pool: h.tw.pool },
       { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel({ description }) } },
     );
     expect(published.endpointIds).toHaveLength(50);
@@ -57,7 +57,7 @@ describe('delivery: wide fan-out with a large body', () => {
     const accountId = await createAccount(h.tw.pool);
     for (let i = 0; i < 200; i++) await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/many/${i}` });
     const published = await publishEvent(
-      { pool: h.tw.pool, temporal: h.tw.client, config },
+      { pool: h.tw.pool },
       { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } },
     );
     expect(published.endpointIds).toHaveLength(200);

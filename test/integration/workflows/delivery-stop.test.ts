@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import { sealSecret } from '../../../core/secrets';
 import { publishEvent } from '../../../domain/events';
 import { attemptsOf, createEndpoint, deliveryResult, parcel } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';
@@ -6,14 +8,14 @@ import { createAccount } from '../../helpers/fixtures';
 import { useDeliveryHarness } from '../../helpers/harness';
 import { waitFor } from '../../helpers/wait';
 
-describe('delivery: removal, suspension and the default ladder', () => {
+describe('delivery: removal and suspension', () => {
   // Long enough a gap to remove the endpoint between attempts 1 and 2 without racing the timer.
   const config = testConfig({ DELIVERY_RETRY_DELAYS: '3s,3s' });
   const h = useDeliveryHarness(config);
 
-  const publish = (accountId: string, cfg = config) =>
+  const publish = (accountId: string) =>
     publishEvent(
-      { pool: h.tw.pool, temporal: h.tw.client, config: cfg },
+      { pool: h.tw.pool },
       { accountId, livemode: false, type: 'parcel.cancelled', data: { parcel: parcel({ status: 'CANCELLED' }) } },
     );
 
@@ -50,33 +52,33 @@ describe('delivery: removal, suspension and the default ladder', () => {
     expect(published.workflowId).toBeNull();
   });
 
-  it('schedules the spec 8 ladder with the default configuration', async () => {
-    const defaults = testConfig({ TEMPORAL_TASK_QUEUE: config.temporal.taskQueue });
-    expect(defaults.delivery.retryDelaysMs).toEqual([10_000, 60_000, 600_000, 3_600_000, 21_600_000]);
+  it('ends the ladder of an endpoint whose secret cannot be opened, skipped with its reason, and delivers the others', async () => {
     const accountId = await createAccount(h.tw.pool);
-    await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/ladder` });
-    h.receiver.script('/ladder', { status: 500 });
-    const published = await publish(accountId, defaults);
-    const handle = h.tw.client.workflow.getHandle(`event:${published.event.id}`);
-    try {
-      const timer = await waitFor(async () => {
-        const history = await handle.fetchHistory();
-        return history.events?.find((e) => e.timerStartedEventAttributes)?.timerStartedEventAttributes;
-      }, { what: 'the first retry timer' });
-      expect(Number(timer?.startToFireTimeout?.seconds)).toBe(10);
-      const description = await handle.describe();
-      expect(await description.staticSummary()).toBe(`parcel.cancelled ${published.event.id} -> 1 endpoint (${accountId}, test)`);
-      expect(await description.staticDetails()).toContain('6 attempts, waits 10s, 1m, 10m, 1h, 6h');
-      const attributes = Object.fromEntries(description.typedSearchAttributes.getAll().map((p) => [p.key.name, p.value]));
-      expect(attributes).toMatchObject({
-        ParcelAccountId: accountId,
-        ParcelLivemode: false,
-        ParcelEventId: published.event.id,
-        ParcelEventType: 'parcel.cancelled',
-        ParcelEndpointIds: published.endpointIds,
-      });
-    } finally {
-      await handle.terminate('test: ladder checked');
-    }
+    const good = await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/secret-ok` });
+    const sealed = await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/secret-sealed` });
+    // Sealed under a key this worker does not have (WEBHOOK_SECRET_ENCRYPTION_KEY changed, or was never set here).
+    await h.tw.pool.query('UPDATE webhook_endpoints SET secret = $2 WHERE id = $1', [sealed.id, sealSecret('whsec_lost', randomBytes(32))]);
+    const published = await publish(accountId);
+
+    const result = await deliveryResult(h.tw.client, published.event.id);
+    expect(result).toMatchObject({
+      endpoints: expect.arrayContaining([
+        { endpointId: good.id, outcome: 'delivered', attempts: 1 },
+        { endpointId: sealed.id, outcome: 'skipped', reason: 'secret_unavailable', attempts: 0 },
+      ]),
+    });
+    expect(h.receiver.at('/secret-ok')).toHaveLength(1);
+    expect(h.receiver.at('/secret-sealed')).toHaveLength(0);
+    const { rows } = await h.tw.pool.query('SELECT endpoint_id, status, reason FROM deliveries WHERE event_id = $1 ORDER BY endpoint_id', [published.event.id]);
+    expect(rows).toEqual(
+      expect.arrayContaining([
+        { endpoint_id: good.id, status: 'succeeded', reason: null },
+        { endpoint_id: sealed.id, status: 'skipped', reason: 'secret_unavailable' },
+      ]),
+    );
+    // One try, no retry loop: the history holds one attempt per endpoint and no database-outage timer.
+    const history = await h.tw.client.workflow.getHandle(`event:${published.event.id}`).fetchHistory();
+    expect(history.events?.filter((e) => e.activityTaskScheduledEventAttributes)).toHaveLength(2);
+    expect(history.events?.some((e) => e.timerStartedEventAttributes)).toBe(false);
   });
 });

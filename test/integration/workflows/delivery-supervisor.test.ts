@@ -21,7 +21,7 @@ describe('endpoint supervisor: failing mark, notification, email, recovery', () 
 
   const publish = (accountId: string) =>
     publishEvent(
-      { pool: h.tw.pool, temporal: h.tw.client, config },
+      { pool: h.tw.pool },
       { accountId, livemode: false, type: 'parcel.returned', data: { parcel: parcel({ status: 'RETURNED' }) } },
     );
   const endpointRow = async (id: string) =>

@@ -43,8 +43,9 @@ describe('endpoint health: one owner', () => {
   /** An attempt of an event to an endpoint, recorded as the engine records them (the event row exists). */
   async function recordedAttempt(accountId: string, endpointId: string, eventId: string, succeeded: boolean, attempt = 1): Promise<AttemptRecord> {
     await h.tw.pool.query(
-      `INSERT INTO events (id, account_id, livemode, type, created, body, endpoint_ids)
-       VALUES ($1, $2, false, 'parcel.delivered', 0, '{}', ARRAY[$3]) ON CONFLICT (id) DO NOTHING`,
+      // dispatched: no workflow of the outbox's must deliver it (this test records its attempts itself)
+      `INSERT INTO events (id, account_id, livemode, type, created, body, endpoint_ids, dispatched_at)
+       VALUES ($1, $2, false, 'parcel.delivered', 0, '{}', ARRAY[$3], now()) ON CONFLICT (id) DO NOTHING`,
       [eventId, accountId, endpointId],
     );
     const input: SignAndPostInput = {

@@ -38,7 +38,7 @@ describe('replay: workflow code stays deterministic', () => {
   const recorded: Record<string, History> = {};
 
   const publish = (accountId: string) =>
-    publishEvent({ pool: h.tw.pool, temporal: h.tw.client, config }, { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } });
+    publishEvent({ pool: h.tw.pool }, { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } });
   const keep = async (name: string, workflowId: string) => {
     recorded[name] = await h.tw.client.workflow.getHandle(workflowId).fetchHistory();
   };

@@ -23,7 +23,7 @@ describe('retention', () => {
 
   const publish = async (accountId: string) =>
     publishEvent(
-      { pool: h.tw.pool, temporal: h.tw.client, config },
+      { pool: h.tw.pool },
       { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } },
     );
   const age = (ids: string[], hours = 2) =>

@@ -1,0 +1,60 @@
+import type { Pool } from './pool';
+
+/**
+ * The events table as an outbox (migration 1763780000300): events stored with `dispatched_at` null wait for a
+ * dispatcher to start their delivery workflow. A claim is a lease, so a dispatcher that dies or is refused by
+ * Temporal leaves the event to be claimed again once the lease lapses.
+ */
+
+/** What starting an event's delivery needs: the publish-time snapshot and its automatic deliveries. */
+export interface UndispatchedEvent {
+  id: string;
+  account_id: string;
+  livemode: boolean;
+  type: string;
+  endpoint_ids: string[];
+  /** Endpoint id -> its automatic delivery (dly_...). */
+  delivery_ids: Record<string, string>;
+}
+
+/**
+ * Leases up to `limit` waiting events, oldest first (only `ids` when given), skipping rows another dispatcher is
+ * claiming right now and events still under a lease. One statement: the lease is the only state a claim writes.
+ */
+export async function claimUndispatched(
+  pool: Pool,
+  input: { ids?: string[]; limit: number; leaseMs: number },
+): Promise<UndispatchedEvent[]> {
+  const { rows } = await pool.query<UndispatchedEvent>(
+    `WITH claimable AS (
+       SELECT id FROM events
+        WHERE dispatched_at IS NULL
+          AND (dispatch_lease_until IS NULL OR dispatch_lease_until < now())
+          AND ($1::text[] IS NULL OR id = ANY ($1::text[]))
+        ORDER BY inserted_at, id
+        LIMIT $2
+          FOR UPDATE SKIP LOCKED
+     )
+     UPDATE events ev SET dispatch_lease_until = now() + make_interval(secs => $3::float8 / 1000)
+       FROM claimable c
+      WHERE ev.id = c.id
+     RETURNING ev.id, ev.account_id, ev.livemode, ev.type, ev.endpoint_ids,
+               (SELECT COALESCE(jsonb_object_agg(d.endpoint_id, d.id), '{}') FROM deliveries d
+                 WHERE d.event_id = ev.id AND d.trigger = 'automatic') AS delivery_ids`,
+    [input.ids ?? null, input.limit, input.leaseMs],
+  );
+  return rows;
+}
+
+/** Their workflows are started (or were already): the hand-off is done. */
+export async function markDispatched(pool: Pool, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await pool.query(
+    `UPDATE events SET dispatched_at = now(), dispatch_lease_until = NULL
+      WHERE id = ANY ($1::text[]) AND dispatched_at IS NULL`,
+    [ids],
+  );
+}
+
+/** The channel the insert trigger notifies with the event id. */
+export const OUTBOX_CHANNEL = 'event_outbox';

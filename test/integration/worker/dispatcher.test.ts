@@ -1,0 +1,125 @@
+import type { Client } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPool, type Pool } from '../../../db/pool';
+import { publishEvent } from '../../../domain/events';
+import { operationalState } from '../../../domain/operational-state';
+import { dispatchWaiting } from '../../../domain/outbox';
+import { attemptsOf, createEndpoint, deliveryResult, parcel } from '../../helpers/delivery';
+import { testConfig } from '../../helpers/env';
+import { createAccount } from '../../helpers/fixtures';
+import { startReceiver, type Receiver } from '../../helpers/receiver';
+import { startTestWorker, type TestWorker } from '../../helpers/temporal';
+import { waitFor } from '../../helpers/wait';
+
+/** A Temporal that refuses every start (or counts them): the outbox's failure paths, without an outage to stage. */
+function fakeTemporal(start: (options: { workflowId: string }) => Promise<unknown>): Client {
+  return { workflow: { start: (_type: string, options: { workflowId: string }) => start(options) }, withDeadline: (_d: number, fn: () => Promise<unknown>) => fn() } as unknown as Client;
+}
+
+/**
+ * Issue 11 point 2: the events table is an outbox. Publishing stores; a worker's dispatcher starts the workflow,
+ * whether it hears of the event at once (LISTEN) or finds it later (sweep), and a start that failed is retried.
+ */
+describe('outbox dispatcher', () => {
+  const config = testConfig({ DELIVERY_RETRY_DELAYS: '10ms' });
+  let pool: Pool;
+  let receiver: Receiver;
+  let tw: TestWorker | undefined;
+  let accountId: string;
+
+  beforeAll(async () => {
+    pool = createPool(config.databaseUrl);
+    receiver = await startReceiver();
+    accountId = await createAccount(pool);
+  });
+  afterAll(async () => {
+    await tw?.stop();
+    await receiver?.close();
+    await pool?.end();
+  });
+
+  const dispatchedAt = async (id: string) => (await pool.query('SELECT dispatched_at FROM events WHERE id = $1', [id])).rows[0].dispatched_at;
+  const publish = (path: string) => publishEvent({ pool }, { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel({ id: path }) } });
+
+  it('keeps an event published while no worker runs, and delivers it once a worker starts', async () => {
+    const endpoint = await createEndpoint(pool, { accountId, url: `${receiver.url}/before-worker` });
+    const published = await publish('before-worker');
+    expect(published.workflowId).toBe(`event:${published.event.id}`);
+    expect(await dispatchedAt(published.event.id)).toBeNull();
+    expect((await operationalState(pool)).outbox.pending).toBe(1);
+
+    // No periodic sweep within the file: a hand-off after the first sweep can only come from a notification.
+    tw = await startTestWorker(config, {}, { sweepIntervalMs: 600_000 });
+    await tw.dispatcher.ready;
+    await deliveryResult(tw.client, published.event.id);
+    expect(receiver.at('/before-worker')).toHaveLength(1);
+    expect(await attemptsOf(pool, endpoint.id)).toHaveLength(1);
+    expect(await dispatchedAt(published.event.id)).toBeInstanceOf(Date);
+    expect((await operationalState(pool)).outbox).toEqual({ pending: 0, oldestPendingAgeSeconds: 0 });
+    expect(tw.dispatcher.stats().swept).toBe(1);
+  });
+
+  it('hears of an event as its publish commits, without waiting for a sweep', async () => {
+    await createEndpoint(pool, { accountId, url: `${receiver.url}/notified` });
+    const before = tw!.dispatcher.stats();
+    const published = await publish('notified');
+    await deliveryResult(tw!.client, published.event.id);
+    expect(receiver.at('/notified')).toHaveLength(1);
+    const after = tw!.dispatcher.stats();
+    expect(after.notified).toBe(before.notified + 1);
+    expect(after.swept).toBe(before.swept);
+  });
+
+  it('does not dispatch an event with nobody to deliver to', async () => {
+    const other = await createAccount(pool);
+    const published = await publishEvent({ pool }, { accountId: other, livemode: false, type: 'parcel.created', data: { parcel: parcel() } });
+    expect(published.workflowId).toBeNull();
+    expect(await dispatchedAt(published.event.id)).toBeInstanceOf(Date);
+  });
+
+  it('leaves an event Temporal refused waiting under its lease, then hands it off once the lease lapses', async () => {
+    // The worker's dispatcher is stopped so the refused start is the only claimant.
+    await tw!.stop();
+    tw = undefined;
+    await createEndpoint(pool, { accountId, url: `${receiver.url}/refused` });
+    const published = await publish('refused');
+    const refusing = fakeTemporal(() => Promise.reject(new Error('Temporal unreachable')));
+    const refused = await dispatchWaiting({ pool, temporal: refusing, config }, { limit: 10, leaseMs: 60_000 });
+    expect(refused).toMatchObject({ claimed: 1, dispatched: [] });
+    expect(refused.error?.message).toBe('Temporal unreachable');
+    expect(await dispatchedAt(published.event.id)).toBeNull();
+
+    // Under the lease nobody else claims it.
+    const starts: string[] = [];
+    const counting = fakeTemporal(async (options) => starts.push(options.workflowId));
+    expect(await dispatchWaiting({ pool, temporal: counting, config }, { limit: 10 })).toMatchObject({ claimed: 0 });
+    expect(starts).toEqual([]);
+
+    // The lease lapses (shortened here instead of waited out); a worker's first sweep delivers it.
+    await pool.query(`UPDATE events SET dispatch_lease_until = now() - interval '1 second' WHERE id = $1`, [published.event.id]);
+    tw = await startTestWorker(config);
+    await deliveryResult(tw.client, published.event.id);
+    expect(receiver.at('/refused')).toHaveLength(1);
+    expect(await dispatchedAt(published.event.id)).toBeInstanceOf(Date);
+  });
+
+  it('never starts an event twice when dispatchers race for the same events', async () => {
+    await tw!.stop();
+    tw = undefined;
+    await createEndpoint(pool, { accountId, url: `${receiver.url}/race` });
+    const ids: string[] = [];
+    for (let i = 0; i < 30; i++) ids.push((await publish(`race-${i}`)).event.id);
+    const starts: string[] = [];
+    const counting = fakeTemporal(async (options) => starts.push(options.workflowId));
+    const racers = Array.from({ length: 4 }, () => dispatchWaiting({ pool, temporal: counting, config }, { limit: 10 }));
+    const claimedNow = (await Promise.all(racers)).reduce((sum, r) => sum + r.claimed, 0);
+    // Whatever the racers left (each takes at most 10), one more pass takes.
+    const rest = await dispatchWaiting({ pool, temporal: counting, config }, { limit: 100 });
+    expect(claimedNow + rest.claimed).toBe(30);
+    expect(new Set(starts).size).toBe(starts.length);
+    expect(starts.sort()).toEqual(ids.map((id) => `event:${id}`).sort());
+    const { rows } = await pool.query('SELECT count(*)::int AS n FROM events WHERE id = ANY ($1) AND dispatched_at IS NULL', [ids]);
+    expect(rows[0].n).toBe(0);
+    await waitFor(async () => (await operationalState(pool)).outbox.pending === 0, { what: 'an empty outbox' });
+  });
+});
