@@ -57,6 +57,9 @@ export default async function internalEventRoutes(fastify: FastifyInstance): Pro
       schema: {
         tags: ['internal'],
         summary: 'Publish an event (parcel system only)',
+        description:
+          'Stores the event and its deliveries; a 2xx means it is accepted and will be delivered, even if the delivery ' +
+          'engine is down right now. Retrying with the same id returns the same event (200), never a second delivery.',
         body: PublishBody,
         response: { 200: PublishedEvent, 201: PublishedEvent, ...errorResponses },
       },
