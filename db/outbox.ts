@@ -20,13 +20,18 @@ export interface UndispatchedEvent {
 /**
  * Leases up to `limit` waiting events, oldest first (only `ids` when given), skipping rows another dispatcher is
  * claiming right now and events still under a lease. One statement: the lease is the only state a claim writes.
+ * Neither the lease nor the hand-off mark waits for the WAL flush (set_config(..., true): this statement's
+ * transaction only): Postgres crashing right after would lose at most the mark, and the event would be claimed
+ * and started again, which finds its workflow started and changes nothing. The event itself was stored durably.
  */
 export async function claimUndispatched(
   pool: Pool,
   input: { ids?: string[]; limit: number; leaseMs: number },
 ): Promise<UndispatchedEvent[]> {
   const { rows } = await pool.query<UndispatchedEvent>(
-    `WITH claimable AS (
+    `WITH relaxed AS (
+       SELECT set_config('synchronous_commit', 'off', true)
+     ), claimable AS (
        SELECT id FROM events
         WHERE dispatched_at IS NULL
           AND (dispatch_lease_until IS NULL OR dispatch_lease_until < now())
@@ -36,7 +41,7 @@ export async function claimUndispatched(
           FOR UPDATE SKIP LOCKED
      )
      UPDATE events ev SET dispatch_lease_until = now() + make_interval(secs => $3::float8 / 1000)
-       FROM claimable c
+       FROM claimable c, relaxed
       WHERE ev.id = c.id
      RETURNING ev.id, ev.account_id, ev.livemode, ev.type, ev.endpoint_ids,
                (SELECT COALESCE(jsonb_object_agg(d.endpoint_id, d.id), '{}') FROM deliveries d
@@ -50,7 +55,9 @@ export async function claimUndispatched(
 export async function markDispatched(pool: Pool, ids: string[]): Promise<void> {
   if (ids.length === 0) return;
   await pool.query(
-    `UPDATE events SET dispatched_at = now(), dispatch_lease_until = NULL
+    `WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true))
+     UPDATE events SET dispatched_at = now(), dispatch_lease_until = NULL
+       FROM relaxed
       WHERE id = ANY ($1::text[]) AND dispatched_at IS NULL`,
     [ids],
   );
