@@ -336,6 +336,8 @@ export interface RetentionCursor {
 export interface RetentionResult {
   events: number;
   notifications: number;
+  /** Developers page sign-in links and sessions (absent in results recorded before they were kept in bounds). */
+  signIns?: number;
   /** Expired events kept because a delivery of theirs is still running. */
   kept: number;
   /** A batch was full: there may be more to delete now. */

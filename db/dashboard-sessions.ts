@@ -1,5 +1,5 @@
 import type { AccountStatus } from './accounts';
-import type { Pool } from './pool';
+import type { Db, Pool } from './pool';
 
 /** Tables dashboard_sign_in_links and dashboard_sessions. SQL only: the rules are domain/dashboard-sessions.ts's. */
 
@@ -56,4 +56,23 @@ export async function findLiveSession(pool: Pool, idHash: Buffer): Promise<Sessi
 
 export async function endSession(pool: Pool, idHash: Buffer): Promise<void> {
   await pool.query('UPDATE dashboard_sessions SET ended_at = now() WHERE id_hash = $1 AND ended_at IS NULL', [idHash]);
+}
+
+/**
+ * Retention: at most `limit` sign-in links and at most `limit` sessions that stopped being usable before `cutoff`
+ * (expired, or signed out), oldest first. Returns how many rows went.
+ */
+export async function deleteSignInsEndedBefore(db: Db, cutoff: Date, limit: number): Promise<number> {
+  const links = await db.query(
+    `DELETE FROM dashboard_sign_in_links WHERE token_hash IN (
+       SELECT token_hash FROM dashboard_sign_in_links WHERE expires_at < $1 ORDER BY expires_at LIMIT $2)`,
+    [cutoff, limit],
+  );
+  const sessions = await db.query(
+    `DELETE FROM dashboard_sessions WHERE id_hash IN (
+       SELECT id_hash FROM dashboard_sessions WHERE LEAST(expires_at, COALESCE(ended_at, expires_at)) < $1
+        ORDER BY expires_at LIMIT $2)`,
+    [cutoff, limit],
+  );
+  return (links.rowCount ?? 0) + (sessions.rowCount ?? 0);
 }

@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { RetentionCursor, RetentionResult } from '../core/delivery-contract';
+import { deleteSignInsEndedBefore } from '../db/dashboard-sessions';
 import { deleteAbandonmentsBefore } from '../db/endpoint-abandonments';
 import { deleteEventsWithAttempts, listExpiredEvents } from '../db/events';
 import { deleteNotificationsBefore } from '../db/notifications';
@@ -8,7 +9,8 @@ import { eventIdsWithOpenWorkflows } from '../infra/temporal';
 
 /**
  * Retention (EVENT_RETENTION): events older than the cutoff are deleted with their attempts, deliveries and
- * abandonment records, and so are old notifications, each in bounded batches, never an event whose delivery is
+ * abandonment records, and so are old notifications and the developers page's sign-in links and sessions that
+ * stopped being usable before the cutoff, each in bounded batches, never an event whose delivery is
  * still running: one with a delivery workflow Temporal still has open is kept (and looked at again next run).
  */
 
@@ -31,12 +33,18 @@ export async function deleteExpired(
   const events = expired.length > 0 ? await withTransaction(deps.pool, (tx) => deleteEventsWithAttempts(tx, expired, options.cutoff)) : 0;
   const notifications = await deleteNotificationsBefore(deps.pool, options.cutoff, options.limit);
   const abandonments = await deleteAbandonmentsBefore(deps.pool, options.cutoff, options.limit);
+  const signIns = await deleteSignInsEndedBefore(deps.pool, options.cutoff, options.limit);
   const last = candidates.at(-1);
   return {
     events,
     notifications,
     kept: candidates.length - events,
-    more: candidates.length === options.limit || notifications === options.limit || abandonments === options.limit,
+    signIns,
+    more:
+      candidates.length === options.limit ||
+      notifications === options.limit ||
+      abandonments === options.limit ||
+      signIns >= options.limit,
     after: last ? { insertedAt: last.inserted_at.toISOString(), id: last.id } : options.after,
   };
 }

@@ -105,4 +105,34 @@ describe('retention', () => {
     expect(third.events).toBeGreaterThanOrEqual(1);
     for (const id of ids) expect(await exists('events', 'id', id)).toBe(false);
   });
+
+  it('deletes developers page sign-in links and sessions that stopped being usable before the cutoff', async () => {
+    const accountId = await createAccount(h.tw.pool);
+    const link = async (hoursAgo: number) =>
+      (await h.tw.pool.query(
+        `INSERT INTO dashboard_sign_in_links (token_hash, account_id, expires_at) VALUES (decode(md5(random()::text) || md5(random()::text), 'hex'), $1, now() - $2 * interval '1 hour') RETURNING token_hash`,
+        [accountId, hoursAgo],
+      )).rows[0].token_hash as Buffer;
+    const session = async (expiresHoursAgo: number, endedHoursAgo: number | null) =>
+      (await h.tw.pool.query(
+        `INSERT INTO dashboard_sessions (id_hash, account_id, csrf_token, expires_at, ended_at)
+         VALUES (decode(md5(random()::text) || md5(random()::text), 'hex'), $1, 'csrf', now() - $2 * interval '1 hour', now() - $3 * interval '1 hour') RETURNING id_hash`,
+        [accountId, expiresHoursAgo, endedHoursAgo],
+      )).rows[0].id_hash as Buffer;
+    const oldLink = await link(5);
+    const freshLink = await link(-0.2);
+    const expired = await session(5, null);
+    const signedOut = await session(-10, 5);
+    const live = await session(-10, null);
+    const cutoff = new Date(Date.now() - 2 * 3_600_000);
+    const result = await deleteExpired({ pool: h.tw.pool, temporal: h.tw.client }, { cutoff, limit: 100 });
+    expect(result.signIns).toBeGreaterThanOrEqual(3);
+    const has = async (table: string, column: string, key: Buffer) =>
+      ((await h.tw.pool.query(`SELECT 1 FROM ${table} WHERE ${column} = $1`, [key])).rowCount ?? 0) > 0;
+    expect(await has('dashboard_sign_in_links', 'token_hash', oldLink)).toBe(false);
+    expect(await has('dashboard_sign_in_links', 'token_hash', freshLink)).toBe(true);
+    expect(await has('dashboard_sessions', 'id_hash', expired)).toBe(false);
+    expect(await has('dashboard_sessions', 'id_hash', signedOut)).toBe(false);
+    expect(await has('dashboard_sessions', 'id_hash', live)).toBe(true);
+  });
 });
