@@ -63,5 +63,20 @@ export async function markDispatched(pool: Pool, ids: string[]): Promise<void> {
   );
 }
 
+/**
+ * Starting these failed here: their leases end now, so another dispatcher (or this one's next sweep, on its
+ * backoff) may try at once rather than after the lease.
+ */
+export async function releaseLeases(pool: Pool, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await pool.query(
+    `WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true))
+     UPDATE events SET dispatch_lease_until = NULL
+       FROM relaxed
+      WHERE id = ANY ($1::text[]) AND dispatched_at IS NULL`,
+    [ids],
+  );
+}
+
 /** The channel the insert trigger notifies with the event id. */
 export const OUTBOX_CHANNEL = 'event_outbox';

@@ -3,7 +3,7 @@ import { WorkflowIdReusePolicy } from '@temporalio/common';
 import { SEARCH_ATTRIBUTES, WORKFLOW_ID, type DeliverEventInput, type DeliverEventWorkflow } from '../core/delivery-contract';
 import { localAttemptTaskTimeoutMs } from '../core/delivery-policy';
 import { formatDuration } from '../core/durations';
-import { claimUndispatched, markDispatched, OUTBOX_CHANNEL, type UndispatchedEvent } from '../db/outbox';
+import { claimUndispatched, markDispatched, OUTBOX_CHANNEL, releaseLeases, type UndispatchedEvent } from '../db/outbox';
 import type { Pool } from '../db/pool';
 import type { Config } from '../infra/config';
 
@@ -124,14 +124,15 @@ export interface DispatchResult {
   claimed: number;
   /** Of those, started (or found started) and marked dispatched. */
   dispatched: string[];
-  /** The first reason a start failed, when one did: those events are claimed again once their lease lapses. */
+  /** The first reason a start failed, when one did: those events' leases are given back, to be claimed again. */
   error?: Error;
 }
 
 /**
  * Claims up to `limit` waiting events (only `ids` when given) and starts their workflows side by side. The
  * hand-off is marked in one statement for the batch; if that write fails, the next claim starts them again,
- * which finds the workflows started and changes nothing.
+ * which finds the workflows started and changes nothing. Events Temporal refused are given back at once: the
+ * caller's backoff, not the lease, decides when they are tried again.
  */
 export async function dispatchWaiting(
   deps: DispatchDeps,
@@ -143,5 +144,7 @@ export async function dispatchWaiting(
   const dispatched = claimed.filter((_, i) => results[i]!.status === 'fulfilled').map((row) => row.id);
   const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   await markDispatched(deps.pool, dispatched);
+  // Best effort: a lease not given back only lapses (DISPATCH_LEASE_MS).
+  if (failure) await releaseLeases(deps.pool, claimed.filter((_, i) => results[i]!.status === 'rejected').map((row) => row.id)).catch(() => undefined);
   return { claimed: claimed.length, dispatched, ...(failure ? { error: failure.reason as Error } : {}) };
 }

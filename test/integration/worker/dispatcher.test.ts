@@ -77,7 +77,7 @@ describe('outbox dispatcher', () => {
     expect(await dispatchedAt(published.event.id)).toBeInstanceOf(Date);
   });
 
-  it('leaves an event Temporal refused waiting under its lease, then hands it off once the lease lapses', async () => {
+  it('leaves an event Temporal refused waiting, gives its lease back, and hands it off once Temporal answers', async () => {
     // The worker's dispatcher is stopped so the refused start is the only claimant.
     await tw!.stop();
     tw = undefined;
@@ -87,15 +87,17 @@ describe('outbox dispatcher', () => {
     const refused = await dispatchWaiting({ pool, temporal: refusing, config }, { limit: 10, leaseMs: 60_000 });
     expect(refused).toMatchObject({ claimed: 1, dispatched: [] });
     expect(refused.error?.message).toBe('Temporal unreachable');
-    expect(await dispatchedAt(published.event.id)).toBeNull();
+    const { rows } = await pool.query('SELECT dispatched_at, dispatch_lease_until FROM events WHERE id = $1', [published.event.id]);
+    expect(rows[0]).toEqual({ dispatched_at: null, dispatch_lease_until: null });
 
-    // Under the lease nobody else claims it.
+    // A start under way holds its lease: while it does, nobody else claims the event.
     const starts: string[] = [];
     const counting = fakeTemporal(async (options) => starts.push(options.workflowId));
+    await pool.query(`UPDATE events SET dispatch_lease_until = now() + interval '1 minute' WHERE id = $1`, [published.event.id]);
     expect(await dispatchWaiting({ pool, temporal: counting, config }, { limit: 10 })).toMatchObject({ claimed: 0 });
     expect(starts).toEqual([]);
 
-    // The lease lapses (shortened here instead of waited out); a worker's first sweep delivers it.
+    // The lease lapses (moved back here instead of waited out); a worker's first sweep delivers it.
     await pool.query(`UPDATE events SET dispatch_lease_until = now() - interval '1 second' WHERE id = $1`, [published.event.id]);
     tw = await startTestWorker(config);
     await deliveryResult(tw.client, published.event.id);
