@@ -3,14 +3,18 @@ export interface ChaosOptions {
   events: number;
   /** Write the full result as JSON here. */
   out: string | undefined;
+  /** The full Temporal server on Postgres (infra/temporal-server.ts) instead of the dev server. */
+  cluster: boolean;
 }
 
-export const USAGE = `npm run chaos -- [--seed N] [--events N] [--out FILE]
+export const USAGE = `npm run chaos -- [--seed N] [--events N] [--out FILE] [--cluster]
 
   --seed N     repeat a run: every random choice (traffic, receivers' answers, fault times) comes from it
                (default: drawn from the clock and printed)
   --events N   events to publish (default 300)
-  --out FILE   also write the full result as JSON to FILE`;
+  --out FILE   also write the full result as JSON to FILE
+  --cluster    run on the full Temporal server on PostgreSQL (built once, its own databases) instead of the
+               dev server; the Temporal outage stops and starts that server`;
 
 function positiveInteger(flag: string, raw: string | undefined, min: number): number {
   if (raw === undefined || !/^\d+$/.test(raw) || Number(raw) < min) {
@@ -20,7 +24,7 @@ function positiveInteger(flag: string, raw: string | undefined, min: number): nu
 }
 
 export function parseArgs(argv: string[]): ChaosOptions | 'help' {
-  const options: ChaosOptions = { seed: Date.now() % 1_000_000, events: 300, out: undefined };
+  const options: ChaosOptions = { seed: Date.now() % 1_000_000, events: 300, out: undefined, cluster: false };
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = (argv[i] as string).split('=', 2) as [string, string | undefined];
     const value = () => inline ?? argv[++i];
@@ -37,6 +41,9 @@ export function parseArgs(argv: string[]): ChaosOptions | 'help' {
         options.out = file;
         break;
       }
+      case '--cluster':
+        options.cluster = true;
+        break;
       case '--help':
       case '-h':
         return 'help';

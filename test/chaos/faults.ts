@@ -1,5 +1,6 @@
-import type { Supervisor, TemporalServer } from './processes';
+import type { Supervisor } from './processes';
 import type { Rng } from './rng';
+import type { ChaosTemporal } from './temporal';
 import { at, log, sleep } from './runtime';
 import type { TcpProxy } from './wiring';
 
@@ -64,7 +65,7 @@ export function describePlan(plan: PlannedFault[]): string {
 
 export interface FaultTargets {
   worker: Supervisor;
-  temporal: TemporalServer;
+  temporal: ChaosTemporal;
   proxy: TcpProxy;
   /** Runs while Temporal is down (the operator's publishes). */
   duringTemporalOutage?: () => Promise<void>;

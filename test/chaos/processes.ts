@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { API_ENTRY, childStopper, ROOT, startDevServer, startWorkerProcess, type DevServer, type DevServerOptions } from './wiring';
+import { API_ENTRY, childStopper, ROOT, startWorkerProcess } from './wiring';
 import { log, sleep } from './runtime';
 
 /** One line of a process's life, for the timeline and for explaining what the receivers saw. */
@@ -157,58 +157,4 @@ export function apiLauncher(env: Record<string, string>, port: number): () => Pr
     }
     return { process: child, output, kill: () => stopWith('SIGKILL'), stop: () => stopWith('SIGTERM') };
   };
-}
-
-/** The Temporal dev server on a file database, so it can be stopped and started again with its state. */
-export class TemporalServer {
-  readonly events: ProcessEvent[] = [];
-  private server: DevServer | undefined;
-  private readonly output: string[] = [];
-
-  constructor(private readonly options: DevServerOptions) {}
-
-  get address(): string {
-    return `127.0.0.1:${this.options.port}`;
-  }
-
-  /** Set by close(): a fault still under way must not start the server again once the run is being torn down. */
-  private closed = false;
-
-  async start(byChaos = true): Promise<void> {
-    if (this.closed) throw new Error('temporal: not restarted, the run is stopping');
-    const server = await startDevServer({
-      ...this.options,
-      readyTimeoutMs: 90_000,
-      log: (line) => {
-        this.output.push(line);
-        if (this.output.length > 50) this.output.shift();
-      },
-    });
-    if (this.closed) {
-      await server.stop();
-      throw new Error('temporal: stopped again at once, the run is stopping');
-    }
-    this.server = server;
-    this.events.push({ at: Date.now(), process: 'temporal', kind: 'started', byChaos, pid: server.process.pid });
-    log(`temporal ${server.process.pid}: serving on ${this.address}`);
-  }
-
-  /** From now on start() refuses: the run is being torn down. */
-  refuseRestarts(): void {
-    this.closed = true;
-  }
-
-  async close(): Promise<void> {
-    this.closed = true;
-    await this.stop();
-  }
-
-  async stop(): Promise<void> {
-    const server = this.server;
-    if (!server) return;
-    this.server = undefined;
-    await server.stop();
-    this.events.push({ at: Date.now(), process: 'temporal', kind: 'stopped', byChaos: true, pid: server.process.pid });
-    log(`temporal ${server.process.pid}: stopped`);
-  }
 }

@@ -1,6 +1,7 @@
 /**
- * `npm run chaos`: a few hundred events through the real API, worker, Temporal dev server and Postgres on
- * loopback while the worker is SIGKILLed, Temporal is down for 18 s and Postgres is unreachable for 10 s;
+ * `npm run chaos`: a few hundred events through the real API, worker, Temporal (the dev server, or with
+ * --cluster the full server on Postgres) and Postgres on loopback while the worker is SIGKILLed, Temporal is
+ * down for 18 s and Postgres is unreachable for 10 s;
  * then the receivers' log is compared with the attempt records (see reconcile.ts for the definitions).
  * Exit code 0 when every figure is zero (duplicates explained by a killed worker aside), 1 when not,
  * 2 when the harness itself failed, 130 on SIGINT.
@@ -13,7 +14,7 @@ import pg from 'pg';
 import { parseArgs, USAGE } from './args';
 import { describePlan, planFaults, runFaults, type FaultRecord } from './faults';
 import { createMerchant } from './merchant';
-import { apiLauncher, Supervisor, TemporalServer, workerLauncher } from './processes';
+import { apiLauncher, Supervisor, workerLauncher } from './processes';
 import { reconcile } from './reconcile';
 import { subscribes, startReceivers } from './receivers';
 import { operatorPublish, type OperatorPublish } from './operator';
@@ -21,8 +22,9 @@ import { connectTemporal, readEngineRecords, waitForQuietHealth, waitUntilFinish
 import { formatReport } from './report';
 import { createRng } from './rng';
 import { Cleanup, killStrayChildren, log, sleep } from './runtime';
+import { ClusterTemporal, DevTemporal, type ChaosTemporal } from './temporal';
 import { planEvents, runTraffic } from './traffic';
-import { cachedCliPath, dropDatabase, ensureTemporalCli, FIXTURES, freePort, prepareDatabase, startTcpProxy } from './wiring';
+import { cachedCliPath, dropDatabase, ensureTemporalCli, ensureTemporalServer, FIXTURES, freePort, prepareDatabase, startTcpProxy } from './wiring';
 
 /** Short ladder and timeout so whole ladders fit in the run: 6 attempts over 11 s of waits. */
 const RETRY_DELAYS = '1s,2s,2s,3s,3s';
@@ -63,8 +65,6 @@ async function main(cleanup: Cleanup): Promise<number> {
   const deadline = Date.now() + HARD_LIMIT_MS;
   log(`seed ${seed}, ${eventCount} events over ${TRAFFIC_SPAN_MS / 1000} s, ladder ${RETRY_DELAYS}, timeout ${DELIVERY_TIMEOUT_MS / 1000} s (repeat with --seed ${seed})`);
 
-  const cliPath = await temporalCli();
-
   // Postgres: a fresh database, and a proxy in front of it for the API and the worker.
   const databaseUrl = new URL(process.env.CHAOS_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
   databaseUrl.pathname = `/pw_${runId}`;
@@ -81,13 +81,28 @@ async function main(cleanup: Cleanup): Promise<number> {
   proxiedUrl.hostname = '127.0.0.1';
   proxiedUrl.port = String(proxy.port);
 
-  // Temporal: a dev server of our own on a file database, so it can be restarted with its state.
+  // Temporal of our own that the outage can stop and start with its state: the dev server on a file database,
+  // or the full server on databases of its own.
   const dir = mkdtempSync(path.join(tmpdir(), 'pw-chaos-'));
-  cleanup.add('temporary files', async () => rmSync(dir, { recursive: true, force: true }));
-  const temporal = new TemporalServer({ cliPath, port: await freePort(), dbFile: path.join(dir, 'temporal.sqlite') });
+  // A failed run keeps the servers' logs; a passing one leaves nothing behind.
+  cleanup.add('temporary files', async () => {
+    if (exitCode === 0) rmSync(dir, { recursive: true, force: true });
+    else log(`temporary files (Temporal's logs) kept in ${dir}`);
+  });
+  let temporal: ChaosTemporal;
+  if (parsed.cluster) {
+    const install = await ensureTemporalServer({ log });
+    const cluster = new ClusterTemporal({ databaseUrl: directUrl, prefix: runId, install, dir });
+    cleanup.add('temporal databases', () => cluster.dropDatabases());
+    await cluster.createDatabases();
+    temporal = cluster;
+  } else {
+    temporal = new DevTemporal({ cliPath: await temporalCli(), port: await freePort(), dbFile: path.join(dir, 'temporal.sqlite') });
+  }
   await temporal.start();
   cleanup.add('temporal', () => temporal.close());
   cleanup.onStart(() => temporal.refuseRestarts());
+  log(temporal.describe());
 
   const receivers = await startReceivers(seed, DELIVERY_TIMEOUT_MS);
   cleanup.add('receivers', () => receivers.close());
@@ -185,6 +200,7 @@ async function main(cleanup: Cleanup): Promise<number> {
   if (parsed.out) {
     const full = {
       seed,
+      temporal: temporal.describe(),
       events: eventCount,
       ladder: RETRY_DELAYS,
       timeoutMs: DELIVERY_TIMEOUT_MS,
@@ -207,9 +223,12 @@ async function main(cleanup: Cleanup): Promise<number> {
 
 const cleanup = new Cleanup();
 let exiting = false;
+/** The code the run exits with, once known: cleanup keeps the temporary files of a run that did not pass. */
+let exitCode: number | undefined;
 const exit = (code: number) => {
   if (exiting) return;
   exiting = true;
+  exitCode = code;
   void cleanup.run().finally(() => {
     const stray = killStrayChildren();
     if (stray.length) log(`killed stray child processes: ${stray.join(', ')}`);

@@ -1,7 +1,7 @@
 /**
  * Everything the chaos suite takes from outside test/chaos/, in one file: when sources move, only this file
- * changes. From the product it uses entry points (worker, API, CLI) as child processes and three stable
- * functions (database preparation, the dev server, the Temporal CLI); the rest is the public contract
+ * changes. From the product it uses entry points (worker, API, CLI) as child processes and four stable
+ * functions (database preparation, the dev server, the Temporal CLI, the full Temporal server); the rest is the public contract
  * (HTTP API, environment variables, workflow ids, table names) as DESIGN.md states it.
  */
 import { readFileSync } from 'node:fs';
@@ -11,6 +11,16 @@ export { dropDatabase, prepareDatabase } from '../../db/migrate';
 export { startDevServer, type DevServer, type DevServerOptions } from '../../infra/dev-server';
 export { childStopper } from '../../infra/child-process';
 export { cachedCliPath, ensureTemporalCli } from '../../infra/temporal-cli';
+export {
+  dropTemporalDatabases,
+  ensureTemporalServer,
+  setupTemporalDatabases,
+  startTemporalServer,
+  type TemporalServer as FullTemporalServer,
+  type TemporalServerInstall,
+} from '../../infra/temporal-server';
+/** Our search attributes, registered on the full server as `temporal-server` does (the dev server takes them as flags). */
+export { SEARCH_ATTRIBUTE_TYPE_NAMES } from '../../core/delivery-contract';
 
 export { startReceiver, type Receiver, type ReceivedRequest, type Reply } from '../helpers/receiver';
 export { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
