@@ -10,6 +10,8 @@ import {
   TEMPORAL_SERVER_VERSION,
 } from '../../infra/temporal-server-config';
 import { devServerArgs } from '../../infra/dev-server';
+import { loadConfig } from '../../infra/config';
+import { temporalMetricsAddress } from '../../infra/temporal-runtime';
 
 // No Docker engine runs here, so the compose file is checked by reading it.
 const root = path.join(__dirname, '..', '..');
@@ -21,6 +23,8 @@ const compose = parse(readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'
     command?: string[];
     volumes?: string[];
     ports?: string[];
+    expose?: string[];
+    profiles?: string[];
     environment?: Record<string, string>;
     depends_on?: Record<string, { condition: string }> | string[];
   }>;
@@ -42,6 +46,7 @@ describe('docker-compose.yml', () => {
     expect(services.temporal?.ports).toContain('7233:7233');
     expect(services['temporal-ui']?.ports).toContain('8233:8080');
     expect(services.api?.ports).toContain('3000:3000');
+    // Workers scale out (`--scale worker=N`): a fixed host port would stop the second replica.
     expect(services.worker?.ports).toBeUndefined();
   });
 
@@ -86,6 +91,39 @@ describe('docker-compose.yml', () => {
     expect(services.api?.environment?.PORT).toBe('3000');
   });
 
+  it('serves each process\'s Prometheus page to the compose network, as the app\'s own config reads it', () => {
+    for (const name of ['api', 'worker'] as const) {
+      const config = loadConfig(interpolated(services[name]?.environment ?? {}));
+      // 127.0.0.1, the default, would be unreachable from the scraper's container.
+      expect(config.metrics.host, name).toBe('0.0.0.0');
+      expect(config.metrics.port, name).toBeGreaterThan(0);
+      expect(services[name]?.expose, name).toEqual([String(config.metrics.port)]);
+      if (name === 'api') expect(config.metrics.port, 'apart from the API port').not.toBe(config.port);
+    }
+  });
+
+  it('the worker\'s Temporal SDK metrics are on its loopback at METRICS_PORT+1, reached through its page, not exposed', () => {
+    const config = loadConfig(interpolated(services.worker?.environment ?? {}));
+    expect(temporalMetricsAddress(config.metrics)).toBe(`127.0.0.1:${config.metrics.port + 1}`);
+    const published = [...(services.worker?.expose ?? []), ...(services.worker?.ports ?? [])];
+    expect(published).not.toContain(String(config.metrics.port + 1));
+  });
+
+  it('has an optional Prometheus that scrapes the api and every worker replica on their metrics port', () => {
+    const prometheus = services.prometheus;
+    expect(prometheus?.profiles).toEqual(['monitoring']);
+    expect(prometheus?.volumes).toContain('./deploy/prometheus:/etc/prometheus:ro');
+    expect(prometheus?.command).toEqual(['--config.file=/etc/prometheus/prometheus.yml']);
+    const scrape = parse(readFileSync(path.join(root, 'deploy', 'prometheus', 'prometheus.yml'), 'utf8')) as {
+      scrape_configs: { dns_sd_configs?: { names: string[]; type: string; port: number }[] }[];
+    };
+    const discovered = scrape.scrape_configs.flatMap((c) => c.dns_sd_configs ?? []);
+    expect(discovered.flatMap((d) => d.names).sort()).toEqual(['api', 'worker']);
+    for (const d of discovered) {
+      for (const name of d.names) expect(services[name]?.expose, name).toContain(String(d.port));
+    }
+  });
+
   it('starts the app only after migrations ran and Temporal is healthy', () => {
     for (const name of ['api', 'worker'] as const) {
       const deps = services[name]?.depends_on as Record<string, { condition: string }>;
@@ -95,6 +133,11 @@ describe('docker-compose.yml', () => {
     expect(services.migrate?.command).toEqual(['node', 'cli/bin.js', 'migrate']);
   });
 });
+
+/** Compose's `${NAME:-default}` as it is with nothing set in the shell: the default. */
+function interpolated(env: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).map(([key, value]) => [key, value.replace(/\$\{\w+:-([^}]*)\}/g, '$1')]));
+}
 
 /** `--name X --type Y` pairs of a `temporal operator search-attribute create` command line. */
 function createdSearchAttributes(script: string): Record<string, string> {

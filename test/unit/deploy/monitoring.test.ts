@@ -99,7 +99,24 @@ describe('alert rules (deploy/prometheus/alerts.yml)', () => {
     expect(check).toMatch(/SUCCESS: \d+ rules found/);
     const test = execFileSync(promtool, ['test', 'rules', 'alerts.test.yml'], { cwd: dir, encoding: 'utf8' });
     expect(test).toContain('SUCCESS');
+    // The compose file's Prometheus config, with the rule files it loads (paths relative to it).
+    const config = execFileSync(promtool, ['check', 'config', 'prometheus.yml'], { cwd: dir, encoding: 'utf8' });
+    expect(config).toContain('SUCCESS: prometheus.yml is valid prometheus config file syntax');
   }, 300_000);
+});
+
+describe('Prometheus config (deploy/prometheus/prometheus.yml)', () => {
+  const config = parse(readFileSync(path.join(DEPLOY, 'prometheus', 'prometheus.yml'), 'utf8')) as {
+    rule_files: string[];
+    scrape_configs: { job_name: string }[];
+  };
+
+  it('loads the alert rules and scrapes under the job the rules name', () => {
+    expect(config.rule_files).toEqual(['alerts.yml']);
+    const jobs = new Set(rules.flatMap((r) => [...r.expr.matchAll(/job="([^"]+)"/g)].map((m) => m[1])));
+    expect(jobs.size).toBeGreaterThan(0);
+    expect(config.scrape_configs.map((c) => c.job_name)).toEqual([...jobs]);
+  });
 });
 
 describe('Grafana dashboard (deploy/grafana/parcel-webhooks.json)', () => {
