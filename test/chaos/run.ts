@@ -84,10 +84,11 @@ async function main(cleanup: Cleanup): Promise<number> {
   // Temporal of our own that the outage can stop and start with its state: the dev server on a file database,
   // or the full server on databases of its own.
   const dir = mkdtempSync(path.join(tmpdir(), 'pw-chaos-'));
-  // A failed run keeps the servers' logs; a passing one leaves nothing behind.
+  // A run that failed (1) or whose harness failed (2) keeps the servers' files and logs to read; a passing or
+  // interrupted one leaves nothing behind.
   cleanup.add('temporary files', async () => {
-    if (exitCode === 0) rmSync(dir, { recursive: true, force: true });
-    else log(`temporary files (Temporal's logs) kept in ${dir}`);
+    if (exitCode === 1 || exitCode === 2) log(`temporary files (Temporal's database or logs) kept in ${dir}`);
+    else rmSync(dir, { recursive: true, force: true });
   });
   let temporal: ChaosTemporal;
   if (parsed.cluster) {
