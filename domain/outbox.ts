@@ -31,6 +31,14 @@ export interface DispatchDeps {
   eagerStart?: boolean;
 }
 
+/**
+ * Eager start only for small batches. An eager workflow task is started the moment it is handed back, so its
+ * 10 s workflow task timeout runs while it queues inside a busy worker: under load (bench, 200 in flight on 2
+ * cores) whole batches of eager starts timed out and waited 10 s for a retry (p99 12-14 s). A large batch means
+ * the dispatcher is behind: those go through matching, which hands tasks out only as workers poll.
+ */
+export const EAGER_BATCH_MAX = 4;
+
 /** How long a claim keeps other dispatchers off an event: well above one start, even a slow one. */
 export const DISPATCH_LEASE_MS = 30_000;
 /** One start may wait this long for Temporal; the event is claimed again after the lease otherwise. */
@@ -93,14 +101,14 @@ function describe(input: DeliverEventInput): { staticSummary: string; staticDeta
 }
 
 /** Idempotent: an existing workflow for this event (running or finished) is success, never a second delivery. */
-async function startDelivery(deps: DispatchDeps, input: DeliverEventInput): Promise<void> {
+async function startDelivery(deps: DispatchDeps, input: DeliverEventInput, eager: boolean): Promise<void> {
   const start = () =>
     deps.temporal.workflow.start<DeliverEventWorkflow>('deliverEvent', {
       workflowId: WORKFLOW_ID.deliverEvent(input.eventId),
       taskQueue: deps.config.temporal.taskQueue,
       args: [input],
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-      requestEagerStart: deps.eagerStart ?? false,
+      requestEagerStart: eager,
       // A local attempt runs inside the workflow task, which must outlast it (core/delivery-policy.ts).
       ...(input.attemptKind === 'local' ? { workflowTaskTimeout: localAttemptTaskTimeoutMs(input.timeoutMs) } : {}),
       typedSearchAttributes: [
@@ -140,7 +148,8 @@ export async function dispatchWaiting(
 ): Promise<DispatchResult> {
   const leaseMs = input.leaseMs ?? DISPATCH_LEASE_MS;
   const claimed = await claimUndispatched(deps.pool, { ids: input.ids, limit: input.limit, leaseMs });
-  const results = await Promise.allSettled(claimed.map((row) => startDelivery(deps, deliveryInput(row, deps.config))));
+  const eager = (deps.eagerStart ?? false) && claimed.length <= EAGER_BATCH_MAX;
+  const results = await Promise.allSettled(claimed.map((row) => startDelivery(deps, deliveryInput(row, deps.config), eager)));
   const dispatched = claimed.filter((_, i) => results[i]!.status === 'fulfilled').map((row) => row.id);
   const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   await markDispatched(deps.pool, dispatched);
