@@ -5,16 +5,20 @@ export interface ChaosOptions {
   out: string | undefined;
   /** The full Temporal server on Postgres (infra/temporal-server.ts) instead of the dev server. */
   cluster: boolean;
+  /** The engine's DELIVERY_ATTEMPT for this run; undefined leaves the engine's default. */
+  attempt: 'activity' | 'local' | undefined;
 }
 
-export const USAGE = `npm run chaos -- [--seed N] [--events N] [--out FILE] [--cluster]
+export const USAGE = `npm run chaos -- [--seed N] [--events N] [--out FILE] [--cluster] [--attempt activity|local]
 
   --seed N     repeat a run: every random choice (traffic, receivers' answers, fault times) comes from it
                (default: drawn from the clock and printed)
   --events N   events to publish (default 300)
   --out FILE   also write the full result as JSON to FILE
   --cluster    run on the full Temporal server on PostgreSQL (built once, its own databases) instead of the
-               dev server; the Temporal outage stops and starts that server`;
+               dev server; the Temporal outage stops and starts that server
+  --attempt K  run every attempt as a regular activity or a local one (DELIVERY_ATTEMPT of the API, the worker
+               and the CLI; default: the engine's default)`;
 
 function positiveInteger(flag: string, raw: string | undefined, min: number): number {
   if (raw === undefined || !/^\d+$/.test(raw) || Number(raw) < min) {
@@ -24,7 +28,7 @@ function positiveInteger(flag: string, raw: string | undefined, min: number): nu
 }
 
 export function parseArgs(argv: string[]): ChaosOptions | 'help' {
-  const options: ChaosOptions = { seed: Date.now() % 1_000_000, events: 300, out: undefined, cluster: false };
+  const options: ChaosOptions = { seed: Date.now() % 1_000_000, events: 300, out: undefined, cluster: false, attempt: undefined };
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = (argv[i] as string).split('=', 2) as [string, string | undefined];
     const value = () => inline ?? argv[++i];
@@ -44,6 +48,12 @@ export function parseArgs(argv: string[]): ChaosOptions | 'help' {
       case '--cluster':
         options.cluster = true;
         break;
+      case '--attempt': {
+        const kind = value();
+        if (kind !== 'activity' && kind !== 'local') throw new Error(`--attempt needs activity or local, got ${kind ?? 'nothing'}`);
+        options.attempt = kind;
+        break;
+      }
       case '--help':
       case '-h':
         return 'help';

@@ -63,7 +63,8 @@ async function main(cleanup: Cleanup): Promise<number> {
   const rng = createRng(seed);
   const runId = `chaos${seed}_${Date.now().toString(36)}`;
   const deadline = Date.now() + HARD_LIMIT_MS;
-  log(`seed ${seed}, ${eventCount} events over ${TRAFFIC_SPAN_MS / 1000} s, ladder ${RETRY_DELAYS}, timeout ${DELIVERY_TIMEOUT_MS / 1000} s (repeat with --seed ${seed})`);
+  const attempts = parsed.attempt ? `, ${parsed.attempt} attempts` : '';
+  log(`seed ${seed}, ${eventCount} events over ${TRAFFIC_SPAN_MS / 1000} s, ladder ${RETRY_DELAYS}, timeout ${DELIVERY_TIMEOUT_MS / 1000} s${attempts} (repeat with --seed ${seed}${parsed.attempt ? ` --attempt ${parsed.attempt}` : ''})`);
 
   // Postgres: a fresh database, and a proxy in front of it for the API and the worker.
   const databaseUrl = new URL(process.env.CHAOS_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
@@ -120,6 +121,8 @@ async function main(cleanup: Cleanup): Promise<number> {
     ENDPOINT_FAILING_THRESHOLD: String(FAILING_THRESHOLD),
     METRICS_PORT: '0',
     LOG_LEVEL: 'warn',
+    // Read where workflows are started (the worker's outbox dispatcher, the CLI), so every process gets it.
+    ...(parsed.attempt ? { DELIVERY_ATTEMPT: parsed.attempt } : {}),
   };
   const apiPort = await freePort();
   const apiUrl = `http://127.0.0.1:${apiPort}`;
@@ -203,6 +206,7 @@ async function main(cleanup: Cleanup): Promise<number> {
       seed,
       temporal: temporal.describe(),
       events: eventCount,
+      attempt: parsed.attempt ?? 'default',
       ladder: RETRY_DELAYS,
       timeoutMs: DELIVERY_TIMEOUT_MS,
       plan,
