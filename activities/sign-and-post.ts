@@ -1,12 +1,20 @@
+import { randomUUID } from 'node:crypto';
 import { log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Agent } from 'undici';
-import { attemptRecord, FAILURE, type AttemptOutcome, type SignAndPostInput, type SkipReason } from '../core/delivery-contract';
+import {
+  attemptRecord,
+  FAILURE,
+  type AttemptOutcome,
+  type NotPostedDetails,
+  type SignAndPostInput,
+  type SkipReason,
+} from '../core/delivery-contract';
 import { ATTEMPT_DB_DEADLINE_MS, USER_AGENT } from '../core/delivery-policy';
 import { SecretUnavailableError } from '../core/secrets';
 import { signatureHeader } from '../core/signing';
 import type { Pool } from '../domain/database';
-import { loadDeliveryContext, recordAttempt, recordSkipped, releaseClaims, type EndpointForDelivery } from '../domain/deliveries';
+import { loadDeliveryContext, recordAttempt, recordSkipped, releaseClaim, type AttemptClaim } from '../domain/deliveries';
 import type { Config } from '../infra/config';
 import { postWebhook } from '../infra/http-client';
 import { observeAttempt } from '../infra/metrics';
@@ -35,17 +43,26 @@ async function withinDeadline<T>(work: Promise<T>, what: string): Promise<T> {
 }
 
 /**
- * What the attempt reads before posting. Our database not answering throws DatabaseUnavailable: nothing was
- * posted, and the workflow tries this same attempt again (it never counts as failed). A secret that cannot be
- * opened is this endpoint's problem, not an outage: it comes back as `secretUnavailable`, and the ladder ends.
+ * Nothing was posted because our database did not answer: the workflow tries this same attempt again (it never
+ * counts as failed). A local try's failure names its run, so the workflow's next try may take over its claim.
+ */
+function databaseUnavailable(err: unknown, claim: AttemptClaim | undefined): ApplicationFailure {
+  const details: NotPostedDetails[] | undefined = claim ? [{ run: claim.run }] : undefined;
+  return ApplicationFailure.create({ type: FAILURE.databaseUnavailable, message: (err as Error).message, nonRetryable: true, details });
+}
+
+/**
+ * What the attempt reads before posting (claiming the attempt for this run, for a local try). Our database not
+ * answering throws DatabaseUnavailable. A secret that cannot be opened is this endpoint's problem, not an
+ * outage: it comes back as `secretUnavailable`, and the ladder ends.
  */
 async function loadContext(
   deps: SignAndPostDeps,
   input: SignAndPostInput,
+  claim: AttemptClaim | undefined,
 ): Promise<DeliveryContext | undefined | 'secretUnavailable'> {
   try {
     const key = deps.config.webhook.secretEncryptionKey;
-    const claim = input.claimTry === undefined ? undefined : { attemptId: input.attemptId, try: input.claimTry };
     const context = loadDeliveryContext(deps.pool, input.endpointId, input.eventId, key, claim, input.deliveryId);
     return await withinDeadline(context, 'reading the endpoint');
   } catch (err) {
@@ -53,7 +70,7 @@ async function loadContext(
       log.error('endpoint secret cannot be opened: its delivery ends skipped', { endpointId: input.endpointId, error: err.message });
       return 'secretUnavailable';
     }
-    throw ApplicationFailure.create({ type: FAILURE.databaseUnavailable, message: (err as Error).message, nonRetryable: true });
+    throw databaseUnavailable(err, claim);
   }
 }
 
@@ -75,11 +92,11 @@ function skipReason(context: DeliveryContext | undefined | 'secretUnavailable'):
  * Nothing is posted; the delivery ends skipped. Failing to write that is failing before posting: the workflow
  * retries this attempt, which checks again, so the delivery is never left pending.
  */
-async function skip(deps: SignAndPostDeps, input: SignAndPostInput, reason: SkipReason): Promise<AttemptOutcome> {
+async function skip(deps: SignAndPostDeps, input: SignAndPostInput, reason: SkipReason, claim: AttemptClaim | undefined): Promise<AttemptOutcome> {
   try {
     await withinDeadline(recordSkipped(deps.pool, input, reason), 'recording the skipped delivery');
   } catch (err) {
-    throw ApplicationFailure.create({ type: FAILURE.databaseUnavailable, message: (err as Error).message, nonRetryable: true });
+    throw databaseUnavailable(err, claim);
   }
   return { kind: 'skipped', reason };
 }
@@ -102,16 +119,22 @@ function deliveryHeaders(input: SignAndPostInput, body: string, secrets: string[
  */
 export function createSignAndPost(deps: SignAndPostDeps) {
   return async function signAndPost(input: SignAndPostInput): Promise<AttemptOutcome> {
-    const context = await loadContext(deps, input);
+    // A local try: this execution claims the attempt under a name of its own. The same try may run again (its
+    // workflow task lost with a worker, or timed out), and only the history knows which runs posted nothing.
+    const claim: AttemptClaim | undefined =
+      input.claimTry === undefined
+        ? undefined
+        : { attemptId: input.attemptId, run: randomUUID(), try: input.claimTry, notPostedRuns: input.notPostedRuns ?? [] };
+    const context = await loadContext(deps, input, claim);
     if (context && context !== 'secretUnavailable' && !context.fresh) {
-      // A local try run again after its worker died: the first run may have posted. Never post twice.
+      // Another run of this attempt claimed it, and its outcome is not in the history: it may have posted.
       throw ApplicationFailure.create({ type: FAILURE.attemptLost, message: `attempt ${input.attemptId} ran before on a lost worker`, nonRetryable: true });
     }
     const reason = skipReason(context);
     if (reason) {
-      // A claim ends with the attempt's record; a skipped attempt has none, so its claims go now.
-      if (input.claimTry !== undefined) await withinDeadline(releaseClaims(deps.pool, input.attemptId), 'releasing the claim').catch(() => undefined);
-      return skip(deps, input, reason);
+      // Nothing posted and no record: the claim goes back, so a re-run of this try skips too.
+      if (claim) await withinDeadline(releaseClaim(deps.pool, claim), 'releasing the claim').catch(() => undefined);
+      return skip(deps, input, reason, claim);
     }
     const { endpoint, body } = context as DeliveryContext & { body: string };
 

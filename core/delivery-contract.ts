@@ -155,10 +155,17 @@ export interface SignAndPostInput extends AttemptIdentity {
   timeoutMs: number;
   /**
    * Set for a local attempt: the how-many-th try of this attempt it is (a try not posted because our database
-   * was down is tried again as the next). A try run again after its worker died finds its claim and posts
-   * nothing (FAILURE.attemptLost).
+   * was down is tried again as the next). Every execution of a try claims the attempt under a name of its own
+   * (db/migrations/*_attempt-claims-per-run.sql); one that finds it claimed by another posts nothing
+   * (FAILURE.attemptLost).
    */
   claimTry?: number;
+  /**
+   * The executions of this attempt's earlier tries that reported, in this workflow's history, that they posted
+   * nothing (the run named in their DatabaseUnavailable failure): their claims do not stop this try. Any other
+   * claim may be an execution whose outcome was lost with its workflow task, and may have posted.
+   */
+  notPostedRuns?: string[];
 }
 
 /** What one POST ended with (infra/http-client.ts); every value fits in history (RESPONSE_BODY_CHARS). */
@@ -245,6 +252,17 @@ export const FAILURE = {
 
 /** Failures before anything was posted: the workflow retries the same attempt, never counted as failed. */
 export const NOT_POSTED_FAILURES: readonly string[] = [FAILURE.databaseUnavailable, FAILURE.secretUnavailable];
+
+/** The details a local try's not-posted failure carries: which execution of the try it was (its claim's run). */
+export interface NotPostedDetails {
+  run: string;
+}
+
+/** The run named by a not-posted failure's details; undefined for failures written before runs were named. */
+export function notPostedRun(details: readonly unknown[] | undefined | null): string | undefined {
+  const first = details?.[0] as Partial<NotPostedDetails> | undefined;
+  return typeof first?.run === 'string' ? first.run : undefined;
+}
 
 // ---- The endpoint supervisor's messages ----------------------------------------------------------------------
 

@@ -50,9 +50,6 @@ export async function insertAttempt(pool: Pool, record: AttemptRecord): Promise<
               reason = CASE WHEN deliveries.status = 'skipped' AND NOT $12::boolean THEN deliveries.reason ELSE ${NEW_REASON} END
         WHERE id = (SELECT id FROM delivery) AND EXISTS (SELECT 1 FROM inserted)
         RETURNING id
-     ), released AS (
-       -- A local attempt's claims end with its record (db/migrations/*_attempt-claims.sql).
-       DELETE FROM attempt_claims WHERE attempt_id = $1
      ), reset AS (
        UPDATE webhook_endpoints SET abandoned_streak = 0, status = 'enabled'
         WHERE id = $2 AND $12::boolean AND (abandoned_streak > 0 OR status = 'failing')

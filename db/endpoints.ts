@@ -201,14 +201,21 @@ export interface EndpointForDeliveryRow {
   previous_secret: string | null;
   /** The event's stored body; null when the event is unknown (or none was asked for). */
   event_body: string | null;
-  /** False when a claim was asked for and this try of the attempt was claimed (or recorded) before. */
+  /** False when a claim was asked for and another run holds the attempt (or it is recorded): it must not post. */
   fresh: boolean;
 }
 
-/** A local attempt's try, claimed before it posts (db/migrations/*_attempt-claims.sql says why). */
+/**
+ * One execution of a local attempt's try, claiming the attempt before it posts
+ * (db/migrations/*_attempt-claims.sql and *_attempt-claims-per-run.sql say why).
+ */
 export interface AttemptClaim {
   attemptId: string;
+  /** This execution's own name, unique to it. */
+  run: string;
   try: number;
+  /** Runs of this attempt known (from the workflow's history) to have posted nothing: their claim may be taken. */
+  notPostedRuns: string[];
 }
 
 /**
@@ -227,12 +234,15 @@ export async function loadAttemptContext(
   // is lost only if Postgres itself crashes within ~0.6 s of writing it while the worker also dies mid-post, and
   // that costs one repeated POST with the same Service-Delivery id, never a lost delivery. set_config(..., true)
   // lasts for this statement's own transaction only.
+  // The upsert, not a read of the row, decides: on a conflict it waits for any claim of the attempt in flight and
+  // judges the row's latest version, which a read in this statement's snapshot might not see.
   const { rows } = await pool.query<EndpointForDeliveryRow>(
     `WITH relaxed AS (
        SELECT set_config('synchronous_commit', 'off', true) WHERE $3::text IS NOT NULL
      ), claimed AS (
-       INSERT INTO attempt_claims (attempt_id, try) SELECT $3::text, $4::integer WHERE $3::text IS NOT NULL
-       ON CONFLICT DO NOTHING
+       INSERT INTO attempt_claims (attempt_id, run, try) SELECT $3::text, $6::text, $4::integer WHERE $3::text IS NOT NULL
+       ON CONFLICT (attempt_id) DO UPDATE SET run = EXCLUDED.run, try = EXCLUDED.try, claimed_at = now()
+        WHERE attempt_claims.run = ANY ($7::text[])
        RETURNING 1
      )
      SELECT e.id, e.url, e.account_id, e.livemode, e.status,
@@ -251,14 +261,26 @@ export async function loadAttemptContext(
             ) AS delivery_status
        FROM webhook_endpoints e JOIN accounts a ON a.id = e.account_id LEFT JOIN relaxed ON true
       WHERE e.id = $1`,
-    [endpointId, eventId, options.claim?.attemptId ?? null, options.claim?.try ?? null, options.deliveryId ?? null],
+    [
+      endpointId,
+      eventId,
+      options.claim?.attemptId ?? null,
+      options.claim?.try ?? null,
+      options.deliveryId ?? null,
+      options.claim?.run ?? null,
+      options.claim?.notPostedRuns ?? [],
+    ],
   );
   return rows[0];
 }
 
-/** Drops an attempt's claims when it ends without a record (skipped): nothing else would. */
-export async function releaseAttemptClaims(pool: Pool, attemptId: string): Promise<void> {
-  await pool.query('DELETE FROM attempt_claims WHERE attempt_id = $1', [attemptId]);
+/**
+ * A run that skipped (posted nothing, and its attempt gets no record) gives its claim back, so a re-run of its
+ * try after a lost workflow task skips again instead of being recorded lost. Only its own: another run's claim
+ * may stand for a post.
+ */
+export async function releaseAttemptClaim(pool: Pool, claim: Pick<AttemptClaim, 'attemptId' | 'run'>): Promise<void> {
+  await pool.query('DELETE FROM attempt_claims WHERE attempt_id = $1 AND run = $2', [claim.attemptId, claim.run]);
 }
 
 /** The abandoned streak kept by the supervisor, mirrored so a later success knows there is something to reset. */

@@ -178,10 +178,10 @@ export async function listExpiredEvents(
 }
 
 /**
- * Retention: deletes these events (still expired, and with no delivery pending) with their attempts, deliveries
- * (ON DELETE CASCADE) and abandonment records, in the caller's transaction. The events are locked first: a delivery
- * being added to one of them (a resend) waits for this, and one added just before makes it keep the event.
- * Returns how many events were deleted.
+ * Retention: deletes these events (still expired, and with no delivery pending) with their attempts and the
+ * attempts' claims, deliveries (ON DELETE CASCADE) and abandonment records, in the caller's transaction. The
+ * events are locked first: a delivery being added to one of them (a resend) waits for this, and one added just
+ * before makes it keep the event. Returns how many events were deleted.
  */
 export async function deleteEventsWithAttempts(tx: Db, ids: string[], cutoff: Date): Promise<number> {
   const { rows } = await tx.query<{ id: string }>(
@@ -193,6 +193,11 @@ export async function deleteEventsWithAttempts(tx: Db, ids: string[], cutoff: Da
   );
   const doomed = rows.map((row) => row.id);
   if (doomed.length === 0) return 0;
+  // A local attempt's claim outlives its record (db/migrations/*_attempt-claims-per-run.sql): it goes with it here.
+  await tx.query(
+    'DELETE FROM attempt_claims WHERE attempt_id IN (SELECT id FROM delivery_attempts WHERE event_id = ANY ($1::text[]))',
+    [doomed],
+  );
   await tx.query('DELETE FROM delivery_attempts WHERE event_id = ANY ($1::text[])', [doomed]);
   await tx.query('DELETE FROM endpoint_abandonments WHERE event_id = ANY ($1::text[])', [doomed]);
   const deleted = await tx.query('DELETE FROM events WHERE id = ANY ($1::text[])', [doomed]);

@@ -5,7 +5,7 @@ import { openSecret } from '../core/secrets';
 import * as attempts from '../db/delivery-attempts';
 import type { DeliveryAttemptRow } from '../db/delivery-attempts';
 import { markDeliverySkipped, type DeliveryRef } from '../db/deliveries';
-import { loadAttemptContext, releaseAttemptClaims, type AttemptClaim, type EndpointScope } from '../db/endpoints';
+import { loadAttemptContext, releaseAttemptClaim, type AttemptClaim, type EndpointScope } from '../db/endpoints';
 import type { Pool } from '../db/pool';
 import { getEndpoint, unixSeconds, type EndpointDeps, type Page } from './endpoints';
 
@@ -68,9 +68,9 @@ export async function loadDeliveryContext(
 
 export type { AttemptClaim };
 
-/** A claimed attempt that ends without a record (skipped) drops its claims; a record drops them otherwise. */
-export async function releaseClaims(pool: Pool, attemptId: string): Promise<void> {
-  await releaseAttemptClaims(pool, attemptId);
+/** A run that claimed its attempt and then skipped it (nothing posted, no record) gives its claim back. */
+export async function releaseClaim(pool: Pool, claim: Pick<AttemptClaim, 'attemptId' | 'run'>): Promise<void> {
+  await releaseAttemptClaim(pool, claim);
 }
 
 /** The endpoint as a delivery sees it, without an event. */

@@ -13,6 +13,7 @@ import {
   attemptRecord,
   FAILURE,
   NOT_POSTED_FAILURES,
+  notPostedRun,
   type AttemptKind,
   type AttemptOutcome,
   type DeliverEventInput,
@@ -71,6 +72,12 @@ function isNotPosted(err: unknown): boolean {
   return NOT_POSTED_FAILURES.includes(failureType(err) ?? '');
 }
 
+/** The execution a local try's not-posted failure names (its details); undefined for a regular activity's. */
+function runOf(err: unknown): string | undefined {
+  const failure = attemptFailure(err);
+  return failure instanceof ApplicationFailure ? notPostedRun(failure.details) : undefined;
+}
+
 /**
  * The activity itself failed (worker killed mid-post: start-to-close timeout). Whatever happened on the wire,
  * the attempt is recorded as failed unless the lost worker had already written the real record.
@@ -101,6 +108,10 @@ async function attemptOnce(input: SignAndPostInput, kind: AttemptKind, summary: 
   const ladder = input.endpointId;
   let backoffMs = DB_UNAVAILABLE_INITIAL_BACKOFF_MS;
   let tries = 0;
+  // Executions of this attempt that this history shows posted nothing; a local try may take over their claims
+  // and no other (a re-run of a try whose workflow task was lost does not know what the lost run did).
+  // Only the activity's input changes with it, never a command: histories written before replay unchanged.
+  const notPostedRuns: string[] = [];
   try {
     for (;;) {
       await gate.waitTurn(ladder);
@@ -109,7 +120,7 @@ async function attemptOnce(input: SignAndPostInput, kind: AttemptKind, summary: 
         const options = { startToCloseTimeout: activityTimeoutMs, retry: { maximumAttempts: 1 }, summary };
         const outcome =
           kind === 'local'
-            ? await signAndPostLocally.executeWithOptions(options, [{ ...input, claimTry: tries++ }])
+            ? await signAndPostLocally.executeWithOptions(options, [{ ...input, claimTry: tries++, notPostedRuns: [...notPostedRuns] }])
             : await signAndPost.executeWithOptions(options, [input]);
         gate.release(ladder);
         if (outcome.kind === 'attempted' && !outcome.recorded && outcome.record) {
@@ -124,6 +135,8 @@ async function attemptOnce(input: SignAndPostInput, kind: AttemptKind, summary: 
           gate.release(ladder);
           return await recordLostAttempt(input, err, activityTimeoutMs);
         }
+        const run = runOf(err);
+        if (run !== undefined) notPostedRuns.push(run);
         if (!gate.claim(ladder)) continue;
         log.warn('attempt not posted: database unavailable, retrying', { endpointId: input.endpointId, backoffMs });
         await sleep(backoffMs, { summary: `database unavailable: retry attempt ${input.attempt} in ${formatDuration(backoffMs)}` });

@@ -13,7 +13,7 @@ import { waitFor } from '../../helpers/wait';
 
 /**
  * Point 6 of issue 11: EVENT_RETENTION and a Temporal Schedule, created by the worker, that deletes expired events
- * with their attempts, deliveries and abandonment records, and old notifications, in bounded batches, never an
+ * with their attempts (and local attempts' claims), deliveries and abandonment records, and old notifications, in bounded batches, never an
  * event whose delivery is still running. Events are made old by moving their insert time back two hours.
  */
 describe('retention', () => {
@@ -54,6 +54,14 @@ describe('retention', () => {
         [id, accountId],
       );
     }
+    // A local attempt's claim outlives its record: it goes with its event, and stays with one that stays.
+    const claimOf = async (eventId: string) => {
+      const { rows } = await h.tw.pool.query<{ id: string }>('SELECT id FROM delivery_attempts WHERE event_id = $1', [eventId]);
+      const attemptId = rows[0]?.id as string;
+      await h.tw.pool.query(`INSERT INTO attempt_claims (attempt_id, run) VALUES ($1, 'run') ON CONFLICT DO NOTHING`, [attemptId]);
+      return attemptId;
+    };
+    const claims = { expired: await claimOf(delivered.event.id), kept: await claimOf(fresh.event.id) };
     // The running delivery is found open in Temporal's visibility, which is what protects it.
     expect(await eventIdsWithOpenWorkflows(h.tw.client, [delivered.event.id, running.event.id])).toEqual(new Set([running.event.id]));
 
@@ -80,6 +88,8 @@ describe('retention', () => {
     expect(await exists('events', 'id', delivered.event.id)).toBe(false);
     expect(await exists('delivery_attempts', 'event_id', delivered.event.id)).toBe(false);
     expect(await exists('deliveries', 'event_id', delivered.event.id)).toBe(false);
+    expect(await exists('attempt_claims', 'attempt_id', claims.expired)).toBe(false);
+    expect(await exists('attempt_claims', 'attempt_id', claims.kept)).toBe(true);
     expect(await exists('events', 'id', running.event.id)).toBe(true);
     expect(await attemptsOf(h.tw.pool, down.id)).toHaveLength(1);
     expect(await exists('events', 'id', fresh.event.id)).toBe(true);

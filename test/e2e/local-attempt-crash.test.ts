@@ -1,0 +1,151 @@
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { publishEvent } from '../../domain/events';
+import { createPool, type Pool } from '../../db/pool';
+import { testDatabaseUrl } from '../helpers/database';
+import { attemptsOf, createEndpoint, deliveryResult, parcel } from '../helpers/delivery';
+import { FIXTURES, testConfig, uniqueTaskQueue } from '../helpers/env';
+import { createAccount } from '../helpers/fixtures';
+import { startReceiver, type Receiver } from '../helpers/receiver';
+import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
+import { waitFor } from '../helpers/wait';
+import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process';
+
+/**
+ * Local attempts (DELIVERY_ATTEMPT=local) run inside the workflow task, so a worker that dies mid-post leaves
+ * nothing in history and the next worker runs the attempt again with the same id. Whatever that re-run meets,
+ * one attempt id reaches the receiver once: the re-run records the attempt as lost instead of posting it again.
+ * The workers are child processes SIGKILLed as a crashed machine would be; they reach Postgres through a proxy
+ * the test cuts.
+ */
+describe('local attempts: a worker lost mid-post', () => {
+  let direct: Pool;
+  let proxy: TcpProxy;
+  let receiver: Receiver;
+  const workers: WorkerProcess[] = [];
+  const closers: Array<() => Promise<void>> = [];
+
+  /** A backoff timer the workflow starts when an attempt could not read the database (its summary says so). */
+  const isBackoffTimer = (e: Record<string, any>) =>
+    Boolean(e.timerStartedEventAttributes) &&
+    Buffer.from(e.userMetadata?.summary?.data ?? []).toString().includes('database unavailable');
+
+  beforeAll(async () => {
+    direct = createPool(testDatabaseUrl());
+    const url = new URL(testDatabaseUrl());
+    proxy = await startTcpProxy({ host: url.hostname, port: Number(url.port || 5432) });
+    receiver = await startReceiver();
+  });
+  afterEach(async () => {
+    for (const worker of workers.splice(0)) await worker.kill();
+    for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
+    await proxy.restore().catch(() => undefined);
+  });
+  afterAll(async () => {
+    await receiver?.close();
+    await proxy?.close();
+    await direct?.end();
+  });
+
+  async function setup(ladder: string) {
+    const proxied = new URL(testDatabaseUrl());
+    proxied.port = String(proxy.port);
+    const env: Record<string, string> = {
+      DATABASE_URL: proxied.toString(),
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_TASK_QUEUE: uniqueTaskQueue('local-crash'),
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      WEBHOOK_CA_FILE: path.join(FIXTURES, 'tls', 'ca.pem'),
+      DELIVERY_RETRY_DELAYS: ladder,
+      DELIVERY_TIMEOUT: '1s',
+      DELIVERY_ATTEMPT: 'local',
+    };
+    const config = testConfig(env);
+    const connection = await Connection.connect({ address: inject('temporalAddress') });
+    closers.push(() => connection.close());
+    const client = new Client({ connection, namespace: config.temporal.namespace });
+    const startWorker = async () => {
+      const worker = await startWorkerProcess(env);
+      workers.push(worker);
+      return worker;
+    };
+    return { client, startWorker };
+  }
+
+  /** Stored through the direct pool; the running worker's dispatcher starts its workflow (with local attempts). */
+  async function publishTo(pathname: string) {
+    const accountId = await createAccount(direct);
+    const endpoint = await createEndpoint(direct, { accountId, url: `${receiver.url}${pathname}` });
+    const published = await publishEvent({ pool: direct }, { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } });
+    return { endpoint, eventId: published.event.id };
+  }
+
+  const deliveryIds = (pathname: string) => receiver.at(pathname).map((r) => r.headers['service-delivery'] as string);
+
+  it('the next worker runs the try again and finds it claimed: recorded lost, the ladder goes on', async () => {
+    const { client, startWorker } = await setup('1s');
+    const first = await startWorker();
+    let killed: Promise<void> | undefined;
+    receiver.script('/lost', (index) => {
+      if (index === 0) {
+        killed = first.kill();
+        return { status: 200, delayMs: 500 };
+      }
+      return { status: 200 };
+    });
+    const { endpoint, eventId } = await publishTo('/lost');
+    await waitFor(() => killed !== undefined, { what: 'attempt 1 to reach the receiver', timeoutMs: 60_000 });
+    await killed;
+    await startWorker();
+
+    const result = await deliveryResult(client, eventId, 90_000);
+    const ids = deliveryIds('/lost');
+    expect(new Set(ids).size).toBe(ids.length);
+    const attempts = await attemptsOf(direct, endpoint.id);
+    expect(attempts.map((a) => [a.attempt, a.status_code, a.error, a.succeeded])).toEqual([
+      [1, null, 'timeout', false],
+      [2, 200, null, true],
+    ]);
+    expect(attempts.map((a) => a.id)).toEqual(ids);
+    expect(result).toMatchObject({ endpoints: [{ outcome: 'delivered', attempts: 2 }] });
+  }, 240_000);
+
+  it('the next worker cannot read the database at first: the attempt is recorded lost, never posted again', async () => {
+    const { client, startWorker } = await setup('1s');
+    const first = await startWorker();
+    let lost: Promise<unknown> | undefined;
+    receiver.script('/lost-then-outage', (index) => {
+      if (index === 0) {
+        // The first worker dies with the request in flight, and our database goes away with it: the claim of
+        // this try is stored, its record never is, and the re-run of the try cannot read anything.
+        lost = Promise.all([first.kill(), proxy.cut()]);
+        return { status: 200, delayMs: 500 };
+      }
+      return { status: 200 };
+    });
+    const { endpoint, eventId } = await publishTo('/lost-then-outage');
+    await waitFor(() => lost !== undefined, { what: 'attempt 1 to reach the receiver', timeoutMs: 60_000 });
+    await lost;
+
+    await startWorker();
+    // The workflow task times out (timeout + margin), the new worker runs the try again and finds no database.
+    const history = async () => (await client.workflow.getHandle(`event:${eventId}`).fetchHistory()).events ?? [];
+    await waitFor(async () => (await history()).some((e) => isBackoffTimer(e as Record<string, any>)), {
+      what: 'the re-run to find the database unavailable',
+      timeoutMs: 90_000,
+    });
+    await proxy.restore();
+
+    const result = await deliveryResult(client, eventId, 60_000);
+    const ids = deliveryIds('/lost-then-outage');
+    expect(new Set(ids).size).toBe(ids.length);
+    const attempts = await attemptsOf(direct, endpoint.id);
+    expect(attempts.map((a) => [a.attempt, a.status_code, a.error, a.succeeded])).toEqual([
+      [1, null, 'timeout', false],
+      [2, 200, null, true],
+    ]);
+    expect(attempts.map((a) => a.id)).toEqual(ids);
+    expect(result).toMatchObject({ endpoints: [{ outcome: 'delivered', attempts: 2 }] });
+  }, 240_000);
+});
