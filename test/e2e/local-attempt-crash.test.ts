@@ -83,6 +83,19 @@ describe('local attempts: a worker lost mid-post', () => {
 
   const deliveryIds = (pathname: string) => receiver.at(pathname).map((r) => r.headers['service-delivery'] as string);
 
+  /** Attempt 1 recorded lost (a timeout), attempt 2 delivered, and no Service-Delivery id received twice. */
+  async function expectLostThenDelivered(result: unknown, path: string, endpointId: string): Promise<void> {
+    const ids = deliveryIds(path);
+    expect(new Set(ids).size).toBe(ids.length);
+    const attempts = await attemptsOf(direct, endpointId);
+    expect(attempts.map((a) => [a.attempt, a.status_code, a.error, a.succeeded])).toEqual([
+      [1, null, 'timeout', false],
+      [2, 200, null, true],
+    ]);
+    expect(attempts.map((a) => a.id)).toEqual(ids);
+    expect(result).toMatchObject({ endpoints: [{ outcome: 'delivered', attempts: 2 }] });
+  }
+
   it('the next worker runs the try again and finds it claimed: recorded lost, the ladder goes on', async () => {
     const { client, startWorker } = await setup('1s');
     const first = await startWorker();
@@ -99,16 +112,7 @@ describe('local attempts: a worker lost mid-post', () => {
     await killed;
     await startWorker();
 
-    const result = await deliveryResult(client, eventId, 90_000);
-    const ids = deliveryIds('/lost');
-    expect(new Set(ids).size).toBe(ids.length);
-    const attempts = await attemptsOf(direct, endpoint.id);
-    expect(attempts.map((a) => [a.attempt, a.status_code, a.error, a.succeeded])).toEqual([
-      [1, null, 'timeout', false],
-      [2, 200, null, true],
-    ]);
-    expect(attempts.map((a) => a.id)).toEqual(ids);
-    expect(result).toMatchObject({ endpoints: [{ outcome: 'delivered', attempts: 2 }] });
+    await expectLostThenDelivered(await deliveryResult(client, eventId, 90_000), '/lost', endpoint.id);
   }, 240_000);
 
   it('the next worker cannot read the database at first: the attempt is recorded lost, never posted again', async () => {
@@ -137,15 +141,6 @@ describe('local attempts: a worker lost mid-post', () => {
     });
     await proxy.restore();
 
-    const result = await deliveryResult(client, eventId, 60_000);
-    const ids = deliveryIds('/lost-then-outage');
-    expect(new Set(ids).size).toBe(ids.length);
-    const attempts = await attemptsOf(direct, endpoint.id);
-    expect(attempts.map((a) => [a.attempt, a.status_code, a.error, a.succeeded])).toEqual([
-      [1, null, 'timeout', false],
-      [2, 200, null, true],
-    ]);
-    expect(attempts.map((a) => a.id)).toEqual(ids);
-    expect(result).toMatchObject({ endpoints: [{ outcome: 'delivered', attempts: 2 }] });
+    await expectLostThenDelivered(await deliveryResult(client, eventId, 60_000), '/lost-then-outage', endpoint.id);
   }, 240_000);
 });
