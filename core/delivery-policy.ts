@@ -3,6 +3,20 @@
  * The ladder itself (delays, timeout, failing threshold) is configuration (infra/config.ts, spec 8) and travels
  * in each workflow's input, so changing it never alters a running workflow.
  */
+import type { AttemptKind } from './delivery-contract';
+
+/**
+ * The attempt kind a delivery workflow runs with, given the configured one (DELIVERY_ATTEMPT) and how many
+ * ladders the workflow holds. Local attempts only for a workflow with one ladder: local activities of one
+ * workflow that run side by side resolve one activation each while live but all in one activation on replay,
+ * so ladders of different endpoints could issue their next commands in another order on replay than they did
+ * live (a nondeterminism error; chaos seed 777 found one, and the TypeScript SDK's issue 1744 is of this
+ * family). One ladder has nothing to interleave with. A fan-out keeps regular activities, which resolve from
+ * history events in order; it pays their extra history events, which are small beside its many posts.
+ */
+export function attemptKindFor(configured: AttemptKind, ladders: number): AttemptKind {
+  return configured === 'local' && ladders === 1 ? 'local' : 'activity';
+}
 
 /** spec 2.4 / 8: response characters kept per attempt. */
 export const RESPONSE_BODY_CHARS = 500;

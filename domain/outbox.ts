@@ -1,7 +1,7 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 import { SEARCH_ATTRIBUTES, WORKFLOW_ID, type DeliverEventInput, type DeliverEventWorkflow } from '../core/delivery-contract';
-import { localAttemptTaskTimeoutMs } from '../core/delivery-policy';
+import { attemptKindFor, localAttemptTaskTimeoutMs } from '../core/delivery-policy';
 import { formatDuration } from '../core/durations';
 import { claimUndispatched, markDispatched, OUTBOX_CHANNEL, releaseLeases, type UndispatchedEvent } from '../db/outbox';
 import type { Pool } from '../db/pool';
@@ -30,14 +30,6 @@ export interface DispatchDeps {
    */
   eagerStart?: boolean;
 }
-
-/**
- * Eager start only for small batches. An eager workflow task is started the moment it is handed back, so its
- * 10 s workflow task timeout runs while it queues inside a busy worker: under load (bench, 200 in flight on 2
- * cores) whole batches of eager starts timed out and waited 10 s for a retry (p99 12-14 s). A large batch means
- * the dispatcher is behind: those go through matching, which hands tasks out only as workers poll.
- */
-export const EAGER_BATCH_MAX = 4;
 
 /** How long a claim keeps other dispatchers off an event: well above one start, even a slow one. */
 export const DISPATCH_LEASE_MS = 30_000;
@@ -79,7 +71,7 @@ export function deliveryInput(row: UndispatchedEvent, config: Config): DeliverEv
     retryDelaysMs: config.delivery.retryDelaysMs,
     timeoutMs: config.delivery.timeoutMs,
     failingThreshold: config.delivery.failingThreshold,
-    attemptKind: config.delivery.attemptKind,
+    attemptKind: attemptKindFor(config.delivery.attemptKind, row.endpoint_ids.length),
   };
 }
 
@@ -148,7 +140,9 @@ export async function dispatchWaiting(
 ): Promise<DispatchResult> {
   const leaseMs = input.leaseMs ?? DISPATCH_LEASE_MS;
   const claimed = await claimUndispatched(deps.pool, { ids: input.ids, limit: input.limit, leaseMs });
-  const eager = (deps.eagerStart ?? false) && claimed.length <= EAGER_BATCH_MAX;
+  // Every start asks to be eager: the SDK asks the server for it only while the worker has a free slot, so a
+  // burst beyond the worker's slots goes through matching (worker/worker.ts deliverySlots).
+  const eager = deps.eagerStart ?? false;
   const results = await Promise.allSettled(claimed.map((row) => startDelivery(deps, deliveryInput(row, deps.config), eager)));
   const dispatched = claimed.filter((_, i) => results[i]!.status === 'fulfilled').map((row) => row.id);
   const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');

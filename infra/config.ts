@@ -38,10 +38,15 @@ export interface Config {
     retryDelaysMs: number[];
     timeoutMs: number;
     failingThreshold: number;
-    /** Read at publish time like the ladder: `activity` (default) or `local` (core/delivery-contract.ts AttemptKind). */
+    /** Read at hand-off like the ladder: `local` (default; one-endpoint workflows only, core/delivery-policy.ts attemptKindFor) or `activity`. */
     attemptKind: AttemptKind;
     /** Deliveries a recovery starts per second (RECOVER_RATE_PER_SECOND). */
     recoverRatePerSecond: number;
+    /**
+     * Workflow tasks and local attempts one worker runs at once (WORKER_CONCURRENCY); worker/worker.ts says why
+     * it is far above the SDK's defaults.
+     */
+    workerConcurrency: number;
   };
   retention: {
     /** Events, their attempts and deliveries, and notifications older than this are deleted (EVENT_RETENTION). */
@@ -85,10 +90,9 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
 }
 
 function attemptKind(env: Env, name: string): AttemptKind {
-  // Regular activities by default: local attempts passed chaos on three seeds, but a fourth (777) found a
-  // multi-endpoint workflow whose replay schedules out of order (nondeterminism); its fix (branch
-  // local-attempts, 21d868d) is not merged yet. README "Performance".
-  const raw = optional(env, name)?.toLowerCase() ?? 'activity';
+  // Local by default: a one-endpoint delivery then costs 6 history events instead of 11. Only workflows with
+  // one ladder run them (core/delivery-policy.ts attemptKindFor); a fan-out keeps regular activities.
+  const raw = optional(env, name)?.toLowerCase() ?? 'local';
   if (raw === 'local' || raw === 'activity') return raw;
   throw new ConfigError(name, `must be local or activity, got "${raw}"`);
 }
@@ -218,6 +222,7 @@ export function loadConfig(env: Env = process.env): Config {
       // at once, 10,000 missed events take about 17 minutes, and on the 2-core reference machine (about 37
       // deliveries/s in all) live traffic keeps most of the engine.
       recoverRatePerSecond: integer(env, 'RECOVER_RATE_PER_SECOND', 10, 1, 1000),
+      workerConcurrency: integer(env, 'WORKER_CONCURRENCY', 400, 2, 10_000),
     },
     retention: {
       eventRetentionMs: duration(env, 'EVENT_RETENTION', '30d', 60_000, 3650 * 86_400_000),

@@ -34,6 +34,24 @@ export interface WorkerDeps {
   options?: Partial<WorkerOptions>;
 }
 
+/**
+ * Slots sized for deliveries, not for CPU work. A local attempt runs inside its workflow task, so the task holds
+ * a workflow-task slot for as long as the receiver takes to answer (up to DELIVERY_TIMEOUT): with the SDK's 40,
+ * four slow receivers a second would hold every slot and stall all other deliveries of the worker. And the
+ * outbox dispatcher's eager starts take a free slot at start time: while the worker has one, the first task
+ * skips matching; once none is free, starts go through matching, and those tasks waited behind the eager ones
+ * (bench: 200 in flight with 100 slots, a quarter of the starts waited 6-11 s in matching; with 400, none did).
+ * The cache holds at least one workflow per slot (the SDK's rule) and stays bounded: 10,000 events parked in
+ * backoff cost memory only up to it.
+ */
+export function deliverySlots(concurrency: number): Partial<WorkerOptions> {
+  return {
+    maxConcurrentWorkflowTaskExecutions: concurrency,
+    maxConcurrentLocalActivityExecutions: concurrency,
+    maxCachedWorkflows: Math.max(1_000, concurrency),
+  };
+}
+
 export async function createWorker(deps: WorkerDeps): Promise<Worker> {
   const workflowSource: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> = existsSync(PREBUILT_BUNDLE)
     ? { workflowBundle: { codePath: PREBUILT_BUNDLE } }
@@ -51,6 +69,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
       mailer: createMailer(deps.config),
     }),
     ...workflowSource,
+    ...deliverySlots(deps.config.delivery.workerConcurrency),
     ...deps.options,
   });
 }

@@ -9,6 +9,8 @@ export interface Reply {
   status?: number;
   /** Answer after this long (the engine's timeout may fire first). */
   delayMs?: number;
+  /** Answer once this settles: holds the request open for as long as a test needs. */
+  until?: Promise<unknown>;
   body?: string | Buffer;
   headers?: Record<string, string>;
   /** Shorthand for a 3xx with Location. */
@@ -70,7 +72,8 @@ export async function startReceiver(options: { untrusted?: boolean } = {}): Prom
           res.writeHead(reply.status ?? (reply.redirectTo ? 302 : 200), headers);
           res.end(reply.body ?? 'ok');
         };
-        if (reply.delayMs) setTimeout(send, reply.delayMs).unref();
+        if (reply.until) void reply.until.finally(send);
+        else if (reply.delayMs) setTimeout(send, reply.delayMs).unref();
         else send();
       });
     },

@@ -17,9 +17,20 @@ describe('config', () => {
     expect(config.delivery.retryDelaysMs).toEqual([10_000, 60_000, 600_000, 3_600_000, 21_600_000]);
     expect(config.delivery.timeoutMs).toBe(10_000);
     expect(config.delivery.failingThreshold).toBe(3);
+    expect(config.delivery.attemptKind).toBe('local');
+    expect(config.delivery.workerConcurrency).toBe(400);
     expect(config.webhook.allowPrivateTargets).toBe(false);
     expect(config.webhook.secretEncryptionKey).toBeUndefined();
     expect(config.metrics).toEqual({ port: 9464, host: '127.0.0.1' });
+  });
+
+  it('reads the attempt kind and the worker concurrency, refusing what they cannot be', () => {
+    const config = loadConfig({ DELIVERY_ATTEMPT: 'activity', WORKER_CONCURRENCY: '50' });
+    expect(config.delivery.attemptKind).toBe('activity');
+    expect(config.delivery.workerConcurrency).toBe(50);
+    expect(() => loadConfig({ DELIVERY_ATTEMPT: 'remote' })).toThrow(ConfigError);
+    expect(() => loadConfig({ WORKER_CONCURRENCY: '1' })).toThrow(ConfigError);
+    expect(() => loadConfig({ WORKER_CONCURRENCY: 'many' })).toThrow(ConfigError);
   });
 
   it('METRICS_PORT=0 disables the metrics page', () => {

@@ -1,0 +1,63 @@
+import type { temporal } from '@temporalio/proto';
+import { describe, expect, it } from 'vitest';
+import { publishEvent } from '../../../domain/events';
+import { createEndpoint, deliveryResult, parcel } from '../../helpers/delivery';
+import { testConfig } from '../../helpers/env';
+import { createAccount } from '../../helpers/fixtures';
+import { useDeliveryHarness, type DeliveryHarness } from '../../helpers/harness';
+
+type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+
+/** The attempts in a history, by how they ran: scheduled activities of signAndPost, or local-activity markers. */
+function attemptEvents(events: HistoryEvent[]): { activities: number; markers: number } {
+  return {
+    activities: events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'signAndPost').length,
+    markers: events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length,
+  };
+}
+
+async function deliverTo(h: DeliveryHarness, urls: string[]): Promise<{ events: HistoryEvent[]; outcomes: string[] }> {
+  const accountId = await createAccount(h.tw.pool);
+  for (const url of urls) {
+    await createEndpoint(h.tw.pool, { accountId, url });
+    h.receiver.script(new URL(url).pathname, { status: 200 });
+  }
+  const published = await publishEvent({ pool: h.tw.pool }, { accountId, livemode: false, type: 'parcel.created', data: { parcel: parcel() } });
+  const result = (await deliveryResult(h.tw.client, published.event.id)) as { endpoints: { outcome: string }[] };
+  const history = await h.tw.client.workflow.getHandle(`event:${published.event.id}`).fetchHistory();
+  return { events: history.events ?? [], outcomes: result.endpoints.map((e) => e.outcome) };
+}
+
+/**
+ * DELIVERY_ATTEMPT=local (the default) runs a one-endpoint delivery's attempts as local activities and keeps a
+ * fan-out on regular activities (core/delivery-policy.ts attemptKindFor: local activities side by side in one
+ * workflow can replay in another order than they ran).
+ */
+describe('delivery: the attempt kind follows the number of ladders', () => {
+  const h = useDeliveryHarness(testConfig({ DELIVERY_RETRY_DELAYS: '50ms', DELIVERY_TIMEOUT: '2s' }));
+  let n = 0;
+  const url = () => `${h.receiver.url}/kind-${n++}`;
+
+  it('runs a one-endpoint delivery as a local attempt: one marker, no activity, six history events', async () => {
+    const { events, outcomes } = await deliverTo(h, [url()]);
+    expect(outcomes).toEqual(['delivered']);
+    expect(attemptEvents(events)).toEqual({ activities: 0, markers: 1 });
+    expect(events).toHaveLength(6);
+  });
+
+  it('runs a two-endpoint delivery on regular activities: one scheduled per endpoint, no marker', async () => {
+    const { events, outcomes } = await deliverTo(h, [url(), url()]);
+    expect(outcomes).toEqual(['delivered', 'delivered']);
+    expect(attemptEvents(events)).toEqual({ activities: 2, markers: 0 });
+  });
+});
+
+describe('delivery: DELIVERY_ATTEMPT=activity', () => {
+  const h = useDeliveryHarness(testConfig({ DELIVERY_RETRY_DELAYS: '50ms', DELIVERY_TIMEOUT: '2s', DELIVERY_ATTEMPT: 'activity' }));
+
+  it('runs even a one-endpoint delivery as a regular activity', async () => {
+    const { events, outcomes } = await deliverTo(h, [`${h.receiver.url}/kind-activity`]);
+    expect(outcomes).toEqual(['delivered']);
+    expect(attemptEvents(events)).toEqual({ activities: 1, markers: 0 });
+  });
+});
