@@ -29,18 +29,24 @@ export interface AttemptRow {
 export interface EngineRecords {
   events: StoredEvent[];
   attempts: AttemptRow[];
+  /** Recorded attempts that ran as local activities (a local try claims its attempt in attempt_claims first). */
+  localAttempts: number;
   /** Event id -> workflow status (COMPLETED, RUNNING, ...); undefined when Temporal could not be listed. */
   workflows: Map<string, string> | undefined;
 }
 
-export async function readTables(pool: pg.Pool, accountId: string): Promise<Pick<EngineRecords, 'events' | 'attempts'>> {
+export async function readTables(pool: pg.Pool, accountId: string): Promise<Pick<EngineRecords, 'events' | 'attempts' | 'localAttempts'>> {
   const events = await pool.query<StoredEvent>('SELECT id, type, endpoint_ids FROM events WHERE account_id = $1', [accountId]);
   const attempts = await pool.query<AttemptRow>(
     `SELECT id, endpoint_id, event_id, attempt, status_code, error, succeeded, duration_ms, created_at
        FROM delivery_attempts WHERE account_id = $1 ORDER BY created_at, attempt`,
     [accountId],
   );
-  return { events: events.rows, attempts: attempts.rows };
+  const local = await pool.query<{ n: string }>(
+    `SELECT count(DISTINCT a.id) AS n FROM delivery_attempts a JOIN attempt_claims c ON c.attempt_id = a.id WHERE a.account_id = $1`,
+    [accountId],
+  );
+  return { events: events.rows, attempts: attempts.rows, localAttempts: Number(local.rows[0]?.n ?? 0) };
 }
 
 export async function connectTemporal(address: string): Promise<Client> {
