@@ -14,7 +14,7 @@ export interface EndpointProfile {
 }
 
 /** The one kind only flaky-all takes (see PROFILES). */
-export const ONE_ENDPOINT_KIND: EventType = 'parcel.awaiting_dropoff';
+const ONE_ENDPOINT_KIND: EventType = 'parcel.awaiting_dropoff';
 
 /**
  * Narrow subscriptions keep the run bounded: an endpoint that always fails costs a whole ladder per event, so
