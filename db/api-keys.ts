@@ -1,6 +1,6 @@
 import type { Mode } from '../core/mode';
 import type { AccountStatus } from './accounts';
-import type { Pool } from './pool';
+import { preparedStatement, type Pool } from './pool';
 
 /** Table api_keys. SQL only: key format, validation and the authentication checks are domain/api-keys.ts's. */
 
@@ -15,15 +15,17 @@ export interface KeyForAuth {
   account_status: AccountStatus;
 }
 
-/** One round trip per request: the key and its account's status. */
-export async function findKeyForAuth(pool: Pool, keyHash: Buffer): Promise<KeyForAuth | undefined> {
-  const { rows } = await pool.query<KeyForAuth>(
-    `SELECT k.id, k.account_id, k.mode, k.scopes, k.expires_at, k.revoked_at, k.last_used_at,
+const FIND_KEY_FOR_AUTH = preparedStatement(
+  'api_keys_find_for_auth',
+  `SELECT k.id, k.account_id, k.mode, k.scopes, k.expires_at, k.revoked_at, k.last_used_at,
             a.status AS account_status
        FROM api_keys k JOIN accounts a ON a.id = k.account_id
       WHERE k.key_hash = $1`,
-    [keyHash],
-  );
+);
+
+/** One round trip per request: the key and its account's status. */
+export async function findKeyForAuth(pool: Pool, keyHash: Buffer): Promise<KeyForAuth | undefined> {
+  const { rows } = await pool.query<KeyForAuth>({ ...FIND_KEY_FOR_AUTH, values: [keyHash] });
   return rows[0];
 }
 

@@ -1,6 +1,6 @@
 import type { AttemptRecord, DeliveryTrigger, RecordResult } from '../core/delivery-contract';
 import { SQL_NEW_DELIVERY_ID } from './deliveries';
-import type { Pool } from './pool';
+import { preparedStatement, type Pool } from './pool';
 
 /**
  * Table delivery_attempts: the engine writes one row per attempt (insertAttempt), the API reads the deliveries
@@ -11,17 +11,9 @@ import type { Pool } from './pool';
 const NEW_STATUS = `CASE WHEN $12::boolean THEN 'succeeded' WHEN $14::boolean THEN 'failed' ELSE 'pending' END`;
 const NEW_REASON = `CASE WHEN NOT $12::boolean AND $14::boolean THEN 'attempts_exhausted' END`;
 
-/**
- * One round trip: the attempt row (idempotent on delivery and attempt), its delivery's progress (status,
- * attempts, last status code and time) and, on success, the reset of the endpoint's failing mark. The reset
- * only touches a row that has something to reset, so the common success costs no extra write; it is here, not
- * in db/endpoints.ts, because a second statement would be a second round trip on every delivery.
- * An attempt without a delivery id comes from a workflow started before deliveries existed: it belongs to the
- * event's automatic delivery to that endpoint, made here if its event was stored without one.
- */
-export async function insertAttempt(pool: Pool, record: AttemptRecord): Promise<RecordResult> {
-  const { rows } = await pool.query<{ succeeded: boolean | null; recovered: boolean }>(
-    `WITH known AS (
+const INSERT_ATTEMPT = preparedStatement(
+  'delivery_attempts_insert',
+  `WITH known AS (
        SELECT COALESCE($13::text,
                        (SELECT id FROM deliveries WHERE event_id = $3 AND endpoint_id = $2 AND trigger = 'automatic')) AS id
      ), made AS (
@@ -60,7 +52,20 @@ export async function insertAttempt(pool: Pool, record: AttemptRecord): Promise<
               (SELECT succeeded FROM delivery_attempts WHERE delivery_id = (SELECT id FROM delivery) AND attempt = $7)
             ) AS succeeded,
             EXISTS (SELECT 1 FROM reset) AS recovered`,
-    [
+);
+
+/**
+ * One round trip: the attempt row (idempotent on delivery and attempt), its delivery's progress (status,
+ * attempts, last status code and time) and, on success, the reset of the endpoint's failing mark. The reset
+ * only touches a row that has something to reset, so the common success costs no extra write; it is here, not
+ * in db/endpoints.ts, because a second statement would be a second round trip on every delivery.
+ * An attempt without a delivery id comes from a workflow started before deliveries existed: it belongs to the
+ * event's automatic delivery to that endpoint, made here if its event was stored without one.
+ */
+export async function insertAttempt(pool: Pool, record: AttemptRecord): Promise<RecordResult> {
+  const { rows } = await pool.query<{ succeeded: boolean | null; recovered: boolean }>({
+    ...INSERT_ATTEMPT,
+    values: [
       record.id,
       record.endpointId,
       record.eventId,
@@ -76,7 +81,7 @@ export async function insertAttempt(pool: Pool, record: AttemptRecord): Promise<
       record.deliveryId ?? null,
       record.finalAttempt ?? false,
     ],
-  );
+  });
   const row = rows[0];
   return { succeeded: row?.succeeded ?? record.succeeded, recovered: row?.recovered ?? false };
 }

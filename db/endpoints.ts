@@ -1,4 +1,4 @@
-import type { Db, Pool } from './pool';
+import { preparedStatement, type Db, type Pool } from './pool';
 
 /** Table webhook_endpoints. Every read made for the API is scoped to one account and one mode. */
 
@@ -218,26 +218,9 @@ export interface AttemptClaim {
   notPostedRuns: string[];
 }
 
-/**
- * The endpoint and the event's stored body in one round trip. Not scoped by account: the caller holds an
- * endpoint id from the event's fan-out snapshot. The body is read here rather than carried in each activity's
- * input (domain/deliveries.ts says why).
- */
-export async function loadAttemptContext(
-  pool: Pool,
-  endpointId: string,
-  eventId: string | null,
-  options: { claim?: AttemptClaim; deliveryId?: string } = {},
-): Promise<EndpointForDeliveryRow | undefined> {
-  // The claim rides in the read's round trip: a local attempt pays one row write, not one more query. Its commit
-  // does not wait for the WAL flush (measured here: 0.5 ms instead of 4-7 ms at p50, before every post): a claim
-  // is lost only if Postgres itself crashes within ~0.6 s of writing it while the worker also dies mid-post, and
-  // that costs one repeated POST with the same Service-Delivery id, never a lost delivery. set_config(..., true)
-  // lasts for this statement's own transaction only.
-  // The upsert, not a read of the row, decides: on a conflict it waits for any claim of the attempt in flight and
-  // judges the row's latest version, which a read in this statement's snapshot might not see.
-  const { rows } = await pool.query<EndpointForDeliveryRow>(
-    `WITH relaxed AS (
+const LOAD_ATTEMPT_CONTEXT = preparedStatement(
+  'endpoints_load_attempt_context',
+  `WITH relaxed AS (
        SELECT set_config('synchronous_commit', 'off', true) WHERE $3::text IS NOT NULL
      ), claimed AS (
        INSERT INTO attempt_claims (attempt_id, run, try) SELECT $3::text, $6::text, $4::integer WHERE $3::text IS NOT NULL
@@ -261,7 +244,29 @@ export async function loadAttemptContext(
             ) AS delivery_status
        FROM webhook_endpoints e JOIN accounts a ON a.id = e.account_id LEFT JOIN relaxed ON true
       WHERE e.id = $1`,
-    [
+);
+
+/**
+ * The endpoint and the event's stored body in one round trip. Not scoped by account: the caller holds an
+ * endpoint id from the event's fan-out snapshot. The body is read here rather than carried in each activity's
+ * input (domain/deliveries.ts says why).
+ */
+export async function loadAttemptContext(
+  pool: Pool,
+  endpointId: string,
+  eventId: string | null,
+  options: { claim?: AttemptClaim; deliveryId?: string } = {},
+): Promise<EndpointForDeliveryRow | undefined> {
+  // The claim rides in the read's round trip: a local attempt pays one row write, not one more query. Its commit
+  // does not wait for the WAL flush (measured here: 0.5 ms instead of 4-7 ms at p50, before every post): a claim
+  // is lost only if Postgres itself crashes within ~0.6 s of writing it while the worker also dies mid-post, and
+  // that costs one repeated POST with the same Service-Delivery id, never a lost delivery. set_config(..., true)
+  // lasts for this statement's own transaction only.
+  // The upsert, not a read of the row, decides: on a conflict it waits for any claim of the attempt in flight and
+  // judges the row's latest version, which a read in this statement's snapshot might not see.
+  const { rows } = await pool.query<EndpointForDeliveryRow>({
+    ...LOAD_ATTEMPT_CONTEXT,
+    values: [
       endpointId,
       eventId,
       options.claim?.attemptId ?? null,
@@ -270,7 +275,7 @@ export async function loadAttemptContext(
       options.claim?.run ?? null,
       options.claim?.notPostedRuns ?? [],
     ],
-  );
+  });
   return rows[0];
 }
 

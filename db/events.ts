@@ -1,5 +1,5 @@
 import { SQL_NEW_DELIVERY_ID } from './deliveries';
-import type { Db, Pool } from './pool';
+import { preparedStatement, type Db, type Pool } from './pool';
 
 /** Table events: the exact body posted on every attempt and the fan-out snapshot taken at publish time. */
 
@@ -30,16 +30,15 @@ export interface NewEvent {
 
 const FOREIGN_KEY_VIOLATION = '23503';
 
-/**
- * One round trip: the subscribed endpoints (this account and mode, not removed, not disabled, all kinds or this
- * kind), the event with that snapshot and an automatic delivery per endpoint, or the existing row when the id
- * was already used. Returns null when the account does not exist, and undefined when a concurrent insert of the
- * same id committed after this statement began.
- */
-export async function insertEventWithFanOut(pool: Pool, event: NewEvent): Promise<EventRow | null | undefined> {
-  try {
-    const { rows } = await pool.query<EventRow>(
-      `WITH targets AS (
+// An event stored earlier, with what a caller needs to start (or not restart) its delivery.
+const EXISTING_COLUMNS = `id, account_id, livemode, type, created, body, endpoint_ids, false AS inserted,
+       EXISTS (SELECT 1 FROM delivery_attempts WHERE event_id = $1) AS attempted,
+       (SELECT COALESCE(jsonb_object_agg(endpoint_id, id), '{}') FROM deliveries
+         WHERE event_id = $1 AND trigger = 'automatic') AS delivery_ids`;
+
+const INSERT_EVENT_WITH_FAN_OUT = preparedStatement(
+  'events_insert_with_fan_out',
+  `WITH targets AS (
          SELECT COALESCE(array_agg(id ORDER BY created_at, id), '{}') AS ids
            FROM webhook_endpoints
           WHERE account_id = $2 AND livemode = $3 AND deleted_at IS NULL AND disabled_at IS NULL
@@ -62,20 +61,26 @@ export async function insertEventWithFanOut(pool: Pool, event: NewEvent): Promis
        UNION ALL
        SELECT ${EXISTING_COLUMNS}
          FROM events WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM inserted)`,
-      [event.id, event.accountId, event.livemode, event.type, event.created, event.body],
-    );
+);
+
+/**
+ * One round trip: the subscribed endpoints (this account and mode, not removed, not disabled, all kinds or this
+ * kind), the event with that snapshot and an automatic delivery per endpoint, or the existing row when the id
+ * was already used. Returns null when the account does not exist, and undefined when a concurrent insert of the
+ * same id committed after this statement began.
+ */
+export async function insertEventWithFanOut(pool: Pool, event: NewEvent): Promise<EventRow | null | undefined> {
+  try {
+    const { rows } = await pool.query<EventRow>({
+      ...INSERT_EVENT_WITH_FAN_OUT,
+      values: [event.id, event.accountId, event.livemode, event.type, event.created, event.body],
+    });
     return rows[0];
   } catch (err) {
     if ((err as { code?: string }).code === FOREIGN_KEY_VIOLATION) return null;
     throw err;
   }
 }
-
-// An event stored earlier, with what a caller needs to start (or not restart) its delivery.
-const EXISTING_COLUMNS = `id, account_id, livemode, type, created, body, endpoint_ids, false AS inserted,
-       EXISTS (SELECT 1 FROM delivery_attempts WHERE event_id = $1) AS attempted,
-       (SELECT COALESCE(jsonb_object_agg(endpoint_id, id), '{}') FROM deliveries
-         WHERE event_id = $1 AND trigger = 'automatic') AS delivery_ids`;
 
 export async function findEvent(pool: Pool, id: string): Promise<Omit<EventRow, 'inserted'> | undefined> {
   const { rows } = await pool.query<EventRow>(`SELECT ${EXISTING_COLUMNS} FROM events WHERE id = $1`, [id]);

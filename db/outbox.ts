@@ -1,4 +1,4 @@
-import type { Pool } from './pool';
+import { preparedStatement, type Pool } from './pool';
 
 /**
  * The events table as an outbox (migration 1763780000300): events stored with `dispatched_at` null wait for a
@@ -17,19 +17,9 @@ export interface UndispatchedEvent {
   delivery_ids: Record<string, string>;
 }
 
-/**
- * Leases up to `limit` waiting events, oldest first (only `ids` when given), skipping rows another dispatcher is
- * claiming right now and events still under a lease. One statement: the lease is the only state a claim writes.
- * Neither the lease nor the hand-off mark waits for the WAL flush (set_config(..., true): this statement's
- * transaction only): Postgres crashing right after would lose at most the mark, and the event would be claimed
- * and started again, which finds its workflow started and changes nothing. The event itself was stored durably.
- */
-export async function claimUndispatched(
-  pool: Pool,
-  input: { ids?: string[]; limit: number; leaseMs: number },
-): Promise<UndispatchedEvent[]> {
-  const { rows } = await pool.query<UndispatchedEvent>(
-    `WITH relaxed AS (
+const CLAIM_UNDISPATCHED = preparedStatement(
+  'events_claim_undispatched',
+  `WITH relaxed AS (
        SELECT set_config('synchronous_commit', 'off', true)
      ), claimable AS (
        SELECT id FROM events
@@ -46,21 +36,38 @@ export async function claimUndispatched(
      RETURNING ev.id, ev.account_id, ev.livemode, ev.type, ev.endpoint_ids,
                (SELECT COALESCE(jsonb_object_agg(d.endpoint_id, d.id), '{}') FROM deliveries d
                  WHERE d.event_id = ev.id AND d.trigger = 'automatic') AS delivery_ids`,
-    [input.ids ?? null, input.limit, input.leaseMs],
-  );
+);
+
+/**
+ * Leases up to `limit` waiting events, oldest first (only `ids` when given), skipping rows another dispatcher is
+ * claiming right now and events still under a lease. One statement: the lease is the only state a claim writes.
+ * Neither the lease nor the hand-off mark waits for the WAL flush (set_config(..., true): this statement's
+ * transaction only): Postgres crashing right after would lose at most the mark, and the event would be claimed
+ * and started again, which finds its workflow started and changes nothing. The event itself was stored durably.
+ */
+export async function claimUndispatched(
+  pool: Pool,
+  input: { ids?: string[]; limit: number; leaseMs: number },
+): Promise<UndispatchedEvent[]> {
+  const { rows } = await pool.query<UndispatchedEvent>({
+    ...CLAIM_UNDISPATCHED,
+    values: [input.ids ?? null, input.limit, input.leaseMs],
+  });
   return rows;
 }
+
+const MARK_DISPATCHED = preparedStatement(
+  'events_mark_dispatched',
+  `WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true))
+     UPDATE events SET dispatched_at = now(), dispatch_lease_until = NULL
+       FROM relaxed
+      WHERE id = ANY ($1::text[]) AND dispatched_at IS NULL`,
+);
 
 /** Their workflows are started (or were already): the hand-off is done. */
 export async function markDispatched(pool: Pool, ids: string[]): Promise<void> {
   if (ids.length === 0) return;
-  await pool.query(
-    `WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true))
-     UPDATE events SET dispatched_at = now(), dispatch_lease_until = NULL
-       FROM relaxed
-      WHERE id = ANY ($1::text[]) AND dispatched_at IS NULL`,
-    [ids],
-  );
+  await pool.query({ ...MARK_DISPATCHED, values: [ids] });
 }
 
 /**

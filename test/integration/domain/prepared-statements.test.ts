@@ -1,0 +1,79 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { attemptRecord, type SignAndPostInput } from '../../../core/delivery-contract';
+import { newId } from '../../../core/ids';
+import { claimUndispatched, markDispatched } from '../../../db/outbox';
+import { createPool, preparedStatement, type Pool } from '../../../db/pool';
+import { verifyApiKey } from '../../../domain/api-keys';
+import { loadDeliveryContext, recordAttempt } from '../../../domain/deliveries';
+import { publishEvent } from '../../../domain/events';
+import { createEndpoint, parcel } from '../../helpers/delivery';
+import { createAccountWithKey } from '../../helpers/fixtures';
+import { testDatabaseUrl } from '../../helpers/database';
+
+/**
+ * The statements a delivery runs (publish, hand-off, the attempt's read and its record) and the API's key lookup
+ * are prepared once per connection (db/pool.ts preparedStatement): Postgres then binds and executes them instead
+ * of parsing and planning a large CTE on every call.
+ */
+const HOT_PATH = [
+  'api_keys_find_for_auth',
+  'events_insert_with_fan_out',
+  'events_claim_undispatched',
+  'events_mark_dispatched',
+  'endpoints_load_attempt_context',
+  'delivery_attempts_insert',
+];
+
+describe('prepared statements', () => {
+  // One connection: pg_prepared_statements lists only the statements of the session that asks.
+  let pool: Pool;
+  beforeAll(() => {
+    pool = createPool(testDatabaseUrl(), 1);
+  });
+  afterAll(async () => {
+    await pool?.end();
+  });
+
+  /** Publishes, hands off, claims, posts nothing and records one attempt: every statement of a delivery, twice. */
+  async function oneDelivery(): Promise<void> {
+    const { accountId, key } = await createAccountWithKey(pool);
+    await verifyApiKey(pool, key);
+    const endpoint = await createEndpoint(pool, { accountId, url: 'https://merchant.example/hooks' });
+    const published = await publishEvent({ pool }, { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } });
+    const claimed = await claimUndispatched(pool, { ids: [published.event.id], limit: 1, leaseMs: 30_000 });
+    expect(claimed.map((row) => row.id)).toEqual([published.event.id]);
+    await markDispatched(pool, [published.event.id]);
+    const input: SignAndPostInput = {
+      attemptId: newId('attempt'),
+      endpointId: endpoint.id,
+      eventId: published.event.id,
+      eventType: 'parcel.delivered',
+      accountId,
+      livemode: false,
+      attempt: 1,
+      timeoutMs: 1_000,
+    };
+    const claim = { attemptId: input.attemptId, run: randomUUID(), try: 0, notPostedRuns: [] };
+    const context = await loadDeliveryContext(pool, endpoint.id, published.event.id, undefined, claim);
+    expect(context?.fresh).toBe(true);
+    const stored = await recordAttempt(pool, attemptRecord(input, { statusCode: 200, responseBody: 'ok', error: null, durationMs: 5, succeeded: true }));
+    expect(stored.succeeded).toBe(true);
+  }
+
+  it('prepares every statement of the delivery path once on a connection and reuses it', async () => {
+    await oneDelivery();
+    const after = await pool.query<{ name: string }>('SELECT name FROM pg_prepared_statements ORDER BY name');
+    expect(after.rows.map((r) => r.name)).toEqual(expect.arrayContaining(HOT_PATH));
+    // The second delivery on the same connection binds the prepared statements: none is prepared again.
+    const count = (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_prepared_statements')).rows[0]?.n;
+    await oneDelivery();
+    expect((await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_prepared_statements')).rows[0]?.n).toBe(count);
+  });
+
+  it('refuses one name for two texts, so no connection is ever asked to prepare a name it holds with another text', () => {
+    expect(preparedStatement('test_statement', 'SELECT 1')).toEqual({ name: 'test_statement', text: 'SELECT 1' });
+    expect(preparedStatement('test_statement', 'SELECT 1').name).toBe('test_statement');
+    expect(() => preparedStatement('test_statement', 'SELECT 2')).toThrow(/already defined with another text/);
+  });
+});
