@@ -2,6 +2,8 @@
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+# patches/ first: the postinstall script applies them to node_modules (worker/worker.ts says why).
+COPY patches ./patches
 RUN npm install --no-audit --no-fund
 COPY . .
 RUN npm run build
@@ -10,6 +12,7 @@ FROM node:20-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY patches ./patches
 # tsx stays: the operator CLI (cli/bin.js) runs from source.
 RUN npm install --omit=dev --no-audit --no-fund
 COPY --from=build /app/dist ./dist

@@ -5,8 +5,11 @@ import type { EngineVariant } from './engine';
  * baseline the levers are compared with: the engine as it was before them. The last, `all`, is what the product
  * ships (config defaults and worker/worker.ts deliverySlots), with nothing overridden.
  */
-const LOCAL = { DELIVERY_ATTEMPT: 'local' };
-const ACTIVITY = { DELIVERY_ATTEMPT: 'activity' };
+// Stack traces on is the SDK's own behaviour (and the engine's before WORKFLOW_STACK_TRACES): every lever but
+// that one is measured with them on.
+const TRACES = { WORKFLOW_STACK_TRACES: 'on' };
+const LOCAL = { DELIVERY_ATTEMPT: 'local', ...TRACES };
+const ACTIVITY = { DELIVERY_ATTEMPT: 'activity', ...TRACES };
 // The SDK's own slot defaults (40 workflow tasks, 100 local activities, a cache sized from memory): undefined
 // hands each back to the SDK, undoing the product's deliverySlots.
 const SDK_SLOTS = { maxConcurrentWorkflowTaskExecutions: undefined, maxConcurrentLocalActivityExecutions: undefined, maxCachedWorkflows: undefined };
@@ -17,5 +20,7 @@ export const VARIANTS: EngineVariant[] = [
   { name: 'eager-start', env: ACTIVITY, eagerStart: true, workerOptions: SDK_SLOTS },
   // The product's slots (WORKER_CONCURRENCY) alone.
   { name: 'slots', env: ACTIVITY },
+  // No promise stack traces in the workflow threads (WORKFLOW_STACK_TRACES off, worker/worker.ts) alone.
+  { name: 'no-stack-traces', env: { DELIVERY_ATTEMPT: 'activity', WORKFLOW_STACK_TRACES: 'off' }, workerOptions: SDK_SLOTS },
   { name: 'all', eagerStart: true },
 ];

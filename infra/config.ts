@@ -47,6 +47,11 @@ export interface Config {
      * it is far above the SDK's defaults.
      */
     workerConcurrency: number;
+    /**
+     * Whether workflow threads record a stack for every promise, for Temporal's stack trace query
+     * (WORKFLOW_STACK_TRACES, off by default); worker/worker.ts says what it costs.
+     */
+    workflowStackTraces: boolean;
   };
   retention: {
     /** Events, their attempts and deliveries, and notifications older than this are deleted (EVENT_RETENTION). */
@@ -223,6 +228,7 @@ export function loadConfig(env: Env = process.env): Config {
       // deliveries/s in all) live traffic keeps most of the engine.
       recoverRatePerSecond: integer(env, 'RECOVER_RATE_PER_SECOND', 10, 1, 1000),
       workerConcurrency: integer(env, 'WORKER_CONCURRENCY', 400, 2, 10_000),
+      workflowStackTraces: boolean(env, 'WORKFLOW_STACK_TRACES', false),
     },
     retention: {
       eventRetentionMs: duration(env, 'EVENT_RETENTION', '30d', 60_000, 3650 * 86_400_000),

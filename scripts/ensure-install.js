@@ -6,11 +6,15 @@ const path = require('node:path');
 
 const root = path.join(__dirname, '..');
 
-/** Installs dependencies when node_modules is missing or older than the lockfile. */
+/** Installs dependencies (and applies patches/) when node_modules is missing or older than the lockfile or a patch. */
 function ensureInstall() {
   const marker = path.join(root, 'node_modules', '.package-lock.json');
   const lock = path.join(root, 'package-lock.json');
-  const stale = !fs.existsSync(marker) || (fs.existsSync(lock) && fs.statSync(lock).mtimeMs > fs.statSync(marker).mtimeMs);
+  // Dependency patches (patches/, applied by the postinstall script) count too: a changed patch needs a reinstall.
+  const newer = (file) => fs.existsSync(file) && fs.statSync(file).mtimeMs > fs.statSync(marker).mtimeMs;
+  const patches = path.join(root, 'patches');
+  const patchFiles = fs.existsSync(patches) ? fs.readdirSync(patches).map((name) => path.join(patches, name)) : [];
+  const stale = !fs.existsSync(marker) || newer(lock) || patchFiles.some(newer);
   if (!stale) return;
   process.stdout.write('installing dependencies...\n');
   // `npm install` rather than `npm ci`: npm 11 leaves other platforms' optional binaries (@swc/core-*) out of

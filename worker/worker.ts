@@ -52,6 +52,15 @@ export function deliverySlots(concurrency: number): Partial<WorkerOptions> {
   };
 }
 
+/*
+ * Stack traces (WORKFLOW_STACK_TRACES, off by default). The SDK records a source-mapped stack for every promise a
+ * workflow creates, only so that the stack trace query (the Temporal UI's "Stack Trace" tab) can answer. In the
+ * bench that was half of the workflow thread's CPU: a delivery's workflow creates its promises afresh on every
+ * run. Off, the query fails with "Workflow stack traces are not enabled on this worker"; histories, replay and
+ * the UI's timeline, pending timers and summaries are unchanged. The switch is ours: SDK 1.24 has none, so
+ * patches/@temporalio+worker+1.24.0.patch adds the worker option `workflowStackTraces` (applied by patch-package
+ * on install; an SDK upgrade that breaks the patch fails the install).
+ */
 export async function createWorker(deps: WorkerDeps): Promise<Worker> {
   const workflowSource: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> = existsSync(PREBUILT_BUNDLE)
     ? { workflowBundle: { codePath: PREBUILT_BUNDLE } }
@@ -70,6 +79,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     }),
     ...workflowSource,
     ...deliverySlots(deps.config.delivery.workerConcurrency),
+    workflowStackTraces: deps.config.delivery.workflowStackTraces,
     ...deps.options,
   });
 }
