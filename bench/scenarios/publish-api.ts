@@ -38,7 +38,9 @@ export async function publishApiScenario(
   const query = pool.query.bind(pool) as (...args: unknown[]) => Promise<unknown>;
   // The publish statement is the one that inserts into events; everything else the app asks is timed with the rest.
   (pool as unknown as { query: (...args: unknown[]) => Promise<unknown> }).query = async (...args: unknown[]) => {
-    const isInsert = typeof args[0] === 'string' && args[0].includes('INSERT INTO events');
+    // A prepared statement (db/pool.ts) comes as a config object with its text.
+    const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: unknown } | undefined)?.text;
+    const isInsert = typeof text === 'string' && text.includes('INSERT INTO events');
     const t0 = performance.now();
     try {
       return await query(...args);
