@@ -1,7 +1,9 @@
 import type { DeliveryAttemptRow } from '../../db/delivery-attempts';
 import type { Client } from '@temporalio/client';
+import type { SignAndPostInput } from '../../core/delivery-contract';
 import { newId } from '../../core/ids';
 import type { Pool } from '../../db/pool';
+import { publishEvent } from '../../domain/events';
 import { waitFor } from './wait';
 
 /** Delivery test helpers: endpoints written straight into the table, attempts read back. */
@@ -17,6 +19,26 @@ export async function createEndpoint(
     [id, input.accountId, input.livemode ?? false, input.url, input.events ?? [], secret],
   );
   return { id, secret };
+}
+
+/**
+ * A test-mode parcel.delivered event published to one new endpoint of `accountId` (which answers nowhere), and
+ * the input of its first attempt, for tests that run an attempt's statements without a workflow.
+ */
+export async function publishedToOneEndpoint(pool: Pool, accountId: string): Promise<{ endpointId: string; eventId: string; input: SignAndPostInput }> {
+  const endpoint = await createEndpoint(pool, { accountId, url: 'https://merchant.example/hooks' });
+  const published = await publishEvent({ pool }, { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } });
+  const input: SignAndPostInput = {
+    attemptId: newId('attempt'),
+    endpointId: endpoint.id,
+    eventId: published.event.id,
+    eventType: 'parcel.delivered',
+    accountId,
+    livemode: false,
+    attempt: 1,
+    timeoutMs: 1_000,
+  };
+  return { endpointId: endpoint.id, eventId: published.event.id, input };
 }
 
 /** The deliveries log's row, as the API reads it. */

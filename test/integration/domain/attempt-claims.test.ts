@@ -1,11 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { attemptRecord, type SignAndPostInput } from '../../../core/delivery-contract';
-import { newId } from '../../../core/ids';
+import { attemptRecord } from '../../../core/delivery-contract';
 import { createPool, type Pool } from '../../../db/pool';
-import { publishEvent } from '../../../domain/events';
 import { loadDeliveryContext, recordAttempt, releaseClaim, type AttemptClaim } from '../../../domain/deliveries';
-import { createEndpoint, parcel } from '../../helpers/delivery';
+import { publishedToOneEndpoint } from '../../helpers/delivery';
 import { createAccount } from '../../helpers/fixtures';
 import { testDatabaseUrl } from '../../helpers/database';
 import { waitFor } from '../../helpers/wait';
@@ -27,21 +25,10 @@ describe('attempt claims', () => {
   /** One attempt of a stored event to a stored endpoint, and a way to run a try of it. */
   async function anAttempt() {
     const accountId = await createAccount(pool);
-    const endpoint = await createEndpoint(pool, { accountId, url: 'https://merchant.example/hooks' });
-    const published = await publishEvent({ pool }, { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } });
-    const input: SignAndPostInput = {
-      attemptId: newId('attempt'),
-      endpointId: endpoint.id,
-      eventId: published.event.id,
-      eventType: 'parcel.delivered',
-      accountId,
-      livemode: false,
-      attempt: 1,
-      timeoutMs: 1_000,
-    };
+    const { endpointId, eventId, input } = await publishedToOneEndpoint(pool, accountId);
     const run = (notPostedRuns: string[] = [], db: Pool = pool, attempt = 0): { claim: AttemptClaim; fresh: Promise<boolean | undefined> } => {
       const claim = { attemptId: input.attemptId, run: randomUUID(), try: attempt, notPostedRuns };
-      const fresh = loadDeliveryContext(db, endpoint.id, published.event.id, undefined, claim).then((c) => c?.fresh);
+      const fresh = loadDeliveryContext(db, endpointId, eventId, undefined, claim).then((c) => c?.fresh);
       return { claim, fresh };
     };
     const record = (db: Pool = pool) =>

@@ -1,13 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { attemptRecord, type SignAndPostInput } from '../../../core/delivery-contract';
-import { newId } from '../../../core/ids';
+import { attemptRecord } from '../../../core/delivery-contract';
 import { claimUndispatched, markDispatched } from '../../../db/outbox';
 import { createPool, preparedStatement, type Pool } from '../../../db/pool';
 import { verifyApiKey } from '../../../domain/api-keys';
 import { loadDeliveryContext, recordAttempt } from '../../../domain/deliveries';
-import { publishEvent } from '../../../domain/events';
-import { createEndpoint, parcel } from '../../helpers/delivery';
+import { publishedToOneEndpoint } from '../../helpers/delivery';
 import { createAccountWithKey } from '../../helpers/fixtures';
 import { testDatabaseUrl } from '../../helpers/database';
 
@@ -39,23 +37,12 @@ describe('prepared statements', () => {
   async function oneDelivery(): Promise<void> {
     const { accountId, key } = await createAccountWithKey(pool);
     await verifyApiKey(pool, key);
-    const endpoint = await createEndpoint(pool, { accountId, url: 'https://merchant.example/hooks' });
-    const published = await publishEvent({ pool }, { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } });
-    const claimed = await claimUndispatched(pool, { ids: [published.event.id], limit: 1, leaseMs: 30_000 });
-    expect(claimed.map((row) => row.id)).toEqual([published.event.id]);
-    await markDispatched(pool, [published.event.id]);
-    const input: SignAndPostInput = {
-      attemptId: newId('attempt'),
-      endpointId: endpoint.id,
-      eventId: published.event.id,
-      eventType: 'parcel.delivered',
-      accountId,
-      livemode: false,
-      attempt: 1,
-      timeoutMs: 1_000,
-    };
+    const { endpointId, eventId, input } = await publishedToOneEndpoint(pool, accountId);
+    const claimed = await claimUndispatched(pool, { ids: [eventId], limit: 1, leaseMs: 30_000 });
+    expect(claimed.map((row) => row.id)).toEqual([eventId]);
+    await markDispatched(pool, [eventId]);
     const claim = { attemptId: input.attemptId, run: randomUUID(), try: 0, notPostedRuns: [] };
-    const context = await loadDeliveryContext(pool, endpoint.id, published.event.id, undefined, claim);
+    const context = await loadDeliveryContext(pool, endpointId, eventId, undefined, claim);
     expect(context?.fresh).toBe(true);
     const stored = await recordAttempt(pool, attemptRecord(input, { statusCode: 200, responseBody: 'ok', error: null, durationMs: 5, succeeded: true }));
     expect(stored.succeeded).toBe(true);
