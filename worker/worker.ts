@@ -54,7 +54,7 @@ export function deliverySlots(concurrency: number): Partial<WorkerOptions> {
 
 /*
  * Stack traces (WORKFLOW_STACK_TRACES, off by default). The SDK records a source-mapped stack for every promise a
- * workflow creates, only so that the stack trace query (the Temporal UI's "Stack Trace" tab) can answer. In the
+ * workflow creates, only so that the stack trace query (the Temporal UI's "Call Stack" tab) can answer. In the
  * bench that was half of the workflow thread's CPU: a delivery's workflow creates its promises afresh on every
  * run. Off, the query fails with "Workflow stack traces are not enabled on this worker"; histories, replay and
  * the UI's timeline, pending timers and summaries are unchanged. The switch is ours: SDK 1.24 has none, so
