@@ -21,7 +21,7 @@ export const VARIANTS: EngineVariant[] = [
   // The product's slots (WORKER_CONCURRENCY) alone.
   { name: 'slots', env: ACTIVITY },
   // No promise stack traces in the workflow threads (WORKFLOW_STACK_TRACES off, worker/worker.ts) alone.
-  { name: 'no-stack-traces', env: { DELIVERY_ATTEMPT: 'activity', WORKFLOW_STACK_TRACES: 'off' }, workerOptions: SDK_SLOTS },
+  { name: 'no-stack-traces', env: { ...ACTIVITY, WORKFLOW_STACK_TRACES: 'off' }, workerOptions: SDK_SLOTS },
   // The shipped defaults but with stack traces on: the last lever measured where it acts, beside `all`.
   { name: 'all-with-stack-traces', eagerStart: true, env: TRACES },
   { name: 'all', eagerStart: true },

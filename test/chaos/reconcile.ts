@@ -399,7 +399,7 @@ export function reconcile(facts: RunFacts): RunReport {
     operator: facts.operator,
     processes: { unexpectedExits, failedStarts },
     workflows: { byStatus, storedWithoutWorkflow, listed: facts.records.workflows !== undefined },
-    attemptKinds: { recorded: facts.records.attempts.length, local: facts.records.localAttempts },
+    attemptKinds: { recorded: facts.records.attempts.length, local: facts.records.attempts.filter((a) => a.local).length },
     settle: facts.settle,
     failures,
     passed: Object.values(failures).every((n) => n === 0),

@@ -24,29 +24,26 @@ export interface AttemptRow {
   succeeded: boolean;
   duration_ms: number;
   created_at: Date;
+  /** It ran as a local activity: a local try claims its attempt in attempt_claims before posting. */
+  local: boolean;
 }
 
 export interface EngineRecords {
   events: StoredEvent[];
   attempts: AttemptRow[];
-  /** Recorded attempts that ran as local activities (a local try claims its attempt in attempt_claims first). */
-  localAttempts: number;
   /** Event id -> workflow status (COMPLETED, RUNNING, ...); undefined when Temporal could not be listed. */
   workflows: Map<string, string> | undefined;
 }
 
-export async function readTables(pool: pg.Pool, accountId: string): Promise<Pick<EngineRecords, 'events' | 'attempts' | 'localAttempts'>> {
+export async function readTables(pool: pg.Pool, accountId: string): Promise<Pick<EngineRecords, 'events' | 'attempts'>> {
   const events = await pool.query<StoredEvent>('SELECT id, type, endpoint_ids FROM events WHERE account_id = $1', [accountId]);
   const attempts = await pool.query<AttemptRow>(
-    `SELECT id, endpoint_id, event_id, attempt, status_code, error, succeeded, duration_ms, created_at
-       FROM delivery_attempts WHERE account_id = $1 ORDER BY created_at, attempt`,
+    `SELECT a.id, a.endpoint_id, a.event_id, a.attempt, a.status_code, a.error, a.succeeded, a.duration_ms, a.created_at,
+            EXISTS (SELECT 1 FROM attempt_claims c WHERE c.attempt_id = a.id) AS local
+       FROM delivery_attempts a WHERE a.account_id = $1 ORDER BY a.created_at, a.attempt`,
     [accountId],
   );
-  const local = await pool.query<{ n: string }>(
-    `SELECT count(DISTINCT a.id) AS n FROM delivery_attempts a JOIN attempt_claims c ON c.attempt_id = a.id WHERE a.account_id = $1`,
-    [accountId],
-  );
-  return { events: events.rows, attempts: attempts.rows, localAttempts: Number(local.rows[0]?.n ?? 0) };
+  return { events: events.rows, attempts: attempts.rows };
 }
 
 export async function connectTemporal(address: string): Promise<Client> {
