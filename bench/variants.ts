@@ -7,7 +7,8 @@ import type { EngineVariant } from './engine';
  */
 // Stack traces on is the SDK's own behaviour (and the engine's before WORKFLOW_STACK_TRACES): every lever but
 // that one is measured with them on.
-const TRACES = { WORKFLOW_STACK_TRACES: 'on' };
+// So is the SDK's own workflow thread (WORKFLOW_THREAD=pool) for every lever before it.
+const TRACES = { WORKFLOW_STACK_TRACES: 'on', WORKFLOW_THREAD: 'pool' };
 const LOCAL = { DELIVERY_ATTEMPT: 'local', ...TRACES };
 const ACTIVITY = { DELIVERY_ATTEMPT: 'activity', ...TRACES };
 // The SDK's own slot defaults (40 workflow tasks, 100 local activities, a cache sized from memory): undefined
@@ -23,6 +24,8 @@ export const VARIANTS: EngineVariant[] = [
   // No promise stack traces in the workflow threads (WORKFLOW_STACK_TRACES off, worker/worker.ts) alone.
   { name: 'no-stack-traces', env: { ...ACTIVITY, WORKFLOW_STACK_TRACES: 'off' }, workerOptions: SDK_SLOTS },
   // The shipped defaults but with stack traces on: the last lever measured where it acts, beside `all`.
-  { name: 'all-with-stack-traces', eagerStart: true, env: TRACES },
+  { name: 'all-with-stack-traces', eagerStart: true, env: { ...TRACES, WORKFLOW_THREAD: 'main' } },
+  // The shipped defaults but with workflow code in the SDK's own thread (WORKFLOW_THREAD=pool): the last lever.
+  { name: 'workflow-thread-pool', eagerStart: true, env: { WORKFLOW_THREAD: 'pool' } },
   { name: 'all', eagerStart: true },
 ];

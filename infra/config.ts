@@ -52,6 +52,11 @@ export interface Config {
      * (WORKFLOW_STACK_TRACES, off by default); worker/worker.ts says what it costs.
      */
     workflowStackTraces: boolean;
+    /**
+     * Where the worker runs workflow code (WORKFLOW_THREAD): `main`, its main thread (the default), or `pool`, the
+     * SDK's own workflow thread; worker/worker.ts says what each costs.
+     */
+    workflowThread: 'main' | 'pool';
   };
   retention: {
     /** Events, their attempts and deliveries, and notifications older than this are deleted (EVENT_RETENTION). */
@@ -100,6 +105,12 @@ function attemptKind(env: Env, name: string): AttemptKind {
   const raw = optional(env, name)?.toLowerCase() ?? 'local';
   if (raw === 'local' || raw === 'activity') return raw;
   throw new ConfigError(name, `must be local or activity, got "${raw}"`);
+}
+
+function workflowThread(env: Env, name: string): 'main' | 'pool' {
+  const raw = optional(env, name)?.toLowerCase() ?? 'main';
+  if (raw === 'main' || raw === 'pool') return raw;
+  throw new ConfigError(name, `must be main or pool, got "${raw}"`);
 }
 
 function boolean(env: Env, name: string, fallback: boolean): boolean {
@@ -229,6 +240,7 @@ export function loadConfig(env: Env = process.env): Config {
       recoverRatePerSecond: integer(env, 'RECOVER_RATE_PER_SECOND', 10, 1, 1000),
       workerConcurrency: integer(env, 'WORKER_CONCURRENCY', 400, 2, 10_000),
       workflowStackTraces: boolean(env, 'WORKFLOW_STACK_TRACES', false),
+      workflowThread: workflowThread(env, 'WORKFLOW_THREAD'),
     },
     retention: {
       eventRetentionMs: duration(env, 'EVENT_RETENTION', '30d', 60_000, 3650 * 86_400_000),

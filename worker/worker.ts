@@ -60,6 +60,15 @@ export function deliverySlots(concurrency: number): Partial<WorkerOptions> {
  * the UI's timeline, pending timers and summaries are unchanged. The switch is ours: SDK 1.24 has none, so
  * patches/@temporalio+worker+1.24.0.patch adds the worker option `workflowStackTraces` (applied by patch-package
  * on install; an SDK upgrade that breaks the patch fails the install).
+ *
+ * Workflow thread (WORKFLOW_THREAD, main by default). The SDK runs workflow code in a worker thread of its own:
+ * every activation goes to it as a message and its commands come back as another, and a delivery has two
+ * activations. With `main` (the patch's option `workflowsInMainThread`, the SDK's in-process path that debug mode
+ * takes, deadlock detection kept) they run in the main thread's sandbox instead: no messages, no hop between
+ * threads waiting for the other to be scheduled. The bench measured the unloaded publish-to-first-attempt
+ * latency lower with it (README "Performance"). The price: workflow code shares the main thread with the
+ * attempts and the dispatcher; a delivery's workflow is a few hundred microseconds of it, and a workflow stuck
+ * in a loop is cut off after the SDK's 5 s deadlock timeout either way. `pool` restores the SDK's thread.
  */
 export async function createWorker(deps: WorkerDeps): Promise<Worker> {
   const workflowSource: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> = existsSync(PREBUILT_BUNDLE)
@@ -80,6 +89,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     ...workflowSource,
     ...deliverySlots(deps.config.delivery.workerConcurrency),
     workflowStackTraces: deps.config.delivery.workflowStackTraces,
+    workflowsInMainThread: deps.config.delivery.workflowThread === 'main',
     ...deps.options,
   });
 }

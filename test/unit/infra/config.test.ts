@@ -40,6 +40,12 @@ describe('config', () => {
     expect(() => loadConfig({ WORKFLOW_STACK_TRACES: 'sometimes' })).toThrow(ConfigError);
   });
 
+  it('reads WORKFLOW_THREAD: main by default, or pool', () => {
+    expect(loadConfig({}).delivery.workflowThread).toBe('main');
+    expect(loadConfig({ WORKFLOW_THREAD: 'Pool' }).delivery.workflowThread).toBe('pool');
+    expect(() => loadConfig({ WORKFLOW_THREAD: 'both' })).toThrow(ConfigError);
+  });
+
   it('METRICS_PORT=0 disables the metrics page', () => {
     expect(loadConfig({ METRICS_PORT: '0', METRICS_HOST: '0.0.0.0' }).metrics).toEqual({ port: 0, host: '0.0.0.0' });
   });
