@@ -1,7 +1,7 @@
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import pg from 'pg';
 import { log, sleep, within } from './runtime';
-import { EVENT_WORKFLOW_TYPE, eventWorkflowId } from './wiring';
+import { EVENT_WORKFLOW_TYPE, eventWorkflowId, supervisorWorkflowId } from './wiring';
 
 /**
  * What the engine says happened: the events and delivery_attempts tables (read straight from Postgres, not
@@ -174,17 +174,55 @@ export async function readHealth(pool: pg.Pool, accountId: string): Promise<Endp
   return rows;
 }
 
-/** Supervisors work after the event workflows end: wait (bounded) until the health columns stop moving. */
-export async function waitForQuietHealth(pool: pg.Pool, accountId: string, quietMs = 6_000, timeoutMs = 40_000): Promise<EndpointHealth[]> {
+/**
+ * Supervisors with an activity still pending: an activity on a worker that was killed waits out its start-to-close
+ * timeout (30 s) before its retry, and the supervisor's queued signals wait behind it, so quiet columns alone do
+ * not mean the supervisors are done. A supervisor that ended (idle, or its endpoint gone) has nothing pending.
+ */
+async function supervisorsBusy(client: Client, endpointIds: string[]): Promise<string[]> {
+  const busy: string[] = [];
+  for (const id of endpointIds) {
+    try {
+      const description = await within(client.workflow.getHandle(supervisorWorkflowId(id)).describe(), 10_000, 'describing a supervisor');
+      if (description.status.name === 'RUNNING' && (description.raw.pendingActivities?.length ?? 0) > 0) busy.push(id);
+    } catch (err) {
+      // Never started (no abandonment and no success yet on this endpoint): nothing pending.
+      if (err instanceof WorkflowNotFoundError) continue;
+      busy.push(id);
+    }
+  }
+  return busy;
+}
+
+/**
+ * Supervisors work after the event workflows end: wait (bounded) until none has an activity pending and the
+ * health columns have not moved for `quietMs`. The bound covers one lost activity's timeout and its retry.
+ */
+export async function waitForQuietHealth(
+  pool: pg.Pool,
+  client: Client,
+  accountId: string,
+  endpointIds: string[],
+  quietMs = 6_000,
+  timeoutMs = 120_000,
+): Promise<EndpointHealth[]> {
   const started = Date.now();
   let last = JSON.stringify(await readHealth(pool, accountId));
   let since = Date.now();
-  while (Date.now() - since < quietMs && Date.now() - started < timeoutMs) {
+  let lastLog = Date.now();
+  while (Date.now() - started < timeoutMs) {
     await sleep(1_000);
     const now = JSON.stringify(await readHealth(pool, accountId));
     if (now !== last) {
       last = now;
       since = Date.now();
+    }
+    if (Date.now() - since < quietMs) continue;
+    const busy = await supervisorsBusy(client, endpointIds);
+    if (busy.length === 0) break;
+    if (Date.now() - lastLog > 10_000) {
+      lastLog = Date.now();
+      log(`health: supervisors with an activity pending: ${busy.join(', ')}`);
     }
   }
   return JSON.parse(last) as EndpointHealth[];

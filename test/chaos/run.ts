@@ -183,7 +183,7 @@ async function main(cleanup: Cleanup): Promise<number> {
   });
   log(`settled: ${settle.reason}`);
 
-  const health = await waitForQuietHealth(pool, merchant.accountId);
+  const health = await waitForQuietHealth(pool, client, merchant.accountId, merchant.endpoints.map((e) => e.id));
   const processEvents = [...worker.events, ...api.events, ...temporal.events].sort((a, b) => a.at - b.at);
   const records = await readEngineRecords(pool, client, merchant.accountId);
   const report = reconcile({

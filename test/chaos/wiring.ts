@@ -44,6 +44,8 @@ export function cliEntry(): string {
 /** DESIGN.md, "Delivery decisions": each event is the workflow `event:<evt_id>` of type deliverEvent. */
 export const EVENT_WORKFLOW_TYPE = 'deliverEvent';
 export const eventWorkflowId = (eventId: string): string => `event:${eventId}`;
+/** The endpoint's supervisor (DESIGN.md workflow ids). */
+export const supervisorWorkflowId = (endpointId: string): string => `endpoint-supervisor:${endpointId}`;
 
 /** Spec 6: the event kinds, from the catalogue (pure, no I/O). */
 export { EVENT_TYPES, PARCEL_STATUS_BY_EVENT, type EventType } from '../../core/event-catalog';
