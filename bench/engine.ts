@@ -5,7 +5,7 @@ import { WORKFLOW_ID } from '../core/delivery-contract';
 import { newId } from '../core/ids';
 import { publishEvent } from '../domain/events';
 import { loadConfig, type Config } from '../infra/config';
-import type { Pool } from '../db/pool';
+import { createPool, type Pool } from '../db/pool';
 import { createWorker, runWorker } from '../worker/worker';
 import { TLS_DIR } from './receiver';
 
@@ -32,6 +32,18 @@ export interface EngineVariant {
   eagerStart?: boolean;
   env?: Record<string, string>;
   workerOptions?: Partial<WorkerOptions>;
+  /**
+   * The engine (worker, dispatcher, publishing) reaches the run's database through Postgres's Unix socket
+   * (BENCH_PG_SOCKET_DIR, default Debian's /var/run/postgresql) instead of TCP on loopback: a deployment choice,
+   * not a product default (DATABASE_URL's default is DESIGN.md's), measured for operators running both on one host.
+   */
+  unixSocket?: boolean;
+}
+
+/** The same database through the Unix socket in `dir`: pg reads a host that is a path as a socket directory. */
+export function viaUnixSocket(databaseUrl: string, dir = process.env.BENCH_PG_SOCKET_DIR || '/var/run/postgresql'): string {
+  const url = new URL(databaseUrl);
+  return `postgres://${url.username}@${encodeURIComponent(dir)}${url.pathname}`;
 }
 
 export async function bundleEngine(): Promise<{ code: string }> {
@@ -69,16 +81,19 @@ let engines = 0;
 
 export async function startEngine(ctx: BenchContext, variant: EngineVariant): Promise<Engine> {
   const taskQueue = `bench-${ctx.runId}-${variant.name}-${engines++}`;
-  const config = engineConfig(ctx, taskQueue, variant.env);
+  const databaseUrl = variant.unixSocket ? viaUnixSocket(ctx.databaseUrl) : undefined;
+  const config = engineConfig(ctx, taskQueue, { ...variant.env, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) });
+  // Its own pool only when it reaches the database another way; the run's pool otherwise, as before.
+  const pool = databaseUrl ? createPool(databaseUrl, 20) : ctx.pool;
   const worker = await createWorker({
     config,
     connection: ctx.connection,
-    pool: ctx.pool,
+    pool,
     options: { workflowsPath: undefined, workflowBundle: ctx.engineBundle, ...variant.workerOptions },
   });
   // The worker hands published events to Temporal through its outbox dispatcher, as in production.
-  const running = runWorker(worker, { config, connection: ctx.connection, pool: ctx.pool, eagerStart: variant.eagerStart ?? false });
-  const publishDeps = { pool: ctx.pool };
+  const running = runWorker(worker, { config, connection: ctx.connection, pool, eagerStart: variant.eagerStart ?? false });
+  const publishDeps = { pool };
   return {
     config,
     worker,
@@ -103,6 +118,7 @@ export async function startEngine(ctx: BenchContext, variant: EngineVariant): Pr
     async stop() {
       worker.shutdown();
       await running;
+      if (pool !== ctx.pool) await pool.end();
     },
   };
 }

@@ -27,5 +27,8 @@ export const VARIANTS: EngineVariant[] = [
   { name: 'all-with-stack-traces', eagerStart: true, env: { ...TRACES, WORKFLOW_THREAD: 'main' } },
   // The shipped defaults but with workflow code in the SDK's own thread (WORKFLOW_THREAD=pool): the last lever.
   { name: 'workflow-thread-pool', eagerStart: true, env: { WORKFLOW_THREAD: 'pool' } },
+  // The shipped defaults with the engine on Postgres's Unix socket instead of TCP on loopback: a deployment choice
+  // (DATABASE_URL), not a product default.
+  { name: 'all-unix-socket', eagerStart: true, unixSocket: true },
   { name: 'all', eagerStart: true },
 ];
