@@ -34,16 +34,19 @@ export interface EngineVariant {
   workerOptions?: Partial<WorkerOptions>;
   /**
    * The engine (worker, dispatcher, publishing) reaches the run's database through Postgres's Unix socket
-   * (BENCH_PG_SOCKET_DIR, default Debian's /var/run/postgresql) instead of TCP on loopback: a deployment choice,
-   * not a product default (DATABASE_URL's default is DESIGN.md's), measured for operators running both on one host.
+   * (PG_SOCKET_DIR) instead of TCP on loopback: a deployment choice, not a product default (DATABASE_URL's
+   * default is DESIGN.md's), measured for operators running both on one host.
    */
   unixSocket?: boolean;
 }
 
-/** The same database through the Unix socket in `dir`: pg reads a host that is a path as a socket directory. */
-export function viaUnixSocket(databaseUrl: string, dir = process.env.BENCH_PG_SOCKET_DIR || '/var/run/postgresql'): string {
+/** Where Debian's PostgreSQL (the machine's, which the bench's databases live on) puts its socket. */
+const PG_SOCKET_DIR = '/var/run/postgresql';
+
+/** The same database through the Unix socket: pg reads a host that is a path as a socket directory. */
+function viaUnixSocket(databaseUrl: string): string {
   const url = new URL(databaseUrl);
-  return `postgres://${url.username}@${encodeURIComponent(dir)}${url.pathname}`;
+  return `postgres://${url.username}@${encodeURIComponent(PG_SOCKET_DIR)}${url.pathname}`;
 }
 
 export async function bundleEngine(): Promise<{ code: string }> {
