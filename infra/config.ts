@@ -53,8 +53,8 @@ export interface Config {
      */
     workflowStackTraces: boolean;
     /**
-     * Where the worker runs workflow code (WORKFLOW_THREAD): `main`, its main thread (the default), or `pool`, the
-     * SDK's own workflow thread; worker/worker.ts says what each costs.
+     * Where the worker runs workflow code (WORKFLOW_THREAD): `pool`, the SDK's own workflow thread (the default), or
+     * `main`, the worker's main thread; worker/worker.ts says what each costs and why `main` is not the default.
      */
     workflowThread: 'main' | 'pool';
   };
@@ -108,7 +108,7 @@ function attemptKind(env: Env, name: string): AttemptKind {
 }
 
 function workflowThread(env: Env, name: string): 'main' | 'pool' {
-  const raw = optional(env, name)?.toLowerCase() ?? 'main';
+  const raw = optional(env, name)?.toLowerCase() ?? 'pool';
   if (raw === 'main' || raw === 'pool') return raw;
   throw new ConfigError(name, `must be main or pool, got "${raw}"`);
 }

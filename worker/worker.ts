@@ -61,14 +61,24 @@ export function deliverySlots(concurrency: number): Partial<WorkerOptions> {
  * patches/@temporalio+worker+1.24.0.patch adds the worker option `workflowStackTraces` (applied by patch-package
  * on install; an SDK upgrade that breaks the patch fails the install).
  *
- * Workflow thread (WORKFLOW_THREAD, main by default). The SDK runs workflow code in a worker thread of its own:
+ * Workflow thread (WORKFLOW_THREAD, pool by default). The SDK runs workflow code in a worker thread of its own:
  * every activation goes to it as a message and its commands come back as another, and a delivery has two
  * activations. With `main` (the patch's option `workflowsInMainThread`, the SDK's in-process path that debug mode
- * takes, deadlock detection kept) they run in the main thread's sandbox instead: no messages, no hop between
- * threads waiting for the other to be scheduled. The bench measured the unloaded publish-to-first-attempt
- * latency lower with it (README "Performance"). The price: workflow code shares the main thread with the
- * attempts and the dispatcher; a delivery's workflow is a few hundred microseconds of it, and a workflow stuck
- * in a loop is cut off after the SDK's 5 s deadlock timeout either way. `pool` restores the SDK's thread.
+ * takes, deadlock timeout kept) they run in the main thread's sandbox instead: no messages, no hop between
+ * threads. It was the default for one stop and is not any more: when the deadlock timeout cuts off a workflow
+ * looping in a continuation (after an `await`) in the main thread, Node fails an assertion and the whole worker
+ * process dies, every delivery in it with it, where in the SDK's thread only that workflow task fails
+ * (test/integration/workflows/deadlock-timeout.test.ts). And in the last bench run it was no faster.
+ *
+ * Deadlock timeout on the workflow's own code only (the patch's option `deadlockTimeoutOnSdkCalls`, off here). Node
+ * starts and joins a watchdog thread for every call into the sandbox made with a timeout (about 50 us of CPU
+ * each here, against 1 us without), and a delivery made 7.4 such calls; a CPU profile under load put a fifth of
+ * the thread running workflows there. Most only run the SDK's bookkeeping (creating the workflow's runtime,
+ * collecting an activation's commands, disposing of it): those go without, and the call that re-evaluates
+ * blocked conditions is skipped while none is blocked. 2.5 timed calls per delivery remain. A workflow that
+ * never yields is still cut off after 5 s: its function, handlers, conditions and their continuations run only
+ * in the calls that keep the timeout. What goes without it also runs our workflow modules' top-level code and
+ * workflow interceptors: we have no interceptors, and the modules' top level only declares.
  */
 export async function createWorker(deps: WorkerDeps): Promise<Worker> {
   const workflowSource: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> = existsSync(PREBUILT_BUNDLE)
@@ -90,6 +100,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     ...deliverySlots(deps.config.delivery.workerConcurrency),
     workflowStackTraces: deps.config.delivery.workflowStackTraces,
     workflowsInMainThread: deps.config.delivery.workflowThread === 'main',
+    deadlockTimeoutOnSdkCalls: false,
     ...deps.options,
   });
 }

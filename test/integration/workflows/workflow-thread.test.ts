@@ -8,8 +8,8 @@ import { useDeliveryHarness, type DeliveryHarness } from '../../helpers/harness'
 import { waitFor } from '../../helpers/wait';
 
 /**
- * WORKFLOW_THREAD (worker/worker.ts): `main` by default runs workflow code in the worker's main thread (the patch's
- * option `workflowsInMainThread`), `pool` in the SDK's workflow thread. Each describe runs its own worker and
+ * WORKFLOW_THREAD (worker/worker.ts): `pool` by default runs workflow code in the SDK's workflow thread, `main` in
+ * the worker's main thread (the patch's option `workflowsInMainThread`). Each describe runs its own worker and
  * checks both which path the SDK took (its workflow creator, a private field: the patch has no other trace) and
  * that a delivery with a retry still works on it, the retry's timer and the second activation included.
  */
@@ -29,8 +29,8 @@ async function deliverAfterOneRetry(h: DeliveryHarness, path: string): Promise<v
   expect(attempts.size).toBe(2);
 }
 
-describe('workflow thread: main by default', () => {
-  const h = useDeliveryHarness(testConfig({ DELIVERY_RETRY_DELAYS: '100ms' }));
+describe('workflow thread: WORKFLOW_THREAD=main', () => {
+  const h = useDeliveryHarness(testConfig({ DELIVERY_RETRY_DELAYS: '100ms', WORKFLOW_THREAD: 'main' }));
 
   it('runs workflows in the main thread, and delivers after a retry', async () => {
     expect(workflowCreatorOf(h.tw.worker)).toBe('ReusableVMWorkflowCreator');
@@ -38,8 +38,8 @@ describe('workflow thread: main by default', () => {
   });
 });
 
-describe('workflow thread: WORKFLOW_THREAD=pool', () => {
-  const h = useDeliveryHarness(testConfig({ DELIVERY_RETRY_DELAYS: '100ms', WORKFLOW_THREAD: 'pool' }));
+describe('workflow thread: pool by default', () => {
+  const h = useDeliveryHarness(testConfig({ DELIVERY_RETRY_DELAYS: '100ms' }));
 
   it("runs workflows in the SDK's thread, and delivers after a retry", async () => {
     expect(workflowCreatorOf(h.tw.worker)).toBe('ThreadedVMWorkflowCreator');

@@ -40,9 +40,9 @@ describe('config', () => {
     expect(() => loadConfig({ WORKFLOW_STACK_TRACES: 'sometimes' })).toThrow(ConfigError);
   });
 
-  it('reads WORKFLOW_THREAD: main by default, or pool', () => {
-    expect(loadConfig({}).delivery.workflowThread).toBe('main');
-    expect(loadConfig({ WORKFLOW_THREAD: 'Pool' }).delivery.workflowThread).toBe('pool');
+  it('reads WORKFLOW_THREAD: pool by default, or main', () => {
+    expect(loadConfig({}).delivery.workflowThread).toBe('pool');
+    expect(loadConfig({ WORKFLOW_THREAD: 'Main' }).delivery.workflowThread).toBe('main');
     expect(() => loadConfig({ WORKFLOW_THREAD: 'both' })).toThrow(ConfigError);
   });
 
