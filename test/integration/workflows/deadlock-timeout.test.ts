@@ -2,14 +2,13 @@ import path from 'node:path';
 import vm from 'node:vm';
 import { Worker as ThreadWorker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Worker } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
 import { publishEvent } from '../../../domain/events';
 import { createEndpoint, parcel } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';
-import { startReceiver, type Receiver } from '../../helpers/receiver';
-import { startTestWorker, type TestWorker } from '../../helpers/temporal';
+import { useDeliveryHarness } from '../../helpers/harness';
+import { startTestWorker, workflowCreatorOf, type TestWorker } from '../../helpers/temporal';
 import { waitFor } from '../../helpers/wait';
 
 /**
@@ -39,27 +38,14 @@ function recordSandboxCalls(): { calls: SandboxCall[]; restore(): void } {
   return { calls, restore: () => (vm.Script.prototype.runInContext = original) };
 }
 
-function creatorOf(worker: Worker): { deadlockTimeoutOnSdkCalls?: boolean } {
-  return (worker as unknown as { workflowCreator: { deadlockTimeoutOnSdkCalls?: boolean } }).workflowCreator;
-}
-
 describe('deadlock timeout on workflow code only: a delivery', () => {
   // Workflows in this thread (WORKFLOW_THREAD=main), where the recorder sees their calls; the creator is the same
   // class in the SDK's thread, which the next describe checks receives the setting.
-  const config = testConfig({ WORKFLOW_THREAD: 'main' });
-  let tw: TestWorker;
-  let receiver: Receiver;
-  beforeAll(async () => {
-    tw = await startTestWorker(config);
-    receiver = await startReceiver();
-  });
-  afterAll(async () => {
-    await tw?.stop();
-    await receiver?.close();
-  });
+  const h = useDeliveryHarness(testConfig({ WORKFLOW_THREAD: 'main' }));
 
   it('makes the bookkeeping calls without a watchdog and the workflow-code calls with one', async () => {
-    expect(creatorOf(tw.worker).deadlockTimeoutOnSdkCalls).toBe(false);
+    const { tw, receiver } = h;
+    expect(workflowCreatorOf(tw.worker).deadlockTimeoutOnSdkCalls).toBe(false);
     const recorder = recordSandboxCalls();
     try {
       receiver.script('/deadlock-delivery', { status: 200 });

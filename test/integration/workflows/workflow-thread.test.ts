@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type { Worker } from '@temporalio/worker';
 import { publishEvent } from '../../../domain/events';
 import { createEndpoint, parcel } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';
 import { useDeliveryHarness, type DeliveryHarness } from '../../helpers/harness';
+import { workflowCreatorOf } from '../../helpers/temporal';
 import { waitFor } from '../../helpers/wait';
 
 /**
@@ -13,10 +13,6 @@ import { waitFor } from '../../helpers/wait';
  * checks both which path the SDK took (its workflow creator, a private field: the patch has no other trace) and
  * that a delivery with a retry still works on it, the retry's timer and the second activation included.
  */
-function workflowCreatorOf(worker: Worker): string {
-  return (worker as unknown as { workflowCreator: object }).workflowCreator.constructor.name;
-}
-
 async function deliverAfterOneRetry(h: DeliveryHarness, path: string): Promise<void> {
   h.receiver.script(path, (index) => ({ status: index === 0 ? 503 : 200 }));
   const accountId = await createAccount(h.tw.pool);
@@ -33,7 +29,7 @@ describe('workflow thread: WORKFLOW_THREAD=main', () => {
   const h = useDeliveryHarness(testConfig({ DELIVERY_RETRY_DELAYS: '100ms', WORKFLOW_THREAD: 'main' }));
 
   it('runs workflows in the main thread, and delivers after a retry', async () => {
-    expect(workflowCreatorOf(h.tw.worker)).toBe('ReusableVMWorkflowCreator');
+    expect(workflowCreatorOf(h.tw.worker).constructor.name).toBe('ReusableVMWorkflowCreator');
     await deliverAfterOneRetry(h, '/thread-main');
   });
 });
@@ -42,7 +38,7 @@ describe('workflow thread: pool by default', () => {
   const h = useDeliveryHarness(testConfig({ DELIVERY_RETRY_DELAYS: '100ms' }));
 
   it("runs workflows in the SDK's thread, and delivers after a retry", async () => {
-    expect(workflowCreatorOf(h.tw.worker)).toBe('ThreadedVMWorkflowCreator');
+    expect(workflowCreatorOf(h.tw.worker).constructor.name).toBe('ThreadedVMWorkflowCreator');
     await deliverAfterOneRetry(h, '/thread-pool');
   });
 });
