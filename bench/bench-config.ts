@@ -1,6 +1,6 @@
 /**
  * The benchmark's knobs, read once (the bench is a tool, not the product, so it reads its own environment).
- *   BENCH_PHASES         comma list of phases (plain-post, bare-load, engine-load/<variant>, bare-idle, engine-idle/<variant>, steady, scenarios, or a scenario name; default: all); see main() in delivery.ts
+ *   BENCH_PHASES         comma list of phases (plain-post, bare-load, engine-load/<variant>, bare-idle, bare-eager-idle, engine-idle/<variant>, steady, scenarios, or a scenario name; default: all); see main() in delivery.ts
  *   BENCH_PHASE_SECONDS  measured window of each steady phase (default 30)
  *   BENCH_WARMUP_SECONDS warm-up before each window, not counted (default 5)
  *   BENCH_REPS           repetitions of the steady phases (default 3)

@@ -25,7 +25,7 @@ import { startBenchCluster } from './cluster';
 import { startBenchServer } from './dev-server';
 import { bundleEngine, quietLogger, type BenchContext, type EngineVariant } from './engine';
 import { machineInfo } from './machine';
-import { BARE_WORKFLOWS, bareTemporalPhase, enginePhase, plainPostPhase, type PhaseResult } from './phases';
+import { BARE_WORKFLOWS, bareEagerPhase, bareTemporalPhase, EAGER_WORKFLOWS, enginePhase, plainPostPhase, type PhaseResult } from './phases';
 import { startReceiver } from './receiver';
 import { backlogScenario } from './scenarios/backlog';
 import { fanOutScenario } from './scenarios/fan-out';
@@ -67,6 +67,7 @@ async function main(): Promise<void> {
     log(`${machine.cores} cores (${machine.cpuModel}), load ${machine.loadAverageStart.join(' ')}; phases ${settings.phaseMs / 1000} s after ${settings.warmupMs / 1000} s warm-up, ${settings.reps} reps`);
     const ctx: BenchContext = { serverAddress: server.address, databaseUrl, connection, client, pool, engineBundle: await bundleEngine(), runId };
     const bareBundle = await bundleWorkflowCode({ workflowsPath: BARE_WORKFLOWS, logger: quietLogger });
+    const eagerBundle = selected('bare-eager-idle') ? await bundleWorkflowCode({ workflowsPath: EAGER_WORKFLOWS, logger: quietLogger }) : undefined;
     const steady = { warmupMs: settings.warmupMs, windowMs: settings.phaseMs };
     const C = settings.concurrency;
 
@@ -75,6 +76,7 @@ async function main(): Promise<void> {
       ['bare-load', () => bareTemporalPhase(ctx, server, steady, C, bareBundle)],
       ...VARIANTS.map((v): [string, () => Promise<PhaseResult>] => [`engine-load/${v.name}`, () => enginePhase(ctx, server, receiver, steady, C, v)]),
       ['bare-idle', () => bareTemporalPhase(ctx, server, steady, 1, bareBundle)],
+      ['bare-eager-idle', () => bareEagerPhase(ctx, server, receiver, steady, eagerBundle as { code: string })],
       ...VARIANTS.map((v): [string, () => Promise<PhaseResult>] => [`engine-idle/${v.name}`, () => enginePhase(ctx, server, receiver, steady, 1, v)]),
     ];
     const reps: Record<string, PhaseResult[]> = {};
@@ -144,10 +146,12 @@ function ratios(results: Steady): Record<string, Record<string, number>> {
     const bare = medianOf(results, 'bare-load', 'perSecond');
     const plain = medianOf(results, 'plain-post', 'perSecond');
     const bareIdle = medianOf(results, 'bare-idle', 'p50Ms');
+    const floorIdle = medianOf(results, 'bare-eager-idle', 'p50Ms');
     const r: Record<string, number> = {};
     if (load && bare) r.deliveriesPerSecondVsBareTemporal = round(load / bare);
     if (load && plain) r.deliveriesPerSecondVsPlainPost = round(load / plain);
     if (idle && bareIdle) r.unloadedP50VsBareTemporal = round(idle / bareIdle);
+    if (idle && floorIdle) r.unloadedP50VsTemporalEagerFloor = round(idle / floorIdle);
     out[v.name] = r;
   }
   return out;

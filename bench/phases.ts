@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { Client } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { createHttpAgent, postWebhook } from '../infra/http-client';
 import { signatureHeader } from '../core/signing';
@@ -80,6 +81,57 @@ export async function bareTemporalPhase(
   }
 }
 
+/**
+ * Temporal's floor for the engine's unloaded latency: one at a time, a workflow started eagerly over the worker's
+ * own connection (as the engine's dispatcher starts deliveries) whose first workflow task makes the same signed
+ * POST as a delivery attempt, as a local activity; timed from the start call to the POST's arrival. No database
+ * and no outbox: the part of publish-to-first-attempt that a workflow per event costs on this server whatever
+ * the engine does.
+ */
+export async function bareEagerPhase(
+  ctx: BenchContext,
+  server: { pid?: number; metricsUrl?: string },
+  receiver: Receiver,
+  steady: Steady,
+  eagerBundle: { code: string },
+): Promise<PhaseResult> {
+  const taskQueue = `bench-eager-${ctx.runId}-${Math.random().toString(36).slice(2, 6)}`;
+  const agent = createHttpAgent(engineConfig(ctx, 'unused'));
+  const post = async (eventId: string): Promise<void> => {
+    const body = JSON.stringify({ id: eventId, object: 'event', type: 'parcel.created', data: {} });
+    const result = await postWebhook(agent, {
+      url: receiver.url('/eager'),
+      body,
+      timeoutMs: 10_000,
+      allowPrivate: true,
+      headers: { 'content-type': 'application/json', 'service-signature': signatureHeader(body, [SECRET], Math.floor(Date.now() / 1000)) },
+    });
+    if (!result.succeeded) throw new Error(`eager POST failed: ${result.error ?? result.statusCode}`);
+  };
+  const worker = await Worker.create({ connection: ctx.connection, taskQueue, workflowBundle: eagerBundle, activities: { post } });
+  const running = worker.run();
+  // Eager start needs the worker's connection (the SDK refuses it on another one).
+  const client = new Client({ connection: ctx.connection });
+  const meters = costMeters(server, ctx.pool);
+  const measuredIds: string[] = [];
+  try {
+    const summary = await runSteady({ ...steady, concurrency: 1 }, async (i) => {
+      const eventId = `evt_${taskQueue.replace(/\W/g, '')}_${i}`;
+      const t0 = performance.now();
+      const handle = await client.workflow.start('eagerPostWorkflow', { taskQueue, workflowId: `bare-eager:${eventId}`, args: [eventId], requestEagerStart: true });
+      const arrived = await within(receiver.waitFor(eventId, '/eager'), DELIVERY_DEADLINE_MS, `arrival of ${eventId}`);
+      await within(handle.result(), DELIVERY_DEADLINE_MS, `workflow of ${eventId}`);
+      measuredIds.push(handle.workflowId);
+      return arrived - t0;
+    }, meters);
+    return { summary, ...meters.costs(), ...(await historyFacts(ctx, measuredIds, false)) };
+  } finally {
+    worker.shutdown();
+    await running;
+    await agent.close();
+  }
+}
+
 /** The engine: publish -> deliverEvent -> check, sign, POST, record; one endpoint per event. */
 export async function enginePhase(
   ctx: BenchContext,
@@ -121,3 +173,4 @@ async function historyFacts(ctx: BenchContext, ids: string[], breakdown: boolean
 }
 
 export const BARE_WORKFLOWS = path.join(__dirname, 'baseline', 'workflows.ts');
+export const EAGER_WORKFLOWS = path.join(__dirname, 'baseline', 'eager-workflows.ts');
