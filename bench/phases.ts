@@ -29,8 +29,8 @@ export async function plainPostPhase(ctx: BenchContext, server: { pid?: number; 
   const meters = costMeters(server, ctx.pool);
   try {
     const summary = await runSteady({ ...steady, concurrency }, async (i) => {
-      // Not an evt_ id: the receiver keeps the arrival of every event id, and nobody waits for these (thousands a
-      // second held for the whole run grew the bench process's heap, and its GC, from one repetition to the next).
+      // Not an evt_ id: the receiver keeps the arrival of every event id for the rest of the run, and nobody waits
+      // for these; thousands a second would sit in the heap of the process that also hosts the worker.
       const body = JSON.stringify({ id: `plain_${i}`, object: 'event', type: 'parcel.created', data: {} });
       const t0 = performance.now();
       const result = await postWebhook(agent, {
