@@ -67,7 +67,9 @@ async function main(): Promise<void> {
     log(`${machine.cores} cores (${machine.cpuModel}), load ${machine.loadAverageStart.join(' ')}; phases ${settings.phaseMs / 1000} s after ${settings.warmupMs / 1000} s warm-up, ${settings.reps} reps`);
     const ctx: BenchContext = { serverAddress: server.address, databaseUrl, connection, client, pool, engineBundle: await bundleEngine(), runId };
     const bareBundle = await bundleWorkflowCode({ workflowsPath: BARE_WORKFLOWS, logger: quietLogger });
-    const eagerBundle = selected('bare-eager-idle') ? await bundleWorkflowCode({ workflowsPath: EAGER_WORKFLOWS, logger: quietLogger }) : undefined;
+    // Built when the floor's phase first runs, once per run.
+    let eagerBundle: Promise<{ code: string }> | undefined;
+    const eagerCode = () => (eagerBundle ??= bundleWorkflowCode({ workflowsPath: EAGER_WORKFLOWS, logger: quietLogger }));
     const steady = { warmupMs: settings.warmupMs, windowMs: settings.phaseMs };
     const C = settings.concurrency;
 
@@ -76,7 +78,7 @@ async function main(): Promise<void> {
       ['bare-load', () => bareTemporalPhase(ctx, server, steady, C, bareBundle)],
       ...VARIANTS.map((v): [string, () => Promise<PhaseResult>] => [`engine-load/${v.name}`, () => enginePhase(ctx, server, receiver, steady, C, v)]),
       ['bare-idle', () => bareTemporalPhase(ctx, server, steady, 1, bareBundle)],
-      ['bare-eager-idle', () => bareEagerPhase(ctx, server, receiver, steady, eagerBundle as { code: string })],
+      ['bare-eager-idle', async () => bareEagerPhase(ctx, server, receiver, steady, await eagerCode())],
       ...VARIANTS.map((v): [string, () => Promise<PhaseResult>] => [`engine-idle/${v.name}`, () => enginePhase(ctx, server, receiver, steady, 1, v)]),
     ];
     const reps: Record<string, PhaseResult[]> = {};
