@@ -23,24 +23,29 @@ export interface PhaseResult extends Costs {
 
 const DELIVERY_DEADLINE_MS = 120_000;
 
+/** The signed POST of a delivery attempt, of a body naming `id`; throws unless the receiver answered 2xx. */
+async function postSigned(agent: ReturnType<typeof createHttpAgent>, url: string, id: string): Promise<void> {
+  const body = JSON.stringify({ id, object: 'event', type: 'parcel.created', data: {} });
+  const result = await postWebhook(agent, {
+    url,
+    body,
+    timeoutMs: 10_000,
+    allowPrivate: true,
+    headers: { 'content-type': 'application/json', 'service-signature': signatureHeader(body, [SECRET], Math.floor(Date.now() / 1000)) },
+  });
+  if (!result.succeeded) throw new Error(`POST to ${url} failed: ${result.error ?? result.statusCode}`);
+}
+
 /** The cost of HTTP alone: the same signed POST, the same receiver and agent, no Temporal, no database. */
 export async function plainPostPhase(ctx: BenchContext, server: { pid?: number; metricsUrl?: string }, receiver: Receiver, steady: Steady, concurrency: number): Promise<PhaseResult> {
   const agent = createHttpAgent(engineConfig(ctx, 'unused'));
   const meters = costMeters(server, ctx.pool);
   try {
     const summary = await runSteady({ ...steady, concurrency }, async (i) => {
+      const t0 = performance.now();
       // Not an evt_ id: the receiver keeps the arrival of every event id for the rest of the run, and nobody waits
       // for these; thousands a second would sit in the heap of the process that also hosts the worker.
-      const body = JSON.stringify({ id: `plain_${i}`, object: 'event', type: 'parcel.created', data: {} });
-      const t0 = performance.now();
-      const result = await postWebhook(agent, {
-        url: receiver.url('/plain'),
-        body,
-        timeoutMs: 10_000,
-        allowPrivate: true,
-        headers: { 'content-type': 'application/json', 'service-signature': signatureHeader(body, [SECRET], Math.floor(Date.now() / 1000)) },
-      });
-      if (!result.succeeded) throw new Error(`plain POST failed: ${result.error ?? result.statusCode}`);
+      await postSigned(agent, receiver.url('/plain'), `plain_${i}`);
       return performance.now() - t0;
     }, meters);
     return { summary, ...meters.costs() };
@@ -99,26 +104,17 @@ export async function bareEagerPhase(
 ): Promise<PhaseResult> {
   const taskQueue = `bench-eager-${ctx.runId}-${Math.random().toString(36).slice(2, 6)}`;
   const agent = createHttpAgent(engineConfig(ctx, 'unused'));
-  const post = async (eventId: string): Promise<void> => {
-    const body = JSON.stringify({ id: eventId, object: 'event', type: 'parcel.created', data: {} });
-    const result = await postWebhook(agent, {
-      url: receiver.url('/eager'),
-      body,
-      timeoutMs: 10_000,
-      allowPrivate: true,
-      headers: { 'content-type': 'application/json', 'service-signature': signatureHeader(body, [SECRET], Math.floor(Date.now() / 1000)) },
-    });
-    if (!result.succeeded) throw new Error(`eager POST failed: ${result.error ?? result.statusCode}`);
-  };
+  const post = (eventId: string) => postSigned(agent, receiver.url('/eager'), eventId);
   const worker = await Worker.create({ connection: ctx.connection, taskQueue, workflowBundle: eagerBundle, activities: { post } });
   const running = worker.run();
   // Eager start needs the worker's connection (the SDK refuses it on another one).
   const client = new Client({ connection: ctx.connection });
   const meters = costMeters(server, ctx.pool);
   const measuredIds: string[] = [];
+  const idPrefix = `evt_${taskQueue.replace(/\W/g, '')}_`;
   try {
     const summary = await runSteady({ ...steady, concurrency: 1 }, async (i) => {
-      const eventId = `evt_${taskQueue.replace(/\W/g, '')}_${i}`;
+      const eventId = `${idPrefix}${i}`;
       const t0 = performance.now();
       const handle = await client.workflow.start('eagerPostWorkflow', { taskQueue, workflowId: `bare-eager:${eventId}`, args: [eventId], requestEagerStart: true });
       const arrived = await within(receiver.waitFor(eventId, '/eager'), DELIVERY_DEADLINE_MS, `arrival of ${eventId}`);
