@@ -7,7 +7,7 @@ import type { Mailer } from '../infra/mailer';
 import { createRecordAttempt } from './record-attempt';
 import { createRecoveryActivities } from './recovery';
 import { createRetentionActivities } from './retention';
-import { createSignAndPost } from './sign-and-post';
+import { createSignAndPost, type EarlyAttemptSource } from './sign-and-post';
 import { createSupervisorActivities } from './supervisor';
 
 export interface ActivityDeps {
@@ -19,6 +19,8 @@ export interface ActivityDeps {
   temporal?: Client;
   /** Built from SMTP_URL when set. */
   mailer?: Mailer;
+  /** The first attempts the worker's dispatcher made early (activities/early-attempts.ts); none when absent. */
+  early?: EarlyAttemptSource;
 }
 
 /** Activities come from a factory over their dependencies; the worker builds those, tests may pass their own. */

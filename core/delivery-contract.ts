@@ -49,6 +49,13 @@ export interface DeliverEventInput {
   failingThreshold: number;
   /** Absent in histories started before local attempts existed: those keep running regular activities. */
   attemptKind?: AttemptKind;
+  /**
+   * Endpoint id -> the id of its attempt 1, fixed at hand-off from the delivery's id (domain/outbox.ts), so the
+   * dispatcher may post that attempt beside the start (activities/early-attempts.ts) and every dispatcher and
+   * worker names it alike. Set for one-endpoint local deliveries; absent elsewhere and in older histories,
+   * whose attempt 1 takes its id from the workflow's uuid4() like every later attempt.
+   */
+  firstAttemptIds?: Record<string, string>;
 }
 
 export type LadderResult =
@@ -212,6 +219,8 @@ export type AttemptOutcome =
         /** false: the inline write failed after posting; `record` must then be written by recordAttempt. */
         recorded: boolean;
         record?: AttemptRecord;
+        /** Posted by the outbox dispatcher beside the workflow's start; the workflow's attempt adopted it. */
+        early?: true;
       });
 
 /** Pure, so both the activity and the workflow (for an attempt lost with its worker) build records alike. */
@@ -252,6 +261,12 @@ export const FAILURE = {
 
 /** Failures before anything was posted: the workflow retries the same attempt, never counted as failed. */
 export const NOT_POSTED_FAILURES: readonly string[] = [FAILURE.databaseUnavailable, FAILURE.secretUnavailable];
+
+/**
+ * The run name an early attempt claims under (activities/early-attempts.ts): a try of the workflow that finds
+ * the attempt claimed by such a run waits for its record instead of calling it lost at once.
+ */
+export const EARLY_ATTEMPT_RUN_PREFIX = 'early:';
 
 /** The details a local try's not-posted failure carries: which execution of the try it was (its claim's run). */
 export interface NotPostedDetails {

@@ -352,3 +352,28 @@ export async function markFailingEpisode(db: Db, endpointId: string, notificatio
     notificationId,
   ]);
 }
+
+/** Who holds an attempt's claim, since when, and the attempt's record when it has one. */
+export interface AttemptClaimHolderRow {
+  run: string | null;
+  age_ms: number;
+  recorded: boolean;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number | null;
+  succeeded: boolean | null;
+}
+
+const FIND_ATTEMPT_CLAIM = preparedStatement(
+  'endpoints_find_attempt_claim',
+  `SELECT c.run, (extract(epoch FROM now() - c.claimed_at) * 1000)::float8 AS age_ms,
+          a.id IS NOT NULL AS recorded, a.status_code, a.error, a.duration_ms, a.succeeded
+     FROM attempt_claims c LEFT JOIN delivery_attempts a ON a.id = c.attempt_id
+    WHERE c.attempt_id = $1`,
+);
+
+/** Read in a statement of its own, so it sees every claim and record committed before it began. */
+export async function findAttemptClaim(pool: Pool, attemptId: string): Promise<AttemptClaimHolderRow | undefined> {
+  const { rows } = await pool.query<AttemptClaimHolderRow>({ ...FIND_ATTEMPT_CLAIM, values: [attemptId] });
+  return rows[0];
+}

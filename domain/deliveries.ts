@@ -5,7 +5,7 @@ import { openSecret } from '../core/secrets';
 import * as attempts from '../db/delivery-attempts';
 import type { DeliveryAttemptRow } from '../db/delivery-attempts';
 import { markDeliverySkipped, type DeliveryRef } from '../db/deliveries';
-import { loadAttemptContext, releaseAttemptClaim, type AttemptClaim, type EndpointScope } from '../db/endpoints';
+import { findAttemptClaim, loadAttemptContext, releaseAttemptClaim, type AttemptClaim, type AttemptClaimHolderRow, type EndpointScope } from '../db/endpoints';
 import type { Pool } from '../db/pool';
 import { getEndpoint, unixSeconds, type EndpointDeps, type Page } from './endpoints';
 
@@ -71,6 +71,11 @@ export type { AttemptClaim };
 /** A run that claimed its attempt and then skipped it (nothing posted, no record) gives its claim back. */
 export async function releaseClaim(pool: Pool, claim: Pick<AttemptClaim, 'attemptId' | 'run'>): Promise<void> {
   await releaseAttemptClaim(pool, claim);
+}
+
+/** Who holds an attempt's claim and, once it is recorded, what the attempt came to; undefined when unclaimed. */
+export async function attemptClaimHolder(pool: Pool, attemptId: string): Promise<AttemptClaimHolderRow | undefined> {
+  return findAttemptClaim(pool, attemptId);
 }
 
 /** The endpoint as a delivery sees it, without an event. */

@@ -1,8 +1,10 @@
+import { createHash } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
-import { SEARCH_ATTRIBUTES, WORKFLOW_ID, type DeliverEventInput, type DeliverEventWorkflow } from '../core/delivery-contract';
+import { SEARCH_ATTRIBUTES, WORKFLOW_ID, type AttemptKind, type DeliverEventInput, type DeliverEventWorkflow } from '../core/delivery-contract';
 import { attemptKindFor, localAttemptTaskTimeoutMs } from '../core/delivery-policy';
 import { formatDuration } from '../core/durations';
+import { attemptIdFromUuid } from '../core/ids';
 import { claimUndispatched, markDispatched, OUTBOX_CHANNEL, releaseLeases, type UndispatchedEvent } from '../db/outbox';
 import type { Pool } from '../db/pool';
 import type { Config } from '../infra/config';
@@ -29,6 +31,11 @@ export interface DispatchDeps {
    * a trip through matching. A client on its own connection must leave this off (the SDK refuses it).
    */
   eagerStart?: boolean;
+  /**
+   * Called with each claimed event's workflow input just before its start is asked for: the worker posts attempt
+   * 1 there (activities/early-attempts.ts). It must not wait: the start goes out beside it.
+   */
+  beforeStart?: (input: DeliverEventInput) => void;
 }
 
 /** How long a claim keeps other dispatchers off an event: well above one start, even a slow one. */
@@ -59,7 +66,24 @@ export function searchableEndpointIds(endpointIds: readonly string[]): string[] 
   return kept;
 }
 
+/**
+ * Attempt 1's id, the same from every dispatcher that ever claims the event: derived from its delivery's id, so a
+ * start retried after a crash names the attempt an earlier dispatcher may have posted (dlv_ + 32 hex digits, like
+ * the ids workflows draw).
+ */
+export function firstAttemptId(deliveryId: string): string {
+  return attemptIdFromUuid(createHash('sha256').update(`first-attempt:${deliveryId}`).digest('hex').slice(0, 32));
+}
+
+function firstAttemptIds(row: UndispatchedEvent, attemptKind: AttemptKind): Record<string, string> | undefined {
+  if (attemptKind !== 'local' || !row.delivery_ids) return undefined;
+  const ids = Object.entries(row.delivery_ids).map(([endpointId, deliveryId]) => [endpointId, firstAttemptId(deliveryId)]);
+  return ids.length > 0 ? Object.fromEntries(ids) : undefined;
+}
+
 export function deliveryInput(row: UndispatchedEvent, config: Config): DeliverEventInput {
+  const attemptKind = attemptKindFor(config.delivery.attemptKind, row.endpoint_ids.length);
+  const firstIds = firstAttemptIds(row, attemptKind);
   return {
     eventId: row.id,
     eventType: row.type,
@@ -71,7 +95,8 @@ export function deliveryInput(row: UndispatchedEvent, config: Config): DeliverEv
     retryDelaysMs: config.delivery.retryDelaysMs,
     timeoutMs: config.delivery.timeoutMs,
     failingThreshold: config.delivery.failingThreshold,
-    attemptKind: attemptKindFor(config.delivery.attemptKind, row.endpoint_ids.length),
+    attemptKind,
+    ...(firstIds ? { firstAttemptIds: firstIds } : {}),
   };
 }
 
@@ -143,7 +168,13 @@ export async function dispatchWaiting(
   // Every start asks to be eager: the SDK asks the server for it only while the worker has a free slot, so a
   // burst beyond the worker's slots goes through matching (worker/worker.ts deliverySlots).
   const eager = deps.eagerStart ?? false;
-  const results = await Promise.allSettled(claimed.map((row) => startDelivery(deps, deliveryInput(row, deps.config), eager)));
+  const results = await Promise.allSettled(
+    claimed.map((row) => {
+      const input = deliveryInput(row, deps.config);
+      deps.beforeStart?.(input);
+      return startDelivery(deps, input, eager);
+    }),
+  );
   const dispatched = claimed.filter((_, i) => results[i]!.status === 'fulfilled').map((row) => row.id);
   const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   await markDispatched(deps.pool, dispatched);

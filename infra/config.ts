@@ -57,6 +57,11 @@ export interface Config {
      * `main`, the worker's main thread; worker/worker.ts says what each costs and why `main` is not the default.
      */
     workflowThread: 'main' | 'pool';
+    /**
+     * Whether the outbox dispatcher posts attempt 1 of a one-endpoint local delivery itself, beside starting its
+     * workflow, which then adopts the outcome (DELIVERY_EARLY_FIRST_ATTEMPT, on by default; activities/early-attempts.ts).
+     */
+    earlyFirstAttempt: boolean;
   };
   retention: {
     /** Events, their attempts and deliveries, and notifications older than this are deleted (EVENT_RETENTION). */
@@ -241,6 +246,7 @@ export function loadConfig(env: Env = process.env): Config {
       workerConcurrency: integer(env, 'WORKER_CONCURRENCY', 400, 2, 10_000),
       workflowStackTraces: boolean(env, 'WORKFLOW_STACK_TRACES', false),
       workflowThread: workflowThread(env, 'WORKFLOW_THREAD'),
+      earlyFirstAttempt: boolean(env, 'DELIVERY_EARLY_FIRST_ATTEMPT', true),
     },
     retention: {
       eventRetentionMs: duration(env, 'EVENT_RETENTION', '30d', 60_000, 3650 * 86_400_000),

@@ -1,9 +1,10 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { Client } from '@temporalio/client';
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { Agent } from 'undici';
 import { createActivities } from '../activities';
+import { createEarlyAttempts, type EarlyAttempts } from '../activities/early-attempts';
 import type { Config } from '../infra/config';
 import { createHttpAgent } from '../infra/http-client';
 import { createMailer } from '../infra/mailer';
@@ -84,17 +85,23 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
   const workflowSource: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> = existsSync(PREBUILT_BUNDLE)
     ? { workflowBundle: { codePath: PREBUILT_BUNDLE } }
     : { workflowsPath: workflowsEntry() };
-  return Worker.create({
+  const http = deps.http ?? createHttpAgent(deps.config);
+  const early = createEarlyAttempts(
+    { config: deps.config, pool: deps.pool, http },
+    { maxInFlight: deps.config.delivery.workerConcurrency, warn: (message) => Runtime.instance().logger.warn(message, { early: true }) },
+  );
+  const worker = await Worker.create({
     connection: deps.connection,
     namespace: deps.config.temporal.namespace,
     taskQueue: deps.taskQueue ?? deps.config.temporal.taskQueue,
     activities: createActivities({
       config: deps.config,
       pool: deps.pool,
-      http: deps.http ?? createHttpAgent(deps.config),
+      http,
       // Activities signal supervisors over the worker's own connection: no second connection to open.
       temporal: new Client({ connection: deps.connection, namespace: deps.config.temporal.namespace }),
       mailer: createMailer(deps.config),
+      early,
     }),
     ...workflowSource,
     ...deliverySlots(deps.config.delivery.workerConcurrency),
@@ -103,7 +110,12 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     deadlockTimeoutOnSdkCalls: false,
     ...deps.options,
   });
+  earlyAttemptsOf.set(worker, early);
+  return worker;
 }
+
+/** Each worker's early first attempts, which its dispatcher makes (runWorker) and its attempts adopt. */
+const earlyAttemptsOf = new WeakMap<Worker, EarlyAttempts>();
 
 export interface RunWorkerOptions {
   config: Config;
@@ -125,6 +137,7 @@ export interface RunWorkerOptions {
  * first workflow task comes back with the start, on this worker, without a trip through matching).
  */
 export async function runWorker(worker: Worker, options: RunWorkerOptions): Promise<void> {
+  const early = options.config.delivery.earlyFirstAttempt ? earlyAttemptsOf.get(worker) : undefined;
   const dispatcher = startDispatcher({
     pool: options.pool,
     temporal: new Client({ connection: options.connection, namespace: options.config.temporal.namespace }),
@@ -132,11 +145,14 @@ export async function runWorker(worker: Worker, options: RunWorkerOptions): Prom
     eagerStart: options.eagerStart ?? true,
     log: options.log,
     sweepIntervalMs: options.sweepIntervalMs,
+    // Attempt 1 of a one-endpoint delivery goes out beside its start (activities/early-attempts.ts).
+    beforeStart: early ? (input) => early.begin(input) : undefined,
   });
   options.onDispatcher?.(dispatcher);
   try {
     await worker.run();
   } finally {
     await dispatcher.stop();
+    await early?.drain();
   }
 }

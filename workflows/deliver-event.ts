@@ -156,8 +156,11 @@ async function runLadder(input: DeliverEventInput, endpointId: string, gate: Dat
   const total = input.retryDelaysMs.length + 1;
   let url: string | undefined;
   for (let n = 1; n <= total; n++) {
-    // Generated here, not in the activity, so an attempt lost with its worker keeps its id.
-    const attemptId = attemptIdFromUuid(uuid4());
+    // Generated here, not in the activity, so an attempt lost with its worker keeps its id. Attempt 1 of a
+    // delivery handed off with its id fixed (the dispatcher may have posted it already) takes that one; uuid4()
+    // is drawn all the same, so every later id is what it was before firstAttemptIds existed.
+    const drawn = attemptIdFromUuid(uuid4());
+    const attemptId = (n === 1 ? input.firstAttemptIds?.[endpointId] : undefined) ?? drawn;
     const request: SignAndPostInput = {
       attemptId,
       endpointId,

@@ -46,6 +46,12 @@ describe('config', () => {
     expect(() => loadConfig({ WORKFLOW_THREAD: 'both' })).toThrow(ConfigError);
   });
 
+  it('reads DELIVERY_EARLY_FIRST_ATTEMPT: on by default', () => {
+    expect(loadConfig({}).delivery.earlyFirstAttempt).toBe(true);
+    expect(loadConfig({ DELIVERY_EARLY_FIRST_ATTEMPT: 'off' }).delivery.earlyFirstAttempt).toBe(false);
+    expect(() => loadConfig({ DELIVERY_EARLY_FIRST_ATTEMPT: 'soon' })).toThrow(ConfigError);
+  });
+
   it('METRICS_PORT=0 disables the metrics page', () => {
     expect(loadConfig({ METRICS_PORT: '0', METRICS_HOST: '0.0.0.0' }).metrics).toEqual({ port: 0, host: '0.0.0.0' });
   });
