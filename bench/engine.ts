@@ -1,5 +1,6 @@
 import path from 'node:path';
-import { Client } from '@temporalio/client';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Client, WorkflowNotFoundError } from '@temporalio/client';
 import { bundleWorkflowCode, type NativeConnection, type Worker, type WorkerOptions } from '@temporalio/worker';
 import { WORKFLOW_ID } from '../core/delivery-contract';
 import { newId } from '../core/ids';
@@ -116,7 +117,18 @@ export async function startEngine(ctx: BenchContext, variant: EngineVariant): Pr
       await publishEvent(publishDeps, { accountId, livemode: false, type: 'parcel.created', data, id: eventId });
     },
     async completed(eventId) {
-      await ctx.client.workflow.getHandle(WORKFLOW_ID.deliverEvent(eventId)).result();
+      // An early first attempt reaches the receiver before its workflow may exist: wait for the start (bounded;
+      // the phase's deadline bounds it too).
+      const handle = ctx.client.workflow.getHandle(WORKFLOW_ID.deliverEvent(eventId));
+      for (let tries = 0, pauseMs = 1; ; tries++, pauseMs = Math.min(pauseMs * 2, 50)) {
+        try {
+          await handle.result();
+          return;
+        } catch (err) {
+          if (!(err instanceof WorkflowNotFoundError) || tries >= 2_000) throw err;
+          await sleep(pauseMs);
+        }
+      }
     },
     async stop() {
       worker.shutdown();

@@ -37,5 +37,8 @@ export const VARIANTS: EngineVariant[] = [
   // The shipped defaults with the engine on Postgres's Unix socket instead of TCP on loopback: a deployment choice
   // (DATABASE_URL), not a product default.
   { name: 'all-unix-socket', eagerStart: true, unixSocket: true, workerOptions: SDK_WATCHDOG },
+  // The shipped defaults but with attempt 1 made by the workflow's own try, not early by the dispatcher beside the
+  // start (DELIVERY_EARLY_FIRST_ATTEMPT, activities/early-attempts.ts): the last lever.
+  { name: 'no-early-first-attempt', eagerStart: true, env: { DELIVERY_EARLY_FIRST_ATTEMPT: 'off' } },
   { name: 'all', eagerStart: true },
 ];
