@@ -1,6 +1,5 @@
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { Client, WorkflowNotFoundError } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { bundleWorkflowCode, type NativeConnection, type Worker, type WorkerOptions } from '@temporalio/worker';
 import { WORKFLOW_ID } from '../core/delivery-contract';
 import { newId } from '../core/ids';
@@ -96,7 +95,20 @@ export async function startEngine(ctx: BenchContext, variant: EngineVariant): Pr
     options: { workflowsPath: undefined, workflowBundle: ctx.engineBundle, ...variant.workerOptions },
   });
   // The worker hands published events to Temporal through its outbox dispatcher, as in production.
-  const running = runWorker(worker, { config, connection: ctx.connection, pool, eagerStart: variant.eagerStart ?? false });
+  // Events whose workflows the dispatcher started, and who waits for which: an early first attempt reaches the
+  // receiver before its workflow may exist, and asking Temporal for a result before then only loads the server.
+  const started = new Set<string>();
+  const waiting = new Map<string, () => void>();
+  const onDispatched = (eventIds: string[]) => {
+    for (const id of eventIds) {
+      const wake = waiting.get(id);
+      if (wake) {
+        waiting.delete(id);
+        wake();
+      } else started.add(id);
+    }
+  };
+  const running = runWorker(worker, { config, connection: ctx.connection, pool, eagerStart: variant.eagerStart ?? false, onDispatched });
   const publishDeps = { pool };
   return {
     config,
@@ -117,18 +129,8 @@ export async function startEngine(ctx: BenchContext, variant: EngineVariant): Pr
       await publishEvent(publishDeps, { accountId, livemode: false, type: 'parcel.created', data, id: eventId });
     },
     async completed(eventId) {
-      // An early first attempt reaches the receiver before its workflow may exist: wait for the start (bounded;
-      // the phase's deadline bounds it too).
-      const handle = ctx.client.workflow.getHandle(WORKFLOW_ID.deliverEvent(eventId));
-      for (let tries = 0, pauseMs = 1; ; tries++, pauseMs = Math.min(pauseMs * 2, 50)) {
-        try {
-          await handle.result();
-          return;
-        } catch (err) {
-          if (!(err instanceof WorkflowNotFoundError) || tries >= 2_000) throw err;
-          await sleep(pauseMs);
-        }
-      }
+      if (!started.delete(eventId)) await new Promise<void>((resolve) => waiting.set(eventId, resolve));
+      await ctx.client.workflow.getHandle(WORKFLOW_ID.deliverEvent(eventId)).result();
     },
     async stop() {
       worker.shutdown();

@@ -36,6 +36,8 @@ export interface DispatchDeps {
    * 1 there (activities/early-attempts.ts). It must not wait: the start goes out beside it.
    */
   beforeStart?: (input: DeliverEventInput) => void;
+  /** Called with the events whose workflows a pass started (or found started), once they are marked dispatched. */
+  onDispatched?: (eventIds: string[]) => void;
 }
 
 /** How long a claim keeps other dispatchers off an event: well above one start, even a slow one. */
@@ -178,6 +180,7 @@ export async function dispatchWaiting(
   const dispatched = claimed.filter((_, i) => results[i]!.status === 'fulfilled').map((row) => row.id);
   const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   await markDispatched(deps.pool, dispatched);
+  if (dispatched.length > 0) deps.onDispatched?.(dispatched);
   // Best effort: a lease not given back only lapses (DISPATCH_LEASE_MS).
   if (failure) await releaseLeases(deps.pool, claimed.filter((_, i) => results[i]!.status === 'rejected').map((row) => row.id)).catch(() => undefined);
   return { claimed: claimed.length, dispatched, ...(failure ? { error: failure.reason as Error } : {}) };

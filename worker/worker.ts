@@ -125,6 +125,8 @@ export interface RunWorkerOptions {
   log?: (line: string) => void;
   /** Called with the dispatcher once it runs (tests wait for its first sweep). */
   onDispatcher?: (dispatcher: Dispatcher) => void;
+  /** Called with each batch of events the dispatcher handed to Temporal (the benchmark waits for their workflows). */
+  onDispatched?: (eventIds: string[]) => void;
   /** Time between the dispatcher's sweeps (worker/dispatcher.ts SWEEP_INTERVAL_MS by default). */
   sweepIntervalMs?: number;
   /** Eager workflow start (default on); the benchmark turns it off to measure the lever. */
@@ -147,6 +149,7 @@ export async function runWorker(worker: Worker, options: RunWorkerOptions): Prom
     sweepIntervalMs: options.sweepIntervalMs,
     // Attempt 1 of a one-endpoint delivery goes out beside its start (activities/early-attempts.ts).
     beforeStart: early ? (input) => early.begin(input) : undefined,
+    onDispatched: options.onDispatched,
   });
   options.onDispatcher?.(dispatcher);
   try {
