@@ -28,6 +28,8 @@ export const SWEEP_INTERVAL_MS = 5_000;
 const MAX_BACKOFF_MS = 30_000;
 /** Events claimed per statement, and started side by side. */
 export const DISPATCH_BATCH = 100;
+/** Passes over notified events under way at once. */
+export const NOTIFIED_PASSES = 4;
 
 export function startDispatcher(options: DispatcherOptions): Dispatcher {
   const log = options.log ?? (() => undefined);
@@ -38,7 +40,6 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
   let sweepDue = true;
   let backoffMs = sweepIntervalMs;
   let failing = false;
-  let running: Promise<void> | null = null;
   let sweepTimer: NodeJS.Timeout | undefined;
   /** The listening connection, from its creation (a late event of an abandoned one changes nothing). */
   let listener: pg.Client | null = null;
@@ -68,45 +69,69 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
     }
   };
 
-  /** One pass: the notified events first (newest work, lowest latency), then a sweep when one is due. */
-  async function pump(): Promise<void> {
-    while (!stopped && (notified.size > 0 || sweepDue)) {
-      if (notified.size > 0) {
-        const ids = [...notified].slice(0, DISPATCH_BATCH);
-        for (const id of ids) notified.delete(id);
-        try {
-          const result = await dispatchWaiting(options, { ids, limit: ids.length });
-          counts.notified += result.dispatched.length;
-          outcome(result.error);
-        } catch (err) {
-          outcome(err as Error);
-        }
-        continue;
-      }
-      sweepDue = false;
-      let full = false;
-      try {
-        const result = await dispatchWaiting(options, { limit: DISPATCH_BATCH });
-        counts.swept += result.dispatched.length;
-        outcome(result.error);
-        // A full batch all started means more may wait: sweep again at once.
-        full = result.claimed === DISPATCH_BATCH && result.dispatched.length === result.claimed;
-      } catch (err) {
-        outcome(err as Error);
-      }
-      resolveReady();
-      if (full) sweepDue = true;
-      else scheduleSweep(backoffMs);
+  /** Every pass under way, for stop() to wait for. */
+  const passes = new Set<Promise<void>>();
+  let notifiedPasses = 0;
+  let sweeping = false;
+
+  const track = (pass: Promise<void>) => {
+    passes.add(pass);
+    void pass.finally(() => {
+      passes.delete(pass);
+      kick();
+    });
+  };
+
+  /** Hands off notified events: the newest work, and what publish-to-first-attempt latency waits on. */
+  async function dispatchNotified(ids: string[]): Promise<void> {
+    try {
+      const result = await dispatchWaiting(options, { ids, limit: ids.length });
+      counts.notified += result.dispatched.length;
+      outcome(result.error);
+    } catch (err) {
+      outcome(err as Error);
+    } finally {
+      notifiedPasses--;
     }
   }
 
+  /** Sweeps up whatever a notification did not bring; again at once after a full batch all started. */
+  async function sweep(): Promise<void> {
+    let full = false;
+    try {
+      const result = await dispatchWaiting(options, { limit: DISPATCH_BATCH });
+      counts.swept += result.dispatched.length;
+      outcome(result.error);
+      full = result.claimed === DISPATCH_BATCH && result.dispatched.length === result.claimed;
+    } catch (err) {
+      outcome(err as Error);
+    } finally {
+      sweeping = false;
+    }
+    resolveReady();
+    if (full) sweepDue = true;
+    else scheduleSweep(backoffMs);
+  }
+
+  /**
+   * Starts what is due. Notified events go out in passes side by side (up to NOTIFIED_PASSES): an event must not
+   * wait for the start of one notified just before it (an eager start takes several milliseconds, and with early
+   * first attempts its first POST waits on its claim). Past that many, notifications gather into batches of up
+   * to DISPATCH_BATCH. One sweep at a time.
+   */
   function kick(): void {
-    if (running || stopped) return;
-    running = pump().finally(() => {
-      running = null;
-      // Work that arrived while the last pass was ending.
-      if (!stopped && (notified.size > 0 || sweepDue)) kick();
-    });
+    if (stopped) return;
+    while (notified.size > 0 && notifiedPasses < NOTIFIED_PASSES) {
+      const ids = [...notified].slice(0, DISPATCH_BATCH);
+      for (const id of ids) notified.delete(id);
+      notifiedPasses++;
+      track(dispatchNotified(ids));
+    }
+    if (sweepDue && !sweeping) {
+      sweepDue = false;
+      sweeping = true;
+      track(sweep());
+    }
   }
 
   async function listen(): Promise<void> {
@@ -163,7 +188,8 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
         client.removeAllListeners('end');
         await client.end().catch(() => undefined);
       }
-      await running;
+      // A pass that ends now kicks nothing (stopped); wait until none is left.
+      for (let rounds = 0; passes.size > 0 && rounds < 1_000; rounds++) await Promise.allSettled([...passes]);
       resolveReady();
     },
   };
