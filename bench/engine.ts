@@ -38,6 +38,8 @@ export interface EngineVariant {
    * default is DESIGN.md's), measured for operators running both on one host.
    */
   unixSocket?: boolean;
+  /** The dispatcher's passes over notified events at once (worker/dispatcher.ts NOTIFIED_PASSES when absent). */
+  notifiedPasses?: number;
 }
 
 /** Where Debian's PostgreSQL (the machine's, which the bench's databases live on) puts its socket. */
@@ -108,7 +110,7 @@ export async function startEngine(ctx: BenchContext, variant: EngineVariant): Pr
       } else started.add(id);
     }
   };
-  const running = runWorker(worker, { config, connection: ctx.connection, pool, eagerStart: variant.eagerStart ?? false, onDispatched });
+  const running = runWorker(worker, { config, connection: ctx.connection, pool, eagerStart: variant.eagerStart ?? false, onDispatched, notifiedPasses: variant.notifiedPasses });
   const publishDeps = { pool };
   return {
     config,

@@ -129,6 +129,8 @@ export interface RunWorkerOptions {
   onDispatched?: (eventIds: string[]) => void;
   /** Time between the dispatcher's sweeps (worker/dispatcher.ts SWEEP_INTERVAL_MS by default). */
   sweepIntervalMs?: number;
+  /** The dispatcher's passes over notified events at once (worker/dispatcher.ts NOTIFIED_PASSES by default). */
+  notifiedPasses?: number;
   /** Eager workflow start (default on); the benchmark turns it off to measure the lever. */
   eagerStart?: boolean;
 }
@@ -147,6 +149,7 @@ export async function runWorker(worker: Worker, options: RunWorkerOptions): Prom
     eagerStart: options.eagerStart ?? true,
     log: options.log,
     sweepIntervalMs: options.sweepIntervalMs,
+    notifiedPasses: options.notifiedPasses,
     // Attempt 1 of a one-endpoint delivery goes out beside its start (activities/early-attempts.ts).
     beforeStart: early ? (input) => early.begin(input) : undefined,
     onDispatched: options.onDispatched,
