@@ -1,4 +1,4 @@
-import type { DeliverEventInput, SignAndPostInput } from '../core/delivery-contract';
+import { attemptInput, type DeliverEventInput } from '../core/delivery-contract';
 import { createEarlyAttempt, type EarlyAttemptResult, type EarlyAttemptSource, type SignAndPostDeps } from './sign-and-post';
 
 /**
@@ -39,22 +39,6 @@ export interface EarlyAttemptsOptions {
   warn?: (message: string) => void;
 }
 
-/** Attempt 1's input, exactly as the workflow builds it (workflows/deliver-event.ts runLadder). */
-function firstAttemptInput(input: DeliverEventInput, endpointId: string, attemptId: string): SignAndPostInput {
-  return {
-    attemptId,
-    endpointId,
-    eventId: input.eventId,
-    eventType: input.eventType,
-    accountId: input.accountId,
-    livemode: input.livemode,
-    attempt: 1,
-    deliveryId: input.deliveryIds?.[endpointId],
-    finalAttempt: input.retryDelaysMs.length === 0,
-    timeoutMs: input.timeoutMs,
-  };
-}
-
 export function createEarlyAttempts(deps: SignAndPostDeps, options: EarlyAttemptsOptions): EarlyAttempts {
   const attempt = createEarlyAttempt(deps, options.warn ?? (() => undefined));
   const made = new Map<string, Promise<EarlyAttemptResult>>();
@@ -68,7 +52,7 @@ export function createEarlyAttempts(deps: SignAndPostDeps, options: EarlyAttempt
       // Already made here (a start retried after Temporal refused it): its outcome stands.
       if (!attemptId || made.has(attemptId) || running.size >= options.maxInFlight) return;
       // Never rejects: whatever went wrong is left to the workflow's try, which finds the claim.
-      const outcome = attempt(firstAttemptInput(input, endpointId, attemptId)).catch((): EarlyAttemptResult => ({}));
+      const outcome = attempt(attemptInput(input, endpointId, 1, attemptId)).catch((): EarlyAttemptResult => ({}));
       made.set(attemptId, outcome);
       running.add(outcome);
       void outcome.then(() => {

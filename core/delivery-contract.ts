@@ -223,6 +223,25 @@ export type AttemptOutcome =
         early?: true;
       });
 
+/**
+ * Attempt n of one endpoint's ladder: pure, so the workflow and the dispatcher's early attempt
+ * (activities/early-attempts.ts) build attempt 1 alike, down to its record.
+ */
+export function attemptInput(input: DeliverEventInput, endpointId: string, attempt: number, attemptId: string): SignAndPostInput {
+  return {
+    attemptId,
+    endpointId,
+    eventId: input.eventId,
+    eventType: input.eventType,
+    accountId: input.accountId,
+    livemode: input.livemode,
+    attempt,
+    deliveryId: input.deliveryIds?.[endpointId],
+    finalAttempt: attempt === input.retryDelaysMs.length + 1,
+    timeoutMs: input.timeoutMs,
+  };
+}
+
 /** Pure, so both the activity and the workflow (for an attempt lost with its worker) build records alike. */
 export function attemptRecord(input: SignAndPostInput, result: AttemptResult): AttemptRecord {
   return {

@@ -10,6 +10,7 @@ import {
   uuid4,
 } from '@temporalio/workflow';
 import {
+  attemptInput,
   attemptRecord,
   FAILURE,
   NOT_POSTED_FAILURES,
@@ -161,18 +162,7 @@ async function runLadder(input: DeliverEventInput, endpointId: string, gate: Dat
     // is drawn all the same, so every later id is what it was before firstAttemptIds existed.
     const drawn = attemptIdFromUuid(uuid4());
     const attemptId = (n === 1 ? input.firstAttemptIds?.[endpointId] : undefined) ?? drawn;
-    const request: SignAndPostInput = {
-      attemptId,
-      endpointId,
-      eventId: input.eventId,
-      eventType: input.eventType,
-      accountId: input.accountId,
-      livemode: input.livemode,
-      attempt: n,
-      deliveryId: input.deliveryIds?.[endpointId],
-      finalAttempt: n === total,
-      timeoutMs: input.timeoutMs,
-    };
+    const request = attemptInput(input, endpointId, n, attemptId);
     const outcome = await attemptOnce(request, input.attemptKind ?? 'activity', attemptSummary(n, total, url ?? endpointId), gate);
     if (outcome.kind === 'skipped') return { endpointId, outcome: 'skipped', attempts: n - 1, reason: outcome.reason };
     url = outcome.url || url;
