@@ -84,7 +84,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
     else request.log.info({ code: apiError.code }, 'request rejected');
     if (apiError.status === 401) reply.header('WWW-Authenticate', 'Bearer');
     for (const [name, value] of Object.entries(apiError.headers)) reply.header(name, value);
-    // A recognised key's mode travels with its errors too (DESIGN.md: every response made with a test key).
+    // A recognised key's mode travels with its errors too (every response made with a test key says livemode false).
     const body = request.auth ? { ...apiError.toBody(), livemode: request.auth.livemode } : apiError.toBody();
     return reply.status(apiError.status).send(body);
   });

@@ -3,7 +3,7 @@ import { ERRORS } from '../core/errors';
 
 /** TypeBox schemas every route file shares: the error body, lists and pagination. One copy each. */
 
-/** The wire shape of every error (DESIGN.md), for route schemas and the OpenAPI document. */
+/** The wire shape of every error, for route schemas and the OpenAPI document. */
 export const ErrorResponse = Type.Object(
   {
     error: Type.Object(
@@ -32,7 +32,7 @@ export function Limit(defaultLimit: number, description = `Page size, 1 to ${MAX
   return Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE, default: defaultLimit, description });
 }
 
-/** A page of a list (Stripe's shape); spec 5.5: every response made with a test key carries livemode false. */
+/** A page of a list (Stripe's shape); every response made with a test key carries livemode false. */
 export function listOf<T extends TSchema, U extends TSchema>(item: T, url: U) {
   return Type.Object({
     object: Type.Literal('list'),

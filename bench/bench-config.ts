@@ -8,7 +8,7 @@
  *   BENCH_BACKLOG_EVENTS events waiting in backoff in the backlog scenario (default 10000)
  *   BENCH_FANOUT         endpoints in the fan-out scenario (default 100)
  *   BENCH_SLOW_RATE      events/s to each of the slow and fast receivers (default 8)
- *   BENCH_OUT            result file (default bench/results-<date>.json; "-" for stdout only)
+ *   BENCH_OUT            result file (default bench/results/<date>.json, <date>-cluster.json with --cluster; "-" for stdout only)
  */
 export interface BenchConfig {
   phases: string[] | undefined;

@@ -6,12 +6,12 @@
  * each as `*-load` (BENCH_CONCURRENCY in flight: deliveries/s) and `*-idle` (one at a time: latency). These
  * steady phases run BENCH_REPS times, interleaved, each a warm-up then a measured window, and are reported as
  * medians with their spread. Then the scenarios, once each: publish-api, fan-out, slow-receiver, backlog.
- * Knobs: bench/bench-config.ts. Results: bench/results-<date>.json. With `--cluster`, the full Temporal server on
+ * Knobs: bench/bench-config.ts. Results: bench/results/<date>.json (plot: bench/plot.ts). With `--cluster`, the full Temporal server on
  * PostgreSQL (bench/cluster.ts) instead of the dev server, on fresh databases too (its CPU and persistence
  * requests are not metered there).
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -35,6 +35,11 @@ import { aggregate } from './stats';
 import { VARIANTS } from './variants';
 
 const settings = benchConfig(process.argv.slice(2).filter((a) => a !== '--cluster'));
+
+/** Where a run's results go unless BENCH_OUT says: `bench/results/<date>.json`, `<date>-cluster.json` on the full server. */
+function defaultOut(startedAt: Date, cluster: boolean): string {
+  return path.join(__dirname, 'results', `${startedAt.toISOString().slice(0, 10)}${cluster ? '-cluster' : ''}.json`);
+}
 
 /** The dev server (metered: its process and its Prometheus endpoint) or the full server on Postgres (not). */
 type BenchServerLike = { address: string; pid?: number; metricsUrl?: string; args?: string[]; settings?: unknown; stop(): Promise<void> };
@@ -120,8 +125,11 @@ async function main(): Promise<void> {
       scenarios,
     };
     const json = `${JSON.stringify(result, null, 2)}\n`;
-    const out = settings.out ?? path.join(__dirname, `results-${startedAt.toISOString().slice(0, 10)}.json`);
-    if (out !== '-') writeFileSync(out, json);
+    const out = settings.out ?? defaultOut(startedAt, cluster);
+    if (out !== '-') {
+      mkdirSync(path.dirname(out), { recursive: true });
+      writeFileSync(out, json);
+    }
     process.stdout.write(json);
   } finally {
     await pool.end();

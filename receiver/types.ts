@@ -1,9 +1,9 @@
 /**
- * Shapes of what the service posts (spec 2.1, 2.2, 6). Declared here rather than imported from core/ so the
+ * Shapes of what the service posts. Declared here rather than imported from core/ so the
  * receiver kit stays a leaf: merchants install it without pulling in the engine.
  */
 
-/** Spec 6. Kept open-ended (`string & {}`) so a kind added later still type-checks in an older receiver. */
+/** The event kinds. Kept open-ended (`string & {}`) so a kind added later still type-checks in an older receiver. */
 export type KnownEventType =
   | 'parcel.created'
   | 'parcel.awaiting_dropoff'
@@ -16,7 +16,7 @@ export type KnownEventType =
 
 export type EventType = KnownEventType | (string & {});
 
-/** Spec 2.2: the parcel as carried in an event. The spec does not close the value sets, so they stay strings. */
+/** The parcel as carried in an event. Its value sets are open, so they stay strings. */
 export interface Parcel {
   id: string;
   parcel_number: string;
@@ -43,9 +43,9 @@ export interface CodSettlement {
   [field: string]: unknown;
 }
 
-/** Spec 2.1: the body posted to a webhook endpoint. */
+/** The body posted to a webhook endpoint. */
 export interface WebhookEvent<TData extends object = Record<string, unknown>> {
-  /** `evt_...`, repeated on every retry of the same event: the key to deduplicate on (spec 6.3). */
+  /** `evt_...`, repeated on every retry of the same event: the key to deduplicate on. */
   id: string;
   object: 'event';
   type: EventType;

@@ -1,17 +1,17 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /**
- * Verifies the `Service-Signature` header of a webhook delivery (spec 6.2).
+ * Verifies the `Service-Signature` header of a webhook delivery.
  *
  * This file deliberately imports nothing but node:crypto: merchants copy or install it on its own, and the
  * engine's signer (core/signing.ts) is kept honest against it by the shared vectors in
  * test/fixtures/signature-vectors.json rather than by sharing code.
  */
 
-/** Spec 8: "Signature timestamp tolerance used by receivers". */
+/** How far a signature's timestamp may be from the receiver's clock, in seconds. */
 export const DEFAULT_TOLERANCE_SECONDS = 300;
 
-/** Header names as Node lower-cases them (DESIGN.md: Service-Signature, Service-Event, Service-Delivery). */
+/** Header names as Node lower-cases them (sent as Service-Signature, Service-Event, Service-Delivery). */
 export const SIGNATURE_HEADER = 'service-signature';
 export const EVENT_TYPE_HEADER = 'service-event';
 /** The attempt id (`dlv_...`): differs on every retry, so never deduplicate on it; use the event id. */
@@ -43,7 +43,7 @@ export class WebhookVerificationError extends Error {
 }
 
 export interface VerifyOptions {
-  /** Maximum |now - t| in seconds; spec 8 sets 300. */
+  /** Maximum |now - t| in seconds; default 300. */
   toleranceSeconds?: number;
   /** Current Unix time in seconds; injectable so tests need no real clock. */
   now?: () => number;

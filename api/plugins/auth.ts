@@ -18,7 +18,7 @@ declare module 'fastify' {
     authError?: ApiError;
   }
   interface FastifyContextConfig {
-    /** The scope a route needs (spec 5.6), declared beside the route; routes without it are public (health, docs). */
+    /** The scope a route needs, declared beside the route; routes without it are public (health, docs). */
     scope?: Scope;
   }
 }
@@ -33,7 +33,7 @@ function malformed(message = MALFORMED_HEADER): ApiError {
   return new ApiError('malformed_api_key', message);
 }
 
-/** Spec 5.2: `Bearer <key>` or HTTP Basic with the key as username and an empty password. */
+/** `Bearer <key>` or HTTP Basic with the key as username and an empty password. */
 export function presentedKey(header: string | undefined): string {
   if (header === undefined || header.trim() === '') {
     throw new ApiError('missing_api_key', 'No API key provided. Send it as "Authorization: Bearer <API_KEY>".');
@@ -59,7 +59,7 @@ export function presentedKey(header: string | undefined): string {
   throw malformed();
 }
 
-/** The caller behind an Authorization header (spec 5.2), verified by domain/api-keys.ts. */
+/** The caller behind an Authorization header, verified by domain/api-keys.ts. */
 export async function authenticate(pool: Pool, header: string | undefined, now = new Date()): Promise<AuthContext> {
   return verifyApiKey(pool, presentedKey(header), now);
 }

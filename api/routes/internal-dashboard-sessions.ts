@@ -6,8 +6,7 @@ import { errorResponses } from '../schemas';
 import { checkToken } from './internal-events';
 
 /**
- * Sign-in links to the developers page for the parcel service, which embeds or forwards them (DESIGN.md
- * "Contract"): behind the same internal token as publishing.
+ * Sign-in links to the developers page for the parcel service, which embeds or forwards them: behind the same internal token as publishing.
  */
 
 const Body = Type.Object(

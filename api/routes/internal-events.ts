@@ -9,7 +9,7 @@ import { publishEvent } from '../../domain/events';
 import { errorResponses } from '../schemas';
 
 /**
- * Internal publishing for the parcel system (DESIGN.md "Contract"): a thin handler over publishEvent, behind
+ * Internal publishing for the parcel system: a thin handler over publishEvent, behind
  * one shared token. Without INTERNAL_API_TOKEN the route answers as if it did not exist.
  */
 

@@ -1,6 +1,6 @@
 -- Up Migration
 
--- Endpoint health has one owner, this database (DESIGN.md "Delivery decisions"): the abandoned streak, the failing
+-- Endpoint health has one owner, this database: the abandoned streak, the failing
 -- mark and the merchant's notification change in one transaction (domain/endpoint-health.ts), each abandoned
 -- delivery counted once however often it is reported, and a success resets them.
 

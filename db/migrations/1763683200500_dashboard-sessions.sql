@@ -1,6 +1,6 @@
 -- Up Migration
 
--- Developers page sign-in (DESIGN.md "Developers page"). Neither a link's token nor a session id is stored:
+-- Developers page sign-in. Neither a link's token nor a session id is stored:
 -- only their SHA-256, so a read of these tables signs nobody in.
 
 -- Single-use links, valid 10 minutes; used_at is set by the one request that opens it.

@@ -1,6 +1,6 @@
 -- Up Migration
 
--- The events table is the outbox of the hand-off to Temporal (DESIGN.md, "Hand-off"). Publishing only stores the
+-- The events table is the outbox of the hand-off to Temporal. Publishing only stores the
 -- event; a dispatcher in each worker starts its delivery workflow and then sets dispatched_at. An event with
 -- nobody to deliver to is dispatched when stored. dispatch_lease_until keeps two dispatchers from starting the
 -- same event at once; once it lapses (the dispatcher died, or Temporal refused) the event is claimed again.

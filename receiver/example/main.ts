@@ -5,7 +5,7 @@
  *   WEBHOOK_SECRET=whsec_... RECEIVER_TLS_CERT=cert.pem RECEIVER_TLS_KEY=key.pem \
  *   npx tsx receiver/example/main.ts
  *
- * The service only posts to https URLs (spec 2.3); without RECEIVER_TLS_* it listens on plain http, for use
+ * The service only posts to https URLs; without RECEIVER_TLS_* it listens on plain http, for use
  * behind a TLS-terminating proxy or for local tries.
  */
 import { readFileSync } from 'node:fs';

@@ -17,7 +17,7 @@ export interface ProcessorHooks {
 }
 
 /**
- * Works through stored events off the request path: the service waits at most 10 s for a reply (spec 6.3, 8),
+ * Works through stored events off the request path: the service waits at most 10 s for a reply,
  * so a receiver that does its work before replying turns a slow day into retries and duplicates.
  */
 export class EventProcessor {

@@ -69,7 +69,7 @@ export async function buildReceiver(options: ReceiverOptions): Promise<Receiver>
   });
 
   await app.register(async (scope) => {
-    // The signature covers the bytes as sent: keep them, and parse JSON only after verifying (spec 6.2.3).
+    // The signature covers the bytes as sent: keep them, and parse JSON only after verifying.
     // Only JSON is ever sent; any other type is refused (415) rather than read as an empty body.
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
@@ -90,7 +90,7 @@ export async function buildReceiver(options: ReceiverOptions): Promise<Receiver>
       try {
         isNew = await storeEvent(options.pool, event, rawBody.toString('utf8'), typeof deliveryHeader === 'string' ? deliveryHeader : undefined);
       } catch (err) {
-        // Not stored means not acknowledged: a 503 makes the service retry later (spec 6.3, 8).
+        // Not stored means not acknowledged: a 503 makes the service retry later.
         request.log.error({ err, eventId: event.id }, 'storing a webhook event failed');
         return reply.code(503).send(errorBody('storage_unavailable', 'event not stored; retry later'));
       }

@@ -26,7 +26,7 @@ export async function ensureEventsTable(pool: Pool): Promise<void> {
 }
 
 /**
- * Stores the event once per id (spec 6.3: the same event arrives again on every retry). Returns false for a
+ * Stores the event once per id (the same event arrives again on every retry). Returns false for a
  * duplicate, which the caller still answers with 2xx: the service must stop retrying either way.
  * The body is kept as the verified text, not jsonb: jsonb refuses some valid JSON (a \u0000 escape, a lone
  * surrogate, deep nesting), and a refusal here would be answered 503 on every retry of a genuine event.
