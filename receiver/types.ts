@@ -32,7 +32,7 @@ export interface Parcel {
   [field: string]: unknown;
 }
 
-/** The body of `cod.settled` (the spec leaves it open; this is what the service sends). */
+/** The body of `cod.settled`: what the service sends. */
 export interface CodSettlement {
   id: string;
   parcel_id: string;
