@@ -1,5 +1,5 @@
 import { SEARCH_ATTRIBUTE_TYPE_NAMES as SEARCH_ATTRIBUTE_DEFINITIONS } from '../core/delivery-contract';
-import { dropTemporalDatabases, ensureTemporalServer, setupTemporalDatabases, startTemporalServer } from '../infra/temporal-server';
+import { dropTemporalDatabases, ensureTemporalServer, setupTemporalDatabases, startTemporalServer } from '../temporal-tools/temporal-server';
 
 export interface BenchCluster {
   address: string;

@@ -1,4 +1,4 @@
-import { startDevServer, type DevServerOptions } from '../infra/dev-server';
+import { startDevServer, type DevServerOptions } from '../temporal-tools/dev-server';
 
 /**
  * The dev server `npm start` runs (same arguments from infra/dev-server.ts), plus the two things only a

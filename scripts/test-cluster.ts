@@ -18,7 +18,7 @@ import {
   startTemporalServer,
   type TemporalServer,
   type TemporalServerInstall,
-} from '../infra/temporal-server';
+} from '../temporal-tools/temporal-server';
 import { parseClusterArgs, testFiles, unmatchedFilters, USAGE, type ClusterPlan } from './test-cluster-plan';
 
 /** The vitest files take a few minutes; past this they are hung, and the run must still clean up. */

@@ -7,12 +7,12 @@ import { prepareDatabase } from '../../db/migrate';
 import { createPool, type Pool } from '../../db/pool';
 import { operationalState } from '../../domain/operational-state';
 import { unsafeSettingWarnings, type Config } from '../../infra/config';
-import { startDevServer, type DevServer } from '../../infra/dev-server';
+import { startDevServer, type DevServer } from '../../temporal-tools/dev-server';
 import { watchDatabaseState, watchPool } from '../../infra/metrics';
 import { serveMetrics } from '../../infra/metrics-server';
 import { ensureSearchAttributes } from '../../infra/search-attributes';
 import { connectNativeWithBackoff } from '../../infra/temporal';
-import { ensureTemporalCli } from '../../infra/temporal-cli';
+import { ensureTemporalCli } from '../../temporal-tools/temporal-cli';
 import { installTemporalRuntime } from '../../infra/temporal-runtime';
 
 const say = (msg: string) => process.stdout.write(`${msg}\n`);

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import { SEARCH_ATTRIBUTE_TYPE_NAMES as SEARCH_ATTRIBUTE_DEFINITIONS } from '../../core/delivery-contract';
-import { DEFAULT_NUM_HISTORY_SHARDS } from '../../infra/temporal-server-config';
+import { DEFAULT_NUM_HISTORY_SHARDS } from '../../temporal-tools/temporal-server-config';
 import { CliError, print, type CliContext } from '../context';
 
 interface TemporalServerOptions {
@@ -28,7 +28,7 @@ export function registerTemporalServer(program: Command, ctx: CliContext): void 
       const port = positiveInt(options.port, '--port');
       const shards = positiveInt(options.shards, '--shards');
       // Loaded here, not at the top: only this command needs the server module and the Temporal client.
-      const infra = require('../../infra/temporal-server') as typeof import('../../infra/temporal-server');
+      const infra = require('../../temporal-tools/temporal-server') as typeof import('../../temporal-tools/temporal-server');
       const say = (msg: string) => process.stderr.write(`${msg}\n`);
       const install = await infra.ensureTemporalServer({ log: say });
       const base = { databaseUrl: ctx.config.databaseUrl, prefix: options.dbPrefix, install };

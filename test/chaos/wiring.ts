@@ -8,9 +8,9 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
 export { dropDatabase, prepareDatabase } from '../../db/migrate';
-export { startDevServer, type DevServer, type DevServerOptions } from '../../infra/dev-server';
-export { childStopper } from '../../infra/child-process';
-export { cachedCliPath, ensureTemporalCli } from '../../infra/temporal-cli';
+export { startDevServer, type DevServer, type DevServerOptions } from '../../temporal-tools/dev-server';
+export { childStopper } from '../../temporal-tools/child-process';
+export { cachedCliPath, ensureTemporalCli } from '../../temporal-tools/temporal-cli';
 export {
   dropTemporalDatabases,
   ensureTemporalServer,
@@ -18,13 +18,13 @@ export {
   startTemporalServer,
   type TemporalServer as FullTemporalServer,
   type TemporalServerInstall,
-} from '../../infra/temporal-server';
+} from '../../temporal-tools/temporal-server';
 /** Our search attributes, registered on the full server as `temporal-server` does (the dev server takes them as flags). */
 export { SEARCH_ATTRIBUTE_TYPE_NAMES } from '../../core/delivery-contract';
 
 export { startReceiver, type Receiver, type ReceivedRequest, type Reply } from '../helpers/receiver';
 export { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
-export { freePort } from '../../infra/ports';
+export { freePort } from '../../temporal-tools/ports';
 export { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process';
 export { FIXTURES } from '../helpers/paths';
 

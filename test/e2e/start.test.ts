@@ -6,7 +6,7 @@ import { Client, Connection } from '@temporalio/client';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../../core/delivery-contract';
 import { dropDatabase } from '../../db/migrate';
-import { freePort } from '../../infra/ports';
+import { freePort } from '../../temporal-tools/ports';
 import { freeMetricsPort, scrape, valueOf } from '../helpers/prometheus';
 import { waitFor } from '../helpers/wait';
 import { testDatabaseUrl } from '../helpers/database';

@@ -8,8 +8,8 @@ import {
   DEFAULT_NUM_HISTORY_SHARDS,
   DEFAULT_RETENTION_HOURS,
   TEMPORAL_SERVER_VERSION,
-} from '../../infra/temporal-server-config';
-import { devServerArgs } from '../../infra/dev-server';
+} from '../../temporal-tools/temporal-server-config';
+import { devServerArgs } from '../../temporal-tools/dev-server';
 import { loadConfig } from '../../infra/config';
 import { temporalMetricsAddress } from '../../infra/temporal-runtime';
 
