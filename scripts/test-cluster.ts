@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { SEARCH_ATTRIBUTE_TYPE_NAMES as SEARCH_ATTRIBUTE_DEFINITIONS } from '../core/delivery-contract';
+import { SEARCH_ATTRIBUTE_CLI_TYPES } from '../core/delivery-contract';
 import {
   dropTemporalDatabases,
   ensureTemporalServer,
@@ -102,7 +102,7 @@ async function vitestOnCluster(files: string[], install: TemporalServerInstall):
     const databases = await setupTemporalDatabases({ databaseUrl, prefix, install });
     say(`databases ${databases.temporal}, ${databases.visibility} set up in ${seconds(started)}`);
     started = Date.now();
-    server = await startTemporalServer({ databaseUrl, prefix, install, runDir, searchAttributes: SEARCH_ATTRIBUTE_DEFINITIONS });
+    server = await startTemporalServer({ databaseUrl, prefix, install, runDir, searchAttributes: SEARCH_ATTRIBUTE_CLI_TYPES });
     const { persistenceStore, visibilityStore } = server.cluster;
     say(`Temporal ${server.address} ready in ${seconds(started)} (${server.numHistoryShards} history shards, ${persistenceStore}, visibility ${visibilityStore}); log ${server.logFile}`);
     if (interrupted) return 130;

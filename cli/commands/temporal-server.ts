@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Command } from 'commander';
-import { SEARCH_ATTRIBUTE_TYPE_NAMES as SEARCH_ATTRIBUTE_DEFINITIONS } from '../../core/delivery-contract';
+import { SEARCH_ATTRIBUTE_CLI_TYPES } from '../../core/delivery-contract';
 import { DEFAULT_NUM_HISTORY_SHARDS } from '../../temporal-tools/temporal-server-config';
 import { CliError, print, type CliContext } from '../context';
 
@@ -39,7 +39,7 @@ export function registerTemporalServer(program: Command, ctx: CliContext): void 
         port,
         numHistoryShards: shards,
         namespace: ctx.config.temporal.namespace,
-        searchAttributes: SEARCH_ATTRIBUTE_DEFINITIONS,
+        searchAttributes: SEARCH_ATTRIBUTE_CLI_TYPES,
         // Kept after a stop, so server.log can be read when it died.
         runDir: path.resolve(ctx.config.dataDir, 'temporal-server'),
       });

@@ -20,7 +20,7 @@ export {
   type TemporalServerInstall,
 } from '../../temporal-tools/temporal-server';
 /** Our search attributes, registered on the full server as `temporal-server` does (the dev server takes them as flags). */
-export { SEARCH_ATTRIBUTE_TYPE_NAMES } from '../../core/delivery-contract';
+export { SEARCH_ATTRIBUTE_CLI_TYPES } from '../../core/delivery-contract';
 
 export { startReceiver, type Receiver, type ReceivedRequest, type Reply } from '../helpers/receiver';
 export { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy';

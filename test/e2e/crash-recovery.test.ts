@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { SEARCH_ATTRIBUTE_TYPE_NAMES as SEARCH_ATTRIBUTE_DEFINITIONS } from '../../core/delivery-contract';
+import { SEARCH_ATTRIBUTE_CLI_TYPES } from '../../core/delivery-contract';
 import { dropTemporalDatabases, setupTemporalDatabases, startTemporalServer, type TemporalServer } from '../../temporal-tools/temporal-server';
 import type { Config } from '../../infra/config';
 import { publishEvent } from '../../domain/events';
@@ -149,7 +149,7 @@ describe('crash recovery', () => {
     const base = { databaseUrl: testDatabaseUrl(), prefix: `${inject('runId').toLowerCase()}_restart` };
     await setupTemporalDatabases(base);
     closers.push(() => dropTemporalDatabases(base));
-    const start = (ports?: TemporalServer['ports']) => startTemporalServer({ ...base, ports, searchAttributes: SEARCH_ATTRIBUTE_DEFINITIONS });
+    const start = (ports?: TemporalServer['ports']) => startTemporalServer({ ...base, ports, searchAttributes: SEARCH_ATTRIBUTE_CLI_TYPES });
     let server: TemporalServer = await start();
     closers.push(() => server.stop());
     const { config, client, startWorker } = await setup(server.address, '3s,3s,3s');

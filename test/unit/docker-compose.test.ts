@@ -2,7 +2,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { SEARCH_ATTRIBUTE_TYPE_NAMES as SEARCH_ATTRIBUTE_DEFINITIONS } from '../../core/delivery-contract';
+import { SEARCH_ATTRIBUTE_CLI_TYPES } from '../../core/delivery-contract';
 import {
   DEFAULT_DYNAMIC_CONFIG_FILE,
   DEFAULT_NUM_HISTORY_SHARDS,
@@ -179,7 +179,7 @@ describe('docker-compose.yml and `parcel-webhooks temporal-server` run the same 
   it('same search attributes, registered before the app starts, and none of auto-setup\'s test ones', () => {
     const setup = services['temporal-search-attributes'];
     expect(setup?.entrypoint).toEqual(['/bin/sh', '-c']);
-    expect(createdSearchAttributes(setup?.command?.[0] ?? '')).toEqual(SEARCH_ATTRIBUTE_DEFINITIONS);
+    expect(createdSearchAttributes(setup?.command?.[0] ?? '')).toEqual(SEARCH_ATTRIBUTE_CLI_TYPES);
     expect(temporal?.environment?.SKIP_ADD_CUSTOM_SEARCH_ATTRIBUTES).toBe('true');
     for (const name of ['api', 'worker'] as const) {
       const deps = services[name]?.depends_on as Record<string, { condition: string }>;
