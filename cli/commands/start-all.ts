@@ -7,15 +7,31 @@ import { prepareDatabase } from '../../db/migrate';
 import { createPool, type Pool } from '../../db/pool';
 import { operationalState } from '../../domain/operational-state';
 import { unsafeSettingWarnings, type Config } from '../../infra/config';
-import { startDevServer, type DevServer } from '../../temporal-tools/dev-server';
 import { watchDatabaseState, watchPool } from '../../infra/metrics';
 import { serveMetrics } from '../../infra/metrics-server';
 import { ensureSearchAttributes } from '../../infra/search-attributes';
 import { connectNativeWithBackoff } from '../../infra/temporal';
-import { ensureTemporalCli } from '../../temporal-tools/temporal-cli';
 import { installTemporalRuntime } from '../../infra/temporal-runtime';
+import { loadTemporalTooling, type DevServerModule } from '../temporal-tooling';
 
 const say = (msg: string) => process.stdout.write(`${msg}\n`);
+
+type DevServer = Awaited<ReturnType<DevServerModule['startDevServer']>>;
+
+/** The Temporal dev server from the checkout's tooling (its CLI built on first use), when no TEMPORAL_ADDRESS is set. */
+async function startLocalTemporal(config: Config): Promise<DevServer> {
+  const need = { command: '`start` without TEMPORAL_ADDRESS', otherwise: 'set TEMPORAL_ADDRESS to a Temporal cluster' };
+  const { ensureTemporalCli } = loadTemporalTooling('temporal-cli', need);
+  const { startDevServer } = loadTemporalTooling('dev-server', need);
+  const cliPath = await ensureTemporalCli({ cliPath: config.temporal.cliPath, log: say });
+  return startDevServer({
+    cliPath,
+    port: config.temporal.devPort,
+    uiPort: config.temporal.uiPort,
+    dbFile: path.resolve(config.dataDir, 'temporal.sqlite'),
+    namespace: config.temporal.namespace,
+  });
+}
 
 /**
  * The whole service on one machine: database, the Temporal dev server unless TEMPORAL_ADDRESS is set,
@@ -29,14 +45,7 @@ export async function startAll(config: Config): Promise<void> {
   let devServer: DevServer | undefined;
   let address = config.temporal.address;
   if (!address) {
-    const cliPath = await ensureTemporalCli({ cliPath: config.temporal.cliPath, log: say });
-    devServer = await startDevServer({
-      cliPath,
-      port: config.temporal.devPort,
-      uiPort: config.temporal.uiPort,
-      dbFile: path.resolve(config.dataDir, 'temporal.sqlite'),
-      namespace: config.temporal.namespace,
-    });
+    devServer = await startLocalTemporal(config);
     address = devServer.address;
   }
   const effective: Config = { ...config, temporal: { ...config.temporal, address } };
