@@ -12,19 +12,23 @@ import { serveMetrics } from '../../infra/metrics-server';
 import { ensureSearchAttributes } from '../../infra/search-attributes';
 import { connectNativeWithBackoff } from '../../infra/temporal';
 import { installTemporalRuntime } from '../../infra/temporal-runtime';
-import { loadTemporalTooling, type DevServerModule } from '../temporal-tooling';
+import { loadTemporalTooling, type DevServerModule, type TemporalCliModule } from '../temporal-tooling';
 
 const say = (msg: string) => process.stdout.write(`${msg}\n`);
 
 type DevServer = Awaited<ReturnType<DevServerModule['startDevServer']>>;
+type LocalTemporal = TemporalCliModule & DevServerModule;
 
-/** The Temporal dev server from the checkout's tooling (its CLI built on first use), when no TEMPORAL_ADDRESS is set. */
-async function startLocalTemporal(config: Config): Promise<DevServer> {
+/** The checkout's dev-server tooling, loaded before anything starts so an install without it fails first. */
+function loadLocalTemporal(): LocalTemporal {
   const need = { command: '`start` without TEMPORAL_ADDRESS', otherwise: 'set TEMPORAL_ADDRESS to a Temporal cluster' };
-  const { ensureTemporalCli } = loadTemporalTooling('temporal-cli', need);
-  const { startDevServer } = loadTemporalTooling('dev-server', need);
-  const cliPath = await ensureTemporalCli({ cliPath: config.temporal.cliPath, log: say });
-  return startDevServer({
+  return { ...loadTemporalTooling('temporal-cli', need), ...loadTemporalTooling('dev-server', need) };
+}
+
+/** The Temporal dev server (its CLI built on first use) for a run without TEMPORAL_ADDRESS. */
+async function startLocalTemporal(tooling: LocalTemporal, config: Config): Promise<DevServer> {
+  const cliPath = await tooling.ensureTemporalCli({ cliPath: config.temporal.cliPath, log: say });
+  return tooling.startDevServer({
     cliPath,
     port: config.temporal.devPort,
     uiPort: config.temporal.uiPort,
@@ -39,13 +43,14 @@ async function startLocalTemporal(config: Config): Promise<DevServer> {
  */
 export async function startAll(config: Config): Promise<void> {
   for (const line of unsafeSettingWarnings(config)) process.stderr.write(`${line}\n`);
+  const localTemporal = config.temporal.address ? undefined : loadLocalTemporal();
   const applied = await prepareDatabase(config.databaseUrl);
   say(`database ready (${applied.length} migration(s) applied)`);
 
   let devServer: DevServer | undefined;
   let address = config.temporal.address;
-  if (!address) {
-    devServer = await startLocalTemporal(config);
+  if (localTemporal) {
+    devServer = await startLocalTemporal(localTemporal, config);
     address = devServer.address;
   }
   const effective: Config = { ...config, temporal: { ...config.temporal, address } };
