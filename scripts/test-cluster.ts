@@ -1,6 +1,6 @@
 /**
  * `npm run test:cluster`: the delivery, outbox, crash-recovery and replay tests against the full Temporal server
- * on PostgreSQL (infra/temporal-server.ts) instead of the dev server, then the chaos suite on a full server of
+ * on PostgreSQL (temporal-tools/temporal-server.ts) instead of the dev server, then the chaos suite on a full server of
  * its own (`npm run chaos -- --cluster`, which stops and starts that server for its Temporal outage). Each part
  * gets its own databases and ports, dropped and freed at the end, whatever the outcome. Not part of `npm test`:
  * the first build takes minutes. Options and filters: scripts/test-cluster-plan.ts (`-- --help`).

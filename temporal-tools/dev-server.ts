@@ -34,7 +34,7 @@ export function devServerArgs(options: DevServerOptions): string[] {
   else args.push('--ui-port', String(options.uiPort));
   if (options.dbFile) {
     mkdirSync(path.dirname(options.dbFile), { recursive: true });
-    // What the Temporal SDK's own stress tests use for a file database (DESIGN.md, performance levers).
+    // What the Temporal SDK's own stress tests use for a file database.
     args.push('--db-filename', options.dbFile, '--sqlite-pragma', 'journal_mode=WAL', '--sqlite-pragma', 'synchronous=OFF');
   }
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTE_CLI_TYPES)) args.push('--search-attribute', `${name}=${type}`);

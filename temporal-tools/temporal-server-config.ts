@@ -2,11 +2,11 @@ import path from 'node:path';
 import type { CliSearchAttributeType } from '../core/delivery-contract';
 
 /**
- * The pure half of infra/temporal-server.ts: what the Temporal server and its SQL tool are told, as data, so a
+ * The pure half of temporal-server.ts: what the Temporal server and its SQL tool are told, as data, so a
  * unit test can check it without Go, PostgreSQL or a free port. Nothing here touches the disk or the network.
  */
 
-/** Pinned to the server the dev server embeds (CLI 1.5.1) and docker-compose.yml runs (DESIGN.md). */
+/** Pinned to the server the dev server embeds (CLI 1.5.1) and docker-compose.yml runs. */
 export const TEMPORAL_SERVER_VERSION = '1.29.1';
 
 /** What a cluster of ours runs with unless told otherwise; docker-compose.yml sets the same (a unit test checks). */

@@ -1,8 +1,8 @@
 /**
- * The full Temporal server on PostgreSQL, built and run by the project itself (DESIGN.md "Running it": production
- * topology): the same four services a cluster runs, in one process, on our own databases with advanced
- * visibility in Postgres. Self-contained on purpose (node built-ins, the Temporal client and its sibling
- * infra/temporal-server-*.ts files only), so the CLI, the cluster test run and the benchmark can all start it.
+ * The full Temporal server on PostgreSQL, built and run by the project itself (the production topology): the same
+ * four services a cluster runs, in one process, on our own databases with advanced visibility in Postgres.
+ * Self-contained on purpose (node built-ins, the Temporal client, core's search attribute types and its sibling
+ * temporal-server-*.ts files only), so the CLI, the cluster test run and the benchmark can all start it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

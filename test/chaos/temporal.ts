@@ -107,7 +107,7 @@ export class DevTemporal extends OwnedTemporal {
 }
 
 /**
- * The full server (infra/temporal-server.ts) on databases `temporal_<prefix>` and `..._visibility`, made by
+ * The full server (temporal-tools/temporal-server.ts) on databases `temporal_<prefix>` and `..._visibility`, made by
  * createDatabases() and dropped by dropDatabases() once it is stopped. Each start logs to its own folder under
  * `dir` (temporal-1/server.log, temporal-2/...), so the log of the stop and of the restart are both kept.
  */

@@ -2,7 +2,7 @@
  * Everything the chaos suite takes from outside test/chaos/, in one file: when sources move, only this file
  * changes. From the product it uses entry points (worker, API, CLI) as child processes and four stable
  * functions (database preparation, the dev server, the Temporal CLI, the full Temporal server); the rest is the public contract
- * (HTTP API, environment variables, workflow ids, table names) as DESIGN.md states it.
+ * (HTTP API, environment variables, workflow ids, table names) as the product documents it.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -41,10 +41,10 @@ export function cliEntry(): string {
   return path.join(ROOT, bin);
 }
 
-/** DESIGN.md, "Delivery decisions": each event is the workflow `event:<evt_id>` of type deliverEvent. */
+/** Each event is the workflow `event:<evt_id>` of type deliverEvent. */
 export const EVENT_WORKFLOW_TYPE = 'deliverEvent';
 export const eventWorkflowId = (eventId: string): string => `event:${eventId}`;
-/** The endpoint's supervisor (DESIGN.md workflow ids). */
+/** The endpoint's supervisor workflow. */
 export const supervisorWorkflowId = (endpointId: string): string => `endpoint-supervisor:${endpointId}`;
 
 /** Spec 6: the event kinds, from the catalogue (pure, no I/O). */
