@@ -13,7 +13,8 @@ ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY patches ./patches
-# tsx stays: the operator CLI (cli/bin.js) runs from source.
+# tsx stays: the operator CLI (cli/bin.js) runs from source. temporal-tools/ (building and running Temporal on a
+# developer's machine) stays out: here `start` needs TEMPORAL_ADDRESS and `temporal-server` says to use a checkout.
 RUN npm install --omit=dev --no-audit --no-fund
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/api ./api

@@ -1,5 +1,5 @@
-import { SEARCH_ATTRIBUTE_TYPE_NAMES as SEARCH_ATTRIBUTE_DEFINITIONS } from '../core/delivery-contract';
-import { dropTemporalDatabases, ensureTemporalServer, setupTemporalDatabases, startTemporalServer } from '../infra/temporal-server';
+import { SEARCH_ATTRIBUTE_CLI_TYPES } from '../core/delivery-contract';
+import { dropTemporalDatabases, ensureTemporalServer, setupTemporalDatabases, startTemporalServer } from '../temporal-tools/temporal-server';
 
 export interface BenchCluster {
   address: string;
@@ -14,7 +14,7 @@ export async function startBenchCluster(runId: string, log: (msg: string) => voi
   const base = { databaseUrl: 'postgres://postgres@127.0.0.1:5432/postgres', prefix: runId.toLowerCase(), install };
   const databases = await setupTemporalDatabases(base);
   try {
-    const server = await startTemporalServer({ ...base, searchAttributes: SEARCH_ATTRIBUTE_DEFINITIONS });
+    const server = await startTemporalServer({ ...base, searchAttributes: SEARCH_ATTRIBUTE_CLI_TYPES });
     return {
       address: server.address,
       settings: {

@@ -1,7 +1,7 @@
-import { startDevServer, type DevServerOptions } from '../infra/dev-server';
+import { startDevServer, type DevServerOptions } from '../temporal-tools/dev-server';
 
 /**
- * The dev server `npm start` runs (same arguments from infra/dev-server.ts), plus the two things only a
+ * The dev server `npm start` runs (same arguments from temporal-tools/dev-server.ts), plus the two things only a
  * benchmark needs: the Prometheus endpoint (persistence requests per operation) and extra dynamic config, so
  * a run records exactly which server settings it measured.
  */
@@ -25,7 +25,7 @@ export function benchServerArgs(options: BenchServerOptions): string[] {
   return args;
 }
 
-/** The dev server of infra/dev-server.ts with the benchmark's arguments; no copy of its start and stop. */
+/** The dev server of temporal-tools/dev-server.ts with the benchmark's arguments; no copy of its start and stop. */
 export async function startBenchServer(options: BenchServerOptions): Promise<BenchServer> {
   const { log } = options;
   const server = await startDevServer({

@@ -428,18 +428,20 @@ export const SEARCH_ATTRIBUTES = {
   endpointIds: defineSearchAttributeKey('ParcelEndpointIds', SearchAttributeType.KEYWORD_LIST),
 };
 
-/** Name -> type, for the operator API. */
-export const SEARCH_ATTRIBUTE_DEFINITIONS: Record<string, SearchAttributeType> = Object.fromEntries(
+/** Name -> the SDK's type (KEYWORD_LIST): what the operator API registers, as IndexedValueType INDEXED_VALUE_TYPE_<type>. */
+export const SEARCH_ATTRIBUTE_SDK_TYPES: Record<string, SearchAttributeType> = Object.fromEntries(
   Object.values(SEARCH_ATTRIBUTES).map((key) => [key.name, key.type]),
 );
 
-/** The CLI's and server config's spelling of a search attribute type: KEYWORD_LIST -> KeywordList. */
-export function searchAttributeTypeName(type: string): string {
-  return type.toLowerCase().replace(/(?:^|_)([a-z])/g, (_, letter: string) => letter.toUpperCase());
+/** A search attribute type as the Temporal CLI, the full server's setup and docker-compose.yml spell it. */
+export type CliSearchAttributeType = 'Text' | 'Keyword' | 'Int' | 'Double' | 'Bool' | 'Datetime' | 'KeywordList';
+
+/** The CLI's spelling of an SDK search attribute type: KEYWORD_LIST -> KeywordList. */
+export function cliSearchAttributeType(type: SearchAttributeType): CliSearchAttributeType {
+  return type.toLowerCase().replace(/(?:^|_)([a-z])/g, (_, letter: string) => letter.toUpperCase()) as CliSearchAttributeType;
 }
 
-/** Name -> type as `temporal server start-dev --search-attribute` and the full server's setup spell it. */
-export const SEARCH_ATTRIBUTE_TYPE_NAMES: Record<string, 'Text' | 'Keyword' | 'Int' | 'Double' | 'Bool' | 'Datetime' | 'KeywordList'> =
-  Object.fromEntries(
-    Object.entries(SEARCH_ATTRIBUTE_DEFINITIONS).map(([name, type]) => [name, searchAttributeTypeName(type)]),
-  ) as Record<string, 'Text' | 'Keyword' | 'Int' | 'Double' | 'Bool' | 'Datetime' | 'KeywordList'>;
+/** Name -> type in the CLI's spelling (KeywordList): `temporal server start-dev --search-attribute`, the full server. */
+export const SEARCH_ATTRIBUTE_CLI_TYPES: Record<string, CliSearchAttributeType> = Object.fromEntries(
+  Object.entries(SEARCH_ATTRIBUTE_SDK_TYPES).map(([name, type]) => [name, cliSearchAttributeType(type)]),
+);

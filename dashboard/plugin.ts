@@ -1,12 +1,9 @@
-import type { Client } from '@temporalio/client';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../core/errors';
 import { assertCanChange, checkCsrfToken, findSession } from '../domain/dashboard-sessions';
-import type { Pool } from '../db/pool';
-import type { Config } from '../infra/config';
 import { isDependencyOutage, serviceUnavailable } from '../infra/outages';
-import type { Lookup } from '../infra/ssrf';
-import { loadAssets, type AssetTable } from './assets';
+import { loadAssets } from './assets';
+import type { DashboardRouteOptions } from './context';
 import { addFormParser, text, type FormBody } from './forms';
 import assetRoutes from './routes/assets';
 import endpointRoutes from './routes/endpoints';
@@ -16,76 +13,13 @@ import signInRoutes from './routes/sign-in';
 import { checkSameOrigin, readSessionCookie } from './session';
 import { sendPage, setSecurityHeaders } from './security-headers';
 import { merchantMessage } from './views/messages';
-import type { EndpointFeatures } from './views/endpoints';
-import type { Mode, PageContext, Section } from './views/models';
 import { errorPage, signInPage } from './views/public';
 
 /**
- * The developers page (DESIGN.md "Developers page"): server-rendered HTML under /dashboard, served by the API
- * process. Routes are thin: they read a form, call the same domain functions as the API and the CLI, and
- * render what comes back; every rule, and every error, is the domain's.
+ * The developers page: server-rendered HTML under /dashboard, served by the API process. Routes are thin: they
+ * read a form, call the same domain functions as the API and the CLI, and render what comes back; every rule,
+ * and every error, is the domain's. What the routes share with this plugin is in ./context.ts.
  */
-
-/** Who may reach a route: anyone, a session (pages), or a session posting its token from our own origin. */
-export type Access = 'public' | 'page' | 'action' | 'sign-out';
-
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    dashboard?: Access;
-  }
-}
-
-export interface DashboardDeps {
-  pool: Pool;
-  config: Config;
-  temporal: Client;
-  lookup?: Lookup;
-}
-
-export interface DashboardRouteOptions {
-  assets: AssetTable;
-  deps: () => DashboardDeps;
-}
-
-/**
- * What the domain offers yet. The page shows a form only when the function behind it exists; events, change,
- * disable/enable, test events and recovery arrive with issue 12's domain functions.
- */
-export const FEATURES: { events: boolean; endpoint: EndpointFeatures } = {
-  events: true,
-  endpoint: { change: true, test: true, recover: true },
-};
-
-const MODES: readonly Mode[] = ['test', 'live'];
-
-export function parseModeParam(value: string): Mode {
-  if ((MODES as readonly string[]).includes(value)) return value as Mode;
-  throw new ApiError('route_not_found', 'No such page.');
-}
-
-/** What every signed-in page's frame needs, from the session the guard found. */
-export function pageContext(request: FastifyRequest, assets: AssetTable, mode: Mode, extra: Partial<PageContext> = {}): PageContext {
-  const session = request.dashboardSession;
-  if (!session) throw new Error('page rendered without a session: the route lacks config.dashboard');
-  const sections: Section[] = FEATURES.events ? ['keys', 'endpoints', 'events'] : ['keys', 'endpoints'];
-  return { account: session.account, mode, csrfToken: session.csrfToken, assets: assets.urls, sections, ...extra };
-}
-
-/** Fixed notices shown after a redirect; the query names one, never carries its text. */
-export const NOTICES = {
-  key_revoked: 'Key revoked. Requests made with it now fail with revoked_api_key.',
-  endpoint_deleted: 'Endpoint deleted. It receives nothing more.',
-  endpoint_disabled: 'Endpoint disabled. It gets no new events and its pending retries stop.',
-  endpoint_enabled: 'Endpoint enabled. New events reach it again; use Recover for what it missed.',
-  endpoint_updated: 'Endpoint saved.',
-  test_sent: 'Test event sent. Its delivery appears below as it happens.',
-  resent: 'Resent. The new deliveries appear below as they happen.',
-} as const;
-
-export function notice(query: unknown): string | undefined {
-  const name = (query as { notice?: unknown } | undefined)?.notice;
-  return typeof name === 'string' && Object.prototype.hasOwnProperty.call(NOTICES, name) ? NOTICES[name as keyof typeof NOTICES] : undefined;
-}
 
 async function guard(request: FastifyRequest, reply: FastifyReply, options: DashboardRouteOptions): Promise<FastifyReply | undefined> {
   const access = request.routeOptions.config.dashboard ?? 'public';

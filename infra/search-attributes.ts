@@ -1,6 +1,6 @@
 import type { NativeConnection } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
-import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../core/delivery-contract';
+import { SEARCH_ATTRIBUTE_SDK_TYPES } from '../core/delivery-contract';
 
 const TYPES = temporal.api.enums.v1.IndexedValueType;
 /** The proto enum of a search attribute type: KEYWORD -> INDEXED_VALUE_TYPE_KEYWORD. */
@@ -17,7 +17,7 @@ export async function ensureSearchAttributes(
 ): Promise<void> {
   try {
     const existing = await connection.operatorService.listSearchAttributes({ namespace });
-    const missing = Object.entries(SEARCH_ATTRIBUTE_DEFINITIONS).filter(
+    const missing = Object.entries(SEARCH_ATTRIBUTE_SDK_TYPES).filter(
       ([name]) => !(name in (existing.customAttributes ?? {})),
     );
     if (missing.length === 0) return;

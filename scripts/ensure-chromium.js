@@ -3,7 +3,7 @@
 const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 
-/** Debian's Chromium, which the browser tests drive through playwright-core (DESIGN.md "Running it"). */
+/** Debian's Chromium, which the browser tests drive through playwright-core. */
 const CHROMIUM_PATH = '/usr/bin/chromium';
 const HOW = `browser tests need Chromium at ${CHROMIUM_PATH}: run \`sudo apt-get install -y chromium\` (Debian) and retry`;
 

@@ -1,6 +1,6 @@
 /**
  * `npm run test:cluster`: the delivery, outbox, crash-recovery and replay tests against the full Temporal server
- * on PostgreSQL (infra/temporal-server.ts) instead of the dev server, then the chaos suite on a full server of
+ * on PostgreSQL (temporal-tools/temporal-server.ts) instead of the dev server, then the chaos suite on a full server of
  * its own (`npm run chaos -- --cluster`, which stops and starts that server for its Temporal outage). Each part
  * gets its own databases and ports, dropped and freed at the end, whatever the outcome. Not part of `npm test`:
  * the first build takes minutes. Options and filters: scripts/test-cluster-plan.ts (`-- --help`).
@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { SEARCH_ATTRIBUTE_TYPE_NAMES as SEARCH_ATTRIBUTE_DEFINITIONS } from '../core/delivery-contract';
+import { SEARCH_ATTRIBUTE_CLI_TYPES } from '../core/delivery-contract';
 import {
   dropTemporalDatabases,
   ensureTemporalServer,
@@ -18,7 +18,7 @@ import {
   startTemporalServer,
   type TemporalServer,
   type TemporalServerInstall,
-} from '../infra/temporal-server';
+} from '../temporal-tools/temporal-server';
 import { parseClusterArgs, testFiles, unmatchedFilters, USAGE, type ClusterPlan } from './test-cluster-plan';
 
 /** The vitest files take a few minutes; past this they are hung, and the run must still clean up. */
@@ -102,7 +102,7 @@ async function vitestOnCluster(files: string[], install: TemporalServerInstall):
     const databases = await setupTemporalDatabases({ databaseUrl, prefix, install });
     say(`databases ${databases.temporal}, ${databases.visibility} set up in ${seconds(started)}`);
     started = Date.now();
-    server = await startTemporalServer({ databaseUrl, prefix, install, runDir, searchAttributes: SEARCH_ATTRIBUTE_DEFINITIONS });
+    server = await startTemporalServer({ databaseUrl, prefix, install, runDir, searchAttributes: SEARCH_ATTRIBUTE_CLI_TYPES });
     const { persistenceStore, visibilityStore } = server.cluster;
     say(`Temporal ${server.address} ready in ${seconds(started)} (${server.numHistoryShards} history shards, ${persistenceStore}, visibility ${visibilityStore}); log ${server.logFile}`);
     if (interrupted) return 130;

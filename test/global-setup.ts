@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { TestProject } from 'vitest/node';
 import { dropDatabase, prepareDatabase } from '../db/migrate';
-import { startDevServer, type DevServer } from '../infra/dev-server';
-import { ensureTemporalCli } from '../infra/temporal-cli';
-import { freePort } from '../infra/ports';
+import { startDevServer, type DevServer } from '../temporal-tools/dev-server';
+import { ensureTemporalCli } from '../temporal-tools/temporal-cli';
+import { freePort } from '../temporal-tools/ports';
 
 declare module 'vitest' {
   export interface ProvidedContext {

@@ -7,15 +7,35 @@ import { prepareDatabase } from '../../db/migrate';
 import { createPool, type Pool } from '../../db/pool';
 import { operationalState } from '../../domain/operational-state';
 import { unsafeSettingWarnings, type Config } from '../../infra/config';
-import { startDevServer, type DevServer } from '../../infra/dev-server';
 import { watchDatabaseState, watchPool } from '../../infra/metrics';
 import { serveMetrics } from '../../infra/metrics-server';
 import { ensureSearchAttributes } from '../../infra/search-attributes';
 import { connectNativeWithBackoff } from '../../infra/temporal';
-import { ensureTemporalCli } from '../../infra/temporal-cli';
 import { installTemporalRuntime } from '../../infra/temporal-runtime';
+import { loadTemporalTooling, type DevServerModule, type TemporalCliModule } from '../temporal-tooling';
 
 const say = (msg: string) => process.stdout.write(`${msg}\n`);
+
+type DevServer = Awaited<ReturnType<DevServerModule['startDevServer']>>;
+type LocalTemporal = TemporalCliModule & DevServerModule;
+
+/** The checkout's dev-server tooling, loaded before anything starts so an install without it fails first. */
+function loadLocalTemporal(): LocalTemporal {
+  const need = { command: '`start` without TEMPORAL_ADDRESS', otherwise: 'set TEMPORAL_ADDRESS to a Temporal cluster' };
+  return { ...loadTemporalTooling('temporal-cli', need), ...loadTemporalTooling('dev-server', need) };
+}
+
+/** The Temporal dev server (its CLI built on first use) for a run without TEMPORAL_ADDRESS. */
+async function startLocalTemporal(tooling: LocalTemporal, config: Config): Promise<DevServer> {
+  const cliPath = await tooling.ensureTemporalCli({ cliPath: config.temporal.cliPath, log: say });
+  return tooling.startDevServer({
+    cliPath,
+    port: config.temporal.devPort,
+    uiPort: config.temporal.uiPort,
+    dbFile: path.resolve(config.dataDir, 'temporal.sqlite'),
+    namespace: config.temporal.namespace,
+  });
+}
 
 /**
  * The whole service on one machine: database, the Temporal dev server unless TEMPORAL_ADDRESS is set,
@@ -23,20 +43,14 @@ const say = (msg: string) => process.stdout.write(`${msg}\n`);
  */
 export async function startAll(config: Config): Promise<void> {
   for (const line of unsafeSettingWarnings(config)) process.stderr.write(`${line}\n`);
+  const localTemporal = config.temporal.address ? undefined : loadLocalTemporal();
   const applied = await prepareDatabase(config.databaseUrl);
   say(`database ready (${applied.length} migration(s) applied)`);
 
   let devServer: DevServer | undefined;
   let address = config.temporal.address;
-  if (!address) {
-    const cliPath = await ensureTemporalCli({ cliPath: config.temporal.cliPath, log: say });
-    devServer = await startDevServer({
-      cliPath,
-      port: config.temporal.devPort,
-      uiPort: config.temporal.uiPort,
-      dbFile: path.resolve(config.dataDir, 'temporal.sqlite'),
-      namespace: config.temporal.namespace,
-    });
+  if (localTemporal) {
+    devServer = await startLocalTemporal(localTemporal, config);
     address = devServer.address;
   }
   const effective: Config = { ...config, temporal: { ...config.temporal, address } };

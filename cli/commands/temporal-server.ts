@@ -1,8 +1,8 @@
 import path from 'node:path';
 import type { Command } from 'commander';
-import { SEARCH_ATTRIBUTE_TYPE_NAMES as SEARCH_ATTRIBUTE_DEFINITIONS } from '../../core/delivery-contract';
-import { DEFAULT_NUM_HISTORY_SHARDS } from '../../infra/temporal-server-config';
+import { SEARCH_ATTRIBUTE_CLI_TYPES } from '../../core/delivery-contract';
 import { CliError, print, type CliContext } from '../context';
+import { DEFAULT_SERVER_SHARDS, loadTemporalTooling, type TemporalServerModule } from '../temporal-tooling';
 
 interface TemporalServerOptions {
   port: string;
@@ -21,25 +21,28 @@ export function registerTemporalServer(program: Command, ctx: CliContext): void 
     .command('temporal-server')
     .description('Run the full Temporal server 1.29.1 on PostgreSQL (DATABASE_URL\'s server): built once, its own databases, our search attributes')
     .option('--port <port>', 'frontend gRPC port', '7233')
-    .option('--shards <n>', 'history shards (fixed once the databases exist)', String(DEFAULT_NUM_HISTORY_SHARDS))
+    .option('--shards <n>', 'history shards (fixed once the databases exist)', String(DEFAULT_SERVER_SHARDS))
     .option('--db-prefix <name>', 'databases temporal_<name> and temporal_<name>_visibility', 'local')
     .option('--json', 'print one JSON document once the server is ready')
     .action(async (options: TemporalServerOptions, command: Command) => {
       const port = positiveInt(options.port, '--port');
       const shards = positiveInt(options.shards, '--shards');
-      // Loaded here, not at the top: only this command needs the server module and the Temporal client.
-      const infra = require('../../infra/temporal-server') as typeof import('../../infra/temporal-server');
+      // Loaded here, not at the top: only this command needs the server tooling, and only a checkout has it.
+      const tooling = loadTemporalTooling('temporal-server', {
+        command: '`temporal-server`',
+        otherwise: 'run it from a checkout, or run the server docker-compose.yml defines',
+      });
       const say = (msg: string) => process.stderr.write(`${msg}\n`);
-      const install = await infra.ensureTemporalServer({ log: say });
+      const install = await tooling.ensureTemporalServer({ log: say });
       const base = { databaseUrl: ctx.config.databaseUrl, prefix: options.dbPrefix, install };
-      const databases = await infra.setupTemporalDatabases(base);
+      const databases = await tooling.setupTemporalDatabases(base);
       const started = Date.now();
-      const server = await infra.startTemporalServer({
+      const server = await tooling.startTemporalServer({
         ...base,
         port,
         numHistoryShards: shards,
         namespace: ctx.config.temporal.namespace,
-        searchAttributes: SEARCH_ATTRIBUTE_DEFINITIONS,
+        searchAttributes: SEARCH_ATTRIBUTE_CLI_TYPES,
         // Kept after a stop, so server.log can be read when it died.
         runDir: path.resolve(ctx.config.dataDir, 'temporal-server'),
       });
@@ -67,7 +70,7 @@ export function registerTemporalServer(program: Command, ctx: CliContext): void 
 }
 
 /** Resolves once SIGINT/SIGTERM stopped the server, or with its exit code if it died first. */
-async function untilStopped(server: { process: import('node:child_process').ChildProcess; stop(): Promise<void> }): Promise<string | undefined> {
+async function untilStopped(server: Awaited<ReturnType<TemporalServerModule['startTemporalServer']>>): Promise<string | undefined> {
   const signalled = new Promise<'signal'>((resolve) => {
     process.once('SIGINT', () => resolve('signal'));
     process.once('SIGTERM', () => resolve('signal'));

@@ -16,7 +16,7 @@ import {
 import { listNotificationsForEndpoint } from '../../domain/notifications';
 import { recoverEndpoint, sendTestEvent } from '../../domain/redelivery';
 import { errorStatus, formError, list, optional, text, utcSeconds, type FormBody } from '../forms';
-import { FEATURES, notice, pageContext, parseModeParam, type DashboardRouteOptions } from '../plugin';
+import { FEATURES, notice, pageContext, parseModeParam, type DashboardRouteOptions } from '../context';
 import { sendPage } from '../security-headers';
 import { confirmPage } from '../views/confirm';
 import { deliveriesPage } from '../views/deliveries';

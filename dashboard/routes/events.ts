@@ -5,7 +5,7 @@ import { listEndpoints, MAX_ENDPOINTS_PER_MODE } from '../../domain/endpoints';
 import { getEvent, listEvents } from '../../domain/event-log';
 import { resendEvent } from '../../domain/redelivery';
 import { errorStatus, formError, optional, type FormBody } from '../forms';
-import { notice, pageContext, parseModeParam, type DashboardRouteOptions } from '../plugin';
+import { notice, pageContext, parseModeParam, type DashboardRouteOptions } from '../context';
 import { sendPage } from '../security-headers';
 import { eventPage, eventsPage, type EventPageInput } from '../views/events';
 import type { AttemptView, FormError, PageContext } from '../views/models';

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { ALL_SCOPES, SCOPES, parseScopes } from '../../core/scopes';
 import { createApiKeyAsMerchant, listApiKeys, parseExpiry, revokeApiKey, type ApiKeyRecord } from '../../domain/api-keys';
 import { errorStatus, formError, list, optional, text, type FormBody } from '../forms';
-import { notice, pageContext, parseModeParam, type DashboardRouteOptions } from '../plugin';
+import { notice, pageContext, parseModeParam, type DashboardRouteOptions } from '../context';
 import { sendPage } from '../security-headers';
 import { confirmPage } from '../views/confirm';
 import { keyLabel, keysPage, type KeyFormValues } from '../views/keys';

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { endSession, openSession } from '../../domain/dashboard-sessions';
-import type { DashboardRouteOptions } from '../plugin';
+import type { DashboardRouteOptions } from '../context';
 import { clearSessionCookie, readSessionCookie, setSessionCookie } from '../session';
 import { sendPage } from '../security-headers';
 import { paths } from '../views/paths';

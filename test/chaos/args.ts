@@ -3,7 +3,7 @@ export interface ChaosOptions {
   events: number;
   /** Write the full result as JSON here. */
   out: string | undefined;
-  /** The full Temporal server on Postgres (infra/temporal-server.ts) instead of the dev server. */
+  /** The full Temporal server on Postgres (temporal-tools/temporal-server.ts) instead of the dev server. */
   cluster: boolean;
   /** The engine's DELIVERY_ATTEMPT for this run; undefined leaves the engine's default. */
   attempt: 'activity' | 'local' | undefined;

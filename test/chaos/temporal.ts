@@ -3,7 +3,7 @@ import type { ProcessEvent } from './processes';
 import { log } from './runtime';
 import {
   dropTemporalDatabases,
-  SEARCH_ATTRIBUTE_TYPE_NAMES,
+  SEARCH_ATTRIBUTE_CLI_TYPES,
   setupTemporalDatabases,
   startDevServer,
   startTemporalServer,
@@ -107,7 +107,7 @@ export class DevTemporal extends OwnedTemporal {
 }
 
 /**
- * The full server (infra/temporal-server.ts) on databases `temporal_<prefix>` and `..._visibility`, made by
+ * The full server (temporal-tools/temporal-server.ts) on databases `temporal_<prefix>` and `..._visibility`, made by
  * createDatabases() and dropped by dropDatabases() once it is stopped. Each start logs to its own folder under
  * `dir` (temporal-1/server.log, temporal-2/...), so the log of the stop and of the restart are both kept.
  */
@@ -148,7 +148,7 @@ export class ClusterTemporal extends OwnedTemporal {
       // worker were given stays right and the new instance replaces the old one in cluster_membership.
       ports: this.ports,
       runDir: path.join(this.options.dir, `temporal-${this.starts}`),
-      searchAttributes: SEARCH_ATTRIBUTE_TYPE_NAMES,
+      searchAttributes: SEARCH_ATTRIBUTE_CLI_TYPES,
       readyTimeoutMs: 90_000,
     });
     this.ports = server.ports;

@@ -2,15 +2,15 @@
  * Everything the chaos suite takes from outside test/chaos/, in one file: when sources move, only this file
  * changes. From the product it uses entry points (worker, API, CLI) as child processes and four stable
  * functions (database preparation, the dev server, the Temporal CLI, the full Temporal server); the rest is the public contract
- * (HTTP API, environment variables, workflow ids, table names) as DESIGN.md states it.
+ * (HTTP API, environment variables, workflow ids, table names) as the product documents it.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
 export { dropDatabase, prepareDatabase } from '../../db/migrate';
-export { startDevServer, type DevServer, type DevServerOptions } from '../../infra/dev-server';
-export { childStopper } from '../../infra/child-process';
-export { cachedCliPath, ensureTemporalCli } from '../../infra/temporal-cli';
+export { startDevServer, type DevServer, type DevServerOptions } from '../../temporal-tools/dev-server';
+export { childStopper } from '../../temporal-tools/child-process';
+export { cachedCliPath, ensureTemporalCli } from '../../temporal-tools/temporal-cli';
 export {
   dropTemporalDatabases,
   ensureTemporalServer,
@@ -18,13 +18,13 @@ export {
   startTemporalServer,
   type TemporalServer as FullTemporalServer,
   type TemporalServerInstall,
-} from '../../infra/temporal-server';
+} from '../../temporal-tools/temporal-server';
 /** Our search attributes, registered on the full server as `temporal-server` does (the dev server takes them as flags). */
-export { SEARCH_ATTRIBUTE_TYPE_NAMES } from '../../core/delivery-contract';
+export { SEARCH_ATTRIBUTE_CLI_TYPES } from '../../core/delivery-contract';
 
 export { startReceiver, type Receiver, type ReceivedRequest, type Reply } from '../helpers/receiver';
 export { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
-export { freePort } from '../../infra/ports';
+export { freePort } from '../../temporal-tools/ports';
 export { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process';
 export { FIXTURES } from '../helpers/paths';
 
@@ -41,10 +41,10 @@ export function cliEntry(): string {
   return path.join(ROOT, bin);
 }
 
-/** DESIGN.md, "Delivery decisions": each event is the workflow `event:<evt_id>` of type deliverEvent. */
+/** Each event is the workflow `event:<evt_id>` of type deliverEvent. */
 export const EVENT_WORKFLOW_TYPE = 'deliverEvent';
 export const eventWorkflowId = (eventId: string): string => `event:${eventId}`;
-/** The endpoint's supervisor (DESIGN.md workflow ids). */
+/** The endpoint's supervisor workflow. */
 export const supervisorWorkflowId = (endpointId: string): string => `endpoint-supervisor:${endpointId}`;
 
 /** Spec 6: the event kinds, from the catalogue (pure, no I/O). */

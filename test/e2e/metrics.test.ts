@@ -3,7 +3,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createPool, type Pool } from '../../db/pool';
-import { freePort } from '../../infra/ports';
+import { freePort } from '../../temporal-tools/ports';
 import { createEndpoint, parcel } from '../helpers/delivery';
 import { FIXTURES, uniqueTaskQueue } from '../helpers/env';
 import { createAccount, createApiKey } from '../helpers/fixtures';

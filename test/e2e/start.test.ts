@@ -4,9 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { SEARCH_ATTRIBUTE_DEFINITIONS } from '../../core/delivery-contract';
+import { SEARCH_ATTRIBUTE_SDK_TYPES } from '../../core/delivery-contract';
 import { dropDatabase } from '../../db/migrate';
-import { freePort } from '../../infra/ports';
+import { freePort } from '../../temporal-tools/ports';
 import { freeMetricsPort, scrape, valueOf } from '../helpers/prometheus';
 import { waitFor } from '../helpers/wait';
 import { testDatabaseUrl } from '../helpers/database';
@@ -80,7 +80,7 @@ describe('npm start', () => {
     const connection = await Connection.connect({ address: `127.0.0.1:${devPort}` });
     try {
       const attributes = await connection.operatorService.listSearchAttributes({ namespace: 'default' });
-      expect(Object.keys(attributes.customAttributes ?? {})).toEqual(expect.arrayContaining(Object.keys(SEARCH_ATTRIBUTE_DEFINITIONS)));
+      expect(Object.keys(attributes.customAttributes ?? {})).toEqual(expect.arrayContaining(Object.keys(SEARCH_ATTRIBUTE_SDK_TYPES)));
       // The worker `start` runs polls the default task queue and reaches the database it migrated.
       const probe = await new Client({ connection }).workflow.execute('healthProbe', {
         taskQueue: 'parcel-webhooks',

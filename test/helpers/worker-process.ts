@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { childStopper } from '../../infra/child-process';
+import { childStopper } from '../../temporal-tools/child-process';
 
 const ROOT = path.join(__dirname, '..', '..');
 

@@ -2,14 +2,14 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { SEARCH_ATTRIBUTE_TYPE_NAMES as SEARCH_ATTRIBUTE_DEFINITIONS } from '../../core/delivery-contract';
+import { SEARCH_ATTRIBUTE_CLI_TYPES } from '../../core/delivery-contract';
 import {
   DEFAULT_DYNAMIC_CONFIG_FILE,
   DEFAULT_NUM_HISTORY_SHARDS,
   DEFAULT_RETENTION_HOURS,
   TEMPORAL_SERVER_VERSION,
-} from '../../infra/temporal-server-config';
-import { devServerArgs } from '../../infra/dev-server';
+} from '../../temporal-tools/temporal-server-config';
+import { devServerArgs } from '../../temporal-tools/dev-server';
 import { loadConfig } from '../../infra/config';
 import { temporalMetricsAddress } from '../../infra/temporal-runtime';
 
@@ -179,7 +179,7 @@ describe('docker-compose.yml and `parcel-webhooks temporal-server` run the same 
   it('same search attributes, registered before the app starts, and none of auto-setup\'s test ones', () => {
     const setup = services['temporal-search-attributes'];
     expect(setup?.entrypoint).toEqual(['/bin/sh', '-c']);
-    expect(createdSearchAttributes(setup?.command?.[0] ?? '')).toEqual(SEARCH_ATTRIBUTE_DEFINITIONS);
+    expect(createdSearchAttributes(setup?.command?.[0] ?? '')).toEqual(SEARCH_ATTRIBUTE_CLI_TYPES);
     expect(temporal?.environment?.SKIP_ADD_CUSTOM_SEARCH_ATTRIBUTES).toBe('true');
     for (const name of ['api', 'worker'] as const) {
       const deps = services[name]?.depends_on as Record<string, { condition: string }>;

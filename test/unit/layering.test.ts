@@ -4,13 +4,15 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 /**
- * The shape of the code (DESIGN.md "Layout and layering"): arrows point one way, edges -> Temporal / domain ->
- * db, infra -> core, and no folder imports one above it. Read from the import graph, so a change that breaks
- * the shape fails here instead of waiting for a reviewer.
+ * The shape of the code: arrows point one way, edges -> Temporal / domain -> db, infra -> core, no folder imports
+ * one above it, and no import circle between folders or between files. Read from the import graph, so a change
+ * that breaks the shape fails here instead of waiting for a reviewer.
  */
 
 const ROOT = path.join(__dirname, '..', '..');
-const FOLDERS = ['api', 'cli', 'worker', 'dashboard', 'workflows', 'activities', 'domain', 'db', 'infra', 'core', 'bench'];
+const FOLDERS = ['api', 'cli', 'worker', 'dashboard', 'workflows', 'activities', 'domain', 'db', 'infra', 'core', 'bench', 'temporal-tools'];
+/** Read for import circles only: no layer rule, but a circle through them is as much a knot. */
+const UNLAYERED = ['receiver', 'scripts', 'test'];
 
 /** db/ files an edge may open for process wiring; everything else in db/ is reached through domain/. */
 const WIRING = ['db/pool.ts', 'db/migrate.ts'];
@@ -29,7 +31,11 @@ const ALLOWED: Record<string, { folders: string[]; wiring?: boolean }> = {
   infra: { folders: ['core'] },
   core: { folders: [] },
   // A tool like the edges; it may drive the worker and the API, never test code or scripts.
-  bench: { folders: ['api', 'worker', 'activities', 'workflows', ...EDGE], wiring: true },
+  bench: { folders: ['api', 'worker', 'activities', 'workflows', 'temporal-tools', ...EDGE], wiring: true },
+  // Building and running Temporal locally; not shipped. Besides bench, scripts/ and test/ import it, and the
+  // CLI's `start` and `temporal-server` load it by path through cli/temporal-tooling.ts (never an import, which
+  // would compile it into dist).
+  'temporal-tools': { folders: ['infra', 'core'] },
 };
 
 /**
@@ -39,7 +45,7 @@ const ALLOWED: Record<string, { folders: string[]; wiring?: boolean }> = {
 const EXCEPTIONS: Array<{ from: string; to: string; why: string }> = [
   { from: 'cli/commands/start-all.ts', to: 'api/server.ts', why: '`start` runs the API in-process' },
   { from: 'cli/commands/start-all.ts', to: 'worker/worker.ts', why: '`start` runs a worker in-process' },
-  { from: 'api/app.ts', to: 'dashboard/plugin.ts', why: 'the API process serves the developers page (DESIGN.md)' },
+  { from: 'api/app.ts', to: 'dashboard/plugin.ts', why: 'the API process serves the developers page' },
   { from: 'cli/local-receiver.ts', to: 'receiver/index.ts', why: '`listen` verifies deliveries with the kit merchants use' },
 ];
 
@@ -123,6 +129,8 @@ function violations(edges: Edge[]): string[] {
       continue;
     } else if (target === 'db' && rule.wiring && WIRING.includes(to)) {
       continue;
+    } else if (target === 'temporal-tools' && !rule.folders.includes(target)) {
+      found.push(`${from} -> ${to}: temporal-tools/ is not shipped; the CLI loads it through cli/temporal-tooling.ts`);
     } else if (!rule.folders.includes(target)) {
       found.push(`${from} -> ${to}: ${source}/ may import ${[...rule.folders, ...(rule.wiring ? WIRING : [])].join(', ') || 'nothing of ours'}`);
     }
@@ -130,8 +138,8 @@ function violations(edges: Edge[]): string[] {
   return found;
 }
 
-/** Folder-level cycles (a -> b -> a), named by their folders. */
-function folderCycles(edges: Edge[]): string[][] {
+/** Folder-level cycles (a -> b -> a), each shown as its path of folders. */
+function folderCycles(edges: Edge[]): string[] {
   const next = new Map<string, Set<string>>();
   for (const { from, to } of edges) {
     if (!isFile(to) || topFolder(from) === topFolder(to)) continue;
@@ -139,15 +147,90 @@ function folderCycles(edges: Edge[]): string[][] {
     set.add(topFolder(to));
     next.set(topFolder(from), set);
   }
-  const cycles: string[][] = [];
+  const cycles: string[] = [];
   const visit = (node: string, trail: string[]) => {
     for (const to of next.get(node) ?? []) {
-      if (to === trail[0]) cycles.push([...trail, to]);
+      if (to === trail[0]) cycles.push([...trail, to].join(' -> '));
       else if (!trail.includes(to) && to > (trail[0] as string)) visit(to, [...trail, to]);
     }
   };
   for (const start of next.keys()) visit(start, [start]);
   return cycles;
+}
+
+/** The files each file imports (repo files only, each once). */
+function fileGraph(edges: Edge[]): Map<string, string[]> {
+  const next = new Map<string, Set<string>>();
+  for (const { from, to } of edges) {
+    if (!isFile(to)) continue;
+    const set = next.get(from) ?? new Set<string>();
+    set.add(to);
+    next.set(from, set);
+  }
+  return new Map([...next].map(([file, targets]) => [file, [...targets].sort()]));
+}
+
+/** Strongly connected components (Tarjan): files that all reach each other through imports. */
+function components(next: Map<string, string[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const connect = (file: string) => {
+    index.set(file, index.size);
+    low.set(file, index.get(file) as number);
+    stack.push(file);
+    onStack.add(file);
+    for (const to of next.get(file) ?? []) {
+      if (!index.has(to)) {
+        connect(to);
+        low.set(file, Math.min(low.get(file) as number, low.get(to) as number));
+      } else if (onStack.has(to)) {
+        low.set(file, Math.min(low.get(file) as number, index.get(to) as number));
+      }
+    }
+    if (low.get(file) !== index.get(file)) return;
+    const component: string[] = [];
+    for (let member = stack.pop(); member !== undefined; member = stack.pop()) {
+      onStack.delete(member);
+      component.push(member);
+      if (member === file) break;
+    }
+    found.push(component.sort());
+  };
+  for (const file of [...next.keys()].sort()) if (!index.has(file)) connect(file);
+  return found;
+}
+
+/** One import path from a file of a component back to itself, inside the component (breadth first: a shortest). */
+function cyclePath(component: string[], next: Map<string, string[]>): string[] {
+  const start = component[0] as string;
+  const members = new Set(component);
+  const cameFrom = new Map<string, string>();
+  const queue = [start];
+  for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
+    for (const to of next.get(file) ?? []) {
+      if (to === start) {
+        const trail: string[] = [];
+        for (let at = file; at !== start; at = cameFrom.get(at) as string) trail.unshift(at);
+        return [start, ...trail, start];
+      }
+      if (members.has(to) && !cameFrom.has(to)) {
+        cameFrom.set(to, file);
+        queue.push(to);
+      }
+    }
+  }
+  return [start, start];
+}
+
+/** File-level import circles, each shown as one path through it: `a.ts -> b.ts -> a.ts`. */
+function fileCycles(edges: Edge[]): string[] {
+  const next = fileGraph(edges);
+  return components(next)
+    .filter((component) => component.length > 1 || (next.get(component[0] as string) ?? []).includes(component[0] as string))
+    .map((component) => cyclePath(component, next).join(' -> '));
 }
 
 describe('layering: the arrows point one way', () => {
@@ -166,6 +249,10 @@ describe('layering: the arrows point one way', () => {
     expect(folderCycles(edges)).toEqual([]);
   });
 
+  it('has no cycle between files, anywhere', () => {
+    expect(fileCycles([...edges, ...UNLAYERED.flatMap(listFiles).flatMap(importsOf)])).toEqual([]);
+  });
+
   it('fails on a bad edge: the check itself works', () => {
     expect(violations([{ from: 'api/routes/towns.ts', to: 'db/towns.ts' }])).toHaveLength(1);
     expect(violations([{ from: 'api/routes/towns.ts', to: 'db/pool.ts' }])).toEqual([]);
@@ -178,6 +265,22 @@ describe('layering: the arrows point one way', () => {
     expect(violations([{ from: 'workflows/deliver-event.ts', to: '@temporalio/activity' }])).toHaveLength(1);
     // core/secrets.ts loads node:crypto: fine for core, not for the workflow sandbox.
     expect(violations([...edges, { from: 'workflows/deliver-event.ts', to: 'core/secrets.ts' }])).toHaveLength(1);
-    expect(folderCycles([{ from: 'db/a.ts', to: 'core/b.ts' }, { from: 'core/b.ts', to: 'db/a.ts' }])).toHaveLength(1);
+    expect(violations([{ from: 'cli/commands/start-all.ts', to: 'temporal-tools/dev-server.ts' }])).toHaveLength(1);
+    expect(violations([{ from: 'temporal-tools/dev-server.ts', to: 'api/server.ts' }])).toHaveLength(1);
+    expect(violations([{ from: 'bench/dev-server.ts', to: 'temporal-tools/dev-server.ts' }])).toEqual([]);
+    expect(folderCycles([{ from: 'db/a.ts', to: 'core/b.ts' }, { from: 'core/b.ts', to: 'db/a.ts' }])).toEqual(['core -> db -> core']);
+  });
+
+  it('fails on a file circle and shows its path: the check itself works', () => {
+    const circle = [
+      { from: 'dashboard/plugin.ts', to: 'dashboard/routes/keys.ts' },
+      { from: 'dashboard/routes/keys.ts', to: 'dashboard/views/keys.ts' },
+      { from: 'dashboard/views/keys.ts', to: 'dashboard/plugin.ts' },
+      { from: 'dashboard/routes/keys.ts', to: 'dashboard/forms.ts' },
+      { from: 'api/app.ts', to: 'dashboard/plugin.ts' },
+    ];
+    expect(fileCycles(circle)).toEqual(['dashboard/plugin.ts -> dashboard/routes/keys.ts -> dashboard/views/keys.ts -> dashboard/plugin.ts']);
+    expect(fileCycles([{ from: 'core/a.ts', to: 'core/a.ts' }])).toEqual(['core/a.ts -> core/a.ts']);
+    expect(fileCycles(circle.slice(1))).toEqual([]);
   });
 });

@@ -6,7 +6,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { toApiError } from '../../../api/errors';
 import { createPool, type Pool } from '../../../db/pool';
-import { freePort } from '../../../infra/ports';
+import { freePort } from '../../../temporal-tools/ports';
 import { apiFixture, bearer, type ApiFixture } from '../../helpers/api';
 import { parcel } from '../../helpers/delivery';
 import { createAccount } from '../../helpers/fixtures';

@@ -4,7 +4,7 @@ import { publishEvent } from '../../../domain/events';
 import { attemptsOf, createEndpoint, deliveryResult, parcel } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';
-import { freePort } from '../../../infra/ports';
+import { freePort } from '../../../temporal-tools/ports';
 import { startReceiver, type Receiver } from '../../helpers/receiver';
 import { useDeliveryHarness } from '../../helpers/harness';
 

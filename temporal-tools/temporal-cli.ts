@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
-/** Pinned: v1.5.1 is the newest CLI that builds from the Go module proxy (DESIGN.md). */
+/** Pinned: v1.5.1 is the newest CLI that builds from the Go module proxy. */
 export const TEMPORAL_CLI_VERSION = '1.5.1';
 const MODULE = 'github.com/temporalio/cli/cmd/temporal';
 

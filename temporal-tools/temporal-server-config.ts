@@ -1,11 +1,12 @@
 import path from 'node:path';
+import type { CliSearchAttributeType } from '../core/delivery-contract';
 
 /**
- * The pure half of infra/temporal-server.ts: what the Temporal server and its SQL tool are told, as data, so a
+ * The pure half of temporal-server.ts: what the Temporal server and its SQL tool are told, as data, so a
  * unit test can check it without Go, PostgreSQL or a free port. Nothing here touches the disk or the network.
  */
 
-/** Pinned to the server the dev server embeds (CLI 1.5.1) and docker-compose.yml runs (DESIGN.md). */
+/** Pinned to the server the dev server embeds (CLI 1.5.1) and docker-compose.yml runs. */
 export const TEMPORAL_SERVER_VERSION = '1.29.1';
 
 /** What a cluster of ours runs with unless told otherwise; docker-compose.yml sets the same (a unit test checks). */
@@ -251,7 +252,7 @@ export function schemaSteps(schemaDir: string): { create: string[]; setup: strin
 }
 
 /** Wire values of temporal.api.enums.v1.IndexedValueType (the client package does not export the enum). */
-export const INDEXED_VALUE_TYPES = {
+export const INDEXED_VALUE_TYPES: Record<CliSearchAttributeType, number> = {
   Text: 1,
   Keyword: 2,
   Int: 3,
@@ -259,13 +260,11 @@ export const INDEXED_VALUE_TYPES = {
   Bool: 5,
   Datetime: 6,
   KeywordList: 7,
-} as const;
-
-export type SearchAttributeTypeName = keyof typeof INDEXED_VALUE_TYPES;
+};
 
 /** A visibility query naming every attribute once, with a value of its type. */
-export function probeQuery(attributes: Record<string, SearchAttributeTypeName>): string {
-  const sample: Record<SearchAttributeTypeName, string> = {
+export function probeQuery(attributes: Record<string, CliSearchAttributeType>): string {
+  const sample: Record<CliSearchAttributeType, string> = {
     Text: '"probe"', Keyword: '"probe"', KeywordList: '"probe"', Int: '0', Double: '0', Bool: 'true', Datetime: '"2000-01-01T00:00:00Z"',
   };
   return Object.entries(attributes).map(([name, type]) => `${name} = ${sample[type]}`).join(' AND ');

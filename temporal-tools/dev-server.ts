@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
-import { SEARCH_ATTRIBUTE_TYPE_NAMES } from '../core/delivery-contract';
+import { SEARCH_ATTRIBUTE_CLI_TYPES } from '../core/delivery-contract';
 import { childStopper } from './child-process';
 
 export interface DevServerOptions {
@@ -34,10 +34,10 @@ export function devServerArgs(options: DevServerOptions): string[] {
   else args.push('--ui-port', String(options.uiPort));
   if (options.dbFile) {
     mkdirSync(path.dirname(options.dbFile), { recursive: true });
-    // What the Temporal SDK's own stress tests use for a file database (DESIGN.md, performance levers).
+    // What the Temporal SDK's own stress tests use for a file database.
     args.push('--db-filename', options.dbFile, '--sqlite-pragma', 'journal_mode=WAL', '--sqlite-pragma', 'synchronous=OFF');
   }
-  for (const [name, type] of Object.entries(SEARCH_ATTRIBUTE_TYPE_NAMES)) args.push('--search-attribute', `${name}=${type}`);
+  for (const [name, type] of Object.entries(SEARCH_ATTRIBUTE_CLI_TYPES)) args.push('--search-attribute', `${name}=${type}`);
   args.push('--dynamic-config-value', 'system.enableActivityEagerExecution=true');
   args.push(...(options.extraArgs ?? []));
   return args;

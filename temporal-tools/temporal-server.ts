@@ -1,14 +1,15 @@
 /**
- * The full Temporal server on PostgreSQL, built and run by the project itself (DESIGN.md "Running it": production
- * topology): the same four services a cluster runs, in one process, on our own databases with advanced
- * visibility in Postgres. Self-contained on purpose (node built-ins, the Temporal client and its sibling
- * infra/temporal-server-*.ts files only), so the CLI, the cluster test run and the benchmark can all start it.
+ * The full Temporal server on PostgreSQL, built and run by the project itself (the production topology): the same
+ * four services a cluster runs, in one process, on our own databases with advanced visibility in Postgres.
+ * Self-contained on purpose (node built-ins, the Temporal client, core's search attribute types and its sibling
+ * temporal-server-*.ts files only), so the CLI, the cluster test run and the benchmark can all start it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
+import type { CliSearchAttributeType } from '../core/delivery-contract';
 import { childStopper } from './child-process';
 import { installedTemporalServer } from './temporal-server-build';
 import {
@@ -22,7 +23,6 @@ import {
   serverArgs,
   serverConfig,
   toYaml,
-  type SearchAttributeTypeName,
   type ServerPorts,
   type TemporalDatabases,
 } from './temporal-server-config';
@@ -42,8 +42,8 @@ export interface TemporalServerOptions extends DatabaseOptions {
   numHistoryShards?: number;
   namespace?: string;
   retentionHours?: number;
-  /** Registered on the namespace through the operator API, e.g. core/search-attributes.ts's definitions. */
-  searchAttributes?: Record<string, SearchAttributeTypeName>;
+  /** Registered on the namespace through the operator API, e.g. core/delivery-contract.ts's SEARCH_ATTRIBUTE_CLI_TYPES. */
+  searchAttributes?: Record<string, CliSearchAttributeType>;
   /** The committed deploy/temporal/dynamicconfig.yaml unless given. */
   dynamicConfigFile?: string;
   /** Where the config and server.log go; a fresh temporary folder (removed at stop) when omitted. */
@@ -228,7 +228,7 @@ async function ensureNamespace(connection: Connection, ctx: ReadyContext): Promi
 type AddRequest = Parameters<Connection['operatorService']['addSearchAttributes']>[0];
 type IndexedValueType = NonNullable<AddRequest['searchAttributes']>[string];
 
-async function ensureSearchAttributes(connection: Connection, namespace: string, wanted: Record<string, SearchAttributeTypeName>): Promise<void> {
+async function ensureSearchAttributes(connection: Connection, namespace: string, wanted: Record<string, CliSearchAttributeType>): Promise<void> {
   const existing = await connection.operatorService.listSearchAttributes({ namespace });
   const missing = Object.entries(wanted).filter(([name]) => !(name in (existing.customAttributes ?? {})));
   if (missing.length === 0) return;

@@ -11,7 +11,7 @@ import {
   standardPorts,
   toYaml,
   type ServerConfigInput,
-} from '../../infra/temporal-server-config';
+} from '../../../temporal-tools/temporal-server-config';
 
 const ports = {
   frontendGrpc: 7233, frontendHttp: 7243, frontendMembership: 6933,

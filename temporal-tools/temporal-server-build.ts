@@ -22,7 +22,7 @@ export interface TemporalServerInstall {
   schemaDirs: TemporalDatabases;
 }
 
-/** `~/.cache/parcel-webhooks/temporal-server-1.29.1/`, beside the CLI build (scripts/temporal-cli.ts). */
+/** `~/.cache/parcel-webhooks/temporal-server-1.29.1/`, beside the CLI build (temporal-cli.ts). */
 export function temporalServerCacheDir(env: NodeJS.ProcessEnv = process.env): string {
   const cacheHome = env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
   return path.join(cacheHome, 'parcel-webhooks', `temporal-server-${TEMPORAL_SERVER_VERSION}`);

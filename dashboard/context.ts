@@ -1,0 +1,72 @@
+import type { Client } from '@temporalio/client';
+import type { FastifyRequest } from 'fastify';
+import { ApiError } from '../core/errors';
+import type { Pool } from '../db/pool';
+import type { Config } from '../infra/config';
+import type { Lookup } from '../infra/ssrf';
+import type { AssetTable } from './assets';
+import type { EndpointFeatures } from './views/endpoints';
+import type { Mode, PageContext, Section } from './views/models';
+
+/**
+ * What the developers page's routes share with the plugin that registers them: who may reach a route, the
+ * dependencies and assets a route is given, the features the page offers, and the helpers every page uses.
+ */
+
+/** Who may reach a route: anyone, a session (pages), or a session posting its token from our own origin. */
+export type Access = 'public' | 'page' | 'action' | 'sign-out';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    dashboard?: Access;
+  }
+}
+
+export interface DashboardDeps {
+  pool: Pool;
+  config: Config;
+  temporal: Client;
+  lookup?: Lookup;
+}
+
+export interface DashboardRouteOptions {
+  assets: AssetTable;
+  deps: () => DashboardDeps;
+}
+
+/** What the page offers: it shows a form only when the domain function behind it exists. */
+export const FEATURES: { events: boolean; endpoint: EndpointFeatures } = {
+  events: true,
+  endpoint: { change: true, test: true, recover: true },
+};
+
+const MODES: readonly Mode[] = ['test', 'live'];
+
+export function parseModeParam(value: string): Mode {
+  if ((MODES as readonly string[]).includes(value)) return value as Mode;
+  throw new ApiError('route_not_found', 'No such page.');
+}
+
+/** What every signed-in page's frame needs, from the session the guard found. */
+export function pageContext(request: FastifyRequest, assets: AssetTable, mode: Mode, extra: Partial<PageContext> = {}): PageContext {
+  const session = request.dashboardSession;
+  if (!session) throw new Error('page rendered without a session: the route lacks config.dashboard');
+  const sections: Section[] = FEATURES.events ? ['keys', 'endpoints', 'events'] : ['keys', 'endpoints'];
+  return { account: session.account, mode, csrfToken: session.csrfToken, assets: assets.urls, sections, ...extra };
+}
+
+/** Fixed notices shown after a redirect; the query names one, never carries its text. */
+export const NOTICES = {
+  key_revoked: 'Key revoked. Requests made with it now fail with revoked_api_key.',
+  endpoint_deleted: 'Endpoint deleted. It receives nothing more.',
+  endpoint_disabled: 'Endpoint disabled. It gets no new events and its pending retries stop.',
+  endpoint_enabled: 'Endpoint enabled. New events reach it again; use Recover for what it missed.',
+  endpoint_updated: 'Endpoint saved.',
+  test_sent: 'Test event sent. Its delivery appears below as it happens.',
+  resent: 'Resent. The new deliveries appear below as they happen.',
+} as const;
+
+export function notice(query: unknown): string | undefined {
+  const name = (query as { notice?: unknown } | undefined)?.notice;
+  return typeof name === 'string' && Object.prototype.hasOwnProperty.call(NOTICES, name) ? NOTICES[name as keyof typeof NOTICES] : undefined;
+}
