@@ -5,8 +5,7 @@ import {
   FAILURE,
   signalOf,
   WORKFLOW_ID,
-  type MarkFailingInput,
-  type MarkFailingResult,
+  type FailingNoticeResult,
   type NotifySupervisorInput,
   type RecordAbandonmentInput,
   type RecordAbandonmentResult,
@@ -14,7 +13,7 @@ import {
   type SupervisorMessage,
 } from '../core/delivery-contract';
 import type { Pool } from '../domain/database';
-import { emailFailingNotice, markEndpointFailing, recordAbandonedStreak, recordAbandonment } from '../domain/endpoint-health';
+import { emailFailingNotice, recordAbandonment } from '../domain/endpoint-health';
 import { EmailNotSentError } from '../domain/notifications';
 import type { Config } from '../infra/config';
 import type { Mailer } from '../infra/mailer';
@@ -48,8 +47,7 @@ export function createSupervisorActivities(deps: SupervisorDeps) {
      */
     async notifySupervisor(input: NotifySupervisorInput): Promise<void> {
       if (!deps.temporal) throw new Error('notifySupervisor needs a Temporal client in the activity deps');
-      // The threshold rides with each abandonment: a running supervisor's start arguments are those of the
-      // event that started it, possibly under an older configuration.
+      // The threshold rides with each abandonment (AbandonedPayload.failingThreshold says why).
       const message: SupervisorMessage =
         input.signal.kind === 'abandoned' ? { ...input.signal, failingThreshold: input.failingThreshold } : input.signal;
       const { signal, payload } = signalOf(message);
@@ -74,18 +72,10 @@ export function createSupervisorActivities(deps: SupervisorDeps) {
     },
 
     /** A failed email throws, so Temporal retries it; the one-time claim keeps a retry from sending twice. */
-    async emailFailingNotice(notificationId: string): Promise<MarkFailingResult> {
+    async emailFailingNotice(notificationId: string): Promise<FailingNoticeResult> {
       const result = await typedEmailFailure(emailFailingNotice(deps, notificationId));
       if (result.emailed) log.info('endpoint failing: merchant emailed', { notificationId });
       return result;
-    },
-
-    async recordAbandonedStreak(endpointId: string, streak: number): Promise<void> {
-      await recordAbandonedStreak(deps.pool, endpointId, streak);
-    },
-
-    async markEndpointFailing(input: MarkFailingInput): Promise<MarkFailingResult> {
-      return typedEmailFailure(markEndpointFailing(deps, input));
     },
   };
 }

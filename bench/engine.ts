@@ -35,7 +35,7 @@ export interface EngineVariant {
   /**
    * The engine (worker, dispatcher, publishing) reaches the run's database through Postgres's Unix socket
    * (PG_SOCKET_DIR) instead of TCP on loopback: a deployment choice, not a product default (DATABASE_URL's
-   * default is DESIGN.md's), measured for operators running both on one host.
+   * default is TCP), measured for operators running both on one host.
    */
   unixSocket?: boolean;
   /** The dispatcher's passes over notified events at once (worker/dispatcher.ts NOTIFIED_PASSES when absent). */

@@ -68,10 +68,10 @@ export interface DeliverEventResult {
   endpoints: LadderResult[];
 }
 
+/** The endpoint's health as the supervisor last heard it from the database: its result, and carried across runs. */
 export interface SupervisorSnapshot {
   abandoned: number;
   failing: boolean;
-  episodeStartEventId: string | null;
 }
 
 export interface SupervisorInput {
@@ -304,8 +304,11 @@ export function notPostedRun(details: readonly unknown[] | undefined | null): st
 export interface AbandonedPayload {
   eventId: string;
   attemptCount: number;
-  /** The threshold the event was published with; absent in signals sent before it was carried. */
-  failingThreshold?: number;
+  /**
+   * The threshold the event was published with: a running supervisor's start arguments are those of the event
+   * that started it, possibly under an older configuration.
+   */
+  failingThreshold: number;
 }
 
 /** A delivery succeeded after abandonments: the streak and the failing mark are already reset in the database. */
@@ -322,6 +325,9 @@ export type SupervisorMessage =
   | ({ kind: 'deliverySucceeded' } & DeliverySucceededPayload);
 
 export type SupervisorPayload = AbandonedPayload | DeliverySucceededPayload;
+
+/** What a delivery reports to its endpoint's supervisor: a message, an abandonment without its threshold. */
+export type SupervisorReport = ({ kind: 'abandoned' } & Omit<AbandonedPayload, 'failingThreshold'>) | ({ kind: 'deliverySucceeded' } & DeliverySucceededPayload);
 
 /** The one translation between a queued message and the signal that carries it, both ways. */
 export function signalOf(message: SupervisorMessage): { signal: SignalDefinition<[SupervisorPayload]>; payload: SupervisorPayload } {
@@ -341,18 +347,11 @@ export interface NotifySupervisorInput {
   failingThreshold: number;
   /** For the supervisor's summary line; absent when no attempt reached the endpoint's row. */
   url?: string;
-  /** Without the threshold: notifySupervisor adds the input's, so every abandonment carries its event's. */
-  signal: SupervisorMessage;
+  /** notifySupervisor adds the input's threshold, so every abandonment carries its event's. */
+  signal: SupervisorReport;
 }
 
-export interface MarkFailingInput {
-  endpointId: string;
-  streak: number;
-  /** First abandoned event of this episode: with the endpoint it names the notification, so retries add none. */
-  episodeStartEventId: string;
-}
-
-export interface MarkFailingResult {
+export interface FailingNoticeResult {
   notificationId: string | null;
   emailed: boolean;
 }
@@ -388,8 +387,8 @@ export interface RetentionCursor {
 export interface RetentionResult {
   events: number;
   notifications: number;
-  /** Developers page sign-in links and sessions (absent in results recorded before they were kept in bounds). */
-  signIns?: number;
+  /** Developers page sign-in links and sessions. */
+  signIns: number;
   /** Expired events kept because a delivery of theirs is still running. */
   kept: number;
   /** A batch was full: there may be more to delete now. */
@@ -406,10 +405,7 @@ export interface DeliveryActivities {
   notifySupervisor(input: NotifySupervisorInput): Promise<void>;
   recordAbandonment(input: RecordAbandonmentInput): Promise<RecordAbandonmentResult>;
   /** Emails a failing notice once, and only while the endpoint is still failing in its episode. */
-  emailFailingNotice(notificationId: string): Promise<MarkFailingResult>;
-  /** Supervisors that handled a signal before endpoint health moved into the database still call these two. */
-  recordAbandonedStreak(endpointId: string, streak: number): Promise<void>;
-  markEndpointFailing(input: MarkFailingInput): Promise<MarkFailingResult>;
+  emailFailingNotice(notificationId: string): Promise<FailingNoticeResult>;
   probeDatabase(): Promise<string>;
   /** Starts the next deliveries of a recovery (a workflow each); idempotent, so Temporal may retry it. */
   startRecoveryBatch(input: RecoveryBatchInput): Promise<RecoveryBatchResult>;

@@ -73,13 +73,13 @@ export const SUPERVISOR_ACTIVITY_RETRY = {
 } as const;
 
 /**
- * Marking an endpoint failing includes the merchant's email: an SMTP outage is retried for about an hour,
- * then given up (the notification row stays, with email_sent_at null) so one bad mail server cannot block
- * the supervisor's other signals forever.
+ * Emailing the merchant of an endpoint marked failing: an SMTP outage is retried for about an hour, then given up
+ * (the notification row stays, with email_sent_at null) so one bad mail server cannot block the supervisor's
+ * other signals forever.
  */
-export const MARK_FAILING_TIMEOUT = '1m';
+export const FAILING_NOTICE_EMAIL_TIMEOUT = '1m';
 
-export const MARK_FAILING_RETRY = {
+export const FAILING_NOTICE_EMAIL_RETRY = {
   initialInterval: '5s',
   backoffCoefficient: 2,
   maximumInterval: '10m',

@@ -288,27 +288,6 @@ export async function releaseAttemptClaim(pool: Pool, claim: Pick<AttemptClaim, 
   await pool.query('DELETE FROM attempt_claims WHERE attempt_id = $1 AND run = $2', [claim.attemptId, claim.run]);
 }
 
-/** The abandoned streak kept by the supervisor, mirrored so a later success knows there is something to reset. */
-export async function setAbandonedStreak(pool: Pool, endpointId: string, streak: number): Promise<void> {
-  await pool.query('UPDATE webhook_endpoints SET abandoned_streak = $2 WHERE id = $1', [endpointId, streak]);
-}
-
-/** Marks the endpoint failing with its streak; returns what a notification needs, or undefined when it is gone. */
-export async function markEndpointFailing(
-  db: Db,
-  endpointId: string,
-  streak: number,
-): Promise<{ url: string; account_id: string; email: string | null; deleted: boolean } | undefined> {
-  const { rows } = await db.query<{ url: string; account_id: string; email: string | null; deleted: boolean }>(
-    `UPDATE webhook_endpoints e SET status = 'failing', abandoned_streak = $2
-       FROM accounts a
-      WHERE e.id = $1 AND a.id = e.account_id
-      RETURNING e.url, e.account_id, a.email, e.deleted_at IS NOT NULL AS deleted`,
-    [endpointId, streak],
-  );
-  return rows[0];
-}
-
 /** What endpoint health reads under its lock: the row, and where a notification goes. */
 export interface EndpointHealthRow {
   id: string;

@@ -1,13 +1,7 @@
-import type { MarkFailingInput, MarkFailingResult, RecordAbandonmentInput, RecordAbandonmentResult } from '../core/delivery-contract';
+import type { FailingNoticeResult, RecordAbandonmentInput, RecordAbandonmentResult } from '../core/delivery-contract';
 import { newId } from '../core/ids';
 import { insertAbandonmentOnce } from '../db/endpoint-abandonments';
-import {
-  incrementAbandonedStreak,
-  lockEndpointHealth,
-  markEndpointFailing as markFailingRow,
-  markFailingEpisode,
-  setAbandonedStreak,
-} from '../db/endpoints';
+import { incrementAbandonedStreak, lockEndpointHealth, markFailingEpisode } from '../db/endpoints';
 import { claimFailingNoticeEmail, findNotification, insertNotificationOnce, releaseEmailClaim } from '../db/notifications';
 import { withTransaction, type Pool } from '../db/pool';
 import type { Config } from '../infra/config';
@@ -72,7 +66,7 @@ export async function recordAbandonment(deps: HealthDeps, input: RecordAbandonme
  * still failing in the episode the notice opened, so a success that came in between (or a retry after the mail
  * was sent) sends nothing. A refused send gives the claim back and throws EmailNotSentError, for a retry.
  */
-export async function emailFailingNotice(deps: HealthDeps, notificationId: string): Promise<MarkFailingResult> {
+export async function emailFailingNotice(deps: HealthDeps, notificationId: string): Promise<FailingNoticeResult> {
   if (!deps.mailer) return { notificationId, emailed: false };
   const claimed = await claimFailingNoticeEmail(deps.pool, notificationId);
   if (!claimed) {
@@ -86,34 +80,4 @@ export async function emailFailingNotice(deps: HealthDeps, notificationId: strin
     throw err instanceof EmailNotSentError ? err : new EmailNotSentError((err as Error).message);
   }
   return { notificationId, emailed: true };
-}
-
-// ---- Before endpoint health moved into the database --------------------------------------------------------------
-// Supervisors that handled a signal before that change replay it through these; activities they had scheduled then
-// may still run once on a new worker. Nothing new calls them.
-
-/** The supervisor's own count, mirrored into the row. */
-export async function recordAbandonedStreak(pool: Pool, endpointId: string, streak: number): Promise<void> {
-  await setAbandonedStreak(pool, endpointId, streak);
-}
-
-/** Marks the endpoint failing with the supervisor's count and notifies, the email through the same one-time claim. */
-export async function markEndpointFailing(deps: HealthDeps, input: MarkFailingInput): Promise<MarkFailingResult> {
-  const notification = await withTransaction(deps.pool, async (tx) => {
-    const endpoint = await markFailingRow(tx, input.endpointId, input.streak);
-    if (!endpoint || endpoint.deleted) return undefined;
-    const row = await insertNotificationOnce(tx, {
-      id: newId('notification'),
-      accountId: endpoint.account_id,
-      endpointId: input.endpointId,
-      kind: 'endpoint_failing',
-      dedupeKey: `endpoint_failing:${input.endpointId}:${input.episodeStartEventId}`,
-      ...composeFailingNotice(endpoint, input, deps.config),
-      emailTo: endpoint.email,
-    });
-    if (row) await markFailingEpisode(tx, input.endpointId, row.id);
-    return row;
-  });
-  if (!notification) return { notificationId: null, emailed: false };
-  return emailFailingNotice(deps, notification.id);
 }

@@ -1,4 +1,3 @@
-import type { MarkFailingInput } from '../core/delivery-contract';
 import type { EndpointScope } from '../db/endpoints';
 import { listEndpointNotifications, type NotificationRow } from '../db/notifications';
 import type { Pool } from '../db/pool';
@@ -19,7 +18,7 @@ export class EmailNotSentError extends Error {
 
 export function composeFailingNotice(
   endpoint: { url: string },
-  input: Pick<MarkFailingInput, 'endpointId' | 'streak'>,
+  input: { endpointId: string; streak: number },
   config: Pick<Config, 'delivery'>,
 ): { subject: string; body: string } {
   const attempts = config.delivery.retryDelaysMs.length + 1;

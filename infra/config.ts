@@ -53,11 +53,6 @@ export interface Config {
      */
     workflowStackTraces: boolean;
     /**
-     * Where the worker runs workflow code (WORKFLOW_THREAD): `pool`, the SDK's own workflow thread (the default), or
-     * `main`, the worker's main thread; worker/worker.ts says what each costs and why `main` is not the default.
-     */
-    workflowThread: 'main' | 'pool';
-    /**
      * Whether the outbox dispatcher posts attempt 1 of a one-endpoint local delivery itself, beside starting its
      * workflow, which then adopts the outcome (DELIVERY_EARLY_FIRST_ATTEMPT, on by default; activities/early-attempts.ts).
      */
@@ -110,12 +105,6 @@ function attemptKind(env: Env, name: string): AttemptKind {
   const raw = optional(env, name)?.toLowerCase() ?? 'local';
   if (raw === 'local' || raw === 'activity') return raw;
   throw new ConfigError(name, `must be local or activity, got "${raw}"`);
-}
-
-function workflowThread(env: Env, name: string): 'main' | 'pool' {
-  const raw = optional(env, name)?.toLowerCase() ?? 'pool';
-  if (raw === 'main' || raw === 'pool') return raw;
-  throw new ConfigError(name, `must be main or pool, got "${raw}"`);
 }
 
 function boolean(env: Env, name: string, fallback: boolean): boolean {
@@ -245,7 +234,6 @@ export function loadConfig(env: Env = process.env): Config {
       recoverRatePerSecond: integer(env, 'RECOVER_RATE_PER_SECOND', 10, 1, 1000),
       workerConcurrency: integer(env, 'WORKER_CONCURRENCY', 400, 2, 10_000),
       workflowStackTraces: boolean(env, 'WORKFLOW_STACK_TRACES', false),
-      workflowThread: workflowThread(env, 'WORKFLOW_THREAD'),
       earlyFirstAttempt: boolean(env, 'DELIVERY_EARLY_FIRST_ATTEMPT', true),
     },
     retention: {

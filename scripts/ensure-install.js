@@ -13,7 +13,7 @@ function ensureInstall() {
   // Dependency patches (patches/, applied by the postinstall script) count too: a changed patch needs a reinstall.
   const newer = (file) => fs.existsSync(file) && fs.statSync(file).mtimeMs > fs.statSync(marker).mtimeMs;
   const patches = path.join(root, 'patches');
-  const patchFiles = fs.existsSync(patches) ? fs.readdirSync(patches).map((name) => path.join(patches, name)) : [];
+  const patchFiles = fs.existsSync(patches) ? fs.readdirSync(patches).filter((name) => name.endsWith('.patch')).map((name) => path.join(patches, name)) : [];
   const stale = !fs.existsSync(marker) || newer(lock) || patchFiles.some(newer);
   if (!stale) return;
   process.stdout.write('installing dependencies...\n');

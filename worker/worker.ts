@@ -56,30 +56,12 @@ export function deliverySlots(concurrency: number): Partial<WorkerOptions> {
 /*
  * Stack traces (WORKFLOW_STACK_TRACES, off by default). The SDK records a source-mapped stack for every promise a
  * workflow creates, only so that the stack trace query (the Temporal UI's "Call Stack" tab) can answer. In the
- * bench that was half of the workflow thread's CPU: a delivery's workflow creates its promises afresh on every
- * run. Off, the query fails with "Workflow stack traces are not enabled on this worker"; histories, replay and
- * the UI's timeline, pending timers and summaries are unchanged. The switch is ours: SDK 1.24 has none, so
- * patches/@temporalio+worker+1.24.0.patch adds the worker option `workflowStackTraces` (applied by patch-package
- * on install; an SDK upgrade that breaks the patch fails the install).
- *
- * Workflow thread (WORKFLOW_THREAD, pool by default). The SDK runs workflow code in a worker thread of its own:
- * every activation goes to it as a message and its commands come back as another, and a delivery has two
- * activations. With `main` (the patch's option `workflowsInMainThread`, the SDK's in-process path that debug mode
- * takes, deadlock timeout kept) they run in the main thread's sandbox instead: no messages, no hop between
- * threads. It was the default for one stop and is not any more: when the deadlock timeout cuts off a workflow
- * looping in a continuation (after an `await`) in the main thread, Node fails an assertion and the whole worker
- * process dies, every delivery in it with it, where in the SDK's thread only that workflow task fails
- * (test/integration/workflows/deadlock-timeout.test.ts). And in the last bench run it was no faster.
- *
- * Deadlock timeout on the workflow's own code only (the patch's option `deadlockTimeoutOnSdkCalls`, off here). Node
- * starts and joins a watchdog thread for every call into the sandbox made with a timeout (about 50 us of CPU
- * each here, against 1 us without), and a delivery made 7.4 such calls; a CPU profile under load put a fifth of
- * the thread running workflows there. Most only run the SDK's bookkeeping (creating the workflow's runtime,
- * collecting an activation's commands, disposing of it): those go without, and the call that re-evaluates
- * blocked conditions is skipped while none is blocked. 2.5 timed calls per delivery remain. A workflow that
- * never yields is still cut off after 5 s: its function, handlers, conditions and their continuations run only
- * in the calls that keep the timeout. What goes without it also runs our workflow modules' top-level code and
- * workflow interceptors: we have no interceptors, and the modules' top level only declares.
+ * bench that was half of the CPU of the thread running workflows: a delivery's workflow creates its promises
+ * afresh on every run. Off, the query fails with "Workflow stack traces are not enabled on this worker";
+ * histories, replay, error stacks and the UI's timeline, pending timers and summaries are unchanged. SDK 1.24 has
+ * no such switch: patches/@temporalio+worker+1.24.0.patch adds the worker option `workflowStackTraces` (applied
+ * by patch-package on install; patches/README.md says how to port or drop it). Everything else is the SDK as
+ * published: workflow code runs in its own workflow thread, under its deadlock timeout.
  */
 export async function createWorker(deps: WorkerDeps): Promise<Worker> {
   const workflowSource: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> = existsSync(PREBUILT_BUNDLE)
@@ -106,8 +88,6 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     ...workflowSource,
     ...deliverySlots(deps.config.delivery.workerConcurrency),
     workflowStackTraces: deps.config.delivery.workflowStackTraces,
-    workflowsInMainThread: deps.config.delivery.workflowThread === 'main',
-    deadlockTimeoutOnSdkCalls: false,
     ...deps.options,
   });
   earlyAttemptsOf.set(worker, early);

@@ -8,16 +8,17 @@ const { deleteExpiredBatch } = proxyActivities<DeliveryActivities>({
 });
 
 /**
- * Retention (DESIGN.md "Delivery decisions"): run by a Temporal Schedule (worker/retention-schedule.ts), it deletes
+ * Retention: run by a Temporal Schedule (worker/retention-schedule.ts), it deletes
  * what is older than EVENT_RETENTION in bounded batches, one activity each, until a batch finds nothing more or the
  * run has done its share; the next scheduled run goes on from there.
  */
 export async function purgeExpiredEvents(): Promise<RetentionResult> {
-  const total: RetentionResult = { events: 0, notifications: 0, kept: 0, more: false };
+  const total: RetentionResult = { events: 0, notifications: 0, signIns: 0, kept: 0, more: false };
   for (let batch = 0; batch < RETENTION_MAX_BATCHES_PER_RUN; batch += 1) {
     const result = await deleteExpiredBatch(total.after);
     total.events += result.events;
     total.notifications += result.notifications;
+    total.signIns += result.signIns;
     total.kept += result.kept;
     total.more = result.more;
     total.after = result.after;

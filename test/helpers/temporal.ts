@@ -17,14 +17,6 @@ function quietRuntime(): void {
   }
 }
 
-/**
- * The SDK's workflow creator of a worker (a private field): which path it took for workflow code, and the
- * settings the patch (patches/@temporalio+worker+1.24.0.patch) gave it, which leave no other trace.
- */
-export function workflowCreatorOf(worker: Worker): { deadlockTimeoutOnSdkCalls?: boolean } {
-  return (worker as unknown as { workflowCreator: { deadlockTimeoutOnSdkCalls?: boolean } }).workflowCreator;
-}
-
 export interface TestWorker {
   worker: Worker;
   client: Client;

@@ -97,14 +97,14 @@ describe('endpoint supervisor: failing mark, notification, email, recovery', () 
     const workflowId = `endpoint-supervisor:${endpoint.id}`;
     const start = { workflowId, taskQueue: config.temporal.taskQueue, args: [{ endpointId: endpoint.id, failingThreshold: 3 }] };
     const abandon = (eventId: string) =>
-      h.tw.client.workflow.signalWithStart('endpointSupervisor', { ...start, signal: abandonedSignal, signalArgs: [{ eventId, attemptCount: 2 }] });
+      h.tw.client.workflow.signalWithStart('endpointSupervisor', { ...start, signal: abandonedSignal, signalArgs: [{ eventId, attemptCount: 2, failingThreshold: 3 }] });
     const first = await h.tw.client.workflow.signalWithStart('endpointSupervisor', {
       ...start,
       signal: deliverySucceededSignal,
       signalArgs: [{ eventId: 'evt_can_0' }],
     });
     for (let i = 1; i < SUPERVISOR_SIGNALS_PER_RUN - 1; i++) await first.signal(deliverySucceededSignal, { eventId: `evt_can_${i}` });
-    await first.signal(abandonedSignal, { eventId: 'evt_can_a1', attemptCount: 2 });
+    await first.signal(abandonedSignal, { eventId: 'evt_can_a1', attemptCount: 2, failingThreshold: 3 });
     await waitFor(async () => (await h.tw.client.workflow.getHandle(workflowId).describe()).runId !== first.signaledRunId, {
       what: 'continue-as-new',
     });
@@ -142,7 +142,7 @@ describe('endpoint supervisor: recording an abandonment while our database is do
         taskQueue: config.temporal.taskQueue,
         args: [{ endpointId: endpoint.id, failingThreshold: 1 }],
         signal: abandonedSignal,
-        signalArgs: [{ eventId: 'evt_outage_1', attemptCount: 6 }],
+        signalArgs: [{ eventId: 'evt_outage_1', attemptCount: 6, failingThreshold: 1 }],
       });
       const status = async () => (await flaky.pool.query('SELECT status FROM webhook_endpoints WHERE id = $1', [endpoint.id])).rows[0]?.status;
       await waitFor(async () => (await status()) === 'failing', { what: 'the failing mark after the outage' });

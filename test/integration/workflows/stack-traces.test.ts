@@ -7,11 +7,11 @@ import { useDeliveryHarness, type DeliveryHarness } from '../../helpers/harness'
 import { waitFor } from '../../helpers/wait';
 
 /**
- * WORKFLOW_STACK_TRACES (worker/worker.ts): off by default, the SDK records no stack per promise and Temporal's
- * stack trace query says so; on, the query shows where a waiting delivery is. Each describe runs its own worker,
- * so this also checks the switch is per worker (patches/@temporalio+worker+1.24.0.patch) with WORKFLOW_THREAD=pool,
- * where each worker has its own workflow thread. With WORKFLOW_THREAD=main the hook is the process's, set by its
- * first worker: this file's first worker (off) would decide for the second.
+ * WORKFLOW_STACK_TRACES (worker/worker.ts, the worker option `workflowStackTraces` of
+ * patches/@temporalio+worker+1.24.0.patch): off by default, the SDK records no stack per promise and Temporal's
+ * stack trace query says so; on, the query shows where a waiting delivery is. Asked through the public client,
+ * as the Temporal UI asks. Each describe runs its own worker, with its own workflow thread, so this also checks
+ * the switch is per worker: this file's first worker (off) does not decide for the second.
  */
 async function stackTraceOfWaitingDelivery(h: DeliveryHarness, path: string): Promise<PromiseSettledResult<string>> {
   h.receiver.script(path, { status: 503 });
@@ -40,7 +40,7 @@ describe('workflow stack traces: off by default', () => {
 });
 
 describe('workflow stack traces: WORKFLOW_STACK_TRACES=on', () => {
-  const h = useDeliveryHarness(testConfig({ DELIVERY_RETRY_DELAYS: '1h', DELIVERY_TIMEOUT: '2s', WORKFLOW_STACK_TRACES: 'on', WORKFLOW_THREAD: 'pool' }));
+  const h = useDeliveryHarness(testConfig({ DELIVERY_RETRY_DELAYS: '1h', DELIVERY_TIMEOUT: '2s', WORKFLOW_STACK_TRACES: 'on' }));
 
   it('shows where the waiting delivery is, in the source', async () => {
     const result = await stackTraceOfWaitingDelivery(h, '/stack-on');

@@ -10,8 +10,8 @@ import { startTestWorker, type TestWorker } from '../../helpers/temporal';
 import { waitFor } from '../../helpers/wait';
 
 /**
- * Point 5 of issue 11: a supervisor's history stays bounded whatever the signal rate (it continues as new once a
- * run is full, carrying what is still queued), and a supervisor ends when its endpoint is removed or stays quiet.
+ * A supervisor's history stays bounded whatever the signal rate (it continues as new once a run is full, carrying
+ * what is still queued), and a supervisor ends when its endpoint is removed or stays quiet.
  */
 describe('endpoint supervisor: bounded history, and an end', () => {
   const config = testConfig({ ENDPOINT_FAILING_THRESHOLD: '1' });
@@ -76,7 +76,7 @@ describe('endpoint supervisor: bounded history, and an end', () => {
     const started = await client.workflow.signalWithStart('endpointSupervisor', {
       ...supervisorOf(endpoint.id),
       signal: abandonedSignal,
-      signalArgs: [{ eventId: 'evt_removed_1', attemptCount: 6 }],
+      signalArgs: [{ eventId: 'evt_removed_1', attemptCount: 6, failingThreshold: 1 }],
     });
     await waitFor(async () => (await statusOf(started.workflowId, started.signaledRunId)) === 'COMPLETED', {
       what: 'the supervisor of a removed endpoint to end',
@@ -90,7 +90,7 @@ describe('endpoint supervisor: bounded history, and an end', () => {
     const started = await client.workflow.signalWithStart('endpointSupervisor', {
       ...supervisorOf(endpoint.id, { idleTimeoutMs: 2_000 }),
       signal: abandonedSignal,
-      signalArgs: [{ eventId: 'evt_quiet_1', attemptCount: 6 }],
+      signalArgs: [{ eventId: 'evt_quiet_1', attemptCount: 6, failingThreshold: 1 }],
     });
     await waitFor(async () => (await statusOf(started.workflowId, started.signaledRunId)) === 'COMPLETED', {
       what: 'the quiet supervisor to end',

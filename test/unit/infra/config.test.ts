@@ -40,12 +40,6 @@ describe('config', () => {
     expect(() => loadConfig({ WORKFLOW_STACK_TRACES: 'sometimes' })).toThrow(ConfigError);
   });
 
-  it('reads WORKFLOW_THREAD: pool by default, or main', () => {
-    expect(loadConfig({}).delivery.workflowThread).toBe('pool');
-    expect(loadConfig({ WORKFLOW_THREAD: 'Main' }).delivery.workflowThread).toBe('main');
-    expect(() => loadConfig({ WORKFLOW_THREAD: 'both' })).toThrow(ConfigError);
-  });
-
   it('reads DELIVERY_EARLY_FIRST_ATTEMPT: on by default', () => {
     expect(loadConfig({}).delivery.earlyFirstAttempt).toBe(true);
     expect(loadConfig({ DELIVERY_EARLY_FIRST_ATTEMPT: 'off' }).delivery.earlyFirstAttempt).toBe(false);

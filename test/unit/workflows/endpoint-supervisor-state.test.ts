@@ -1,33 +1,45 @@
 import { describe, expect, it } from 'vitest';
 import { classifyError } from '../../../infra/http-client';
 import { formatDuration } from '../../../core/durations';
+import { SUPERVISOR_RECENT_ABANDONMENTS } from '../../../core/delivery-policy';
 import { EndpointSupervisorState } from '../../../workflows/endpoint-supervisor';
 
+const answer = (streak: number, failing: boolean) => ({ endpointGone: false, counted: true, streak, failing, notificationId: null });
+
 describe('EndpointSupervisorState', () => {
-  it('marks failing once, at the threshold, and remembers where the episode began', () => {
-    const state = new EndpointSupervisorState(3);
-    expect([state.abandon('evt_1'), state.abandon('evt_2'), state.abandon('evt_3'), state.abandon('evt_4')]).toEqual([false, false, true, false]);
-    expect(state.snapshot()).toEqual({ abandoned: 4, failing: true, episodeStartEventId: 'evt_1' });
-    expect(state.idle).toBe(false);
-  });
-
-  it('uses the threshold each abandoned event was published with, not the one it was started with', () => {
+  it("mirrors the database's answers, and the threshold of the last abandonment recorded", () => {
     const state = new EndpointSupervisorState(5);
-    expect([state.abandon('evt_1', 2), state.abandon('evt_2', 2)]).toEqual([false, true]);
+    state.recorded('evt_1', 2, answer(1, false));
+    state.recorded('evt_2', 2, answer(2, true));
+    expect(state.snapshot()).toEqual({ abandoned: 2, failing: true });
     expect(state.threshold).toBe(2);
-    // A signal sent before the threshold was carried keeps the current one.
-    expect(state.abandon('evt_3')).toBe(false);
-    expect(state.threshold).toBe(2);
+    expect(state.handled).toBe(2);
   });
 
-  it('a success clears the count, the mark and the episode', () => {
-    const state = new EndpointSupervisorState(3, { abandoned: 2, failing: false, episodeStartEventId: 'evt_a' });
+  it('drops a repeated abandonment, counted as handled', () => {
+    const state = new EndpointSupervisorState(3, undefined, ['evt_old']);
+    expect(state.repeated('evt_old')).toBe(true);
+    expect(state.repeated('evt_new')).toBe(false);
+    state.recorded('evt_new', 3, answer(1, false));
+    expect(state.repeated('evt_new')).toBe(true);
+    expect(state.handled).toBe(3);
+    expect(state.recentAbandonments()).toEqual(['evt_old', 'evt_new']);
+  });
+
+  it('forgets the oldest abandonments past its bound', () => {
+    const recent = Array.from({ length: SUPERVISOR_RECENT_ABANDONMENTS }, (_, i) => `evt_${i}`);
+    const state = new EndpointSupervisorState(3, undefined, recent);
+    state.recorded('evt_last', 3, answer(1, false));
+    expect(state.recentAbandonments()).toHaveLength(SUPERVISOR_RECENT_ABANDONMENTS);
+    expect(state.repeated('evt_0')).toBe(false);
+    expect(state.repeated('evt_last')).toBe(true);
+  });
+
+  it('a success clears the streak and the mark', () => {
+    const state = new EndpointSupervisorState(3, { abandoned: 2, failing: true });
     state.succeed();
-    expect(state.snapshot()).toEqual({ abandoned: 0, failing: false, episodeStartEventId: null });
-    expect(state.idle).toBe(true);
-    expect(state.abandon('evt_b')).toBe(false);
-    expect(state.episodeStartEventId).toBe('evt_b');
-    expect(state.handled).toBe(2);
+    expect(state.snapshot()).toEqual({ abandoned: 0, failing: false });
+    expect(state.handled).toBe(1);
   });
 });
 
