@@ -1,9 +1,9 @@
 /**
  * The one error catalogue: every error the API can answer has a stable code, a status and a type.
- * Wire shape (DESIGN.md): {"error": {"type", "code", "message", ...extra}}.
+ * Wire shape: {"error": {"type", "code", "message", ...extra}}.
  */
 export const ERRORS = {
-  // spec 7, statuses per DESIGN.md
+  // spec 7; the status of each code is fixed here
   missing_api_key: { status: 401, type: 'authentication_error' },
   malformed_api_key: { status: 401, type: 'authentication_error' },
   invalid_api_key: { status: 401, type: 'authentication_error' },

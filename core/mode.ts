@@ -1,6 +1,6 @@
 import { ApiError } from './errors';
 
-/** Test or live: every key, endpoint and event belongs to one mode, and a mode sees only its own (DESIGN.md). */
+/** Test or live: every key, endpoint and event belongs to one mode, and a mode sees only its own. */
 export type Mode = 'test' | 'live';
 
 /** `test` or `live`, in any case and with spaces around, as operators type it. */

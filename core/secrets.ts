@@ -2,7 +2,7 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { randomBase62 } from './ids';
 
 /**
- * Endpoint signing secrets at rest (DESIGN.md: encrypted when WEBHOOK_SECRET_ENCRYPTION_KEY is set).
+ * Endpoint signing secrets at rest (encrypted when WEBHOOK_SECRET_ENCRYPTION_KEY is set).
  * Stored form: `enc:v1:<base64 iv>:<base64 tag>:<base64 ciphertext>` (AES-256-GCM), or the plain `whsec_...`
  * when no key is configured. A plain value still opens with a key, so encryption can be switched on later.
  */

@@ -14,7 +14,7 @@ import { getAccount } from './accounts';
  * presented key is verified (the API's auth plugin). The plain key exists only in the caller's hands.
  */
 
-/** DESIGN.md: `svc_test_` or `svc_live_` + 32 characters [A-Za-z0-9]; anything else is malformed. */
+/** A key is `svc_test_` or `svc_live_` + 32 characters [A-Za-z0-9]; anything else is malformed. */
 export const API_KEY_PATTERN = /^svc_(test|live)_[A-Za-z0-9]{32}$/;
 /** Longest string worth looking at as a key: anything longer is malformed without further work. */
 export const API_KEY_LENGTH = 'svc_test_'.length + 32;
@@ -180,7 +180,7 @@ export interface KeyContext {
 
 const LAST_USED_RESOLUTION_MS = 60_000;
 
-/** The checks after the lookup, in DESIGN.md's order: revoked, expired, suspended, live key on a pending account. */
+/** The checks after the lookup, in the contract's order: revoked, expired, suspended, live key on a pending account. */
 export function checkKey(found: KeyForAuth, now: Date): void {
   if (found.revoked_at) throw new ApiError('revoked_api_key', 'This API key has been revoked.');
   if (found.expires_at && found.expires_at.getTime() <= now.getTime()) {

@@ -3,7 +3,7 @@ import { BlockList, isIP, type LookupFunction } from 'node:net';
 import { ApiError } from '../core/errors';
 
 /**
- * SSRF guard (DESIGN.md "Delivery decisions"): a webhook URL must not let a merchant make our workers call
+ * SSRF guard: a webhook URL must not let a merchant make our workers call
  * loopback, private or otherwise non-public addresses. Checked at registration and again at delivery, where
  * guardedLookup also covers the addresses actually connected to (DNS rebinding between check and connect).
  */

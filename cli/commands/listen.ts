@@ -7,7 +7,7 @@ import type { CliContext } from '../context';
 import { startLocalReceiver, type ReceivedDelivery } from '../local-receiver';
 
 /**
- * `listen --account ID [--forward-to URL]` (DESIGN.md "Local development"): a local HTTPS receiver registered as
+ * `listen --account ID [--forward-to URL]`: a local HTTPS receiver registered as
  * a test-mode endpoint for the session, printing each delivery as it arrives and removing the endpoint on
  * Ctrl-C or SIGTERM. The endpoint pins the session's certificate: the worker posts to this loopback URL without
  * WEBHOOK_ALLOW_PRIVATE_TARGETS, and only this process can answer it (db/migrations/..._recovery-and-listen.sql).

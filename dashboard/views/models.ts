@@ -68,7 +68,7 @@ export interface EndpointView {
   livemode: boolean;
   /** Unix seconds. */
   created: number;
-  /** Disabled endpoints that are also failing keep the mark (issue 12): shown beside the status. */
+  /** Disabled endpoints that are also failing keep the mark: shown beside the status. */
   failing?: boolean;
 }
 

@@ -6,7 +6,7 @@ import { cliEntry, ROOT, type EventType } from './wiring';
 
 /**
  * An operator publishing by hand with `npx parcel-webhooks events publish`, without an id and without
- * retrying, as the CLI and the simulator do (issue 11, point 2): once the command has stored the event, the
+ * retrying, as the CLI and the simulator do: once the command has stored the event, the
  * event is a promise, whatever happens to the command afterwards.
  */
 

@@ -78,7 +78,7 @@ export interface ApiReport {
   nonSuccessCalls: number;
   /** 5xx answers, less the promised ones: a 503 with Retry-After while one of our dependencies was down. */
   serverErrors: number;
-  /** The promised ones (DESIGN.md: an outage of ours is a 503), shown but not failures. */
+  /** The promised ones (an outage of ours is a 503), shown but not failures. */
   clearUnavailable: number;
   noAnswer: number;
   connectionErrors: number;

@@ -29,7 +29,7 @@ export interface PublishCall {
 
 export interface PublishResult {
   event: PlannedEvent;
-  /** First 2xx: the event is durably accepted (DESIGN.md, "Contract"). */
+  /** First 2xx: the event is durably accepted. */
   acceptedAt?: number;
   calls: PublishCall[];
   /** Why the caller stopped without a 2xx. */

@@ -16,9 +16,9 @@ import { testDatabaseUrl } from '../helpers/database';
 const TOKEN = 'internal-token-for-tests-0123456789';
 
 /**
- * Point 7 of issue 11: a worker and an API started while Temporal is unreachable wait for it (the worker logs each
+ * A worker and an API started while Temporal is unreachable wait for it (the worker logs each
  * retry on a bounded backoff, the API says not ready on /readyz), then carry on once it is up, without a restart.
- * Point 2: meanwhile the API accepts events (publishing only stores them), and the worker's outbox dispatcher
+ * Meanwhile the API accepts events (publishing only stores them), and the worker's outbox dispatcher
  * starts them once it runs.
  * Temporal is a private dev server started only once both are waiting.
  */

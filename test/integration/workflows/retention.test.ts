@@ -12,7 +12,7 @@ import { useDeliveryHarness } from '../../helpers/harness';
 import { waitFor } from '../../helpers/wait';
 
 /**
- * Point 6 of issue 11: EVENT_RETENTION and a Temporal Schedule, created by the worker, that deletes expired events
+ * EVENT_RETENTION and a Temporal Schedule, created by the worker, that deletes expired events
  * with their attempts (and local attempts' claims), deliveries and abandonment records, and old notifications, in bounded batches, never an
  * event whose delivery is still running. Events are made old by moving their insert time back two hours.
  */
