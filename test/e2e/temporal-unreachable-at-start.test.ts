@@ -63,7 +63,7 @@ describe('started while Temporal is unreachable', () => {
     expect(notReady.statusCode).toBe(503);
     expect(notReady.json()).toEqual({ status: 'unavailable', checks: { postgres: 'ok', temporal: 'unavailable' } });
 
-    // Point 2: an event published while Temporal is down is accepted (stored in the outbox), not refused.
+    // An event published while Temporal is down is accepted (stored in the outbox), not refused.
     const accountId = await createAccount(pool);
     const endpoint = await createEndpoint(pool, { accountId, url: `${receiver.url}/late` });
     const published = await app.inject({
