@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
  */
 
 const ROOT = path.join(__dirname, '..', '..');
-const FOLDERS = ['api', 'cli', 'worker', 'dashboard', 'workflows', 'activities', 'domain', 'db', 'infra', 'core', 'bench'];
+const FOLDERS = ['api', 'cli', 'worker', 'dashboard', 'workflows', 'activities', 'attempt', 'domain', 'db', 'infra', 'core', 'bench'];
 
 /** db/ files an edge may open for process wiring; everything else in db/ is reached through domain/. */
 const WIRING = ['db/pool.ts', 'db/migrate.ts'];
@@ -21,15 +21,17 @@ const ALLOWED: Record<string, { folders: string[]; wiring?: boolean }> = {
   api: { folders: EDGE, wiring: true },
   dashboard: { folders: EDGE, wiring: true },
   cli: { folders: EDGE, wiring: true },
-  worker: { folders: ['activities', 'workflows', ...EDGE], wiring: true },
+  worker: { folders: ['activities', 'attempt', 'workflows', ...EDGE], wiring: true },
   workflows: { folders: ['core'] },
-  activities: { folders: ['domain', 'infra', 'core'] },
+  activities: { folders: ['attempt', 'domain', 'infra', 'core'] },
+  // The delivery attempt end to end (attempt/index.ts): its claim and record SQL are its own repositories.
+  attempt: { folders: ['domain', 'db', 'infra', 'core'] },
   domain: { folders: ['db', 'infra', 'core'] },
   db: { folders: ['core'] },
   infra: { folders: ['core'] },
   core: { folders: [] },
   // A tool like the edges; it may drive the worker and the API, never test code or scripts.
-  bench: { folders: ['api', 'worker', 'activities', 'workflows', ...EDGE], wiring: true },
+  bench: { folders: ['api', 'worker', 'activities', 'attempt', 'workflows', ...EDGE], wiring: true },
 };
 
 /**
