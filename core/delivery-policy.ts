@@ -10,9 +10,9 @@ import type { AttemptKind } from './delivery-contract';
  * ladders the workflow holds. Local attempts only for a workflow with one ladder: local activities of one
  * workflow that run side by side resolve one activation each while live but all in one activation on replay,
  * so ladders of different endpoints could issue their next commands in another order on replay than they did
- * live (a nondeterminism error; chaos seed 777 found one, and the TypeScript SDK's issue 1744 is of this
- * family). One ladder has nothing to interleave with. A fan-out keeps regular activities, which resolve from
- * history events in order; it pays their extra history events, which are small beside its many posts.
+ * live (a nondeterminism error, which the chaos run has met). One ladder has nothing to interleave with. A
+ * fan-out keeps regular activities, which resolve from history events in order; it pays their extra history
+ * events, which are small beside its many posts.
  */
 export function attemptKindFor(configured: AttemptKind, ladders: number): AttemptKind {
   return configured === 'local' && ladders === 1 ? 'local' : 'activity';

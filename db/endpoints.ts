@@ -17,7 +17,7 @@ export interface EndpointRow {
   created_at: Date;
 }
 
-/** The owner and mode every API read and write is scoped to (DESIGN.md: isolation, test mode). */
+/** The owner and mode every API read and write is scoped to (isolation, test mode). */
 export interface EndpointScope {
   accountId: string;
   livemode: boolean;

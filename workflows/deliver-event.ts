@@ -91,7 +91,8 @@ function runOf(err: unknown): string | undefined {
  * the attempt is recorded as failed unless the lost worker had already written the real record.
  */
 async function recordLostAttempt(input: SignAndPostInput, err: unknown, activityTimeoutMs: number): Promise<Attempted> {
-  // A local try found run before by a lost worker is the same loss a regular attempt's timeout reports.
+  // A local try that found the attempt run by a lost worker (or by an early run surely dead) reports the same
+  // loss a regular attempt's timeout does.
   const timedOut = failureType(err) === FAILURE.attemptLost || attemptFailure(err) instanceof TimeoutFailure;
   const record = attemptRecord(input, {
     statusCode: null,

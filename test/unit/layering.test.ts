@@ -4,7 +4,7 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 /**
- * The shape of the code (DESIGN.md "Layout and layering"): arrows point one way, edges -> Temporal / domain ->
+ * The shape of the code: arrows point one way, edges -> Temporal / domain ->
  * db, infra -> core, and no folder imports one above it. Read from the import graph, so a change that breaks
  * the shape fails here instead of waiting for a reviewer.
  */
@@ -41,7 +41,7 @@ const ALLOWED: Record<string, { folders: string[]; wiring?: boolean }> = {
 const EXCEPTIONS: Array<{ from: string; to: string; why: string }> = [
   { from: 'cli/commands/start-all.ts', to: 'api/server.ts', why: '`start` runs the API in-process' },
   { from: 'cli/commands/start-all.ts', to: 'worker/worker.ts', why: '`start` runs a worker in-process' },
-  { from: 'api/app.ts', to: 'dashboard/plugin.ts', why: 'the API process serves the developers page (DESIGN.md)' },
+  { from: 'api/app.ts', to: 'dashboard/plugin.ts', why: 'the API process serves the developers page' },
   { from: 'cli/local-receiver.ts', to: 'receiver/index.ts', why: '`listen` verifies deliveries with the kit merchants use' },
 ];
 

@@ -276,7 +276,7 @@ describe('webhook endpoints API', () => {
       expect(liveList.json().livemode).toBe(true);
     });
 
-    it('errors made with a key carry its livemode too (DESIGN.md: every response)', async () => {
+    it('errors made with a key carry its livemode too (every response)', async () => {
       const live = await createAccountWithKey(api.pool, { mode: 'live' });
       for (const [headers, livemode] of [[merchant.headers, false], [live.headers, true]] as const) {
         const missing = await api.app.inject({ method: 'GET', url: '/v1/webhooks/we_nope', headers });

@@ -17,7 +17,7 @@ import { startSmtpServer } from '../../helpers/smtp';
 import { waitFor } from '../../helpers/wait';
 
 /**
- * Point 4 of issue 11: endpoint health has one owner, the database. Each abandonment counts once per event however
+ * Endpoint health has one owner, the database. Each abandonment counts once per event however
  * often it is reported, a success in between resets it, a mark never lands after a success that came in between,
  * and the merchant is emailed once. Real worker, supervisor, Postgres and SMTP server.
  */
