@@ -133,7 +133,10 @@ async function attemptOnce(input: SignAndPostInput, kind: AttemptKind, summary: 
         gate.release(ladder);
         if (outcome.kind === 'attempted' && !outcome.recorded && outcome.record) {
           const stored = await recordAttempt(outcome.record);
-          return { ...outcome, ...stored, recorded: true, record: undefined };
+          // An early run keeps writing its record too (attempt/early.ts) and may have written first, clearing the
+          // endpoint's failing mark without telling anyone: a success tells the supervisor (a no-op if nothing was set).
+          const recovered = stored.recovered || (outcome.early === true && stored.succeeded);
+          return { ...outcome, ...stored, recovered, recorded: true, record: undefined };
         }
         return outcome;
       } catch (err) {
