@@ -1,6 +1,6 @@
 import { attemptRecord, type AttemptOutcome, type SignAndPostInput, type SkipReason } from '../core/delivery-contract';
 import { claimFor, releaseClaim, type AttemptClaim, type AttemptTrigger } from './claim';
-import { readContext, skipReason, type DeliveryContext } from './context';
+import { readContext, skipReason, type DeliveryContext, type ReadContext } from './context';
 import { withinDeadline } from './deadline';
 import { logOf, type AttemptDeps } from './deps';
 import { postAttempt } from './post';
@@ -26,7 +26,7 @@ export type AttemptRun =
  */
 export async function runAttempt(deps: AttemptDeps, input: SignAndPostInput, trigger: AttemptTrigger): Promise<AttemptRun> {
   const claim = claimFor(input, trigger);
-  let context;
+  let context: ReadContext;
   try {
     context = await readContext(deps, input, claim);
   } catch (err) {

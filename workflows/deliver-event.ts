@@ -134,7 +134,7 @@ async function attemptOnce(input: SignAndPostInput, kind: AttemptKind, summary: 
         if (outcome.kind === 'attempted' && !outcome.recorded && outcome.record) {
           const stored = await recordAttempt(outcome.record);
           // An early run keeps writing its record too (attempt/early.ts) and may have written first, clearing the
-          // endpoint's failing mark without telling anyone: a success tells the supervisor (a no-op if nothing was set).
+          // endpoint's failing mark without telling anyone: a success tells the supervisor (a no-op if unset).
           const recovered = stored.recovered || (outcome.early === true && stored.succeeded);
           return { ...outcome, ...stored, recovered, recorded: true, record: undefined };
         }
