@@ -81,7 +81,8 @@ export type ReadContext = DeliveryContext | undefined | 'secretUnavailable';
 export async function readContext(deps: AttemptDeps, input: SignAndPostInput, claim: AttemptClaim | undefined): Promise<ReadContext> {
   try {
     const key = deps.config.webhook.secretEncryptionKey;
-    return await withinDeadline(loadDeliveryContext(deps.pool, input.endpointId, input.eventId, key, claim, input.deliveryId), 'reading the endpoint');
+    const context = loadDeliveryContext(deps.pool, input.endpointId, input.eventId, key, claim, input.deliveryId);
+    return await withinDeadline(context, 'reading the endpoint');
   } catch (err) {
     if (err instanceof SecretUnavailableError) return 'secretUnavailable';
     throw err;

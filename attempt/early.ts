@@ -47,7 +47,12 @@ const UNCLAIMED_KEEP_MS = 120_000;
  * try in this process records it through the recordAttempt activity) and written on in the background until
  * Postgres answers (`write`), for a try in another process to adopt.
  */
-async function earlyAttempt(deps: AttemptDeps, input: SignAndPostInput, write: (work: Promise<unknown>) => void, stopped: () => boolean): Promise<EarlyAttemptResult> {
+async function earlyAttempt(
+  deps: AttemptDeps,
+  input: SignAndPostInput,
+  write: (work: Promise<unknown>) => void,
+  stopped: () => boolean,
+): Promise<EarlyAttemptResult> {
   const run = await runAttempt(deps, input, 'early');
   switch (run.kind) {
     case 'posted':

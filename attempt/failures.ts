@@ -26,5 +26,6 @@ export function earlyAttemptUndecided(attemptId: string, run: string | undefined
 
 /** Another run of this attempt claimed it and its outcome is nowhere: it may have posted. */
 export function attemptLost(attemptId: string): ApplicationFailure {
-  return ApplicationFailure.create({ type: FAILURE.attemptLost, message: `attempt ${attemptId} ran before on a lost worker`, nonRetryable: true });
+  const message = `attempt ${attemptId} ran before on a lost worker`;
+  return ApplicationFailure.create({ type: FAILURE.attemptLost, message, nonRetryable: true });
 }

@@ -18,7 +18,12 @@ function deliveryHeaders(input: SignAndPostInput, body: string, secrets: string[
 }
 
 /** Signs and posts the stored body once; never throws for anything the endpoint or the network does. */
-export async function postAttempt(deps: AttemptDeps, input: SignAndPostInput, endpoint: EndpointForDelivery, body: string): Promise<AttemptResult> {
+export async function postAttempt(
+  deps: AttemptDeps,
+  input: SignAndPostInput,
+  endpoint: EndpointForDelivery,
+  body: string,
+): Promise<AttemptResult> {
   const result = await postWebhook(deps.http, {
     url: endpoint.url,
     body,

@@ -44,7 +44,9 @@ export async function runAttempt(deps: AttemptDeps, input: SignAndPostInput, tri
  * again, checks again, and the delivery is never left pending.
  */
 async function skip(deps: AttemptDeps, input: SignAndPostInput, reason: SkipReason, claim: AttemptClaim | undefined): Promise<AttemptRun> {
-  if (reason === 'secret_unavailable') logOf(deps).error('endpoint secret cannot be opened: its delivery ends skipped', { endpointId: input.endpointId });
+  if (reason === 'secret_unavailable') {
+    logOf(deps).error('endpoint secret cannot be opened: its delivery ends skipped', { endpointId: input.endpointId });
+  }
   if (claim) await withinDeadline(releaseClaim(deps.pool, claim), 'releasing the claim').catch(() => undefined);
   try {
     await recordSkipped(deps.pool, input, reason);
@@ -58,7 +60,13 @@ async function skip(deps: AttemptDeps, input: SignAndPostInput, reason: SkipReas
 async function postAndRecord(deps: AttemptDeps, input: SignAndPostInput, context: DeliveryContext & { body: string }): Promise<Attempted> {
   const result = await postAttempt(deps, input, context.endpoint, context.body);
   const record = attemptRecord(input, result);
-  const summary = { kind: 'attempted' as const, statusCode: result.statusCode, error: result.error, durationMs: result.durationMs, url: context.endpoint.url };
+  const summary = {
+    kind: 'attempted' as const,
+    statusCode: result.statusCode,
+    error: result.error,
+    durationMs: result.durationMs,
+    url: context.endpoint.url,
+  };
   try {
     const stored = await recordInline(deps.pool, record);
     return { ...summary, succeeded: stored.succeeded, recorded: true, recovered: stored.recovered };
