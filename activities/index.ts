@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { Agent } from 'undici';
+import type { EarlyAttemptSource } from '../attempt';
 import type { DeliveryActivities } from '../core/delivery-contract';
 import { databaseVersion, type Pool } from '../domain/database';
 import type { Config } from '../infra/config';
@@ -7,7 +8,7 @@ import type { Mailer } from '../infra/mailer';
 import { createRecordAttempt } from './record-attempt';
 import { createRecoveryActivities } from './recovery';
 import { createRetentionActivities } from './retention';
-import { createSignAndPost, type EarlyAttemptSource } from './sign-and-post';
+import { createSignAndPost } from './sign-and-post';
 import { createSupervisorActivities } from './supervisor';
 
 export interface ActivityDeps {
@@ -19,7 +20,7 @@ export interface ActivityDeps {
   temporal?: Client;
   /** Built from SMTP_URL when set. */
   mailer?: Mailer;
-  /** The first attempts the worker's dispatcher made early (activities/early-attempts.ts); none when absent. */
+  /** The first attempts the worker's dispatcher made early (attempt/early.ts); none when absent. */
   early?: EarlyAttemptSource;
 }
 

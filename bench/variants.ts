@@ -29,7 +29,7 @@ export const VARIANTS: EngineVariant[] = [
   // (DATABASE_URL), not a product default.
   { name: 'all-unix-socket', eagerStart: true, unixSocket: true },
   // The shipped defaults but with attempt 1 made by the workflow's own try, not early by the dispatcher beside the
-  // start (DELIVERY_EARLY_FIRST_ATTEMPT, activities/early-attempts.ts).
+  // start (DELIVERY_EARLY_FIRST_ATTEMPT, attempt/early.ts).
   { name: 'no-early-first-attempt', eagerStart: true, env: { DELIVERY_EARLY_FIRST_ATTEMPT: 'off' } },
   // The shipped defaults but with the dispatcher's notified events handed off one pass at a time, each waiting
   // for the one before it (worker/dispatcher.ts NOTIFIED_PASSES).

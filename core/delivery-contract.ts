@@ -35,25 +35,20 @@ export interface DeliverEventInput {
   accountId: string;
   livemode: boolean;
   // The body stays in the events table, read by each attempt: a copy here would be history weight for nothing.
-  // Histories started before this change carry a `body` field, which is ignored.
   endpointIds: string[];
-  /**
-   * Endpoint id -> its delivery's id (dly_...), one per endpoint of this workflow. Absent in histories started
-   * before deliveries existed: their attempts find the event's automatic delivery by event and endpoint.
-   */
-  deliveryIds?: Record<string, string>;
+  /** Endpoint id -> its delivery's id (dly_...), one per endpoint of this workflow. */
+  deliveryIds: Record<string, string>;
   /** Absent: 'automatic' (publishing). Resend, recover and test deliveries run one endpoint per workflow. */
   trigger?: DeliveryTrigger;
   retryDelaysMs: number[];
   timeoutMs: number;
   failingThreshold: number;
-  /** Absent in histories started before local attempts existed: those keep running regular activities. */
-  attemptKind?: AttemptKind;
+  attemptKind: AttemptKind;
   /**
    * Endpoint id -> the id of its attempt 1, fixed at hand-off from the delivery's id (domain/outbox.ts), so the
-   * dispatcher may post that attempt beside the start (activities/early-attempts.ts) and every dispatcher and
-   * worker names it alike. Set for one-endpoint local deliveries; absent elsewhere and in older histories,
-   * whose attempt 1 takes its id from the workflow's uuid4() like every later attempt.
+   * dispatcher may post that attempt beside the start (attempt/early.ts) and every dispatcher and worker names it
+   * alike. Set for one-endpoint local deliveries; absent elsewhere, where attempt 1 takes its id from the
+   * workflow's uuid4() like every later attempt.
    */
   firstAttemptIds?: Record<string, string>;
 }
@@ -147,24 +142,22 @@ export interface AttemptIdentity {
   accountId: string;
   livemode: boolean;
   attempt: number;
-  /** The delivery this attempt belongs to; absent in attempts of histories started before deliveries existed. */
-  deliveryId?: string;
-  /** No attempt follows this one: a failure ends the delivery as failed. Absent in older histories. */
-  finalAttempt?: boolean;
+  /** The delivery this attempt belongs to. */
+  deliveryId: string;
+  /** No attempt follows this one: a failure ends the delivery as failed. */
+  finalAttempt: boolean;
 }
 
 export interface SignAndPostInput extends AttemptIdentity {
   /** The record's id, made in the workflow so an attempt lost with its worker keeps it. */
   attemptId: string;
-  // No body: the activity reads the bytes stored at publish time (domain/deliveries.ts), so the body is not
-  // copied into workflow history on every attempt. Inputs scheduled before this change still carry a `body`
-  // field; it is the same bytes and is ignored.
+  // No body: the attempt reads the bytes stored at publish time (attempt/context.ts), so the body is not copied
+  // into workflow history on every attempt.
   timeoutMs: number;
   /**
-   * Set for a local attempt: the how-many-th try of this attempt it is (a try not posted because our database
-   * was down is tried again as the next). Every execution of a try claims the attempt under a name of its own
-   * (db/migrations/*_attempt-claims-per-run.sql); one that finds it claimed by another posts nothing
-   * (FAILURE.attemptLost).
+   * Set for a local attempt: the how-many-th try of this attempt it is (a try not posted is tried again as the
+   * next). Every execution of a try claims the attempt under a name of its own (db/attempt-claims.ts); one that
+   * finds it claimed by another posts nothing (attempt/adopt.ts says what it does instead).
    */
   claimTry?: number;
   /**
@@ -224,10 +217,13 @@ export type AttemptOutcome =
       });
 
 /**
- * Attempt n of one endpoint's ladder: pure, so the workflow and the dispatcher's early attempt
- * (activities/early-attempts.ts) build attempt 1 alike, down to its record.
+ * Attempt n of one endpoint's ladder: pure, so the workflow and the dispatcher's early attempt (attempt/early.ts)
+ * build attempt 1 alike, down to its record.
  */
 export function attemptInput(input: DeliverEventInput, endpointId: string, attempt: number, attemptId: string): SignAndPostInput {
+  const deliveryId = input.deliveryIds[endpointId];
+  // Hand-off stores a delivery per endpoint of the snapshot before starting the workflow: a bug of ours otherwise.
+  if (deliveryId === undefined) throw new Error(`event ${input.eventId} has no delivery for endpoint ${endpointId}`);
   return {
     attemptId,
     endpointId,
@@ -236,7 +232,7 @@ export function attemptInput(input: DeliverEventInput, endpointId: string, attem
     accountId: input.accountId,
     livemode: input.livemode,
     attempt,
-    deliveryId: input.deliveryIds?.[endpointId],
+    deliveryId,
     finalAttempt: attempt === input.retryDelaysMs.length + 1,
     timeoutMs: input.timeoutMs,
   };
@@ -262,16 +258,17 @@ export function attemptRecord(input: SignAndPostInput, result: AttemptResult): A
 
 /** ApplicationFailure types the activities throw, read by the workflows. */
 export const FAILURE = {
-  /** signAndPost could not read the endpoint before posting: nothing was sent. */
+  /** The attempt could not read or write our database before posting: nothing was sent. */
   databaseUnavailable: 'DatabaseUnavailable',
   /**
-   * Thrown by workers before typed skips (an unopenable secret now ends its delivery skipped with reason
-   * `secret_unavailable`); kept so histories that hold it replay unchanged.
+   * The dispatcher's early run holds this attempt and its outcome is not known yet (attempt/adopt.ts): nothing
+   * was sent by this try, which ends before its own timeout; the workflow's next try looks again.
    */
-  secretUnavailable: 'SecretUnavailable',
+  earlyAttemptUndecided: 'EarlyAttemptUndecided',
   /**
-   * A local attempt's try ran before on a worker that died before its workflow task completed: the post may
-   * have gone out, so it is recorded as lost (a timeout), exactly as a regular activity's lost attempt is.
+   * A local attempt's try ran before on a worker that died before its workflow task completed (or the early run
+   * that held it surely died mid-post): the post may have gone out, so it is recorded as lost (a timeout),
+   * exactly as a regular activity's lost attempt is.
    */
   attemptLost: 'AttemptLost',
   /** A failed email: the failing mark and the notification row are stored by then. */
@@ -279,20 +276,14 @@ export const FAILURE = {
 } as const;
 
 /** Failures before anything was posted: the workflow retries the same attempt, never counted as failed. */
-export const NOT_POSTED_FAILURES: readonly string[] = [FAILURE.databaseUnavailable, FAILURE.secretUnavailable];
-
-/**
- * The run name an early attempt claims under (activities/early-attempts.ts): a try of the workflow that finds
- * the attempt claimed by such a run waits for its record instead of calling it lost at once.
- */
-export const EARLY_ATTEMPT_RUN_PREFIX = 'early:';
+export const NOT_POSTED_FAILURES: readonly string[] = [FAILURE.databaseUnavailable, FAILURE.earlyAttemptUndecided];
 
 /** The details a local try's not-posted failure carries: which execution of the try it was (its claim's run). */
 export interface NotPostedDetails {
   run: string;
 }
 
-/** The run named by a not-posted failure's details; undefined for failures written before runs were named. */
+/** The run named by a not-posted failure's details (a regular activity's failure names none). */
 export function notPostedRun(details: readonly unknown[] | undefined | null): string | undefined {
   const first = details?.[0] as Partial<NotPostedDetails> | undefined;
   return typeof first?.run === 'string' ? first.run : undefined;

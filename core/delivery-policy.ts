@@ -10,9 +10,9 @@ import type { AttemptKind } from './delivery-contract';
  * ladders the workflow holds. Local attempts only for a workflow with one ladder: local activities of one
  * workflow that run side by side resolve one activation each while live but all in one activation on replay,
  * so ladders of different endpoints could issue their next commands in another order on replay than they did
- * live (a nondeterminism error; chaos seed 777 found one, and the TypeScript SDK's issue 1744 is of this
- * family). One ladder has nothing to interleave with. A fan-out keeps regular activities, which resolve from
- * history events in order; it pays their extra history events, which are small beside its many posts.
+ * live (a nondeterminism error, which the chaos run has met). One ladder has nothing to interleave with. A
+ * fan-out keeps regular activities, which resolve from history events in order; it pays their extra history
+ * events, which are small beside its many posts.
  */
 export function attemptKindFor(configured: AttemptKind, ladders: number): AttemptKind {
   return configured === 'local' && ladders === 1 ? 'local' : 'activity';
@@ -48,6 +48,37 @@ export function localAttemptTaskTimeoutMs(timeoutMs: number): number {
  * after posting. Two of these and the HTTP timeout fit within SIGN_AND_POST_MARGIN_MS.
  */
 export const ATTEMPT_DB_DEADLINE_MS = 2_000;
+
+/**
+ * The dispatcher's early first attempt (attempt/early.ts) keeps writing a record it could not write inline until
+ * Postgres answers: each write gives up after EARLY_RECORD_DEADLINE_MS, the next follows after a pause that
+ * doubles from EARLY_RECORD_RETRY_INITIAL_MS up to EARLY_RECORD_RETRY_MAX_MS. So while the early run lives and
+ * Postgres answers, its record lands within EARLY_RECORD_DEADLINE_MS + EARLY_RECORD_RETRY_MAX_MS.
+ */
+export const EARLY_RECORD_DEADLINE_MS = 1_000;
+export const EARLY_RECORD_RETRY_INITIAL_MS = 50;
+export const EARLY_RECORD_RETRY_MAX_MS = 1_000;
+
+/**
+ * How long a worker shutting down lets its early runs' unrecorded answers keep trying before it exits. Past it
+ * the answer dies with the process, and a try elsewhere records the attempt lost (attempt/adopt.ts).
+ */
+export const EARLY_RECORD_DRAIN_MS = 5_000;
+
+/**
+ * An early run has surely left its first steps this long after its claim: its read, its post and its inline
+ * record each end within their deadlines. Past it, the run either recorded, died, or is retrying its record.
+ */
+export function earlyAttemptSpanMs(timeoutMs: number): number {
+  return timeoutMs + 2 * ATTEMPT_DB_DEADLINE_MS;
+}
+
+/**
+ * How long a try must see Postgres answer, past an early run's span and with no record appearing, before it
+ * calls that run dead: longer than one of the early writer's retries (its deadline and its longest pause), so a
+ * living writer with the same Postgres would have written by then (attempt/adopt.ts).
+ */
+export const EARLY_RECORD_SILENCE_MS = EARLY_RECORD_DEADLINE_MS + EARLY_RECORD_RETRY_MAX_MS + 500;
 
 /**
  * Our database down before posting: the same attempt is retried (nothing was sent) after 1 s, doubling,

@@ -1,5 +1,4 @@
 import type { AttemptRecord, DeliveryTrigger, RecordResult } from '../core/delivery-contract';
-import { SQL_NEW_DELIVERY_ID } from './deliveries';
 import { preparedStatement, type Pool } from './pool';
 
 /**
@@ -13,25 +12,11 @@ const NEW_REASON = `CASE WHEN NOT $12::boolean AND $14::boolean THEN 'attempts_e
 
 const INSERT_ATTEMPT = preparedStatement(
   'delivery_attempts_insert',
-  `WITH known AS (
-       SELECT COALESCE($13::text,
-                       (SELECT id FROM deliveries WHERE event_id = $3 AND endpoint_id = $2 AND trigger = 'automatic')) AS id
-     ), made AS (
-       -- with this attempt's progress already: the update below cannot see a row made in this statement
-       INSERT INTO deliveries (id, event_id, endpoint_id, account_id, livemode, trigger,
-                               status, reason, attempts, last_status_code, last_attempt_at)
-       SELECT ${SQL_NEW_DELIVERY_ID}, $3, $2, $5, $6, 'automatic',
-              ${NEW_STATUS}, ${NEW_REASON}, $7, $8, now()
-         FROM known WHERE known.id IS NULL
-       ON CONFLICT (event_id, endpoint_id) WHERE trigger = 'automatic' DO NOTHING
-       RETURNING id
-     ), delivery AS (
-       SELECT COALESCE((SELECT id FROM known), (SELECT id FROM made)) AS id
-     ), inserted AS (
+  `WITH inserted AS (
        INSERT INTO delivery_attempts
          (id, endpoint_id, event_id, event_type, account_id, livemode, attempt,
           status_code, response_body, error, duration_ms, succeeded, delivery_id)
-       SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, delivery.id FROM delivery
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::text)
        ON CONFLICT (delivery_id, attempt) DO NOTHING
        RETURNING succeeded
      ), progressed AS (
@@ -40,7 +25,7 @@ const INSERT_ATTEMPT = preparedStatement(
               -- a delivery stopped while this attempt was in flight (endpoint disabled) stays stopped unless it succeeded
               status = CASE WHEN deliveries.status = 'skipped' AND NOT $12::boolean THEN 'skipped' ELSE ${NEW_STATUS} END,
               reason = CASE WHEN deliveries.status = 'skipped' AND NOT $12::boolean THEN deliveries.reason ELSE ${NEW_REASON} END
-        WHERE id = (SELECT id FROM delivery) AND EXISTS (SELECT 1 FROM inserted)
+        WHERE id = $13::text AND EXISTS (SELECT 1 FROM inserted)
         RETURNING id
      ), reset AS (
        UPDATE webhook_endpoints SET abandoned_streak = 0, status = 'enabled'
@@ -49,18 +34,16 @@ const INSERT_ATTEMPT = preparedStatement(
      )
      SELECT COALESCE(
               (SELECT succeeded FROM inserted),
-              (SELECT succeeded FROM delivery_attempts WHERE delivery_id = (SELECT id FROM delivery) AND attempt = $7)
+              (SELECT succeeded FROM delivery_attempts WHERE delivery_id = $13::text AND attempt = $7)
             ) AS succeeded,
             EXISTS (SELECT 1 FROM reset) AS recovered`,
 );
 
 /**
- * One round trip: the attempt row (idempotent on delivery and attempt), its delivery's progress (status,
- * attempts, last status code and time) and, on success, the reset of the endpoint's failing mark. The reset
- * only touches a row that has something to reset, so the common success costs no extra write; it is here, not
- * in db/endpoints.ts, because a second statement would be a second round trip on every delivery.
- * An attempt without a delivery id comes from a workflow started before deliveries existed: it belongs to the
- * event's automatic delivery to that endpoint, made here if its event was stored without one.
+ * One round trip: the attempt row (idempotent on delivery and attempt, so the first writer wins), its delivery's
+ * progress (status, attempts, last status code and time) and, on success, the reset of the endpoint's failing
+ * mark. The reset only touches a row that has something to reset, so the common success costs no extra write;
+ * it is here, not in db/endpoints.ts, because a second statement would be a second round trip on every delivery.
  */
 export async function insertAttempt(pool: Pool, record: AttemptRecord): Promise<RecordResult> {
   const { rows } = await pool.query<{ succeeded: boolean | null; recovered: boolean }>({
@@ -78,8 +61,8 @@ export async function insertAttempt(pool: Pool, record: AttemptRecord): Promise<
       record.error,
       record.durationMs,
       record.succeeded,
-      record.deliveryId ?? null,
-      record.finalAttempt ?? false,
+      record.deliveryId,
+      record.finalAttempt,
     ],
   });
   const row = rows[0];

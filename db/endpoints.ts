@@ -1,4 +1,4 @@
-import { preparedStatement, type Db, type Pool } from './pool';
+import type { Db, Pool } from './pool';
 
 /** Table webhook_endpoints. Every read made for the API is scoped to one account and one mode. */
 
@@ -17,7 +17,7 @@ export interface EndpointRow {
   created_at: Date;
 }
 
-/** The owner and mode every API read and write is scoped to (DESIGN.md: isolation, test mode). */
+/** The owner and mode every API read and write is scoped to (isolation, test mode). */
 export interface EndpointScope {
   accountId: string;
   livemode: boolean;
@@ -182,112 +182,6 @@ export async function rotateEndpointSecret(
   return rows[0];
 }
 
-/** What a delivery attempt reads before posting; the secrets as stored (sealed when encryption is on). */
-export interface EndpointForDeliveryRow {
-  id: string;
-  url: string;
-  account_id: string;
-  livemode: boolean;
-  status: 'enabled' | 'failing';
-  disabled: boolean;
-  deleted: boolean;
-  account_suspended: boolean;
-  /** Pinned certificate of a listen session's endpoint; null for every other. */
-  local_certificate: string | null;
-  /** Status of the delivery this attempt belongs to: 'skipped' when it was stopped from outside (disabled). */
-  delivery_status: string | null;
-  secret: string;
-  /** Only while within its rotation grace. */
-  previous_secret: string | null;
-  /** The event's stored body; null when the event is unknown (or none was asked for). */
-  event_body: string | null;
-  /** False when a claim was asked for and another run holds the attempt (or it is recorded): it must not post. */
-  fresh: boolean;
-}
-
-/**
- * One execution of a local attempt's try, claiming the attempt before it posts
- * (db/migrations/*_attempt-claims.sql and *_attempt-claims-per-run.sql say why).
- */
-export interface AttemptClaim {
-  attemptId: string;
-  /** This execution's own name, unique to it. */
-  run: string;
-  try: number;
-  /** Runs of this attempt known (from the workflow's history) to have posted nothing: their claim may be taken. */
-  notPostedRuns: string[];
-}
-
-const LOAD_ATTEMPT_CONTEXT = preparedStatement(
-  'endpoints_load_attempt_context',
-  `WITH relaxed AS (
-       SELECT set_config('synchronous_commit', 'off', true) WHERE $3::text IS NOT NULL
-     ), claimed AS (
-       INSERT INTO attempt_claims (attempt_id, run, try) SELECT $3::text, $6::text, $4::integer WHERE $3::text IS NOT NULL
-       ON CONFLICT (attempt_id) DO UPDATE SET run = EXCLUDED.run, try = EXCLUDED.try, claimed_at = now()
-        WHERE attempt_claims.run = ANY ($7::text[])
-       RETURNING 1
-     )
-     SELECT e.id, e.url, e.account_id, e.livemode, e.status,
-            e.disabled_at IS NOT NULL AS disabled,
-            e.deleted_at IS NOT NULL AS deleted,
-            a.status = 'suspended' AS account_suspended,
-            e.secret,
-            CASE WHEN e.previous_secret_expires_at > now() THEN e.previous_secret END AS previous_secret,
-            (SELECT body FROM events WHERE id = $2::text) AS event_body,
-            $3::text IS NULL
-              OR (EXISTS (SELECT 1 FROM claimed) AND NOT EXISTS (SELECT 1 FROM delivery_attempts WHERE id = $3::text)) AS fresh,
-            e.local_certificate,
-            (SELECT status FROM deliveries
-              WHERE id = COALESCE($5::text, (SELECT id FROM deliveries
-                                              WHERE event_id = $2::text AND endpoint_id = $1 AND trigger = 'automatic'))
-            ) AS delivery_status
-       FROM webhook_endpoints e JOIN accounts a ON a.id = e.account_id LEFT JOIN relaxed ON true
-      WHERE e.id = $1`,
-);
-
-/**
- * The endpoint and the event's stored body in one round trip. Not scoped by account: the caller holds an
- * endpoint id from the event's fan-out snapshot. The body is read here rather than carried in each activity's
- * input (domain/deliveries.ts says why).
- */
-export async function loadAttemptContext(
-  pool: Pool,
-  endpointId: string,
-  eventId: string | null,
-  options: { claim?: AttemptClaim; deliveryId?: string } = {},
-): Promise<EndpointForDeliveryRow | undefined> {
-  // The claim rides in the read's round trip: a local attempt pays one row write, not one more query. Its commit
-  // does not wait for the WAL flush (measured here: 0.5 ms instead of 4-7 ms at p50, before every post): a claim
-  // is lost only if Postgres itself crashes within ~0.6 s of writing it while the worker also dies mid-post, and
-  // that costs one repeated POST with the same Service-Delivery id, never a lost delivery. set_config(..., true)
-  // lasts for this statement's own transaction only.
-  // The upsert, not a read of the row, decides: on a conflict it waits for any claim of the attempt in flight and
-  // judges the row's latest version, which a read in this statement's snapshot might not see.
-  const { rows } = await pool.query<EndpointForDeliveryRow>({
-    ...LOAD_ATTEMPT_CONTEXT,
-    values: [
-      endpointId,
-      eventId,
-      options.claim?.attemptId ?? null,
-      options.claim?.try ?? null,
-      options.deliveryId ?? null,
-      options.claim?.run ?? null,
-      options.claim?.notPostedRuns ?? [],
-    ],
-  });
-  return rows[0];
-}
-
-/**
- * A run that skipped (posted nothing, and its attempt gets no record) gives its claim back, so a re-run of its
- * try after a lost workflow task skips again instead of being recorded lost. Only its own: another run's claim
- * may stand for a post.
- */
-export async function releaseAttemptClaim(pool: Pool, claim: Pick<AttemptClaim, 'attemptId' | 'run'>): Promise<void> {
-  await pool.query('DELETE FROM attempt_claims WHERE attempt_id = $1 AND run = $2', [claim.attemptId, claim.run]);
-}
-
 /** What endpoint health reads under its lock: the row, and where a notification goes. */
 export interface EndpointHealthRow {
   id: string;
@@ -330,29 +224,4 @@ export async function markFailingEpisode(db: Db, endpointId: string, notificatio
     endpointId,
     notificationId,
   ]);
-}
-
-/** Who holds an attempt's claim, since when, and the attempt's record when it has one. */
-export interface AttemptClaimHolderRow {
-  run: string | null;
-  age_ms: number;
-  recorded: boolean;
-  status_code: number | null;
-  error: string | null;
-  duration_ms: number | null;
-  succeeded: boolean | null;
-}
-
-const FIND_ATTEMPT_CLAIM = preparedStatement(
-  'endpoints_find_attempt_claim',
-  `SELECT c.run, (extract(epoch FROM now() - c.claimed_at) * 1000)::float8 AS age_ms,
-          a.id IS NOT NULL AS recorded, a.status_code, a.error, a.duration_ms, a.succeeded
-     FROM attempt_claims c LEFT JOIN delivery_attempts a ON a.id = c.attempt_id
-    WHERE c.attempt_id = $1`,
-);
-
-/** Read in a statement of its own, so it sees every claim and record committed before it began. */
-export async function findAttemptClaim(pool: Pool, attemptId: string): Promise<AttemptClaimHolderRow | undefined> {
-  const { rows } = await pool.query<AttemptClaimHolderRow>({ ...FIND_ATTEMPT_CLAIM, values: [attemptId] });
-  return rows[0];
 }

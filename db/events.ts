@@ -198,7 +198,7 @@ export async function deleteEventsWithAttempts(tx: Db, ids: string[], cutoff: Da
   );
   const doomed = rows.map((row) => row.id);
   if (doomed.length === 0) return 0;
-  // A local attempt's claim outlives its record (db/migrations/*_attempt-claims-per-run.sql): it goes with it here.
+  // A local attempt's claim outlives its record (db/attempt-claims.ts): it goes with it here.
   await tx.query(
     'DELETE FROM attempt_claims WHERE attempt_id IN (SELECT id FROM delivery_attempts WHERE event_id = ANY ($1::text[]))',
     [doomed],

@@ -33,7 +33,7 @@ export interface DispatchDeps {
   eagerStart?: boolean;
   /**
    * Called with each claimed event's workflow input just before its start is asked for: the worker posts attempt
-   * 1 there (activities/early-attempts.ts). It must not wait: the start goes out beside it.
+   * 1 there (attempt/early.ts). It must not wait: the start goes out beside it.
    */
   beforeStart?: (input: DeliverEventInput) => void;
   /** Called with the events whose workflows a pass started (or found started), once they are marked dispatched. */

@@ -71,6 +71,8 @@ function workflowInput(config: Config, d: DeliveryToStart): DeliverEventInput {
     retryDelaysMs: config.delivery.retryDelaysMs,
     timeoutMs: config.delivery.timeoutMs,
     failingThreshold: config.delivery.failingThreshold,
+    // Started without a local workflow task timeout: its attempts run as regular activities.
+    attemptKind: 'activity',
   };
 }
 

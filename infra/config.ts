@@ -54,7 +54,7 @@ export interface Config {
     workflowStackTraces: boolean;
     /**
      * Whether the outbox dispatcher posts attempt 1 of a one-endpoint local delivery itself, beside starting its
-     * workflow, which then adopts the outcome (DELIVERY_EARLY_FIRST_ATTEMPT, on by default; activities/early-attempts.ts).
+     * workflow, which then adopts the outcome (DELIVERY_EARLY_FIRST_ATTEMPT, on by default; attempt/early.ts).
      */
     earlyFirstAttempt: boolean;
   };

@@ -4,7 +4,7 @@ import { Client } from '@temporalio/client';
 import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { Agent } from 'undici';
 import { createActivities } from '../activities';
-import { createEarlyAttempts, type EarlyAttempts } from '../activities/early-attempts';
+import { createEarlyAttempts, type EarlyAttempts } from '../attempt';
 import type { Config } from '../infra/config';
 import { createHttpAgent } from '../infra/http-client';
 import { createMailer } from '../infra/mailer';
@@ -68,9 +68,15 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     ? { workflowBundle: { codePath: PREBUILT_BUNDLE } }
     : { workflowsPath: workflowsEntry() };
   const http = deps.http ?? createHttpAgent(deps.config);
+  const logger = Runtime.instance().logger;
   const early = createEarlyAttempts(
-    { config: deps.config, pool: deps.pool, http },
-    { maxInFlight: deps.config.delivery.workerConcurrency, warn: (message) => Runtime.instance().logger.warn(message, { early: true }) },
+    {
+      config: deps.config,
+      pool: deps.pool,
+      http,
+      log: { warn: (message, meta) => logger.warn(message, { ...meta, early: true }), error: (message, meta) => logger.error(message, { ...meta, early: true }) },
+    },
+    { maxInFlight: deps.config.delivery.workerConcurrency },
   );
   const worker = await Worker.create({
     connection: deps.connection,
@@ -130,7 +136,7 @@ export async function runWorker(worker: Worker, options: RunWorkerOptions): Prom
     log: options.log,
     sweepIntervalMs: options.sweepIntervalMs,
     notifiedPasses: options.notifiedPasses,
-    // Attempt 1 of a one-endpoint delivery goes out beside its start (activities/early-attempts.ts).
+    // Attempt 1 of a one-endpoint delivery goes out beside its start (attempt/early.ts).
     beforeStart: early ? (input) => early.begin(input) : undefined,
     onDispatched: options.onDispatched,
   });

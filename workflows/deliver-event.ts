@@ -44,6 +44,7 @@ const { recordAttempt } = proxyActivities<DeliveryActivities>({
 const { signAndPost } = proxyActivities<DeliveryActivities>({ startToCloseTimeout: '15s', retry: { maximumAttempts: 1 } });
 
 // The same activity run inside the workflow task (DeliverEventInput.attemptKind 'local'); options per call too.
+// A local try claims its attempt (attempt/claim.ts), so a re-run after a lost workflow task never posts again.
 const { signAndPost: signAndPostLocally } = proxyLocalActivities<DeliveryActivities>({
   startToCloseTimeout: '15s',
   retry: { maximumAttempts: 1 },
@@ -73,6 +74,12 @@ function isNotPosted(err: unknown): boolean {
   return NOT_POSTED_FAILURES.includes(failureType(err) ?? '');
 }
 
+/** The backoff timer's summary: why the attempt was not posted, and when it is tried again. */
+function notPostedSummary(err: unknown, attempt: number, backoffMs: number): string {
+  const why = failureType(err) === FAILURE.earlyAttemptUndecided ? 'early attempt undecided' : 'database unavailable';
+  return `${why}: retry attempt ${attempt} in ${formatDuration(backoffMs)}`;
+}
+
 /** The execution a local try's not-posted failure names (its details); undefined for a regular activity's. */
 function runOf(err: unknown): string | undefined {
   const failure = attemptFailure(err);
@@ -84,7 +91,8 @@ function runOf(err: unknown): string | undefined {
  * the attempt is recorded as failed unless the lost worker had already written the real record.
  */
 async function recordLostAttempt(input: SignAndPostInput, err: unknown, activityTimeoutMs: number): Promise<Attempted> {
-  // A local try found run before by a lost worker is the same loss a regular attempt's timeout reports.
+  // A local try that found the attempt run by a lost worker (or by an early run surely dead) reports the same
+  // loss a regular attempt's timeout does.
   const timedOut = failureType(err) === FAILURE.attemptLost || attemptFailure(err) instanceof TimeoutFailure;
   const record = attemptRecord(input, {
     statusCode: null,
@@ -111,7 +119,6 @@ async function attemptOnce(input: SignAndPostInput, kind: AttemptKind, summary: 
   let tries = 0;
   // Executions of this attempt that this history shows posted nothing; a local try may take over their claims
   // and no other (a re-run of a try whose workflow task was lost does not know what the lost run did).
-  // Only the activity's input changes with it, never a command: histories written before replay unchanged.
   const notPostedRuns: string[] = [];
   try {
     for (;;) {
@@ -126,7 +133,10 @@ async function attemptOnce(input: SignAndPostInput, kind: AttemptKind, summary: 
         gate.release(ladder);
         if (outcome.kind === 'attempted' && !outcome.recorded && outcome.record) {
           const stored = await recordAttempt(outcome.record);
-          return { ...outcome, ...stored, recorded: true, record: undefined };
+          // An early run keeps writing its record too (attempt/early.ts) and may have written first, clearing the
+          // endpoint's failing mark without telling anyone: a success tells the supervisor (a no-op if unset).
+          const recovered = stored.recovered || (outcome.early === true && stored.succeeded);
+          return { ...outcome, ...stored, recovered, recorded: true, record: undefined };
         }
         return outcome;
       } catch (err) {
@@ -139,8 +149,8 @@ async function attemptOnce(input: SignAndPostInput, kind: AttemptKind, summary: 
         const run = runOf(err);
         if (run !== undefined) notPostedRuns.push(run);
         if (!gate.claim(ladder)) continue;
-        log.warn('attempt not posted: database unavailable, retrying', { endpointId: input.endpointId, backoffMs });
-        await sleep(backoffMs, { summary: `database unavailable: retry attempt ${input.attempt} in ${formatDuration(backoffMs)}` });
+        log.warn('attempt not posted, retrying', { endpointId: input.endpointId, type: failureType(err), backoffMs });
+        await sleep(backoffMs, { summary: notPostedSummary(err, input.attempt, backoffMs) });
         backoffMs = Math.min(backoffMs * 2, DB_UNAVAILABLE_MAX_BACKOFF_MS);
       }
     }
@@ -159,11 +169,11 @@ async function runLadder(input: DeliverEventInput, endpointId: string, gate: Dat
   for (let n = 1; n <= total; n++) {
     // Generated here, not in the activity, so an attempt lost with its worker keeps its id. Attempt 1 of a
     // delivery handed off with its id fixed (the dispatcher may have posted it already) takes that one; uuid4()
-    // is drawn all the same, so every later id is what it was before firstAttemptIds existed.
+    // is drawn for every attempt all the same, so attempt n's id never depends on whether attempt 1's was fixed.
     const drawn = attemptIdFromUuid(uuid4());
     const attemptId = (n === 1 ? input.firstAttemptIds?.[endpointId] : undefined) ?? drawn;
     const request = attemptInput(input, endpointId, n, attemptId);
-    const outcome = await attemptOnce(request, input.attemptKind ?? 'activity', attemptSummary(n, total, url ?? endpointId), gate);
+    const outcome = await attemptOnce(request, input.attemptKind, attemptSummary(n, total, url ?? endpointId), gate);
     if (outcome.kind === 'skipped') return { endpointId, outcome: 'skipped', attempts: n - 1, reason: outcome.reason };
     url = outcome.url || url;
     if (outcome.succeeded) {

@@ -28,7 +28,7 @@ describe('crash recovery', () => {
   const workers: WorkerProcess[] = [];
   const closers: Array<() => Promise<void>> = [];
 
-  function envFor(address: string, taskQueue: string, ladder: string): Record<string, string> {
+  function envFor(address: string, taskQueue: string, ladder: string, early = true): Record<string, string> {
     return {
       DATABASE_URL: testDatabaseUrl(),
       TEMPORAL_ADDRESS: address,
@@ -37,11 +37,12 @@ describe('crash recovery', () => {
       WEBHOOK_CA_FILE: path.join(FIXTURES, 'tls', 'ca.pem'),
       DELIVERY_RETRY_DELAYS: ladder,
       DELIVERY_TIMEOUT: '1s',
+      DELIVERY_EARLY_FIRST_ATTEMPT: String(early),
     };
   }
 
-  async function setup(address: string, ladder: string) {
-    const env = envFor(address, uniqueTaskQueue('crash'), ladder);
+  async function setup(address: string, ladder: string, early = true) {
+    const env = envFor(address, uniqueTaskQueue('crash'), ladder, early);
     const config: Config = testConfig(env);
     const connection = await Connection.connect({ address });
     closers.push(() => connection.close());
@@ -99,27 +100,31 @@ describe('crash recovery', () => {
     // Two worker starts (each bundles the workflows) take most of the time; a loaded 2-core machine needs headroom.
   }, 150_000);
 
-  it('a worker SIGKILLed mid-post: that attempt is recorded as a timeout and the ladder goes on', async () => {
-    const { config, client, startWorker } = await setup(inject('temporalAddress'), '1s,1s,1s');
+  // Attempt 1 is the dispatcher's early run when the early first attempt is on; the kill lands on attempt 2 (the
+  // workflow's own try) either way, and the ladder after it must not care how attempt 1 went out.
+  it.each([{ early: true }, { early: false }])('a worker SIGKILLed mid-post: that attempt is recorded as a timeout and the ladder goes on (early first attempt: $early)', async ({ early }) => {
+    const { config, client, startWorker } = await setup(inject('temporalAddress'), '1s,1s,1s', early);
     let killed: Promise<void> | undefined;
     const first = await startWorker();
-    receiver.script('/kill-posting', (index) => {
+    const pathname = `/kill-posting-${early}`;
+    receiver.script(pathname, (index) => {
       if (index === 1) {
         killed = first.kill();
         return { status: 200, delayMs: 500 };
       }
       return { status: 500 };
     });
-    const { endpoint, eventId } = await publishTo(config, client, '/kill-posting');
+    const { endpoint, eventId } = await publishTo(config, client, pathname);
     await waitFor(() => killed !== undefined, { what: 'attempt 2 to reach the receiver' });
     await killed;
     await startWorker();
     const result = await deliveryResult(client, eventId, 60_000);
     expect(result).toMatchObject({ endpoints: [{ outcome: 'abandoned', attempts: 4 }] });
     const attempts = await expectEveryAttemptOnce(endpoint.id, 4);
+    expect(attempts[0]).toMatchObject({ attempt: 1, status_code: 500, error: null });
     expect(attempts[1]).toMatchObject({ attempt: 2, error: 'timeout', status_code: null, succeeded: false });
-    expect(receiver.at('/kill-posting')).toHaveLength(4);
-    expect(attempts[1]?.id).toBe(receiver.at('/kill-posting')[1]?.headers['service-delivery']);
+    expect(receiver.at(pathname)).toHaveLength(4);
+    expect(attempts.map((a) => a.id)).toEqual(receiver.at(pathname).map((r) => r.headers['service-delivery']));
   }, 150_000);
 
   it('the Temporal server restarted on its file database mid-ladder: the ladder resumes', async () => {

@@ -16,10 +16,12 @@ import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-proces
  * Local attempts (DELIVERY_ATTEMPT=local) run inside the workflow task, so a worker that dies mid-post leaves
  * nothing in history and the next worker runs the attempt again with the same id. Whatever that re-run meets,
  * one attempt id reaches the receiver once: the re-run records the attempt as lost instead of posting it again.
+ * With the early first attempt on, attempt 1 is the dispatcher's early run, which dies with the worker as well:
+ * the next worker's try finds its claim, and records the attempt lost only once that run is surely dead.
  * The workers are child processes SIGKILLed as a crashed machine would be; they reach Postgres through a proxy
  * the test cuts.
  */
-describe('local attempts: a worker lost mid-post', () => {
+describe.each([{ early: true }, { early: false }])('local attempts: a worker lost mid-post (early first attempt: $early)', ({ early }) => {
   let direct: Pool;
   let proxy: TcpProxy;
   let receiver: Receiver;
@@ -60,6 +62,7 @@ describe('local attempts: a worker lost mid-post', () => {
       DELIVERY_RETRY_DELAYS: ladder,
       DELIVERY_TIMEOUT: '1s',
       DELIVERY_ATTEMPT: 'local',
+      DELIVERY_EARLY_FIRST_ATTEMPT: String(early),
     };
     const config = testConfig(env);
     const connection = await Connection.connect({ address: inject('temporalAddress') });

@@ -28,6 +28,7 @@ export async function createEndpoint(
 export async function publishedToOneEndpoint(pool: Pool, accountId: string): Promise<{ endpointId: string; eventId: string; input: SignAndPostInput }> {
   const endpoint = await createEndpoint(pool, { accountId, url: 'https://merchant.example/hooks' });
   const published = await publishEvent({ pool }, { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } });
+  const { rows } = await pool.query<{ id: string }>('SELECT id FROM deliveries WHERE event_id = $1', [published.event.id]);
   const input: SignAndPostInput = {
     attemptId: newId('attempt'),
     endpointId: endpoint.id,
@@ -36,6 +37,8 @@ export async function publishedToOneEndpoint(pool: Pool, accountId: string): Pro
     accountId,
     livemode: false,
     attempt: 1,
+    deliveryId: rows[0]!.id,
+    finalAttempt: false,
     timeoutMs: 1_000,
   };
   return { endpointId: endpoint.id, eventId: published.event.id, input };

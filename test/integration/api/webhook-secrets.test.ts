@@ -2,7 +2,7 @@ import type { LookupAddress } from 'node:dns';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Lookup } from '../../../infra/ssrf';
 import { registerEndpoint } from '../../../domain/endpoints';
-import { loadEndpointForDelivery } from '../../../domain/deliveries';
+import { loadEndpointForDelivery } from '../../../attempt';
 import { testConfig } from '../../helpers/env';
 import { createAccountWithKey } from '../../helpers/fixtures';
 import { apiFixture, type ApiFixture } from '../../helpers/api';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVENT_TYPES } from '../../../core/event-catalog';
 import { MAX_ENDPOINTS_PER_MODE } from '../../../domain/endpoints';
-import { loadEndpointForDelivery } from '../../../domain/deliveries';
+import { loadEndpointForDelivery } from '../../../attempt';
 import { testConfig } from '../../helpers/env';
 import { createAccountWithKey, createApiKey } from '../../helpers/fixtures';
 import { apiFixture, type ApiFixture } from '../../helpers/api';

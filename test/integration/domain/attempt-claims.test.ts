@@ -2,14 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { attemptRecord } from '../../../core/delivery-contract';
 import { createPool, type Pool } from '../../../db/pool';
-import { loadDeliveryContext, recordAttempt, releaseClaim, type AttemptClaim } from '../../../domain/deliveries';
+import { loadDeliveryContext, recordAttempt, type AttemptClaim } from '../../../attempt';
+import { releaseClaim } from '../../../attempt/claim';
 import { publishedToOneEndpoint } from '../../helpers/delivery';
 import { createAccount } from '../../helpers/fixtures';
 import { testDatabaseUrl } from '../../helpers/database';
 import { waitFor } from '../../helpers/wait';
 
 /**
- * A local attempt's claim (db/migrations/*_attempt-claims-per-run.sql): each execution of a try claims the attempt
+ * A local attempt's claim (db/attempt-claims.ts): each execution of a try claims the attempt
  * in the statement that reads the endpoint, and may post only when no other execution holds it, except ones the
  * workflow saw report that they posted nothing. These are the races a re-run of a try can meet.
  */
@@ -102,7 +103,7 @@ describe('attempt claims', () => {
     }
   });
 
-  it('a claim made before runs were named is taken by no run; a skipped run gives back its own claim only', async () => {
+  it('a claim without a run is taken by no run; a skipped run gives back its own claim only', async () => {
     const legacy = await anAttempt();
     await pool.query('INSERT INTO attempt_claims (attempt_id, try) VALUES ($1, 0)', [legacy.input.attemptId]);
     expect(await legacy.run([], pool, 1).fresh).toBe(false);

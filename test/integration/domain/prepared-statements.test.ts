@@ -4,7 +4,7 @@ import { attemptRecord } from '../../../core/delivery-contract';
 import { claimUndispatched, markDispatched } from '../../../db/outbox';
 import { createPool, preparedStatement, type Pool } from '../../../db/pool';
 import { verifyApiKey } from '../../../domain/api-keys';
-import { loadDeliveryContext, recordAttempt } from '../../../domain/deliveries';
+import { loadDeliveryContext, recordAttempt } from '../../../attempt';
 import { publishedToOneEndpoint } from '../../helpers/delivery';
 import { createAccountWithKey } from '../../helpers/fixtures';
 import { testDatabaseUrl } from '../../helpers/database';

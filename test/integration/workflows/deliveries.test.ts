@@ -57,19 +57,6 @@ describe('deliveries: made with the event, progressed by each attempt', () => {
     expect(h.receiver.at('/d-removed')).toHaveLength(0);
   });
 
-  it('attaches attempts of a workflow started without delivery ids (older histories) to the automatic delivery', async () => {
-    const accountId = await createAccount(h.tw.pool);
-    const endpoint = await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/d-legacy` });
-    const published = await publishWithSnapshot(h.tw.pool, accountId, [endpoint.id]);
-    // An event stored by a publisher older than deliveries has none: the first attempt makes it.
-    await h.tw.pool.query('DELETE FROM deliveries WHERE event_id = $1', [published.eventId]);
-    await startDirect({ ...published, deliveryIds: undefined });
-    await deliveryResult(h.tw.client, published.eventId);
-    const [delivery] = await deliveriesOf(h.tw.pool, published.eventId);
-    expect(delivery).toMatchObject({ trigger: 'automatic', status: 'succeeded', attempts: 1, last_status_code: 200 });
-    expect((await attemptsOf(h.tw.pool, endpoint.id))[0]).toMatchObject({ delivery_id: delivery.id, succeeded: true });
-  });
-
   /** An event row, its automatic deliveries and the workflow input publishing would have made. */
   async function publishWithSnapshot(pool: Pool, accountId: string, endpointIds: string[]): Promise<DeliverEventInput> {
     const eventId = `evt_direct_${Date.now()}_${Math.floor(Math.random() * 1e6)}`;
@@ -98,6 +85,7 @@ describe('deliveries: made with the event, progressed by each attempt', () => {
       retryDelaysMs: config.delivery.retryDelaysMs,
       timeoutMs: config.delivery.timeoutMs,
       failingThreshold: config.delivery.failingThreshold,
+      attemptKind: 'activity',
     };
   }
 

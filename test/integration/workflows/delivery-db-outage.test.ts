@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEarlyAttempts } from '../../../attempt';
 import type { Config } from '../../../infra/config';
+import { createHttpAgent } from '../../../infra/http-client';
 import { publishEvent } from '../../../domain/events';
-import { dispatchWaiting } from '../../../domain/outbox';
+import { dispatchWaiting, firstAttemptId } from '../../../domain/outbox';
 import { createPool, type Pool } from '../../../db/pool';
-import type { DeliverEventResult } from '../../../core/delivery-contract';
+import type { DeliverEventInput, DeliverEventResult } from '../../../core/delivery-contract';
 import { attemptsOf, createEndpoint, deliveryResult, parcel } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';
@@ -12,19 +14,18 @@ import { startTcpProxy, type TcpProxy } from '../../helpers/tcp-proxy';
 import { waitFor } from '../../helpers/wait';
 import { testDatabaseUrl } from '../../helpers/database';
 
+/** A backoff timer the workflow starts when an attempt could not read the database (its summary says so). */
+const isBackoffTimer = (e: Record<string, any>) =>
+  Boolean(e.timerStartedEventAttributes) && Buffer.from(e.userMetadata?.summary?.data ?? []).toString().includes('database unavailable');
+
 /**
- * Our own Postgres going away must neither count against an endpoint nor lose or duplicate an attempt
- * (DESIGN.md "Delivery decisions"). The worker reaches Postgres through a proxy the test cuts.
+ * Our own Postgres going away must neither count against an endpoint nor lose or duplicate an attempt. The worker
+ * reaches Postgres through a proxy the test cuts.
  */
 describe('delivery: our database down', () => {
   let config: Config;
   let proxy: TcpProxy;
   let direct: Pool;
-
-  /** A backoff timer the workflow starts when an attempt could not read the database (its summary says so). */
-  const isBackoffTimer = (e: Record<string, any>) =>
-    Boolean(e.timerStartedEventAttributes) &&
-    Buffer.from(e.userMetadata?.summary?.data ?? []).toString().includes('database unavailable');
 
   const historyHas = async (eventId: string, match: (e: Record<string, any>) => boolean) => {
     const history = await h.tw.client.workflow.getHandle(`event:${eventId}`).fetchHistory();
@@ -121,6 +122,79 @@ describe('delivery: our database down', () => {
     }
   }, 90_000);
 
+  it('waits, without counting an attempt, while queries to the database hang (partition, failover)', async () => {
+    const accountId = await createAccount(direct);
+    const endpoint = await createEndpoint(direct, { accountId, url: `${h.receiver.url}/stalled` });
+    // Open connections that stop answering: no error comes back, only the activity's own timeout would end it.
+    proxy.stall();
+    try {
+      const published = await publish(accountId);
+      await waitFor(
+        () => historyHas(published.event.id, isBackoffTimer),
+        { what: 'a database-unavailable backoff timer', timeoutMs: 20_000 },
+      );
+      // The backoff timer shows the attempt gave up on its own deadline, before its activity timeout.
+      proxy.unstall();
+      const result = await deliveryResult(h.tw.client, published.event.id, 60_000);
+      expect(result).toMatchObject({ endpoints: [{ outcome: 'delivered', attempts: 1 }] });
+      expect(await historyHas(published.event.id, (e) => Boolean(e.activityTaskTimedOutEventAttributes))).toBe(false);
+      // A local attempt's timeout would be its marker's failure.
+      expect(await historyHas(published.event.id, (e) => Boolean(e.markerRecordedEventAttributes?.failure?.timeoutFailureInfo))).toBe(false);
+      expect(h.receiver.at('/stalled')).toHaveLength(1);
+      expect((await attemptsOf(direct, endpoint.id)).map((a) => [a.attempt, a.succeeded, a.error])).toEqual([[1, true, null]]);
+    } finally {
+      proxy.unstall();
+    }
+  }, 90_000);
+});
+
+/**
+ * Our database gone between the POST and its record, with the early first attempt on and off: the record ends
+ * as the receiver's answer, written once, and the attempt id reaches the receiver once.
+ */
+describe.each([{ early: false }, { early: true }])('delivery: our database down between the POST and its record (early first attempt: $early)', ({ early }) => {
+  let config: Config;
+  let proxy: TcpProxy;
+  let direct: Pool;
+
+  const historyHas = async (eventId: string, match: (e: Record<string, any>) => boolean) => {
+    const history = await h.tw.client.workflow.getHandle(`event:${eventId}`).fetchHistory();
+    return (history.events ?? []).some((e) => match(e as Record<string, any>));
+  };
+
+  beforeAll(async () => {
+    const url = new URL(testDatabaseUrl());
+    proxy = await startTcpProxy({ host: url.hostname, port: Number(url.port || 5432) });
+    const proxied = new URL(url);
+    proxied.port = String(proxy.port);
+    config = testConfig({
+      DATABASE_URL: proxied.toString(),
+      DELIVERY_RETRY_DELAYS: '10ms',
+      DELIVERY_TIMEOUT: '2s',
+      DELIVERY_EARLY_FIRST_ATTEMPT: String(early),
+    });
+    direct = createPool(testDatabaseUrl());
+  });
+  const h = useDeliveryHarness(() => config);
+  afterAll(async () => {
+    await direct?.end();
+    await proxy?.close();
+  });
+
+  /** Stored through the direct pool and handed to Temporal by `dispatch` (a dispatcher that reaches Postgres). */
+  const publish = async (accountId: string, beforeStart?: (input: DeliverEventInput) => void) => {
+    const published = await publishEvent({ pool: direct }, { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } });
+    await waitFor(
+      async () => {
+        await dispatchWaiting({ pool: direct, temporal: h.tw.client, config, beforeStart }, { ids: [published.event.id], limit: 1 });
+        const { rows } = await direct.query('SELECT dispatched_at FROM events WHERE id = $1', [published.event.id]);
+        return rows[0].dispatched_at !== null;
+      },
+      { what: 'the hand-off to Temporal' },
+    );
+    return published;
+  };
+
   it('records an attempt posted just before the database went away, once, without posting again', async () => {
     const accountId = await createAccount(direct);
     const endpoint = await createEndpoint(direct, { accountId, url: `${h.receiver.url}/after` });
@@ -148,28 +222,50 @@ describe('delivery: our database down', () => {
     }
   });
 
-  it('waits, without counting an attempt, while queries to the database hang (partition, failover)', async () => {
-    const accountId = await createAccount(direct);
-    const endpoint = await createEndpoint(direct, { accountId, url: `${h.receiver.url}/stalled` });
-    // Open connections that stop answering: no error comes back, only the activity's own timeout would end it.
-    proxy.stall();
+
+  it.runIf(early)("the early run's record cut off, the workflow's try in another process: it adopts the answer once Postgres is back", async () => {
+    // The early run is this test's, on a Postgres path of its own (a second proxy); the workflow runs on the
+    // harness worker, which never saw it: its try meets only the early run's claim, as another process would.
+    const url = new URL(testDatabaseUrl());
+    const earlyProxy = await startTcpProxy({ host: url.hostname, port: Number(url.port || 5432) });
+    url.port = String(earlyProxy.port);
+    const earlyPool = createPool(url.toString());
+    earlyPool.on('error', () => undefined);
+    const http = createHttpAgent(config);
+    const earlyRuns = createEarlyAttempts({ config, pool: earlyPool, http }, { maxInFlight: 10 });
     try {
-      const published = await publish(accountId);
-      await waitFor(
-        () => historyHas(published.event.id, isBackoffTimer),
-        { what: 'a database-unavailable backoff timer', timeoutMs: 20_000 },
-      );
-      // The backoff timer shows the attempt gave up on its own deadline, before its activity timeout.
-      proxy.unstall();
-      const result = await deliveryResult(h.tw.client, published.event.id, 60_000);
-      expect(result).toMatchObject({ endpoints: [{ outcome: 'delivered', attempts: 1 }] });
-      expect(await historyHas(published.event.id, (e) => Boolean(e.activityTaskTimedOutEventAttributes))).toBe(false);
-      // A local attempt's timeout would be its marker's failure.
-      expect(await historyHas(published.event.id, (e) => Boolean(e.markerRecordedEventAttributes?.failure?.timeoutFailureInfo))).toBe(false);
-      expect(h.receiver.at('/stalled')).toHaveLength(1);
-      expect((await attemptsOf(direct, endpoint.id)).map((a) => [a.attempt, a.succeeded, a.error])).toEqual([[1, true, null]]);
+      const accountId = await createAccount(direct);
+      const endpoint = await createEndpoint(direct, { accountId, url: `${h.receiver.url}/early-cut` });
+      h.receiver.script('/early-cut', (index) => {
+        if (index > 0) return { status: 200 };
+        void earlyProxy.cut();
+        return { status: 500, body: 'upstream down', delayMs: 100 };
+      });
+      // The worker's Postgres is away during the hand-off, so its own dispatcher cannot take the event first.
+      await proxy.cut();
+      const published = await publish(accountId, (input) => earlyRuns.begin(input));
+      await waitFor(() => h.receiver.at('/early-cut').length === 1, { what: 'the early POST' });
+      await waitFor(() => historyHas(published.event.id, isBackoffTimer), { what: "the workflow's try to find the database unavailable" });
+      expect(await attemptsOf(direct, endpoint.id)).toHaveLength(0);
+      await proxy.restore();
+      await earlyProxy.restore();
+
+      const result = await deliveryResult(h.tw.client, published.event.id);
+      expect(result).toMatchObject({ endpoints: [{ outcome: 'delivered', attempts: 2 }] });
+      const attempts = await attemptsOf(direct, endpoint.id);
+      expect(attempts.map((a) => [a.attempt, a.status_code, a.response_body, a.error, a.succeeded])).toEqual([
+        [1, 500, 'upstream down', null, false],
+        [2, 200, 'ok', null, true],
+      ]);
+      const ids = h.receiver.at('/early-cut').map((r) => r.headers['service-delivery']);
+      const { rows } = await direct.query<{ id: string }>('SELECT id FROM deliveries WHERE event_id = $1', [published.event.id]);
+      expect(ids).toEqual([firstAttemptId(rows[0]!.id), attempts[1]!.id]);
+      await earlyRuns.drain();
     } finally {
-      proxy.unstall();
+      await proxy.restore().catch(() => undefined);
+      await earlyProxy.close();
+      await earlyPool.end();
+      await http.close();
     }
-  }, 90_000);
+  }, 60_000);
 });

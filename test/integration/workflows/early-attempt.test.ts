@@ -2,19 +2,22 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEarlyAttempts } from '../../../activities/early-attempts';
-import { createEarlyAttempt, createSignAndPost, type SignAndPostDeps } from '../../../activities/sign-and-post';
-import { attemptRecord, EARLY_ATTEMPT_RUN_PREFIX, type AttemptOutcome, type SignAndPostInput } from '../../../core/delivery-contract';
-import { recordAttempt } from '../../../domain/deliveries';
+import { createSignAndPost } from '../../../activities/sign-and-post';
+import { createEarlyAttempts, EARLY_ATTEMPT_RUN_PREFIX, recordAttempt, type AttemptDeps, type EarlyAttemptResult } from '../../../attempt';
+import { attemptRecord, FAILURE, type AttemptOutcome, type DeliverEventInput, type SignAndPostInput } from '../../../core/delivery-contract';
+import { EARLY_RECORD_SILENCE_MS } from '../../../core/delivery-policy';
+import { createPool, type Pool } from '../../../db/pool';
 import { publishEvent } from '../../../domain/events';
 import { firstAttemptId } from '../../../domain/outbox';
 import { newId } from '../../../core/ids';
 import { createHttpAgent } from '../../../infra/http-client';
 import { inActivityContext } from '../../helpers/activity-context';
 import { attemptsOf, createEndpoint, deliveryResult, parcel } from '../../helpers/delivery';
+import { testDatabaseUrl } from '../../helpers/database';
 import { FIXTURES, testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';
 import { useDeliveryHarness } from '../../helpers/harness';
+import { startTcpProxy, type TcpProxy } from '../../helpers/tcp-proxy';
 import { waitFor } from '../../helpers/wait';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
@@ -30,7 +33,7 @@ function markerOutcomes(events: HistoryEvent[]): AttemptOutcome[] {
 }
 
 /**
- * Early first attempts (activities/early-attempts.ts): the outbox dispatcher posts attempt 1 of a one-endpoint
+ * Early first attempts (attempt/early.ts): the outbox dispatcher posts attempt 1 of a one-endpoint
  * delivery beside its workflow's start, under the id fixed at hand-off, and the workflow's try adopts what it came
  * to. One POST per attempt id whoever meets it first, and the history shows the attempt as before.
  */
@@ -84,28 +87,45 @@ describe('early first attempts', () => {
 
 /**
  * The same attempt met in another process (its first task went to another worker, or came after a restart):
- * no promise to take, only the early run's claim in Postgres. Activity functions called directly, against the
- * real database and a real HTTPS receiver.
+ * no promise to take, only the early run's claim in Postgres. The early runs and the workflow's tries are called
+ * directly, each with its own deps (a try without the early runs' source is a try in another process), against
+ * the real database and a real HTTPS receiver.
  */
 describe('early first attempts met from another process', () => {
   const config = testConfig({ DELIVERY_TIMEOUT: '300ms' });
   const h = useDeliveryHarness(config);
-  let deps: SignAndPostDeps;
-  beforeAll(() => {
+  let deps: AttemptDeps;
+  let proxy: TcpProxy;
+  let proxied: Pool;
+  beforeAll(async () => {
     deps = { config, pool: h.tw.pool, http: createHttpAgent(config) };
+    const url = new URL(testDatabaseUrl());
+    proxy = await startTcpProxy({ host: url.hostname, port: Number(url.port || 5432) });
+    url.port = String(proxy.port);
+    proxied = createPool(url.toString());
+    // A connection dropped by the cut must not take the test process with it.
+    proxied.on('error', () => undefined);
   });
   afterAll(async () => {
     await deps?.http.close();
+    await proxied?.end();
+    await proxy?.close();
   });
 
   /**
-   * An attempt of a stored event to an endpoint made after it: the event's own fan-out is empty, so no dispatcher
-   * (this file's or another's, on the same database) delivers it; only the calls below post.
+   * An attempt of a stored event to an endpoint made after it, with a delivery row of its own: the event's own
+   * fan-out is empty, so no dispatcher (this file's or another's, on the same database) delivers it; only the
+   * calls below post.
    */
   async function anAttempt(pathname: string): Promise<SignAndPostInput> {
     const accountId = await createAccount(h.tw.pool);
     const published = await publishEvent({ pool: h.tw.pool }, { accountId, livemode: false, type: 'parcel.created', data: { parcel: parcel() } });
     const endpoint = await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}${pathname}` });
+    const { rows } = await h.tw.pool.query<{ id: string }>(
+      `INSERT INTO deliveries (id, event_id, endpoint_id, account_id, livemode, trigger)
+       VALUES ('dly_' || replace(gen_random_uuid()::text, '-', ''), $1, $2, $3, false, 'automatic') RETURNING id`,
+      [published.event.id, endpoint.id, accountId],
+    );
     return {
       attemptId: newId('attempt'),
       endpointId: endpoint.id,
@@ -114,16 +134,56 @@ describe('early first attempts met from another process', () => {
       accountId,
       livemode: false,
       attempt: 1,
+      deliveryId: rows[0]!.id,
+      finalAttempt: false,
       timeoutMs: 300,
     };
   }
-  const workflowTry = (input: SignAndPostInput, withEarly = deps) =>
-    inActivityContext({}, () => createSignAndPost(withEarly)({ ...input, claimTry: 0, notPostedRuns: [] }));
+
+  /** The workflow input whose attempt 1 is `input`, as the dispatcher hands it to the early runs. */
+  const deliverInput = (input: SignAndPostInput): DeliverEventInput => ({
+    eventId: input.eventId,
+    eventType: input.eventType,
+    accountId: input.accountId,
+    livemode: input.livemode,
+    endpointIds: [input.endpointId],
+    deliveryIds: { [input.endpointId]: input.deliveryId },
+    retryDelaysMs: [10],
+    timeoutMs: input.timeoutMs,
+    failingThreshold: 3,
+    attemptKind: 'local',
+    firstAttemptIds: { [input.endpointId]: input.attemptId },
+  });
+
+  /** One early run of attempt 1, as a dispatcher makes it; resolves with what it came to, its writer still going. */
+  async function earlyRun(input: SignAndPostInput, withDeps = deps) {
+    const early = createEarlyAttempts(withDeps, { maxInFlight: 10 });
+    early.begin(deliverInput(input));
+    const result = (await early.take(input.attemptId)) as EarlyAttemptResult;
+    return { result, early };
+  }
+
+  const workflowTry = (input: SignAndPostInput, withDeps: Parameters<typeof createSignAndPost>[0] = deps, claimTry = 0) =>
+    inActivityContext({}, () => createSignAndPost(withDeps)({ ...input, claimTry, notPostedRuns: [] }));
+
+  /** A pool that counts the try's looks at the claim. */
+  function countingLooks(): { pool: Pool; looks: () => number } {
+    let looks = 0;
+    const pool = Object.create(h.tw.pool) as Pool;
+    pool.query = ((...args: Parameters<Pool['query']>) => {
+      if ((args[0] as { name?: string } | undefined)?.name === 'attempt_claims_find_holder') looks++;
+      return (h.tw.pool.query as (...a: unknown[]) => unknown)(...args);
+    }) as Pool['query'];
+    return { pool, looks: () => looks };
+  }
+
+  const recordOf = async (attemptId: string) =>
+    (await h.tw.pool.query('SELECT status_code, response_body, error, succeeded FROM delivery_attempts WHERE id = $1', [attemptId])).rows;
 
   it("adopts the early attempt's record: one POST, the outcome the early one's", async () => {
     const input = await anAttempt('/other-adopt');
-    const early = await createEarlyAttempt(deps, () => undefined)(input);
-    expect(early.outcome).toMatchObject({ kind: 'attempted', statusCode: 200, recorded: true, early: true });
+    const { result } = await earlyRun(input);
+    expect(result.outcome).toMatchObject({ kind: 'attempted', statusCode: 200, recorded: true, early: true });
     expect(await workflowTry(input)).toMatchObject({ kind: 'attempted', statusCode: 200, succeeded: true, recorded: true, early: true });
     expect(h.receiver.at('/other-adopt')).toHaveLength(1);
   });
@@ -132,62 +192,85 @@ describe('early first attempts met from another process', () => {
     const input = await anAttempt('/other-wait');
     // An early run's claim, its record not yet written (its post under way).
     await h.tw.pool.query('INSERT INTO attempt_claims (attempt_id, run, try) VALUES ($1, $2, 0)', [input.attemptId, `${EARLY_ATTEMPT_RUN_PREFIX}test`]);
-    // Counts the try's reads of the claim, so the record is written only once it is waiting.
-    let polls = 0;
-    const pool = Object.create(h.tw.pool) as typeof h.tw.pool;
-    pool.query = ((...args: Parameters<typeof h.tw.pool.query>) => {
-      if ((args[0] as { name?: string } | undefined)?.name === 'endpoints_find_attempt_claim') polls++;
-      return (h.tw.pool.query as (...a: unknown[]) => unknown)(...args);
-    }) as typeof h.tw.pool.query;
+    const { pool, looks } = countingLooks();
     const waiting = workflowTry(input, { ...deps, pool });
-    await waitFor(() => polls >= 2, { what: 'the try to wait for the early record' });
+    await waitFor(() => looks() >= 2, { what: 'the try to wait for the early record' });
     await recordAttempt(h.tw.pool, attemptRecord(input, { statusCode: 204, responseBody: '', error: null, durationMs: 7, succeeded: true }));
     expect(await waiting).toMatchObject({ kind: 'attempted', statusCode: 204, durationMs: 7, succeeded: true, early: true });
     expect(h.receiver.at('/other-wait')).toHaveLength(0);
   });
 
-  it('an endpoint to skip: the early attempt posts nothing and gives its claim back; the try skips it', async () => {
+  it("our database cut between the early run's POST and its record: the try elsewhere adopts the answer, never a timeout", async () => {
+    const input = await anAttempt('/other-cut');
+    // The early run reads through the proxy; the cut lands while the receiver answers, so its record cannot be written.
+    h.receiver.script('/other-cut', () => {
+      void proxy.cut();
+      return { status: 503, body: 'busy, try later', delayMs: 50 };
+    });
+    try {
+      const { result, early } = await earlyRun(input, { ...deps, pool: proxied });
+      expect(result.outcome).toMatchObject({ kind: 'attempted', statusCode: 503, recorded: false, early: true });
+      expect(early.inFlight()).toBe(1); // its writer, retrying
+      // The try, in a process of its own with Postgres answering, finds the early claim and no record: it waits.
+      const { pool, looks } = countingLooks();
+      const waiting = workflowTry(input, { ...deps, pool });
+      await waitFor(() => looks() >= 1, { what: 'the try to look at the early claim' });
+      await proxy.restore();
+      expect(await waiting).toMatchObject({ kind: 'attempted', statusCode: 503, succeeded: false, recorded: true, early: true });
+      await early.drain();
+      expect(early.inFlight()).toBe(0);
+    } finally {
+      await proxy.restore().catch(() => undefined);
+    }
+    expect(await recordOf(input.attemptId)).toEqual([{ status_code: 503, response_body: 'busy, try later', error: null, succeeded: false }]);
+    expect(h.receiver.at('/other-cut').map((r) => r.headers['service-delivery'])).toEqual([input.attemptId]);
+  });
+
+  it('an endpoint to skip: the early attempt posts nothing, gives its claim back and skips; the try skips it', async () => {
     const input = await anAttempt('/other-disabled');
     await h.tw.pool.query('UPDATE webhook_endpoints SET disabled_at = now() WHERE id = $1', [input.endpointId]);
-    const early = await createEarlyAttempt(deps, () => undefined)(input);
-    expect(early.notPostedRun?.startsWith(EARLY_ATTEMPT_RUN_PREFIX)).toBe(true);
+    const { result } = await earlyRun(input);
+    expect(result).toEqual({ outcome: { kind: 'skipped', reason: 'endpoint_disabled' } });
     expect((await h.tw.pool.query('SELECT 1 FROM attempt_claims WHERE attempt_id = $1', [input.attemptId])).rowCount).toBe(0);
     expect(await workflowTry(input)).toEqual({ kind: 'skipped', reason: 'endpoint_disabled' });
     expect(h.receiver.at('/other-disabled')).toHaveLength(0);
   });
 
-  it('an early run that never recorded (its process died mid-post) leaves the attempt lost once it has surely ended', async () => {
+  it('an early run that never recorded (its process died mid-post): lost only after a window of Postgres answering with no record', async () => {
     const input = await anAttempt('/other-lost');
     await h.tw.pool.query(
       `INSERT INTO attempt_claims (attempt_id, run, try, claimed_at) VALUES ($1, $2, 0, now() - interval '1 minute')`,
       [input.attemptId, `${EARLY_ATTEMPT_RUN_PREFIX}dead`],
     );
-    await expect(workflowTry(input)).rejects.toMatchObject({ type: 'AttemptLost' });
+    const started = Date.now();
+    await expect(workflowTry(input)).rejects.toMatchObject({ type: FAILURE.attemptLost });
+    expect(Date.now() - started).toBeGreaterThan(EARLY_RECORD_SILENCE_MS);
     expect(h.receiver.at('/other-lost')).toHaveLength(0);
   });
+
+  it("an early run still within its span when the try's time runs out: not posted, and the next try decides", async () => {
+    const input = await anAttempt('/other-young');
+    const run = `${EARLY_ATTEMPT_RUN_PREFIX}young`;
+    await h.tw.pool.query('INSERT INTO attempt_claims (attempt_id, run, try) VALUES ($1, $2, 0)', [input.attemptId, run]);
+    // Its span (timeout + two database deadlines) outlasts the try (timeout + margin, less a poll): undecided.
+    await expect(workflowTry(input)).rejects.toMatchObject({ type: FAILURE.earlyAttemptUndecided });
+    // The next try waits out the rest of the span, then the window, and finds the run dead.
+    await expect(workflowTry(input, deps, 1)).rejects.toMatchObject({ type: FAILURE.attemptLost });
+    expect((await h.tw.pool.query<{ run: string }>('SELECT run FROM attempt_claims WHERE attempt_id = $1', [input.attemptId])).rows).toEqual([{ run }]);
+    expect(h.receiver.at('/other-young')).toHaveLength(0);
+  }, 30_000);
 
   it("the workflow's try claimed first: the early attempt posts nothing", async () => {
     const input = await anAttempt('/other-first');
     expect(await workflowTry(input)).toMatchObject({ kind: 'attempted', statusCode: 200 });
-    expect(await createEarlyAttempt(deps, () => undefined)(input)).toEqual({});
+    expect((await earlyRun(input)).result).toEqual({});
     expect(h.receiver.at('/other-first')).toHaveLength(1);
   });
 
   it('in one process the try takes the early outcome without a query, once', async () => {
     const input = await anAttempt('/same-process');
     const early = createEarlyAttempts(deps, { maxInFlight: 10 });
-    early.begin({
-      eventId: input.eventId,
-      eventType: input.eventType,
-      accountId: input.accountId,
-      livemode: input.livemode,
-      endpointIds: [input.endpointId],
-      retryDelaysMs: [10],
-      timeoutMs: input.timeoutMs,
-      failingThreshold: 3,
-      attemptKind: 'local',
-      firstAttemptIds: { [input.endpointId]: input.attemptId },
-    });
+    early.begin(deliverInput(input));
     expect(early.inFlight()).toBe(1);
     await early.drain();
     expect(await workflowTry(input, { ...deps, early })).toMatchObject({ kind: 'attempted', statusCode: 200, early: true });

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActivities } from '../../../activities';
 import { abandonedSignal, attemptRecord, type AttemptRecord, type SignAndPostInput } from '../../../core/delivery-contract';
 import { newId } from '../../../core/ids';
-import { recordAttempt } from '../../../domain/deliveries';
+import { recordAttempt } from '../../../attempt';
 import { recordAbandonment } from '../../../domain/endpoint-health';
 import type { Config } from '../../../infra/config';
 import { createHttpAgent } from '../../../infra/http-client';
@@ -48,6 +48,12 @@ describe('endpoint health: one owner', () => {
        VALUES ($1, $2, false, 'parcel.delivered', 0, '{}', ARRAY[$3], now()) ON CONFLICT (id) DO NOTHING`,
       [eventId, accountId, endpointId],
     );
+    const delivery = await h.tw.pool.query<{ id: string }>(
+      `INSERT INTO deliveries (id, event_id, endpoint_id, account_id, livemode, trigger)
+       VALUES ('dly_' || replace(gen_random_uuid()::text, '-', ''), $1, $2, $3, false, 'automatic')
+       ON CONFLICT (event_id, endpoint_id) WHERE trigger = 'automatic' DO UPDATE SET trigger = EXCLUDED.trigger RETURNING id`,
+      [eventId, endpointId, accountId],
+    );
     const input: SignAndPostInput = {
       attemptId: newId('delivery'),
       endpointId,
@@ -56,6 +62,8 @@ describe('endpoint health: one owner', () => {
       accountId,
       livemode: false,
       attempt,
+      deliveryId: delivery.rows[0]!.id,
+      finalAttempt: false,
       timeoutMs: 1_000,
     };
     const record = attemptRecord(input, { statusCode: succeeded ? 200 : 500, responseBody: null, error: null, durationMs: 5, succeeded });

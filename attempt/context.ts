@@ -1,0 +1,104 @@
+import type { SignAndPostInput, SkipReason } from '../core/delivery-contract';
+import { openSecret, SecretUnavailableError } from '../core/secrets';
+import { loadAttemptContext, type AttemptClaim } from '../db/attempt-claims';
+import type { Pool } from '../db/pool';
+import { withinDeadline } from './deadline';
+import type { AttemptDeps } from './deps';
+
+/** The endpoint as an attempt sees it, its secrets opened. */
+export interface EndpointForDelivery {
+  id: string;
+  url: string;
+  accountId: string;
+  livemode: boolean;
+  status: 'enabled' | 'failing';
+  disabled: boolean;
+  deleted: boolean;
+  accountSuspended: boolean;
+  /** A listen session's pinned certificate: the loopback URL is posted to trusting exactly this one. */
+  localCertificate: string | null;
+  /** Plain secrets to sign with: the current one first, then the previous one while within its grace. */
+  secrets: string[];
+}
+
+/** What an attempt reads before posting. */
+export interface DeliveryContext {
+  endpoint: EndpointForDelivery;
+  /** The event's stored body; null when the event is unknown. */
+  body: string | null;
+  /** This run holds the attempt's claim (or none was asked for) and no record exists: it may post. */
+  fresh: boolean;
+  /** Ended from outside while its ladder waited (the endpoint was disabled): the ladder stops here. */
+  deliveryStopped: boolean;
+}
+
+/**
+ * The endpoint and the event's stored body in one round trip, claiming the attempt in it when a claim is given.
+ * The body is read here rather than carried in each attempt's input: there it would be copied into workflow
+ * history once per attempt per endpoint (50 endpoints x 6 attempts x the body), and one workflow task scheduling
+ * every endpoint's first attempt would exceed Temporal's 4 MB gRPC message with bodies of under 100 KB.
+ * Throws SecretUnavailableError when a secret cannot be opened.
+ */
+export async function loadDeliveryContext(
+  pool: Pool,
+  endpointId: string,
+  eventId: string | null,
+  key?: Buffer,
+  claim?: AttemptClaim,
+  deliveryId?: string,
+): Promise<DeliveryContext | undefined> {
+  const row = await loadAttemptContext(pool, endpointId, eventId, { claim, deliveryId });
+  if (!row) return undefined;
+  const secrets = [openSecret(row.secret, key)];
+  if (row.previous_secret !== null) secrets.push(openSecret(row.previous_secret, key));
+  const endpoint: EndpointForDelivery = {
+    id: row.id,
+    url: row.url,
+    accountId: row.account_id,
+    livemode: row.livemode,
+    status: row.status,
+    disabled: row.disabled,
+    deleted: row.deleted,
+    accountSuspended: row.account_suspended,
+    localCertificate: row.local_certificate,
+    secrets,
+  };
+  return { endpoint, body: row.event_body, fresh: row.fresh, deliveryStopped: row.delivery_status === 'skipped' };
+}
+
+/** The endpoint as a delivery sees it, without an event. */
+export async function loadEndpointForDelivery(pool: Pool, endpointId: string, key?: Buffer): Promise<EndpointForDelivery | undefined> {
+  return (await loadDeliveryContext(pool, endpointId, null, key))?.endpoint;
+}
+
+/** What the read came to: the context, no endpoint at all, or a secret that cannot be opened. */
+export type ReadContext = DeliveryContext | undefined | 'secretUnavailable';
+
+/**
+ * The attempt's read, within its deadline. Our database not answering throws (nothing was posted). A secret that
+ * cannot be opened is this endpoint's problem, not an outage: it comes back as `secretUnavailable`.
+ */
+export async function readContext(deps: AttemptDeps, input: SignAndPostInput, claim: AttemptClaim | undefined): Promise<ReadContext> {
+  try {
+    const key = deps.config.webhook.secretEncryptionKey;
+    const context = loadDeliveryContext(deps.pool, input.endpointId, input.eventId, key, claim, input.deliveryId);
+    return await withinDeadline(context, 'reading the endpoint');
+  } catch (err) {
+    if (err instanceof SecretUnavailableError) return 'secretUnavailable';
+    throw err;
+  }
+}
+
+/** Why this attempt posts nothing and ends its delivery skipped; undefined when it may post. */
+export function skipReason(context: ReadContext): SkipReason | undefined {
+  // Posting unsigned or badly signed is never an option, and retrying will not fix a lost key.
+  if (context === 'secretUnavailable') return 'secret_unavailable';
+  if (!context) return 'endpoint_missing';
+  if (context.endpoint.deleted) return 'endpoint_deleted';
+  if (context.endpoint.disabled) return 'endpoint_disabled';
+  if (context.deliveryStopped) return 'delivery_stopped';
+  if (context.endpoint.accountSuspended) return 'account_suspended';
+  // Events are never deleted while a delivery of theirs runs; a missing row would be a bug of ours.
+  if (context.body === null) return 'event_missing';
+  return undefined;
+}

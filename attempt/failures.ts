@@ -1,0 +1,31 @@
+import { ApplicationFailure } from '@temporalio/common';
+import { FAILURE, type NotPostedDetails } from '../core/delivery-contract';
+
+/**
+ * The typed failures a workflow's try ends with when it posted nothing or must not post. Each is non-retryable:
+ * the workflow's ladder is the only retry, and it decides from the type (core/delivery-contract.ts FAILURE).
+ */
+
+function notPosted(type: string, message: string, run: string | undefined): ApplicationFailure {
+  const details: NotPostedDetails[] | undefined = run ? [{ run }] : undefined;
+  return ApplicationFailure.create({ type, message, nonRetryable: true, details });
+}
+
+/**
+ * Nothing was posted because our database did not answer: the workflow tries this same attempt again (it never
+ * counts as failed). A local try's failure names its run, so the workflow's next try may take over its claim.
+ */
+export function databaseUnavailable(err: unknown, run: string | undefined): ApplicationFailure {
+  return notPosted(FAILURE.databaseUnavailable, (err as Error).message, run);
+}
+
+/** An early run holds the attempt and this try could not yet tell its fate within its own time (adopt.ts). */
+export function earlyAttemptUndecided(attemptId: string, run: string | undefined): ApplicationFailure {
+  return notPosted(FAILURE.earlyAttemptUndecided, `attempt ${attemptId}: the early run's outcome is not known yet`, run);
+}
+
+/** Another run of this attempt claimed it and its outcome is nowhere: it may have posted. */
+export function attemptLost(attemptId: string): ApplicationFailure {
+  const message = `attempt ${attemptId} ran before on a lost worker`;
+  return ApplicationFailure.create({ type: FAILURE.attemptLost, message, nonRetryable: true });
+}

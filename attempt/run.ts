@@ -1,0 +1,77 @@
+import { attemptRecord, type AttemptOutcome, type SignAndPostInput, type SkipReason } from '../core/delivery-contract';
+import { claimFor, releaseClaim, type AttemptClaim, type AttemptTrigger } from './claim';
+import { readContext, skipReason, type DeliveryContext, type ReadContext } from './context';
+import { withinDeadline } from './deadline';
+import { logOf, type AttemptDeps } from './deps';
+import { postAttempt } from './post';
+import { recordInline, recordSkipped } from './record';
+
+export type Attempted = Extract<AttemptOutcome, { kind: 'attempted' }>;
+
+/** Where one run of the pipeline stopped. */
+export type AttemptRun =
+  /** Posted; `outcome.recorded` false when the inline record failed (`outcome.record` must then be written). */
+  | { kind: 'posted'; outcome: Attempted }
+  /** Nothing posted, its delivery recorded skipped, its claim given back. */
+  | { kind: 'skipped'; reason: SkipReason }
+  /** Nothing posted: our database did not answer. `run` names the claim this run may have left. */
+  | { kind: 'notPosted'; error: Error; run?: string }
+  /** Nothing posted: another run holds the attempt (or it is recorded). */
+  | { kind: 'claimed'; claim: AttemptClaim; url: string };
+
+/**
+ * One attempt, the same steps whoever runs it: claim (in the read), read, skip or sign and post, record. The
+ * workflow's try and the dispatcher's early run differ only in the trigger, which names the claim; what each
+ * makes of the result is theirs (try.ts, early.ts). One round trip before the post, one after.
+ */
+export async function runAttempt(deps: AttemptDeps, input: SignAndPostInput, trigger: AttemptTrigger): Promise<AttemptRun> {
+  const claim = claimFor(input, trigger);
+  let context: ReadContext;
+  try {
+    context = await readContext(deps, input, claim);
+  } catch (err) {
+    return { kind: 'notPosted', error: err as Error, run: claim?.run };
+  }
+  if (claim && context && context !== 'secretUnavailable' && !context.fresh) return { kind: 'claimed', claim, url: context.endpoint.url };
+  const reason = skipReason(context);
+  if (reason) return skip(deps, input, reason, claim);
+  return { kind: 'posted', outcome: await postAndRecord(deps, input, context as DeliveryContext & { body: string }) };
+}
+
+/**
+ * Nothing is posted; the delivery ends skipped. The claim goes back first, so a re-run of this try skips too
+ * instead of being recorded lost. Failing to write the skip is failing before posting: the attempt is tried
+ * again, checks again, and the delivery is never left pending.
+ */
+async function skip(deps: AttemptDeps, input: SignAndPostInput, reason: SkipReason, claim: AttemptClaim | undefined): Promise<AttemptRun> {
+  if (reason === 'secret_unavailable') {
+    logOf(deps).error('endpoint secret cannot be opened: its delivery ends skipped', { endpointId: input.endpointId });
+  }
+  if (claim) await withinDeadline(releaseClaim(deps.pool, claim), 'releasing the claim').catch(() => undefined);
+  try {
+    await recordSkipped(deps.pool, input, reason);
+  } catch (err) {
+    return { kind: 'notPosted', error: err as Error, run: claim?.run };
+  }
+  return { kind: 'skipped', reason };
+}
+
+/** Posts the attempt and records it; a record that cannot be written goes back to the caller to write. */
+async function postAndRecord(deps: AttemptDeps, input: SignAndPostInput, context: DeliveryContext & { body: string }): Promise<Attempted> {
+  const result = await postAttempt(deps, input, context.endpoint, context.body);
+  const record = attemptRecord(input, result);
+  const summary = {
+    kind: 'attempted' as const,
+    statusCode: result.statusCode,
+    error: result.error,
+    durationMs: result.durationMs,
+    url: context.endpoint.url,
+  };
+  try {
+    const stored = await recordInline(deps.pool, record);
+    return { ...summary, succeeded: stored.succeeded, recorded: true, recovered: stored.recovered };
+  } catch (err) {
+    logOf(deps).warn('attempt posted but not recorded; it is recorded once the database answers', { error: (err as Error).message });
+    return { ...summary, succeeded: result.succeeded, recorded: false, recovered: false, record };
+  }
+}

@@ -1,0 +1,45 @@
+import type { AttemptOutcome, SignAndPostInput } from '../core/delivery-contract';
+import { SIGN_AND_POST_MARGIN_MS } from '../core/delivery-policy';
+import { adoptEarlyRecord } from './adopt';
+import type { AttemptDeps } from './deps';
+import type { EarlyAttemptSource } from './early';
+import { attemptLost, databaseUnavailable } from './failures';
+import { runAttempt } from './run';
+
+export interface TryDeps extends AttemptDeps {
+  /** The first attempts this process's dispatcher made beside their workflows' starts (early.ts). */
+  early?: EarlyAttemptSource;
+}
+
+/** Room kept between a try's end and its timeout (the workflow's: timeout + margin), for its answer to travel. */
+const TRY_END_SAFETY_MS = 500;
+
+/**
+ * The workflow's try of an attempt (the signAndPost activity). Temporal never retries it: a failure after posting
+ * must not post again, so it returns a typed outcome, and throws only typed failures that say nothing was posted
+ * (the workflow tries the same attempt again) or that another run may have (the attempt is lost).
+ */
+export async function workflowTry(deps: TryDeps, input: SignAndPostInput): Promise<AttemptOutcome> {
+  const endsAt = Date.now() + input.timeoutMs + SIGN_AND_POST_MARGIN_MS - TRY_END_SAFETY_MS;
+  let request = input;
+  if (input.claimTry !== undefined) {
+    // This process's dispatcher may have made this attempt already, beside the start: its outcome is this try's.
+    const early = await deps.early?.take(input.attemptId);
+    if (early?.outcome) return early.outcome;
+    if (early?.notPostedRun) request = { ...input, notPostedRuns: [...(input.notPostedRuns ?? []), early.notPostedRun] };
+  }
+  const run = await runAttempt(deps, request, 'workflow');
+  switch (run.kind) {
+    case 'posted':
+      return run.outcome;
+    case 'skipped':
+      return { kind: 'skipped', reason: run.reason };
+    case 'notPosted':
+      throw databaseUnavailable(run.error, run.run);
+    case 'claimed': {
+      const adopted = await adoptEarlyRecord(deps, input, run, endsAt);
+      if (adopted) return adopted;
+      throw attemptLost(input.attemptId);
+    }
+  }
+}
