@@ -1,4 +1,3 @@
-import type { Client } from '@temporalio/client';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../core/errors';
 import { assertCanChange, checkCsrfToken, findSession } from '../domain/dashboard-sessions';
@@ -38,7 +37,6 @@ declare module 'fastify' {
 export interface DashboardDeps {
   pool: Pool;
   config: Config;
-  temporal: Client;
   lookup?: Lookup;
 }
 
@@ -113,7 +111,7 @@ const ERROR_TITLES: Record<number, string> = {
 
 export default async function dashboardPlugin(app: FastifyInstance): Promise<void> {
   const assets = loadAssets();
-  const routeOptions: DashboardRouteOptions = { assets, deps: () => ({ pool: app.pg, config: app.config, temporal: app.temporal }) };
+  const routeOptions: DashboardRouteOptions = { assets, deps: () => ({ pool: app.pg, config: app.config }) };
   addFormParser(app);
   app.addHook('onRequest', async (_request, reply) => setSecurityHeaders(reply));
   app.addHook('preHandler', async (request, reply) => guard(request, reply, routeOptions));

@@ -123,7 +123,8 @@ export interface WebhookRouteOptions {
 export default async function webhookRoutes(fastify: FastifyInstance, options: WebhookRouteOptions = {}): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const deps = (): EndpointDeps => ({ pool: app.pg, config: app.config, lookup: options.lookup });
-  const redeliveryDeps = () => ({ pool: app.pg, temporal: app.temporal, config: app.config });
+  // Resend, recover and test only store deliveries: a worker's dispatcher starts them, so no Temporal here.
+  const redeliveryDeps = () => ({ pool: app.pg, config: app.config });
   const tags = ['webhooks'];
   // Every route here manages endpoints: the scope is declared with each route, the one place it is read from.
   const config = { scope: 'webhooks:manage' } as const;
