@@ -69,11 +69,11 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
 
   const outcome = (error: Error | undefined) => {
     if (error) {
-      if (!failing) log(`outbox: handing events to Temporal failed (${error.message}); retrying`);
+      if (!failing) log(`outbox: starting workflows failed (${error.message}); retrying`);
       failing = true;
       backoffMs = Math.min(backoffMs * 2, MAX_BACKOFF_MS);
     } else {
-      if (failing) log('outbox: handing events to Temporal again');
+      if (failing) log('outbox: starting workflows again');
       failing = false;
       backoffMs = sweepIntervalMs;
     }
