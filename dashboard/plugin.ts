@@ -20,7 +20,7 @@ import type { Mode, PageContext, Section } from './views/models';
 import { errorPage, signInPage } from './views/public';
 
 /**
- * The developers page (DESIGN.md "Developers page"): server-rendered HTML under /dashboard, served by the API
+ * The developers page: server-rendered HTML under /dashboard, served by the API
  * process. Routes are thin: they read a form, call the same domain functions as the API and the CLI, and
  * render what comes back; every rule, and every error, is the domain's.
  */
@@ -46,8 +46,7 @@ export interface DashboardRouteOptions {
 }
 
 /**
- * What the domain offers yet. The page shows a form only when the function behind it exists; events, change,
- * disable/enable, test events and recovery arrive with issue 12's domain functions.
+ * The forms the page offers: it shows one only when the domain function behind it exists.
  */
 export const FEATURES: { events: boolean; endpoint: EndpointFeatures } = {
   events: true,

@@ -7,7 +7,7 @@ import { resendEvent } from '../../domain/redelivery';
 import { authOf } from '../plugins/auth';
 import { errorResponses as errors, Limit, listOf } from '../schemas';
 
-/** Events of the caller's account and mode (DESIGN.md "Merchant self-service API"): thin handlers over the domain. */
+/** Events of the caller's account and mode, for the merchant self-service API: thin handlers over the domain. */
 
 const DEFAULT_LIMIT = 10;
 

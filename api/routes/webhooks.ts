@@ -22,7 +22,7 @@ import type { Lookup } from '../../infra/ssrf';
 import { authOf } from '../plugins/auth';
 import { errorResponses as errors, Limit, listOf } from '../schemas';
 
-/** Webhook endpoints (spec 4, DESIGN.md "API decisions"): thin handlers over domain/endpoints.ts and domain/deliveries.ts. */
+/** Webhook endpoints: thin handlers over domain/endpoints.ts, domain/deliveries.ts and domain/redelivery.ts. */
 
 const EndpointParams = Type.Object({ id: Type.String({ description: 'Webhook endpoint id (we_...).' }) });
 
