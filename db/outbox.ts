@@ -106,6 +106,20 @@ export interface UndispatchedDelivery {
 const WAITING = `dispatched_at IS NULL AND trigger <> 'automatic'`;
 
 /**
+ * How far a recovery may run behind its pace. A recovery's delivery that starts later than this after it was due
+ * moves the endpoint's waiting ones back by as much (markDeliveriesDispatched), so the next starts one step
+ * after it; below it (a timer's or a start's ordinary delay) nothing moves. And of an endpoint's waiting
+ * recovery deliveries, only those due within this of the earliest may be claimed: deliveries that all fell due
+ * while nothing could start them (Temporal down, no worker running) go out as at most this much of the pace at
+ * once, never as a burst of the whole backlog.
+ */
+const RECOVERY_SLACK = `interval '1 second'`;
+
+const WITHIN_RECOVERY_PACE = `(d.trigger <> 'recover' OR d.dispatch_after <= ${RECOVERY_SLACK} + (
+            SELECT min(e.dispatch_after) FROM deliveries e
+             WHERE e.dispatched_at IS NULL AND e.trigger = 'recover' AND e.endpoint_id = d.endpoint_id))`;
+
+/**
  * Leases up to `limit` waiting deliveries that are due (only `ids` when given), earliest due first, as
  * claimUndispatched does events: skipping rows another dispatcher is claiming and deliveries under a lease.
  */
@@ -117,10 +131,11 @@ export async function claimUndispatchedDeliveries(
     `WITH relaxed AS (
          SELECT set_config('synchronous_commit', 'off', true)
        ), claimable AS (
-         SELECT id FROM deliveries
+         SELECT id FROM deliveries d
           WHERE ${WAITING} AND dispatch_after <= now()
             AND (dispatch_lease_until IS NULL OR dispatch_lease_until < now())
             AND ($1::text[] IS NULL OR id = ANY ($1::text[]))
+            AND ${WITHIN_RECOVERY_PACE}
           ORDER BY dispatch_after, id
           LIMIT $2
             FOR UPDATE SKIP LOCKED
@@ -134,14 +149,30 @@ export async function claimUndispatchedDeliveries(
   return rows;
 }
 
-/** Their workflows are started (or were already): the hand-off is done. */
+/**
+ * Their workflows are started (or were already): the hand-off is done. Recovery deliveries that started late
+ * (RECOVERY_SLACK) move the waiting ones of their endpoint back by the least of their delays, keeping the
+ * spacing: the next is then due one step after the last one started.
+ */
 export async function markDeliveriesDispatched(pool: Pool, ids: string[]): Promise<void> {
   if (ids.length === 0) return;
   await pool.query(
-    `WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true))
-     UPDATE deliveries SET dispatched_at = now(), dispatch_lease_until = NULL
-       FROM relaxed
-      WHERE id = ANY ($1::text[]) AND dispatched_at IS NULL`,
+    `WITH relaxed AS (
+         SELECT set_config('synchronous_commit', 'off', true)
+       ), marked AS (
+         UPDATE deliveries SET dispatched_at = now(), dispatch_lease_until = NULL
+           FROM relaxed
+          WHERE id = ANY ($1::text[]) AND dispatched_at IS NULL
+         RETURNING endpoint_id, trigger, dispatch_after
+       ), late AS (
+         SELECT endpoint_id, min(now() - dispatch_after) AS delay FROM marked
+          WHERE trigger = 'recover' AND dispatch_after < now() - ${RECOVERY_SLACK}
+          GROUP BY endpoint_id
+       )
+     UPDATE deliveries d SET dispatch_after = d.dispatch_after + late.delay
+       FROM late
+      WHERE d.endpoint_id = late.endpoint_id AND d.trigger = 'recover' AND d.dispatched_at IS NULL
+        AND NOT (d.id = ANY ($1::text[]))`,
     [ids],
   );
 }

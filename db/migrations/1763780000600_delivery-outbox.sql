@@ -16,8 +16,11 @@ UPDATE deliveries SET dispatched_at = created_at WHERE trigger <> 'automatic';
 CREATE INDEX deliveries_undispatched_idx ON deliveries (dispatch_after, id)
   WHERE dispatched_at IS NULL AND trigger <> 'automatic';
 
--- The dispatcher finds a recovery's deliveries by dispatch_after; nothing looks them up by recovery.
+-- A recovery's deliveries are read as one queue per endpoint (its pace: where a new recovery joins it, how far
+-- the dispatcher may run ahead, how it moves back after a late start), not by recovery.
 DROP INDEX deliveries_recovery_idx;
+CREATE INDEX deliveries_recovery_queue_idx ON deliveries (endpoint_id, dispatch_after)
+  WHERE dispatched_at IS NULL AND trigger = 'recover';
 
 -- Storing a delivery that is due now wakes the dispatchers on the events' channel (LISTEN event_outbox), with
 -- the delivery's id, when its transaction commits. One due later (a recovery's next ones) is found by the
@@ -37,6 +40,7 @@ CREATE TRIGGER deliveries_outbox_notify AFTER INSERT ON deliveries
 DROP TRIGGER deliveries_outbox_notify ON deliveries;
 DROP FUNCTION notify_delivery_outbox();
 CREATE INDEX deliveries_recovery_idx ON deliveries (recovery_id, created_at, id) WHERE recovery_id IS NOT NULL;
+DROP INDEX deliveries_recovery_queue_idx;
 DROP INDEX deliveries_undispatched_idx;
 ALTER TABLE deliveries DROP COLUMN dispatch_after;
 ALTER TABLE deliveries DROP COLUMN dispatch_lease_until;

@@ -179,6 +179,38 @@ describe('outbox dispatcher', () => {
     expect(await dispatchWaiting({ pool, temporal: counting, config }, { limit: 10 })).toMatchObject({ claimed: 0 });
   });
 
+  it("keeps a recovery's pace after its deliveries all fell due while nothing could start them", async () => {
+    const endpoint = await createEndpoint(pool, { accountId, url: `${receiver.url}/backlog` });
+    const since = Math.floor(Date.now() / 1000) - 1;
+    const missed: string[] = [];
+    for (let i = 0; i < 6; i++) missed.push((await publish('backlog')).event.id);
+    // Delivered and failed long ago, as far as this test is concerned: no worker runs here.
+    await pool.query('UPDATE events SET dispatched_at = now() WHERE id = ANY ($1)', [missed]);
+    await pool.query(`UPDATE deliveries SET status = 'failed' WHERE event_id = ANY ($1)`, [missed]);
+    const paced = { ...config, delivery: { ...config.delivery, recoverRatePerSecond: 2 } };
+    const recovery = await recoverEndpoint({ pool, config: paced }, scope(), endpoint.id, { since });
+    expect(recovery.event_count).toBe(6);
+    // Due every 500 ms, the whole backlog an hour ago: Temporal was down, say, and nothing started.
+    await pool.query(`UPDATE deliveries SET dispatch_after = dispatch_after - interval '1 hour' WHERE recovery_id = $1`, [recovery.id]);
+    const starts: string[] = [];
+    const counting = fakeTemporal(async (options) => starts.push(options.workflowId));
+
+    // One second of the pace goes out (0, 500 and 1000 ms after the first), not the six.
+    expect(await dispatchWaiting({ pool, temporal: counting, config }, { limit: 100 })).toMatchObject({ claimed: 3 });
+    // The rest moved back behind the last one started, their spacing kept: nothing more is due yet.
+    expect(await dispatchWaiting({ pool, temporal: counting, config }, { limit: 100 })).toMatchObject({ claimed: 0 });
+    const { rows } = await pool.query<{ in_ms: number }>(
+      `SELECT (EXTRACT(EPOCH FROM dispatch_after - now()) * 1000)::float8 AS in_ms
+         FROM deliveries WHERE recovery_id = $1 AND dispatched_at IS NULL ORDER BY dispatch_after`,
+      [recovery.id],
+    );
+    expect(rows).toHaveLength(3);
+    expect(rows[0]!.in_ms).toBeGreaterThan(0);
+    expect(rows[0]!.in_ms).toBeLessThanOrEqual(500);
+    expect(rows.map((row) => Math.round(row.in_ms - rows[0]!.in_ms))).toEqual([0, 500, 1000]);
+    expect(starts).toHaveLength(3);
+  });
+
   it('never starts an event twice when dispatchers race for the same events', async () => {
     await tw?.stop();
     tw = undefined;
