@@ -55,7 +55,7 @@ export const DISPATCH_LEASE_MS = 30_000;
 /** One start may wait this long for Temporal; the row is claimed again after the lease otherwise. */
 export const START_DEADLINE_MS = 10_000;
 
-function eventStart(row: UndispatchedEvent): DeliveryStart {
+function fromEvent(row: UndispatchedEvent): DeliveryStart {
   return {
     eventId: row.id,
     eventType: row.type,
@@ -67,7 +67,7 @@ function eventStart(row: UndispatchedEvent): DeliveryStart {
   };
 }
 
-function deliveryStart(row: UndispatchedDelivery): DeliveryStart {
+function fromDelivery(row: UndispatchedDelivery): DeliveryStart {
   return {
     eventId: row.event_id,
     eventType: row.event_type,
@@ -96,10 +96,10 @@ interface OutboxTable<Row extends { id: string }> {
   release(pool: Pool, ids: string[]): Promise<void>;
 }
 
-const EVENTS: OutboxTable<UndispatchedEvent> = { claim: claimUndispatched, start: eventStart, mark: markDispatched, release: releaseLeases };
+const EVENTS: OutboxTable<UndispatchedEvent> = { claim: claimUndispatched, start: fromEvent, mark: markDispatched, release: releaseLeases };
 const DELIVERIES: OutboxTable<UndispatchedDelivery> = {
   claim: claimUndispatchedDeliveries,
-  start: deliveryStart,
+  start: fromDelivery,
   mark: markDeliveriesDispatched,
   release: releaseDeliveryLeases,
 };
