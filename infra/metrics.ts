@@ -2,7 +2,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { AttemptResult } from '../core/delivery-contract';
 
 /**
- * The process's Prometheus metrics (DESIGN.md "Metrics"): one registry, the names operators alert on, and the
+ * The process's Prometheus metrics: one registry, the names operators alert on, and the
  * few functions call sites use to move them. Labels take values from closed sets only (event kinds, error kinds,
  * route patterns, status codes), never an id: every label value is a series kept forever by Prometheus.
  * Workflow code never records here (it is replayed); activities, the API and publishing do.
