@@ -174,7 +174,7 @@ export type SkipReason =
   | 'endpoint_missing'
   | 'endpoint_deleted'
   | 'endpoint_disabled'
-  // its delivery was ended from outside while the ladder waited (endpoint disabled, or never acknowledged as started)
+  // its delivery was ended from outside while the ladder waited (its endpoint disabled)
   | 'delivery_stopped'
   | 'account_suspended'
   | 'event_missing'
