@@ -6,7 +6,6 @@ import { databaseVersion, type Pool } from '../domain/database';
 import type { Config } from '../infra/config';
 import type { Mailer } from '../infra/mailer';
 import { createRecordAttempt } from './record-attempt';
-import { createRecoveryActivities } from './recovery';
 import { createRetentionActivities } from './retention';
 import { createSignAndPost } from './sign-and-post';
 import { createSupervisorActivities } from './supervisor';
@@ -16,7 +15,7 @@ export interface ActivityDeps {
   pool: Pool;
   /** The worker's one pooled HTTP agent (infra/http-client.ts). */
   http: Agent;
-  /** For signal-with-start of endpoint supervisors, and for starting a recovery's deliveries. */
+  /** For signal-with-start of endpoint supervisors. */
   temporal?: Client;
   /** Built from SMTP_URL when set. */
   mailer?: Mailer;
@@ -33,7 +32,6 @@ export function createActivities(deps: ActivityDeps): DeliveryActivities {
     signAndPost: createSignAndPost(deps),
     recordAttempt: createRecordAttempt(deps),
     ...createSupervisorActivities(deps),
-    ...createRecoveryActivities(deps),
     ...createRetentionActivities(deps),
   };
 }

@@ -1,17 +1,14 @@
-import type { Client } from '@temporalio/client';
 import type { Command } from 'commander';
 import { createPool, type Pool } from '../db/pool';
 import { loadConfig, type Config } from '../infra/config';
-import { connectClient } from '../infra/temporal';
 
 /**
- * What a command needs, opened on first use and closed once the command ends,
- * so `accounts list` never connects to Temporal and nothing is left open.
+ * What a command needs, opened on first use and closed once the command ends, so nothing is left open. No
+ * command needs a Temporal client: what asks for a delivery only stores it, and a worker's dispatcher starts it.
  */
 export class CliContext {
   private configValue: Config | undefined;
   private poolValue: Pool | undefined;
-  private temporalValue: Client | undefined;
 
   get config(): Config {
     this.configValue ??= loadConfig();
@@ -23,14 +20,8 @@ export class CliContext {
     return this.poolValue;
   }
 
-  async temporal(): Promise<Client> {
-    this.temporalValue ??= await connectClient(this.config);
-    return this.temporalValue;
-  }
-
   async close(): Promise<void> {
     await this.poolValue?.end();
-    await this.temporalValue?.connection.close();
   }
 }
 

@@ -13,7 +13,6 @@ export const WORKFLOW_ID = {
   deliverEvent: (eventId: string) => `event:${eventId}`,
   /** A delivery a merchant asked for (resend, recover, test): one workflow per delivery. */
   delivery: (deliveryId: string) => `delivery:${deliveryId}`,
-  recovery: (recoveryId: string) => `recovery:${recoveryId}`,
   supervisor: (endpointId: string) => `endpoint-supervisor:${endpointId}`,
 };
 
@@ -38,7 +37,11 @@ export interface DeliverEventInput {
   endpointIds: string[];
   /** Endpoint id -> its delivery's id (dly_...), one per endpoint of this workflow. */
   deliveryIds: Record<string, string>;
-  /** Absent: 'automatic' (publishing). Resend, recover and test deliveries run one endpoint per workflow. */
+  /**
+   * What asked for this delivery. Absent: 'automatic', a publish's fan-out (workflow `event:<evt_id>`). Resend,
+   * recover and test deliveries run one endpoint per workflow (`delivery:<dly_id>`); all are started alike
+   * (domain/delivery-start.ts).
+   */
   trigger?: DeliveryTrigger;
   retryDelaysMs: number[];
   timeoutMs: number;
@@ -81,40 +84,9 @@ export interface SupervisorInput {
   idleTimeoutMs?: number;
 }
 
-/** One recovery (POST /v1/webhooks/:id/recover): its deliveries are stored; the workflow starts them at a pace. */
-export interface RecoverEndpointInput {
-  recoveryId: string;
-  endpointId: string;
-  accountId: string;
-  livemode: boolean;
-  /** Deliveries started per second, fixed when the recovery was asked for. */
-  ratePerSecond: number;
-  /** Where the previous run stopped when it continued as new. */
-  afterDeliveryId?: string | null;
-  started?: number;
-}
-
-export interface RecoverEndpointResult {
-  recoveryId: string;
-  started: number;
-}
-
-export interface RecoveryBatchInput {
-  recoveryId: string;
-  afterDeliveryId: string | null;
-  limit: number;
-}
-
-export interface RecoveryBatchResult {
-  started: number;
-  /** The last delivery of this batch, null when there was none. */
-  lastDeliveryId: string | null;
-}
-
 /** Signatures of the workflows, so callers start and signal them by name without importing workflow code. */
 export type DeliverEventWorkflow = (input: DeliverEventInput) => Promise<DeliverEventResult>;
 export type EndpointSupervisorWorkflow = (input: SupervisorInput) => Promise<SupervisorSnapshot>;
-export type RecoverEndpointWorkflow = (input: RecoverEndpointInput) => Promise<RecoverEndpointResult>;
 
 // ---- One attempt ---------------------------------------------------------------------------------------------
 
@@ -195,7 +167,7 @@ export type SkipReason =
   | 'endpoint_missing'
   | 'endpoint_deleted'
   | 'endpoint_disabled'
-  // its delivery was ended from outside while the ladder waited (endpoint disabled, or never acknowledged as started)
+  // its delivery was ended from outside while the ladder waited (its endpoint disabled)
   | 'delivery_stopped'
   | 'account_suspended'
   | 'event_missing'
@@ -398,8 +370,6 @@ export interface DeliveryActivities {
   /** Emails a failing notice once, and only while the endpoint is still failing in its episode. */
   emailFailingNotice(notificationId: string): Promise<FailingNoticeResult>;
   probeDatabase(): Promise<string>;
-  /** Starts the next deliveries of a recovery (a workflow each); idempotent, so Temporal may retry it. */
-  startRecoveryBatch(input: RecoveryBatchInput): Promise<RecoveryBatchResult>;
   /** One bounded batch of retention (EVENT_RETENTION), after the cursor of the previous batch of this run. */
   deleteExpiredBatch(after?: RetentionCursor): Promise<RetentionResult>;
 }

@@ -151,10 +151,3 @@ export const RETENTION_ACTIVITY_RETRY = { initialInterval: '5s', backoffCoeffici
 
 /** Sent on every post; the URL tells an endpoint's operator who is calling. */
 export const USER_AGENT = 'ParcelWebhooks/1.0 (+https://github.com/parcel-webhooks/parcel-webhooks)';
-
-/** A recovery's batches: one per second; a run continues as new after this many, so its history stays small. */
-export const RECOVERY_BATCH_INTERVAL_MS = 1_000;
-export const RECOVERY_BATCHES_PER_RUN = 100;
-/** Starting a batch's workflows is idempotent (one workflow id per delivery): retried until Temporal answers. */
-export const RECOVERY_BATCH_TIMEOUT = '1m';
-export const RECOVERY_BATCH_RETRY = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' } as const;

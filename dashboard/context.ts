@@ -1,4 +1,3 @@
-import type { Client } from '@temporalio/client';
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../core/errors';
 import type { Pool } from '../db/pool';
@@ -25,7 +24,6 @@ declare module 'fastify' {
 export interface DashboardDeps {
   pool: Pool;
   config: Config;
-  temporal: Client;
   lookup?: Lookup;
 }
 

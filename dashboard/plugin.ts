@@ -47,7 +47,7 @@ const ERROR_TITLES: Record<number, string> = {
 
 export default async function dashboardPlugin(app: FastifyInstance): Promise<void> {
   const assets = loadAssets();
-  const routeOptions: DashboardRouteOptions = { assets, deps: () => ({ pool: app.pg, config: app.config, temporal: app.temporal }) };
+  const routeOptions: DashboardRouteOptions = { assets, deps: () => ({ pool: app.pg, config: app.config }) };
   addFormParser(app);
   app.addHook('onRequest', async (_request, reply) => setSecurityHeaders(reply));
   app.addHook('preHandler', async (request, reply) => guard(request, reply, routeOptions));

@@ -57,96 +57,61 @@ export async function listEventDeliveries(pool: Pool, eventId: string): Promise<
   return rows;
 }
 
-/** What starting a delivery's workflow needs. */
-export interface DeliveryToStart {
-  id: string;
-  event_id: string;
-  event_type: string;
-  endpoint_id: string;
-  account_id: string;
-  livemode: boolean;
-  trigger: DeliveryTrigger;
-}
-
-const TO_START = `d.id, d.event_id, ev.type AS event_type, d.endpoint_id, d.account_id, d.livemode, d.trigger`;
-
-/** New deliveries of one event (resend, test), one per endpoint, in one statement. */
+/**
+ * New deliveries of one event (resend), one per endpoint, in one statement. Stored waiting for the outbox
+ * (db/outbox.ts): a worker's dispatcher starts each one's workflow.
+ */
 export async function insertDeliveries(
   db: Db,
   input: { eventId: string; endpointIds: string[]; trigger: DeliveryTrigger },
-): Promise<DeliveryToStart[]> {
-  const { rows } = await db.query<DeliveryToStart>(
-    `WITH made AS (
-       INSERT INTO deliveries (id, event_id, endpoint_id, account_id, livemode, trigger)
-       SELECT ${SQL_NEW_DELIVERY_ID}, ev.id, target, ev.account_id, ev.livemode, $3
-         FROM events ev, unnest($2::text[]) AS target
-        WHERE ev.id = $1
-       RETURNING *
-     )
-     SELECT ${TO_START} FROM made d JOIN events ev ON ev.id = d.event_id ORDER BY d.endpoint_id`,
+): Promise<void> {
+  await db.query(
+    `INSERT INTO deliveries (id, event_id, endpoint_id, account_id, livemode, trigger)
+     SELECT ${SQL_NEW_DELIVERY_ID}, ev.id, target, ev.account_id, ev.livemode, $3
+       FROM events ev, unnest($2::text[]) AS target
+      WHERE ev.id = $1`,
     [input.eventId, input.endpointIds, input.trigger],
   );
-  return rows;
 }
 
 /**
  * A recovery: a `recover` delivery to the endpoint of every event created in [since, until] that was meant for
  * it (it has a delivery of it: the snapshot's automatic one, a resend, a test) and none of whose deliveries to
  * it succeeded or is still running. The lock makes two concurrent calls for one endpoint take turns, so the
- * second sees the first's pending rows and makes none. Rows are made oldest event first; created_at keeps that
- * order (clock_timestamp() moves per row) for the recovery to start them in.
+ * second sees the first's pending rows and makes none. Each delivery may start `intervalMs` after the one
+ * before it, oldest event first, from now or from the last one still waiting of an earlier recovery of the
+ * endpoint: however many recoveries are asked for, the endpoint gets one steady pace.
  */
 export async function insertRecoveryDeliveries(
   pool: Pool,
-  input: { recoveryId: string; endpointId: string; accountId: string; livemode: boolean; since: number; until: number },
+  input: { recoveryId: string; endpointId: string; accountId: string; livemode: boolean; since: number; until: number; intervalMs: number },
 ): Promise<number> {
   return withTransaction(pool, async (tx) => {
     await tx.query(`SELECT pg_advisory_xact_lock(hashtext('recover:' || $1))`, [input.endpointId]);
     const { rows } = await tx.query<{ count: number }>(
-      `WITH made AS (
-         INSERT INTO deliveries (id, event_id, endpoint_id, account_id, livemode, trigger, recovery_id, created_at)
-         SELECT ${SQL_NEW_DELIVERY_ID}, ev.id, $2, ev.account_id, ev.livemode, 'recover', $1, clock_timestamp()
-           FROM (SELECT id, account_id, livemode FROM events ev
+      `WITH pace AS (
+         SELECT make_interval(secs => $7::float8 / 1000) AS step
+       ), first AS (
+         SELECT GREATEST(now(), COALESCE(max(d.dispatch_after) + pace.step, now())) AS at
+           FROM pace LEFT JOIN deliveries d
+             ON d.endpoint_id = $2 AND d.trigger = 'recover' AND d.dispatched_at IS NULL
+          GROUP BY pace.step
+       ), made AS (
+         INSERT INTO deliveries (id, event_id, endpoint_id, account_id, livemode, trigger, recovery_id, dispatch_after)
+         SELECT ${SQL_NEW_DELIVERY_ID}, ev.id, $2, ev.account_id, ev.livemode, 'recover', $1, first.at + pace.step * (ev.n - 1)
+           FROM (SELECT id, account_id, livemode, row_number() OVER (ORDER BY ev.inserted_at, ev.id) AS n FROM events ev
                   WHERE ev.account_id = $3 AND ev.livemode = $4 AND ev.created BETWEEN $5 AND $6
                     AND EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = ev.id AND d.endpoint_id = $2)
                     AND NOT EXISTS (SELECT 1 FROM deliveries d
-                                     WHERE d.event_id = ev.id AND d.endpoint_id = $2 AND d.status IN ('succeeded', 'pending'))
-                  ORDER BY ev.inserted_at, ev.id) ev
+                                     WHERE d.event_id = ev.id AND d.endpoint_id = $2 AND d.status IN ('succeeded', 'pending'))) ev,
+                first, pace
          RETURNING 1
        )
        SELECT count(*)::integer AS count FROM made`,
-      [input.recoveryId, input.endpointId, input.accountId, input.livemode, input.since, input.until],
+      [input.recoveryId, input.endpointId, input.accountId, input.livemode, input.since, input.until, input.intervalMs],
     );
     return rows[0]?.count ?? 0;
   });
-}
-
-/** The next deliveries of a recovery after `afterId`, in the order they were made. */
-export async function listRecoveryBatch(
-  pool: Pool,
-  input: { recoveryId: string; afterId: string | null; limit: number },
-): Promise<DeliveryToStart[]> {
-  const { rows } = await pool.query<DeliveryToStart>(
-    `SELECT ${TO_START} FROM deliveries d JOIN events ev ON ev.id = d.event_id
-      WHERE d.recovery_id = $1
-        AND ($2::text IS NULL OR (d.created_at, d.id) > (SELECT created_at, id FROM deliveries WHERE id = $2))
-      ORDER BY d.created_at, d.id
-      LIMIT $3`,
-    [input.recoveryId, input.afterId, input.limit],
-  );
-  return rows;
-}
-
-/**
- * Deliveries whose workflow could not be started (Temporal unreachable) end skipped, so none stays pending
- * forever; one whose workflow did start after all records its attempts over this.
- */
-export async function markNotStarted(pool: Pool, ref: { deliveryIds?: string[]; recoveryId?: string }): Promise<void> {
-  await pool.query(
-    `UPDATE deliveries SET status = 'skipped', reason = 'not_started'
-      WHERE (id = ANY ($1::text[]) OR recovery_id = $2) AND status = 'pending' AND attempts = 0`,
-    [ref.deliveryIds ?? [], ref.recoveryId ?? null],
-  );
 }
 
 /** Endpoints of this event's deliveries, still registered and not disabled: what "resend to all" reaches. */

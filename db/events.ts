@@ -147,22 +147,20 @@ export async function findEventOf(
 
 /**
  * A test event: stored like any other (listed among the account's events) but with an empty fan-out snapshot,
- * since it goes to one endpoint only, through its one `test` delivery made in the same statement.
+ * since it goes to one endpoint only, through its one `test` delivery made in the same statement. The event has
+ * no automatic delivery to hand off; its delivery waits in the outbox (db/outbox.ts) like a resend.
  */
-export async function insertTestEvent(pool: Pool, event: NewEvent, endpointId: string): Promise<string> {
-  const { rows } = await pool.query<{ delivery_id: string }>(
+export async function insertTestEvent(pool: Pool, event: NewEvent, endpointId: string): Promise<void> {
+  await pool.query(
     `WITH inserted AS (
-       -- its one delivery is started by the caller, not by the outbox
        INSERT INTO events (id, account_id, livemode, type, created, body, endpoint_ids, dispatched_at)
        VALUES ($1, $2, $3, $4, $5, $6, '{}', now())
        RETURNING id, account_id, livemode
      )
      INSERT INTO deliveries (id, event_id, endpoint_id, account_id, livemode, trigger)
-     SELECT ${SQL_NEW_DELIVERY_ID}, id, $7, account_id, livemode, 'test' FROM inserted
-     RETURNING id AS delivery_id`,
+     SELECT ${SQL_NEW_DELIVERY_ID}, id, $7, account_id, livemode, 'test' FROM inserted`,
     [event.id, event.accountId, event.livemode, event.type, event.created, event.body, endpointId],
   );
-  return rows[0]!.delivery_id;
 }
 
 /** Retention: events inserted before `cutoff`, oldest first, after the cursor of the previous batch. */

@@ -22,12 +22,14 @@ export async function readOperationalState(pool: Pool): Promise<OperationalState
         WHERE status = 'failing' AND deleted_at IS NULL AND disabled_at IS NULL
         GROUP BY livemode`,
     );
-    // Stored events not yet handed to Temporal (the outbox, db/outbox.ts), on the dispatcher's own index.
+    // What waits for its hand-off to Temporal (the outbox, db/outbox.ts), on the dispatcher's own indexes: stored
+    // events, and the deliveries merchants asked for that are due (a recovery's later ones are not late yet).
     const outbox = await tx.query<{ pending: number; oldest_age: number }>(
-      `SELECT count(*)::int AS pending,
-              COALESCE(EXTRACT(EPOCH FROM now() - min(inserted_at)), 0)::float8 AS oldest_age
-         FROM events
-        WHERE dispatched_at IS NULL`,
+      `SELECT count(*)::int AS pending, COALESCE(EXTRACT(EPOCH FROM now() - min(since)), 0)::float8 AS oldest_age
+         FROM (SELECT inserted_at AS since FROM events WHERE dispatched_at IS NULL
+               UNION ALL
+               SELECT dispatch_after FROM deliveries
+                WHERE dispatched_at IS NULL AND trigger <> 'automatic' AND dispatch_after <= now()) waiting`,
     );
     const row = outbox.rows[0];
     return { failing: failing.rows, outboxPending: row?.pending ?? 0, outboxOldestAgeSeconds: row?.oldest_age ?? 0 };

@@ -1,9 +1,12 @@
+import type { DeliveryTrigger } from '../core/delivery-contract';
 import { preparedStatement, type Pool } from './pool';
 
 /**
- * The events table as an outbox (migration 1763780000300): events stored with `dispatched_at` null wait for a
- * dispatcher to start their delivery workflow. A claim is a lease, so a dispatcher that dies or is refused by
- * Temporal leaves the event to be claimed again once the lease lapses.
+ * The outbox of the hand-off to Temporal, in two tables. Events stored with `dispatched_at` null wait for a
+ * dispatcher to start the workflow of their automatic deliveries (migration 1763780000300); deliveries a merchant
+ * asked for (resend, recover, test) wait likewise, each for its own workflow, from their `dispatch_after` on
+ * (migration 1763780000600). A claim is a lease, so a dispatcher that dies or is refused by Temporal leaves the
+ * row to be claimed again once the lease lapses.
  */
 
 /** What starting an event's delivery needs: the publish-time snapshot and its automatic deliveries. */
@@ -85,5 +88,115 @@ export async function releaseLeases(pool: Pool, ids: string[]): Promise<void> {
   );
 }
 
-/** The channel the insert trigger notifies with the event id. */
+/** The channel the insert triggers notify, with the id of the event or delivery (evt_... or dly_...) waiting. */
 export const OUTBOX_CHANNEL = 'event_outbox';
+
+/** What starting one merchant-asked delivery needs: the delivery and its event's identity. */
+export interface UndispatchedDelivery {
+  id: string;
+  event_id: string;
+  event_type: string;
+  endpoint_id: string;
+  account_id: string;
+  livemode: boolean;
+  trigger: DeliveryTrigger;
+}
+
+/** A delivery waits in the outbox: one of its own workflow, not yet started. */
+const WAITING = `dispatched_at IS NULL AND trigger <> 'automatic'`;
+
+/**
+ * How far a recovery may run behind its pace. A recovery's delivery that starts later than this after it was due
+ * moves the endpoint's waiting ones back by as much (markDeliveriesDispatched), so the next starts one step
+ * after it; below it (a timer's or a start's ordinary delay) nothing moves. And of an endpoint's waiting
+ * recovery deliveries, only those due within this of the earliest may be claimed: deliveries that all fell due
+ * while nothing could start them (Temporal down, no worker running) go out as at most this much of the pace at
+ * once, never as a burst of the whole backlog.
+ */
+const RECOVERY_SLACK = `interval '1 second'`;
+
+const WITHIN_RECOVERY_PACE = `(d.trigger <> 'recover' OR d.dispatch_after <= ${RECOVERY_SLACK} + (
+            SELECT min(e.dispatch_after) FROM deliveries e
+             WHERE e.dispatched_at IS NULL AND e.trigger = 'recover' AND e.endpoint_id = d.endpoint_id))`;
+
+/**
+ * Leases up to `limit` waiting deliveries that are due (only `ids` when given), earliest due first, as
+ * claimUndispatched does events: skipping rows another dispatcher is claiming and deliveries under a lease.
+ */
+export async function claimUndispatchedDeliveries(
+  pool: Pool,
+  input: { ids?: string[]; limit: number; leaseMs: number },
+): Promise<UndispatchedDelivery[]> {
+  const { rows } = await pool.query<UndispatchedDelivery>(
+    `WITH relaxed AS (
+         SELECT set_config('synchronous_commit', 'off', true)
+       ), claimable AS (
+         SELECT id FROM deliveries d
+          WHERE ${WAITING} AND dispatch_after <= now()
+            AND (dispatch_lease_until IS NULL OR dispatch_lease_until < now())
+            AND ($1::text[] IS NULL OR id = ANY ($1::text[]))
+            AND ${WITHIN_RECOVERY_PACE}
+          ORDER BY dispatch_after, id
+          LIMIT $2
+            FOR UPDATE SKIP LOCKED
+       )
+       UPDATE deliveries d SET dispatch_lease_until = now() + make_interval(secs => $3::float8 / 1000)
+         FROM claimable c, relaxed, events ev
+        WHERE d.id = c.id AND ev.id = d.event_id
+       RETURNING d.id, d.event_id, ev.type AS event_type, d.endpoint_id, d.account_id, d.livemode, d.trigger`,
+    [input.ids ?? null, input.limit, input.leaseMs],
+  );
+  return rows;
+}
+
+/**
+ * Their workflows are started (or were already): the hand-off is done. Recovery deliveries that started late
+ * (RECOVERY_SLACK) move the waiting ones of their endpoint back by the least of their delays, keeping the
+ * spacing: the next is then due one step after the last one started.
+ */
+export async function markDeliveriesDispatched(pool: Pool, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await pool.query(
+    `WITH relaxed AS (
+         SELECT set_config('synchronous_commit', 'off', true)
+       ), marked AS (
+         UPDATE deliveries SET dispatched_at = now(), dispatch_lease_until = NULL
+           FROM relaxed
+          WHERE id = ANY ($1::text[]) AND dispatched_at IS NULL
+         RETURNING endpoint_id, trigger, dispatch_after
+       ), late AS (
+         SELECT endpoint_id, min(now() - dispatch_after) AS delay FROM marked
+          WHERE trigger = 'recover' AND dispatch_after < now() - ${RECOVERY_SLACK}
+          GROUP BY endpoint_id
+       )
+     UPDATE deliveries d SET dispatch_after = d.dispatch_after + late.delay
+       FROM late
+      WHERE d.endpoint_id = late.endpoint_id AND d.trigger = 'recover' AND d.dispatched_at IS NULL
+        AND NOT (d.id = ANY ($1::text[]))`,
+    [ids],
+  );
+}
+
+/** Starting these failed here: their leases end now, as releaseLeases does for events. */
+export async function releaseDeliveryLeases(pool: Pool, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await pool.query(
+    `WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true))
+     UPDATE deliveries SET dispatch_lease_until = NULL
+       FROM relaxed
+      WHERE id = ANY ($1::text[]) AND dispatched_at IS NULL`,
+    [ids],
+  );
+}
+
+/**
+ * Milliseconds until the earliest waiting delivery not yet due (a recovery's next ones) may start, by the
+ * database's clock, which dispatch_after was set by; null when none waits for a later time.
+ */
+export async function nextDeliveryDueInMs(pool: Pool): Promise<number | null> {
+  const { rows } = await pool.query<{ ms: number | null }>(
+    `SELECT (EXTRACT(EPOCH FROM min(dispatch_after) - now()) * 1000)::float8 AS ms
+       FROM deliveries WHERE ${WAITING} AND dispatch_after > now()`,
+  );
+  return rows[0]?.ms ?? null;
+}

@@ -1,121 +1,28 @@
-import { isGrpcServiceError, ServiceError, WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import { WorkflowIdReusePolicy } from '@temporalio/common';
-import {
-  SEARCH_ATTRIBUTES,
-  WORKFLOW_ID,
-  type DeliverEventInput,
-  type DeliverEventWorkflow,
-  type RecoverEndpointWorkflow,
-  type RecoveryBatchInput,
-  type RecoveryBatchResult,
-} from '../core/delivery-contract';
 import { ApiError } from '../core/errors';
 import { EVENT_TYPES, isEventType } from '../core/event-catalog';
 import { newId } from '../core/ids';
 import * as deliveries from '../db/deliveries';
-import type { DeliveryToStart } from '../db/deliveries';
 import type { EndpointScope } from '../db/endpoints';
 import { findEventOf, insertTestEvent } from '../db/events';
 import type { Pool } from '../db/pool';
 import type { Config } from '../infra/config';
-import { isDependencyOutage, serviceUnavailable } from '../infra/outages';
 import { findUsableEndpoint } from './endpoints';
 import { EVENT_ID_PATTERN, type EventEnvelope } from './events';
 import { sampleEventData } from './parcel-simulator';
 
 /**
  * Deliveries a merchant asks for: resend an event, recover what an endpoint missed, send it a test event. Each
- * is a stored delivery (trigger resend, recover or test) and its own `delivery:<dly_id>` workflow running the
- * usual deliverEvent ladder for one endpoint, with the ladder of the process that starts it. The API, the CLI
- * and the developers page all call these functions.
+ * is a stored delivery (trigger resend, recover or test) that waits in the outbox like a published event: these
+ * functions only store and answer, and a worker's dispatcher starts its own `delivery:<dly_id>` workflow running
+ * the usual deliverEvent ladder for one endpoint (domain/outbox.ts, domain/delivery-start.ts). So a request
+ * made while Temporal is out of reach is accepted all the same, and delivered once Temporal answers. The API,
+ * the CLI and the developers page all call these functions.
  */
 
 export interface RedeliveryDeps {
   pool: Pool;
-  temporal: Client;
+  /** RECOVER_RATE_PER_SECOND: the pace a recovery's deliveries are spaced at. */
   config: Config;
-}
-
-/**
- * How long a merchant's request waits for Temporal to accept the workflows: the client would otherwise retry
- * an unreachable server for about half a minute while the HTTP request hangs.
- */
-const START_DEADLINE_MS = 5_000;
-
-/**
- * Temporal did not answer (down, unreachable, overloaded): a 503 the caller retries, not a 500. The outage rules
- * are infra/outages.ts's; any other ServiceError from starting a delivery is treated as Temporal's trouble too.
- */
-function isTemporalUnavailable(err: unknown): boolean {
-  return isDependencyOutage(err) || err instanceof ServiceError || isGrpcServiceError(err);
-}
-
-function unavailable(): ApiError {
-  return serviceUnavailable('Deliveries cannot be started right now; retry shortly.');
-}
-
-function summaryOf(d: DeliveryToStart): string {
-  return `${d.trigger} ${d.event_type} ${d.event_id} -> ${d.endpoint_id} (${d.account_id}, ${d.livemode ? 'live' : 'test'})`;
-}
-
-function workflowInput(config: Config, d: DeliveryToStart): DeliverEventInput {
-  return {
-    eventId: d.event_id,
-    eventType: d.event_type,
-    accountId: d.account_id,
-    livemode: d.livemode,
-    endpointIds: [d.endpoint_id],
-    deliveryIds: { [d.endpoint_id]: d.id },
-    trigger: d.trigger,
-    // The ladder of the process that starts the delivery, carried in its input like a published event's.
-    retryDelaysMs: config.delivery.retryDelaysMs,
-    timeoutMs: config.delivery.timeoutMs,
-    failingThreshold: config.delivery.failingThreshold,
-    // Started without a local workflow task timeout: its attempts run as regular activities.
-    attemptKind: 'activity',
-  };
-}
-
-/** Starts one workflow per delivery; an existing one (a retried batch) counts as started. */
-export async function startDeliveryWorkflows(deps: RedeliveryDeps, rows: DeliveryToStart[]): Promise<void> {
-  await deps.temporal.withDeadline(Date.now() + START_DEADLINE_MS, () => startEach(deps, rows));
-}
-
-async function startEach(deps: RedeliveryDeps, rows: DeliveryToStart[]): Promise<void> {
-  await Promise.all(
-    rows.map(async (d) => {
-      try {
-        await deps.temporal.workflow.start<DeliverEventWorkflow>('deliverEvent', {
-          workflowId: WORKFLOW_ID.delivery(d.id),
-          taskQueue: deps.config.temporal.taskQueue,
-          args: [workflowInput(deps.config, d)],
-          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-          typedSearchAttributes: [
-            { key: SEARCH_ATTRIBUTES.accountId, value: d.account_id },
-            { key: SEARCH_ATTRIBUTES.livemode, value: d.livemode },
-            { key: SEARCH_ATTRIBUTES.eventId, value: d.event_id },
-            { key: SEARCH_ATTRIBUTES.eventType, value: d.event_type },
-            { key: SEARCH_ATTRIBUTES.endpointIds, value: [d.endpoint_id] },
-          ],
-          staticSummary: summaryOf(d),
-          staticDetails: `**${d.trigger}** delivery \`${d.id}\` of \`${d.event_id}\` (${d.event_type}) to \`${d.endpoint_id}\``,
-        });
-      } catch (err) {
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-      }
-    }),
-  );
-}
-
-/** Starts stored deliveries now; when Temporal is out of reach they end skipped (not_started) and the caller gets a 503. */
-async function startOrGiveBack(deps: RedeliveryDeps, rows: DeliveryToStart[]): Promise<void> {
-  try {
-    await startDeliveryWorkflows(deps, rows);
-  } catch (err) {
-    await deliveries.markNotStarted(deps.pool, { deliveryIds: rows.map((d) => d.id) });
-    if (isTemporalUnavailable(err)) throw unavailable();
-    throw err;
-  }
 }
 
 function eventMissing(id: string): ApiError {
@@ -148,14 +55,14 @@ export async function resendEvent(
   } else {
     endpointIds = await deliveries.liveEndpointsOfEvent(deps.pool, event.id);
   }
-  const rows = endpointIds.length > 0 ? await deliveries.insertDeliveries(deps.pool, { eventId: event.id, endpointIds, trigger: 'resend' }) : [];
-  await startOrGiveBack(deps, rows);
+  if (endpointIds.length > 0) await deliveries.insertDeliveries(deps.pool, { eventId: event.id, endpointIds, trigger: 'resend' });
   return { object: 'resend', event_id: event.id, endpoint_ids: endpointIds, livemode: scope.livemode };
 }
 
 /**
- * POST /v1/webhooks/:id/recover: the window's deliveries are stored at once (a second call for the same window
- * finds them pending and makes none), then one workflow starts them at RECOVER_RATE_PER_SECOND.
+ * POST /v1/webhooks/:id/recover: the window's deliveries are stored at once, spaced 1 / RECOVER_RATE_PER_SECOND
+ * seconds apart, for the dispatchers to start at that pace (db/deliveries.ts insertRecoveryDeliveries). A second
+ * call for the same window finds them pending (or succeeded) and makes none.
  */
 export async function recoverEndpoint(
   deps: RedeliveryDeps,
@@ -176,35 +83,10 @@ export async function recoverEndpoint(
     livemode: scope.livemode,
     since: window.since,
     until,
+    intervalMs: 1000 / deps.config.delivery.recoverRatePerSecond,
   });
   const base = { object: 'recovery' as const, endpoint_id: endpoint.id, livemode: scope.livemode };
-  if (count === 0) return { ...base, id: null, event_count: 0 };
-  try {
-    const start = () => deps.temporal.workflow.start<RecoverEndpointWorkflow>('recoverEndpoint', {
-      workflowId: WORKFLOW_ID.recovery(recoveryId),
-      taskQueue: deps.config.temporal.taskQueue,
-      args: [{ recoveryId, endpointId: endpoint.id, accountId: scope.accountId, livemode: scope.livemode, ratePerSecond: deps.config.delivery.recoverRatePerSecond }],
-      typedSearchAttributes: [
-        { key: SEARCH_ATTRIBUTES.accountId, value: scope.accountId },
-        { key: SEARCH_ATTRIBUTES.livemode, value: scope.livemode },
-        { key: SEARCH_ATTRIBUTES.endpointIds, value: [endpoint.id] },
-      ],
-      staticSummary: `recover ${count} event${count === 1 ? '' : 's'} -> ${endpoint.id} at ${deps.config.delivery.recoverRatePerSecond}/s (${scope.accountId}, ${scope.livemode ? 'live' : 'test'})`,
-    });
-    await deps.temporal.withDeadline(Date.now() + START_DEADLINE_MS, start);
-  } catch (err) {
-    await deliveries.markNotStarted(deps.pool, { recoveryId });
-    if (isTemporalUnavailable(err)) throw unavailable();
-    throw err;
-  }
-  return { ...base, id: recoveryId, event_count: count };
-}
-
-/** The recovery workflow's activity: the next batch of its deliveries, each started as its own workflow. */
-export async function startRecoveryBatch(deps: RedeliveryDeps, input: RecoveryBatchInput): Promise<RecoveryBatchResult> {
-  const rows = await deliveries.listRecoveryBatch(deps.pool, { recoveryId: input.recoveryId, afterId: input.afterDeliveryId, limit: input.limit });
-  await startDeliveryWorkflows(deps, rows);
-  return { started: rows.length, lastDeliveryId: rows.at(-1)?.id ?? null };
+  return count === 0 ? { ...base, id: null, event_count: 0 } : { ...base, id: recoveryId, event_count: count };
 }
 
 /**
@@ -233,16 +115,6 @@ export async function sendTestEvent(
     livemode: scope.livemode,
   };
   const body = JSON.stringify(envelope);
-  const deliveryId = await insertTestEvent(deps.pool, { ...envelope, accountId: scope.accountId, body }, endpoint.id);
-  const row: DeliveryToStart = {
-    id: deliveryId,
-    event_id: envelope.id,
-    event_type: type,
-    endpoint_id: endpoint.id,
-    account_id: scope.accountId,
-    livemode: scope.livemode,
-    trigger: 'test',
-  };
-  await startOrGiveBack(deps, [row]);
+  await insertTestEvent(deps.pool, { ...envelope, accountId: scope.accountId, body }, endpoint.id);
   return envelope;
 }

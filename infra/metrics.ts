@@ -177,7 +177,7 @@ new Gauge({
 
 new Gauge({
   name: 'parcel_webhooks_outbox_pending_events',
-  help: 'Events stored but not yet handed to Temporal (read from Postgres; reported by worker processes).',
+  help: 'Events, and due resend/recover/test deliveries, stored but not yet handed to Temporal (read from Postgres; reported by worker processes).',
   registers: [registry],
   async collect() {
     const state = await databaseState();
@@ -189,7 +189,7 @@ new Gauge({
 
 new Gauge({
   name: 'parcel_webhooks_outbox_oldest_pending_age_seconds',
-  help: 'Age of the oldest event stored but not yet handed to Temporal; 0 when none waits.',
+  help: 'Age of the oldest event (or due resend/recover/test delivery) stored but not yet handed to Temporal; 0 when none waits.',
   registers: [registry],
   async collect() {
     const state = await databaseState();

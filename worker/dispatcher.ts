@@ -1,11 +1,13 @@
 import pg from 'pg';
-import { dispatchWaiting, OUTBOX_CHANNEL, type DispatchDeps } from '../domain/outbox';
+import { dispatchWaiting, nextDueInMs, OUTBOX_CHANNEL, type DispatchDeps } from '../domain/outbox';
 
 /**
- * The outbox dispatcher a worker runs beside its pollers: it hears of each stored event at once (LISTEN, notified
- * by the events table's insert trigger when the publishing transaction commits) and starts its workflow; a sweep
- * finds whatever a notification did not bring (events stored while no dispatcher listened, a lapsed lease after
- * a refused start, a notification lost with a dropped connection).
+ * The outbox dispatcher a worker runs beside its pollers: it hears of each stored event, and of each delivery a
+ * merchant asked for (resend, recover, test), at once (LISTEN, notified by the insert triggers when the storing
+ * transaction commits) and starts its workflow; a sweep finds whatever a notification did not bring (rows stored
+ * while no dispatcher listened, a lapsed lease after a refused start, a notification lost with a dropped
+ * connection). A recovery's deliveries fall due one after another (dispatch_after): after each sweep the
+ * dispatcher sleeps until the next one is due, if that is sooner than its next sweep.
  */
 
 export interface DispatcherOptions extends DispatchDeps {
@@ -17,9 +19,9 @@ export interface DispatcherOptions extends DispatchDeps {
 }
 
 export interface Dispatcher {
-  /** Resolves after the first sweep: events stored before the dispatcher started are being handed off. */
+  /** Resolves after the first sweep: what was stored before the dispatcher started is being handed off. */
   ready: Promise<void>;
-  /** Events this dispatcher handed off, by how it learnt of them. */
+  /** Events and deliveries this dispatcher handed off, by how it learnt of them. */
   stats(): { notified: number; swept: number };
   /** Stops listening and sweeping, and waits for a hand-off under way. */
   stop(): Promise<void>;
@@ -28,8 +30,13 @@ export interface Dispatcher {
 export const SWEEP_INTERVAL_MS = 5_000;
 /** While Temporal or Postgres refuses, sweeps back off to this. */
 const MAX_BACKOFF_MS = 30_000;
-/** Events claimed per statement, and started side by side. */
+/** Events (and due deliveries) claimed per statement, and started side by side. */
 export const DISPATCH_BATCH = 100;
+/**
+ * The shortest wait for the next delivery due: a recovery paced faster than this is started in small batches
+ * (all that fell due meanwhile) rather than by a timer per delivery.
+ */
+export const MIN_DUE_WAIT_MS = 20;
 /** Passes over notified events under way at once. */
 export const NOTIFIED_PASSES = 2;
 
@@ -62,11 +69,11 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
 
   const outcome = (error: Error | undefined) => {
     if (error) {
-      if (!failing) log(`outbox: handing events to Temporal failed (${error.message}); retrying`);
+      if (!failing) log(`outbox: starting workflows failed (${error.message}); retrying`);
       failing = true;
       backoffMs = Math.min(backoffMs * 2, MAX_BACKOFF_MS);
     } else {
-      if (failing) log('outbox: handing events to Temporal again');
+      if (failing) log('outbox: starting workflows again');
       failing = false;
       backoffMs = sweepIntervalMs;
     }
@@ -85,12 +92,16 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
     });
   };
 
-  /** Hands off notified events: the newest work, and what publish-to-first-attempt latency waits on. */
+  /**
+   * Hands off notified events and deliveries: the newest work, and what publish-to-first-attempt latency waits
+   * on. A delivery may be a recovery's first: a sweep after it finds when the next one falls due.
+   */
   async function dispatchNotified(ids: string[]): Promise<void> {
     try {
       const result = await dispatchWaiting(options, { ids, limit: ids.length });
       counts.notified += result.dispatched.length;
       outcome(result.error);
+      if (result.dispatched.some((id) => id.startsWith('dly_'))) sweepDue = true;
     } catch (err) {
       outcome(err as Error);
     } finally {
@@ -98,22 +109,35 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
     }
   }
 
-  /** Sweeps up whatever a notification did not bring; again at once after a full batch all started. */
+  /** Until the next sweep: the interval (or the backoff), or sooner when a waiting delivery falls due first. */
+  async function nextSweepInMs(): Promise<number> {
+    if (failing) return backoffMs;
+    const due = await nextDueInMs(options).catch(() => null);
+    return due === null ? backoffMs : Math.min(backoffMs, Math.max(MIN_DUE_WAIT_MS, Math.ceil(due)));
+  }
+
+  /**
+   * Sweeps up whatever a notification did not bring; again at once after a full batch all started, else after
+   * the interval or when the next delivery falls due.
+   */
   async function sweep(): Promise<void> {
     let full = false;
+    let waitMs = backoffMs;
     try {
       const result = await dispatchWaiting(options, { limit: DISPATCH_BATCH });
       counts.swept += result.dispatched.length;
       outcome(result.error);
-      full = result.claimed === DISPATCH_BATCH && result.dispatched.length === result.claimed;
+      full = result.claimed >= DISPATCH_BATCH && result.dispatched.length === result.claimed;
+      if (!full) waitMs = await nextSweepInMs();
     } catch (err) {
       outcome(err as Error);
+      waitMs = backoffMs;
     } finally {
       sweeping = false;
     }
     resolveReady();
     if (full) sweepDue = true;
-    else scheduleSweep(backoffMs);
+    else scheduleSweep(waitMs);
   }
 
   /**

@@ -2,5 +2,4 @@
 export { deliverEvent } from './deliver-event';
 export { endpointSupervisor } from './endpoint-supervisor';
 export { healthProbe } from './health-probe';
-export { recoverEndpoint } from './recover-endpoint';
 export { purgeExpiredEvents } from './retention';

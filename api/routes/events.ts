@@ -7,7 +7,7 @@ import { resendEvent } from '../../domain/redelivery';
 import { authOf } from '../plugins/auth';
 import { errorResponses as errors, Limit, listOf } from '../schemas';
 
-/** Events of the caller's account and mode (DESIGN.md "Merchant self-service API"): thin handlers over the domain. */
+/** Events of the caller's account and mode, for the merchant self-service API: thin handlers over the domain. */
 
 const DEFAULT_LIMIT = 10;
 
@@ -34,7 +34,7 @@ const ResendBody = Type.Object(
 const Resend = Type.Object({
   object: Type.Literal('resend'),
   event_id: Type.String(),
-  endpoint_ids: Type.Array(Type.String(), { description: 'Endpoints a new delivery (trigger resend) was started for.' }),
+  endpoint_ids: Type.Array(Type.String(), { description: 'Endpoints a new delivery (trigger resend) was made for.' }),
   livemode: Type.Boolean(),
 });
 
@@ -77,8 +77,8 @@ export default async function eventRoutes(fastify: FastifyInstance): Promise<voi
       },
     },
     async (request, reply) => {
-      const deps = { pool: app.pg, temporal: app.temporal, config: app.config };
-      const resent = await resendEvent(deps, authOf(request), request.params.id, { endpointId: request.body?.endpoint_id });
+      // Stored only: a worker's dispatcher starts the delivery (domain/outbox.ts), so this needs no Temporal.
+      const resent = await resendEvent({ pool: app.pg, config: app.config }, authOf(request), request.params.id, { endpointId: request.body?.endpoint_id });
       return reply.status(202).send(resent);
     },
   );

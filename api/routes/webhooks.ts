@@ -22,7 +22,7 @@ import type { Lookup } from '../../infra/ssrf';
 import { authOf } from '../plugins/auth';
 import { errorResponses as errors, Limit, listOf } from '../schemas';
 
-/** Webhook endpoints (spec 4, DESIGN.md "API decisions"): thin handlers over domain/endpoints.ts and domain/deliveries.ts. */
+/** Webhook endpoints: thin handlers over domain/endpoints.ts, domain/deliveries.ts and domain/redelivery.ts. */
 
 const EndpointParams = Type.Object({ id: Type.String({ description: 'Webhook endpoint id (we_...).' }) });
 
@@ -123,7 +123,8 @@ export interface WebhookRouteOptions {
 export default async function webhookRoutes(fastify: FastifyInstance, options: WebhookRouteOptions = {}): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const deps = (): EndpointDeps => ({ pool: app.pg, config: app.config, lookup: options.lookup });
-  const redeliveryDeps = () => ({ pool: app.pg, temporal: app.temporal, config: app.config });
+  // Resend, recover and test only store deliveries: a worker's dispatcher starts them, so no Temporal here.
+  const redeliveryDeps = () => ({ pool: app.pg, config: app.config });
   const tags = ['webhooks'];
   // Every route here manages endpoints: the scope is declared with each route, the one place it is read from.
   const config = { scope: 'webhooks:manage' } as const;

@@ -74,8 +74,8 @@ export function registerEvents(program: Command, ctx: CliContext): void {
   scoped(events.command('resend').description('Deliver an event again: same id and bytes, fresh signature').argument('<evt_id>'))
     .option('--endpoint <we_id>', 'one endpoint; default every live endpoint the event was delivered to')
     .action(async (id: string, options: { account: string; mode: string; endpoint?: string }, command: Command) => {
-      const deps = { pool: ctx.pool, temporal: await ctx.temporal(), config: ctx.config };
-      const resent = await resendEvent(deps, merchantScope(options), id, { endpointId: options.endpoint });
+      // Stored only, like a publish: a worker's dispatcher starts the delivery.
+      const resent = await resendEvent({ pool: ctx.pool, config: ctx.config }, merchantScope(options), id, { endpointId: options.endpoint });
       print(command, resent, () =>
         resent.endpoint_ids.length === 0 ? `${id}: no live endpoint to resend to` : `resending ${id} -> ${resent.endpoint_ids.join(', ')}`,
       );

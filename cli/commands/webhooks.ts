@@ -14,7 +14,8 @@ function unixSeconds(raw: string, name: string): number {
 /** `webhooks recover|test`: operators acting for a merchant, through the same functions as the API. */
 export function registerWebhooks(program: Command, ctx: CliContext): void {
   const webhooks = program.command('webhooks').description("Recover an endpoint's missed events, send it a test event");
-  const deps = async () => ({ pool: ctx.pool, temporal: await ctx.temporal(), config: ctx.config });
+  // Stored only, like a publish: a worker's dispatcher starts the deliveries, so no Temporal connection.
+  const deps = () => ({ pool: ctx.pool, config: ctx.config });
 
   webhooks
     .command('recover')
@@ -30,7 +31,7 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
         since: unixSeconds(options.since, '--since'),
         until: options.until === undefined ? undefined : unixSeconds(options.until, '--until'),
       };
-      const recovery = await recoverEndpoint(await deps(), merchantScope(options), id, window);
+      const recovery = await recoverEndpoint(deps(), merchantScope(options), id, window);
       print(command, recovery, () =>
         recovery.event_count === 0
           ? `nothing to recover for ${id} in that window`
@@ -47,7 +48,7 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
     .option('--type <type>', `event kind (default parcel.created): ${EVENT_TYPES.join(', ')}`)
     .option('--json', 'print one JSON document')
     .action(async (id: string, options: { account: string; mode: string; type?: string }, command: Command) => {
-      const event = await sendTestEvent(await deps(), merchantScope(options), id, { type: options.type });
+      const event = await sendTestEvent(deps(), merchantScope(options), id, { type: options.type });
       print(command, event, () => `sent test ${event.type} ${event.id} -> ${id}`);
     });
 }

@@ -165,9 +165,21 @@ describe('merchant self-service API', () => {
     for (const id of failed) await settled(key, id, 2);
     const recovered = h.receiver.at('/ss-recover').slice(before);
     expect(recovered.map((r) => JSON.parse(r.rawBody.toString()).id).sort()).toEqual([...failed].sort());
-    // RECOVER_RATE_PER_SECOND=2: the third started a batch (one second) after the first two.
+    // RECOVER_RATE_PER_SECOND=2: each is due half a second after the one before, and none started before it was due.
+    const { rows: paced } = await api.pool.query<{ due_ms: number; early: boolean }>(
+      `SELECT (EXTRACT(EPOCH FROM dispatch_after - min(dispatch_after) OVER ()) * 1000)::float8 AS due_ms,
+              dispatched_at < dispatch_after AS early
+         FROM deliveries WHERE recovery_id = $1 ORDER BY dispatch_after`,
+      [res.json().id],
+    );
+    expect(paced.map((row) => [Math.round(row.due_ms), row.early])).toEqual([
+      [0, false],
+      [500, false],
+      [1000, false],
+    ]);
+    // At the receiver: spread out, not all at once (each start's own latency blurs the exact spacing).
     const times = recovered.map((r) => r.receivedAt).sort((a, b) => a - b);
-    expect(times[2]! - times[0]!).toBeGreaterThanOrEqual(900);
+    expect(times[2]! - times[0]!).toBeGreaterThanOrEqual(500);
     expect(await deliveriesOf(key, ok)).toHaveLength(1);
     const third = await call(key, 'POST', `/v1/webhooks/${endpoint.id}/recover`, { since });
     expect(third.json().event_count).toBe(0);
@@ -207,28 +219,26 @@ describe('merchant self-service API', () => {
     expect((await call(await api.key({ status: 'active' }), 'POST', `/v1/webhooks/${endpoint.id}/test`, {})).statusCode).toBe(404);
   });
 
-  it('answers 503 with Retry-After when Temporal is out of reach, leaving no delivery pending', async () => {
-    const { key, endpoint } = await merchantWithEndpoint('/ss-outage');
+  it('accepts a resend with no Temporal at all: the API only stores it, and a worker delivers it', async () => {
+    const { key, endpoint } = await merchantWithEndpoint('/ss-no-temporal');
     const published = await publish(key.account_id);
     await settled(key, published.event.id, 1);
-    // The same database, a Temporal address where nothing listens.
-    const down = await apiFixture({ config: testConfig({ TEMPORAL_ADDRESS: '127.0.0.1:1' }) });
+    // The same database, a Temporal address where nothing listens: the API never calls it for a resend.
+    const alone = await apiFixture({ config: testConfig({ TEMPORAL_ADDRESS: '127.0.0.1:1' }) });
     try {
-      const res = await down.app.inject({
+      const res = await alone.app.inject({
         method: 'POST',
         url: `/v1/events/${published.event.id}/resend`,
         headers: bearer(key.key),
         payload: { endpoint_id: endpoint.id },
       });
-      expect(res.statusCode, res.body).toBe(503);
-      expect(res.headers['retry-after']).toBe('5');
-      expect(res.json().error.code).toBe('service_unavailable');
+      expect(res.statusCode, res.body).toBe(202);
+      expect(res.json()).toEqual({ object: 'resend', event_id: published.event.id, endpoint_ids: [endpoint.id], livemode: false });
     } finally {
-      await down.close();
+      await alone.close();
     }
-    const event = (await call(key, 'GET', `/v1/events/${published.event.id}`)).json();
-    expect(event.pending_webhooks).toBe(0);
-    expect(event.deliveries[1]).toMatchObject({ trigger: 'resend', status: 'skipped', reason: 'not_started' });
+    const event = await settled(key, published.event.id, 2);
+    expect(event.deliveries[1]).toMatchObject({ trigger: 'resend', status: 'succeeded' });
   });
 
   it('documents every new route in the OpenAPI document', async () => {

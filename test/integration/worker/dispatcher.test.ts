@@ -4,6 +4,7 @@ import { createPool, type Pool } from '../../../db/pool';
 import { publishEvent } from '../../../domain/events';
 import { operationalState } from '../../../domain/operational-state';
 import { dispatchWaiting } from '../../../domain/outbox';
+import { recoverEndpoint, resendEvent } from '../../../domain/redelivery';
 import { attemptsOf, createEndpoint, deliveryResult, parcel } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';
@@ -17,8 +18,9 @@ function fakeTemporal(start: (options: { workflowId: string }) => Promise<unknow
 }
 
 /**
- * Issue 11 point 2: the events table is an outbox. Publishing stores; a worker's dispatcher starts the workflow,
- * whether it hears of the event at once (LISTEN) or finds it later (sweep), and a start that failed is retried.
+ * The events table and the deliveries merchants ask for are an outbox. Publishing, resending, recovering store; a
+ * worker's dispatcher starts the workflow, whether it hears of the row at once (LISTEN) or finds it later
+ * (sweep, or its wake-up for a recovery's next delivery due), and a start that failed is retried.
  */
 describe('outbox dispatcher', () => {
   const config = testConfig({ DELIVERY_RETRY_DELAYS: '10ms' });
@@ -70,6 +72,49 @@ describe('outbox dispatcher', () => {
     expect(after.swept).toBe(before.swept);
   });
 
+  const scope = () => ({ accountId, livemode: false });
+  const workflowDone = (workflowId: string) =>
+    waitFor(async () => (await tw!.client.workflow.getHandle(workflowId).describe()).status.name === 'COMPLETED', { what: `${workflowId} to complete` });
+
+  it('hears of a resend as it is stored, and starts it as its own delivery workflow', async () => {
+    const endpoint = await createEndpoint(pool, { accountId, url: `${receiver.url}/resend` });
+    const published = await publish('resend');
+    await deliveryResult(tw!.client, published.event.id);
+    const before = tw!.dispatcher.stats();
+    await resendEvent({ pool, config }, scope(), published.event.id, { endpointId: endpoint.id });
+    const { rows } = await pool.query("SELECT id FROM deliveries WHERE event_id = $1 AND trigger = 'resend'", [published.event.id]);
+    await workflowDone(`delivery:${rows[0].id}`);
+    expect(receiver.at('/resend')).toHaveLength(2);
+    expect(tw!.dispatcher.stats().notified).toBe(before.notified + 1);
+    expect((await pool.query('SELECT dispatched_at FROM deliveries WHERE id = $1', [rows[0].id])).rows[0].dispatched_at).toBeInstanceOf(Date);
+  });
+
+  it("starts a recovery's deliveries at its pace, each when it falls due, long before the next periodic sweep", async () => {
+    const endpoint = await createEndpoint(pool, { accountId, url: `${receiver.url}/recover` });
+    let up = false;
+    receiver.script('/recover', () => ({ status: up ? 200 : 503 }));
+    const since = Math.floor(Date.now() / 1000) - 1;
+    const missed = [];
+    for (let i = 0; i < 3; i++) missed.push((await publish('recover')).event.id);
+    for (const id of missed) await deliveryResult(tw!.client, id);
+    up = true;
+    // RECOVER_RATE_PER_SECOND=4: one delivery every 250 ms. The dispatcher's sweep interval is 10 minutes here.
+    const recovered = await recoverEndpoint({ pool, config: { ...config, delivery: { ...config.delivery, recoverRatePerSecond: 4 } } }, scope(), endpoint.id, { since });
+    expect(recovered.event_count).toBe(3);
+    const { rows } = await pool.query<{ id: string; due_ms: number }>(
+      `SELECT id, (EXTRACT(EPOCH FROM dispatch_after - min(dispatch_after) OVER ()) * 1000)::float8 AS due_ms
+         FROM deliveries WHERE recovery_id = $1 ORDER BY dispatch_after`,
+      [recovered.id],
+    );
+    expect(rows.map((row) => Math.round(row.due_ms))).toEqual([0, 250, 500]);
+    for (const row of rows) await workflowDone(`delivery:${row.id}`);
+    // None started before it was due.
+    const early = await pool.query('SELECT count(*)::int AS n FROM deliveries WHERE recovery_id = $1 AND dispatched_at < dispatch_after', [recovered.id]);
+    expect(early.rows[0].n).toBe(0);
+    const posted = receiver.at('/recover').slice(-3).map((r) => JSON.parse(r.rawBody.toString()).id);
+    expect(posted).toEqual(missed);
+  });
+
   it('does not dispatch an event with nobody to deliver to', async () => {
     const other = await createAccount(pool);
     const published = await publishEvent({ pool }, { accountId: other, livemode: false, type: 'parcel.created', data: { parcel: parcel() } });
@@ -105,8 +150,71 @@ describe('outbox dispatcher', () => {
     expect(await dispatchedAt(published.event.id)).toBeInstanceOf(Date);
   });
 
+  it('claims a delivery only once it is due, gives a refused one back, and starts it as delivery:<dly_id>', async () => {
+    // No worker: this test is the only claimant.
+    await tw?.stop();
+    tw = undefined;
+    const endpoint = await createEndpoint(pool, { accountId, url: `${receiver.url}/due` });
+    const published = await publish('due');
+    await pool.query('UPDATE events SET dispatched_at = now() WHERE id = $1', [published.event.id]);
+    await resendEvent({ pool, config }, scope(), published.event.id, { endpointId: endpoint.id });
+    const { rows } = await pool.query("SELECT id FROM deliveries WHERE event_id = $1 AND trigger = 'resend'", [published.event.id]);
+    const id = rows[0].id as string;
+    const starts: string[] = [];
+    const counting = fakeTemporal(async (options) => starts.push(options.workflowId));
+
+    await pool.query(`UPDATE deliveries SET dispatch_after = now() + interval '1 hour' WHERE id = $1`, [id]);
+    expect(await dispatchWaiting({ pool, temporal: counting, config }, { ids: [id], limit: 10 })).toMatchObject({ claimed: 0 });
+    await pool.query('UPDATE deliveries SET dispatch_after = now() WHERE id = $1', [id]);
+    const refusing = fakeTemporal(() => Promise.reject(new Error('Temporal unreachable')));
+    const refused = await dispatchWaiting({ pool, temporal: refusing, config }, { ids: [id], limit: 10 });
+    expect(refused).toMatchObject({ claimed: 1, dispatched: [] });
+    const waiting = await pool.query('SELECT dispatched_at, dispatch_lease_until, status FROM deliveries WHERE id = $1', [id]);
+    expect(waiting.rows[0]).toEqual({ dispatched_at: null, dispatch_lease_until: null, status: 'pending' });
+
+    expect(await dispatchWaiting({ pool, temporal: counting, config }, { limit: 10 })).toMatchObject({ claimed: 1, dispatched: [id] });
+    expect(starts).toEqual([`delivery:${id}`]);
+    expect((await pool.query('SELECT dispatched_at FROM deliveries WHERE id = $1', [id])).rows[0].dispatched_at).toBeInstanceOf(Date);
+    // The hand-off is done: nothing is claimed again.
+    expect(await dispatchWaiting({ pool, temporal: counting, config }, { limit: 10 })).toMatchObject({ claimed: 0 });
+  });
+
+  it("keeps a recovery's pace after its deliveries all fell due while nothing could start them", async () => {
+    const endpoint = await createEndpoint(pool, { accountId, url: `${receiver.url}/backlog` });
+    const since = Math.floor(Date.now() / 1000) - 1;
+    const missed: string[] = [];
+    for (let i = 0; i < 6; i++) missed.push((await publish('backlog')).event.id);
+    // Delivered and failed long ago, as far as this test is concerned: no worker runs here.
+    await pool.query('UPDATE events SET dispatched_at = now() WHERE id = ANY ($1)', [missed]);
+    await pool.query(`UPDATE deliveries SET status = 'failed' WHERE event_id = ANY ($1)`, [missed]);
+    const paced = { ...config, delivery: { ...config.delivery, recoverRatePerSecond: 2 } };
+    const recovery = await recoverEndpoint({ pool, config: paced }, scope(), endpoint.id, { since });
+    expect(recovery.event_count).toBe(6);
+    // Due every 500 ms, the whole backlog an hour ago: Temporal was down, say, and nothing started.
+    await pool.query(`UPDATE deliveries SET dispatch_after = dispatch_after - interval '1 hour' WHERE recovery_id = $1`, [recovery.id]);
+    const starts: string[] = [];
+    const counting = fakeTemporal(async (options) => starts.push(options.workflowId));
+
+    // One second of the pace goes out (0, 500 and 1000 ms after the first), not the six.
+    expect(await dispatchWaiting({ pool, temporal: counting, config }, { limit: 100 })).toMatchObject({ claimed: 3 });
+    // The rest moved back behind the last one started, their spacing kept: nothing more is due yet.
+    expect(await dispatchWaiting({ pool, temporal: counting, config }, { limit: 100 })).toMatchObject({ claimed: 0 });
+    const { rows } = await pool.query<{ in_ms: number }>(
+      `SELECT (EXTRACT(EPOCH FROM dispatch_after - now()) * 1000)::float8 AS in_ms
+         FROM deliveries WHERE recovery_id = $1 AND dispatched_at IS NULL ORDER BY dispatch_after`,
+      [recovery.id],
+    );
+    expect(rows).toHaveLength(3);
+    expect(rows[0]!.in_ms).toBeGreaterThan(0);
+    expect(rows[0]!.in_ms).toBeLessThanOrEqual(500);
+    expect(rows.map((row) => Math.round(row.in_ms - rows[0]!.in_ms))).toEqual([0, 500, 1000]);
+    expect(starts).toHaveLength(3);
+    // Out of the way of the next test, which counts every row a sweep hands off.
+    await pool.query('DELETE FROM deliveries WHERE recovery_id = $1 AND dispatched_at IS NULL', [recovery.id]);
+  });
+
   it('never starts an event twice when dispatchers race for the same events', async () => {
-    await tw!.stop();
+    await tw?.stop();
     tw = undefined;
     await createEndpoint(pool, { accountId, url: `${receiver.url}/race` });
     const ids: string[] = [];

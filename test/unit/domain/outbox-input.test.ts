@@ -1,30 +1,76 @@
 import { describe, expect, it } from 'vitest';
-import type { UndispatchedEvent } from '../../../db/outbox';
-import { deliveryInput, firstAttemptId } from '../../../domain/outbox';
+import { SEARCH_ATTRIBUTES, type DeliveryTrigger } from '../../../core/delivery-contract';
+import { localAttemptTaskTimeoutMs } from '../../../core/delivery-policy';
+import { deliveryInput, deliveryStartOptions, firstAttemptId, type DeliveryStart } from '../../../domain/delivery-start';
+import { firstAttemptId as reexported } from '../../../domain/outbox';
 import { loadConfig } from '../../../infra/config';
 
-const row = (endpoints: Record<string, string>): UndispatchedEvent => ({
-  id: 'evt_1',
-  account_id: 'acct_1',
+const start = (endpoints: Record<string, string>, trigger: DeliveryTrigger = 'automatic'): DeliveryStart => ({
+  eventId: 'evt_1',
+  eventType: 'parcel.created',
+  accountId: 'acct_1',
   livemode: false,
-  type: 'parcel.created',
-  endpoint_ids: Object.keys(endpoints),
-  delivery_ids: endpoints,
+  trigger,
+  endpointIds: Object.keys(endpoints),
+  deliveryIds: endpoints,
 });
+
+const options = { taskQueue: 'deliveries', eager: true };
 
 describe('the workflow input a dispatcher builds', () => {
   it("fixes attempt 1's id of a one-endpoint local delivery from its delivery id: the same from every dispatcher", () => {
-    const input = deliveryInput(row({ we_1: 'dly_a' }), loadConfig({}));
+    const input = deliveryInput(start({ we_1: 'dly_a' }), loadConfig({}));
     expect(input.attemptKind).toBe('local');
     expect(input.firstAttemptIds).toEqual({ we_1: firstAttemptId('dly_a') });
     expect(firstAttemptId('dly_a')).toMatch(/^dlv_[0-9a-f]{32}$/);
     expect(firstAttemptId('dly_a')).toBe(firstAttemptId('dly_a'));
     expect(firstAttemptId('dly_b')).not.toBe(firstAttemptId('dly_a'));
+    expect(reexported).toBe(firstAttemptId);
   });
 
   it('fixes none for a fan-out, regular activities, or an event stored without deliveries', () => {
-    expect(deliveryInput(row({ we_1: 'dly_a', we_2: 'dly_b' }), loadConfig({})).firstAttemptIds).toBeUndefined();
-    expect(deliveryInput(row({ we_1: 'dly_a' }), loadConfig({ DELIVERY_ATTEMPT: 'activity' })).firstAttemptIds).toBeUndefined();
-    expect(deliveryInput({ ...row({}), endpoint_ids: ['we_1'] }, loadConfig({})).firstAttemptIds).toBeUndefined();
+    expect(deliveryInput(start({ we_1: 'dly_a', we_2: 'dly_b' }), loadConfig({})).firstAttemptIds).toBeUndefined();
+    expect(deliveryInput(start({ we_1: 'dly_a' }), loadConfig({ DELIVERY_ATTEMPT: 'activity' })).firstAttemptIds).toBeUndefined();
+    expect(deliveryInput({ ...start({}), endpointIds: ['we_1'] }, loadConfig({})).firstAttemptIds).toBeUndefined();
+  });
+});
+
+describe('one start for every trigger', () => {
+  const config = loadConfig({ DELIVERY_TIMEOUT: '7s' });
+
+  it('starts a publish as event:<evt_id>, its input without a trigger', () => {
+    const input = deliveryInput(start({ we_1: 'dly_a' }), config);
+    expect(input.trigger).toBeUndefined();
+    const started = deliveryStartOptions(input, options);
+    expect(started.workflowId).toBe('event:evt_1');
+    expect(started.staticSummary).toBe('parcel.created evt_1 -> 1 endpoint (acct_1, test)');
+  });
+
+  for (const trigger of ['resend', 'recover', 'test'] as const) {
+    it(`starts a ${trigger} delivery as delivery:<dly_id>, with the publish's attempt kind, task timeout and first attempt`, () => {
+      const published = deliveryStartOptions(deliveryInput(start({ we_1: 'dly_a' }), config), options);
+      const input = deliveryInput(start({ we_1: 'dly_r' }, trigger), config);
+      expect(input).toMatchObject({ trigger, attemptKind: 'local', firstAttemptIds: { we_1: firstAttemptId('dly_r') } });
+      const started = deliveryStartOptions(input, options);
+      expect(started.workflowId).toBe('delivery:dly_r');
+      expect(started.workflowTaskTimeout).toBe(localAttemptTaskTimeoutMs(7_000));
+      expect(started.workflowTaskTimeout).toBe(published.workflowTaskTimeout);
+      expect(started.requestEagerStart).toBe(true);
+      expect(started.typedSearchAttributes).toEqual(published.typedSearchAttributes);
+      expect(started.staticSummary).toBe(`${trigger} parcel.created evt_1 -> we_1 (acct_1, test)`);
+      expect(started.staticDetails).toContain(`**${trigger}** delivery \`dly_r\``);
+    });
+  }
+
+  it('keeps a fan-out on regular activities with the default task timeout, searchable by every endpoint', () => {
+    const started = deliveryStartOptions(deliveryInput(start({ we_1: 'dly_a', we_2: 'dly_b' }), config), options);
+    expect(started.args[0].attemptKind).toBe('activity');
+    expect(started.workflowTaskTimeout).toBeUndefined();
+    expect(started.typedSearchAttributes).toContainEqual({ key: SEARCH_ATTRIBUTES.endpointIds, value: ['we_1', 'we_2'] });
+  });
+
+  it('refuses a merchant-asked start that does not name exactly one endpoint and its delivery', () => {
+    expect(() => deliveryStartOptions(deliveryInput(start({ we_1: 'dly_a', we_2: 'dly_b' }, 'resend'), config), options)).toThrow(/exactly one/);
+    expect(() => deliveryStartOptions(deliveryInput({ ...start({}, 'test'), endpointIds: ['we_1'] }, config), options)).toThrow(/exactly one/);
   });
 });

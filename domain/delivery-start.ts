@@ -1,0 +1,170 @@
+import { createHash } from 'node:crypto';
+import { WorkflowExecutionAlreadyStartedError, type Client, type WorkflowStartOptions } from '@temporalio/client';
+import { WorkflowIdReusePolicy } from '@temporalio/common';
+import {
+  SEARCH_ATTRIBUTES,
+  WORKFLOW_ID,
+  type AttemptKind,
+  type DeliverEventInput,
+  type DeliverEventWorkflow,
+  type DeliveryTrigger,
+} from '../core/delivery-contract';
+import { attemptKindFor, localAttemptTaskTimeoutMs } from '../core/delivery-policy';
+import { formatDuration } from '../core/durations';
+import { attemptIdFromUuid } from '../core/ids';
+import type { Config } from '../infra/config';
+
+/**
+ * How a deliverEvent workflow is started, whatever asked for the delivery: a publish (its automatic deliveries,
+ * one workflow per event, `event:<evt_id>`) or a merchant (a resend, a recovery, a test event: one workflow per
+ * delivery, `delivery:<dly_id>`). The input, the attempt kind and the workflow task timeout that goes with it, the
+ * search attributes and the summary are built here only, so every trigger runs the same ladder the same way. The
+ * outbox dispatcher (domain/outbox.ts) is the one caller.
+ */
+
+/** What one workflow delivers, as the outbox stored it. */
+export interface DeliveryStart {
+  eventId: string;
+  eventType: string;
+  accountId: string;
+  livemode: boolean;
+  /** `automatic`: the publish's fan-out snapshot. Any other: exactly one endpoint. */
+  trigger: DeliveryTrigger;
+  endpointIds: string[];
+  /** Endpoint id -> its delivery (dly_...). */
+  deliveryIds: Record<string, string>;
+}
+
+/**
+ * Temporal refuses to start a workflow whose search attribute value is over 2 KB (dynamic config
+ * limit.searchAttributesSizeOfValueLimit, the same default on the dev server and a self-hosted cluster), measured
+ * on the JSON payload. A keyword list of endpoint ids reaches it at about 68 endpoints.
+ */
+export const SEARCH_ATTRIBUTE_VALUE_MAX_BYTES = 2 * 1024;
+
+/**
+ * The endpoint ids a delivery workflow is searchable by: all of them when they fit, else the first ones that do.
+ * An account with a wider fan-out still gets its deliveries; past the cap, find its events by account instead.
+ */
+export function searchableEndpointIds(endpointIds: readonly string[]): string[] {
+  const kept: string[] = [];
+  let size = 2; // the list's brackets
+  for (const id of endpointIds) {
+    const added = Buffer.byteLength(JSON.stringify(id)) + (kept.length > 0 ? 1 : 0);
+    if (size + added > SEARCH_ATTRIBUTE_VALUE_MAX_BYTES) break;
+    kept.push(id);
+    size += added;
+  }
+  return kept;
+}
+
+/**
+ * Attempt 1's id, the same from every dispatcher that ever starts the delivery: derived from the delivery's id, so
+ * a start retried after a crash names the attempt an earlier dispatcher may have posted (dlv_ + 32 hex digits,
+ * like the ids workflows draw).
+ */
+export function firstAttemptId(deliveryId: string): string {
+  return attemptIdFromUuid(createHash('sha256').update(`first-attempt:${deliveryId}`).digest('hex').slice(0, 32));
+}
+
+function firstAttemptIds(start: DeliveryStart, attemptKind: AttemptKind): Record<string, string> | undefined {
+  if (attemptKind !== 'local') return undefined;
+  const ids = start.endpointIds.flatMap((endpointId) => {
+    const deliveryId = start.deliveryIds[endpointId];
+    return deliveryId ? [[endpointId, firstAttemptId(deliveryId)] as const] : [];
+  });
+  return ids.length > 0 ? Object.fromEntries(ids) : undefined;
+}
+
+/** The workflow's input: the delivery, and the ladder of the process that starts it. */
+export function deliveryInput(start: DeliveryStart, config: Config): DeliverEventInput {
+  const attemptKind = attemptKindFor(config.delivery.attemptKind, start.endpointIds.length);
+  const firstIds = firstAttemptIds(start, attemptKind);
+  return {
+    eventId: start.eventId,
+    eventType: start.eventType,
+    accountId: start.accountId,
+    livemode: start.livemode,
+    endpointIds: start.endpointIds,
+    deliveryIds: start.deliveryIds,
+    // Absent for a publish, the contract's default.
+    ...(start.trigger === 'automatic' ? {} : { trigger: start.trigger }),
+    // Read when the workflow starts and carried in its input, so a config change never alters a running ladder.
+    retryDelaysMs: config.delivery.retryDelaysMs,
+    timeoutMs: config.delivery.timeoutMs,
+    failingThreshold: config.delivery.failingThreshold,
+    attemptKind,
+    ...(firstIds ? { firstAttemptIds: firstIds } : {}),
+  };
+}
+
+/** `event:<evt_id>` for a publish's automatic deliveries, `delivery:<dly_id>` for one a merchant asked for. */
+export function deliveryWorkflowId(input: DeliverEventInput): string {
+  if ((input.trigger ?? 'automatic') === 'automatic') return WORKFLOW_ID.deliverEvent(input.eventId);
+  const deliveryId = input.endpointIds.length === 1 ? input.deliveryIds?.[input.endpointIds[0]!] : undefined;
+  if (!deliveryId) throw new Error(`a ${input.trigger} delivery of ${input.eventId} must name exactly one endpoint and its delivery`);
+  return WORKFLOW_ID.delivery(deliveryId);
+}
+
+function describe(input: DeliverEventInput): { staticSummary: string; staticDetails: string } {
+  const mode = input.livemode ? 'live' : 'test';
+  const count = input.endpointIds.length;
+  const ladder = input.retryDelaysMs.map(formatDuration).join(', ');
+  const trigger = input.trigger ?? 'automatic';
+  const asked = trigger !== 'automatic';
+  const target = asked ? input.endpointIds.join(', ') : `${count} endpoint${count === 1 ? '' : 's'}`;
+  return {
+    staticSummary: `${asked ? `${trigger} ` : ''}${input.eventType} ${input.eventId} -> ${target} (${input.accountId}, ${mode})`,
+    staticDetails: [
+      `**Event** \`${input.eventId}\` (${input.eventType}), account \`${input.accountId}\`, ${mode} mode`,
+      '',
+      ...(asked ? [`**${trigger}** delivery \`${input.deliveryIds?.[input.endpointIds[0]!]}\``, ''] : []),
+      `**Endpoints**: ${input.endpointIds.map((id) => `\`${id}\``).join(', ')}`,
+      '',
+      `**Ladder**: ${input.retryDelaysMs.length + 1} attempts, waits ${ladder}; ` +
+        `timeout ${formatDuration(input.timeoutMs)} per attempt; failing after ${input.failingThreshold} abandoned deliveries`,
+    ].join('\n'),
+  };
+}
+
+/** Everything the start asks of Temporal besides the input. */
+export function deliveryStartOptions(
+  input: DeliverEventInput,
+  options: { taskQueue: string; eager: boolean },
+): WorkflowStartOptions<DeliverEventWorkflow> {
+  return {
+    workflowId: deliveryWorkflowId(input),
+    taskQueue: options.taskQueue,
+    args: [input],
+    workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+    requestEagerStart: options.eager,
+    // A local attempt runs inside the workflow task, which must outlast it (core/delivery-policy.ts).
+    ...(input.attemptKind === 'local' ? { workflowTaskTimeout: localAttemptTaskTimeoutMs(input.timeoutMs) } : {}),
+    typedSearchAttributes: [
+      { key: SEARCH_ATTRIBUTES.accountId, value: input.accountId },
+      { key: SEARCH_ATTRIBUTES.livemode, value: input.livemode },
+      { key: SEARCH_ATTRIBUTES.eventId, value: input.eventId },
+      { key: SEARCH_ATTRIBUTES.eventType, value: input.eventType },
+      { key: SEARCH_ATTRIBUTES.endpointIds, value: searchableEndpointIds(input.endpointIds) },
+    ],
+    ...describe(input),
+  };
+}
+
+/**
+ * Starts the delivery's workflow, waiting at most `deadlineMs` for Temporal. Idempotent: an existing workflow
+ * of this id (running or finished) is success, never a second delivery.
+ */
+export async function startDelivery(
+  temporal: Client,
+  input: DeliverEventInput,
+  options: { taskQueue: string; eager: boolean; deadlineMs: number },
+): Promise<void> {
+  try {
+    await temporal.withDeadline(Date.now() + options.deadlineMs, () =>
+      temporal.workflow.start<DeliverEventWorkflow>('deliverEvent', deliveryStartOptions(input, options)),
+    );
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  }
+}
