@@ -83,7 +83,10 @@ export interface Config {
   };
 }
 
-/** `true` trusts every hop, a number that many hops, a list those addresses and CIDR ranges. */
+/**
+ * `true` trusts every hop, a number that many hops nearest the API, a list those addresses and CIDR ranges. The
+ * first two believe any client that reaches the API directly: for an API behind its proxies only.
+ */
 export type TrustProxy = boolean | number | string[];
 
 export class ConfigError extends Error {
