@@ -6,8 +6,12 @@ import { sendPage } from '../security-headers';
 import { paths } from '../views/paths';
 import { signInLinkPage, signInPage } from '../views/public';
 
-/** Link openings and uses per client address per minute: tokens are beyond guessing, this keeps anyone from trying. */
-export const SIGN_IN_ATTEMPTS_PER_MINUTE = 10;
+/**
+ * Failed link attempts (unknown, used or expired links, opened or posted) per client address per minute; past
+ * them the address is refused until its minute ends. Tokens are beyond guessing: this keeps anyone from trying.
+ * Working links do not count, so a person signing in (open, then post) is never held up by their own clicks.
+ */
+export const SIGN_IN_FAILURES_PER_MINUTE = 10;
 
 /**
  * A fixed one-minute window per address, in this process (as the API's own rate limit is). The address is the
@@ -15,15 +19,22 @@ export const SIGN_IN_ATTEMPTS_PER_MINUTE = 10;
  */
 function signInLimiter(perMinute: number) {
   const windows = new Map<string, { start: number; count: number }>();
-  return (address: string, now = Date.now()): { allowed: boolean; retryAfterSeconds: number } => {
+  const current = (address: string, now: number) => {
     if (windows.size > 10_000) for (const [key, w] of windows) if (now - w.start >= 60_000) windows.delete(key);
     const window = windows.get(address);
-    if (!window || now - window.start >= 60_000) {
-      windows.set(address, { start: now, count: 1 });
-      return { allowed: true, retryAfterSeconds: 0 };
-    }
-    window.count += 1;
-    return { allowed: window.count <= perMinute, retryAfterSeconds: Math.ceil((window.start + 60_000 - now) / 1000) };
+    return window && now - window.start < 60_000 ? window : undefined;
+  };
+  return {
+    /** Seconds until the address may try again, or undefined when it may now. */
+    retryAfter(address: string, now = Date.now()): number | undefined {
+      const window = current(address, now);
+      return window && window.count >= perMinute ? Math.ceil((window.start + 60_000 - now) / 1000) : undefined;
+    },
+    failed(address: string, now = Date.now()): void {
+      const window = current(address, now);
+      if (window) window.count += 1;
+      else windows.set(address, { start: now, count: 1 });
+    },
   };
 }
 
@@ -31,15 +42,19 @@ type LinkRequest = FastifyRequest<{ Params: { token: string } }>;
 
 export default async function signInRoutes(app: FastifyInstance, options: DashboardRouteOptions): Promise<void> {
   const assets = options.assets.urls;
-  const limit = signInLimiter(SIGN_IN_ATTEMPTS_PER_MINUTE);
+  const limiter = signInLimiter(SIGN_IN_FAILURES_PER_MINUTE);
   const hide = { hide: true };
 
-  /** The 429 page once an address has spent its minute's attempts, else undefined. */
+  /** The 429 page once an address has spent its minute's failures, else undefined. */
   const limited = (request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined => {
-    const verdict = limit(request.ip);
-    if (verdict.allowed) return undefined;
-    reply.header('Retry-After', String(verdict.retryAfterSeconds));
+    const seconds = limiter.retryAfter(request.ip);
+    if (seconds === undefined) return undefined;
+    reply.header('Retry-After', String(seconds));
     return sendPage(reply, signInPage({ assets, reason: 'rate-limited' }), 429);
+  };
+  const linkInvalid = (request: FastifyRequest, reply: FastifyReply): FastifyReply => {
+    limiter.failed(request.ip);
+    return sendPage(reply, signInPage({ assets, reason: 'link-invalid' }), 401);
   };
 
   app.get('/dashboard', { schema: hide, config: { dashboard: 'page' } }, async (_request, reply) =>
@@ -57,9 +72,7 @@ export default async function signInRoutes(app: FastifyInstance, options: Dashbo
     const refused = limited(request, reply);
     if (refused) return refused;
     const { token } = request.params;
-    if (!(await isSignInLinkUsable(options.deps().pool, token))) {
-      return sendPage(reply, signInPage({ assets, reason: 'link-invalid' }), 401);
-    }
+    if (!(await isSignInLinkUsable(options.deps().pool, token))) return linkInvalid(request, reply);
     return sendPage(reply, signInLinkPage({ assets, action: paths.signInLink(token) }));
   });
 
@@ -70,7 +83,7 @@ export default async function signInRoutes(app: FastifyInstance, options: Dashbo
     const refused = limited(request, reply);
     if (refused) return refused;
     const opened = await openSession(pool, request.params.token, readSessionCookie(request));
-    if (!opened) return sendPage(reply, signInPage({ assets, reason: 'link-invalid' }), 401);
+    if (!opened) return linkInvalid(request, reply);
     setSessionCookie(request, reply, opened.sessionId, config.publicUrl);
     // Same-site from start to end (our page posted here), so the SameSite=Strict cookie goes with the redirect.
     return reply.redirect(paths.home, 303);

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loggerOptions } from '../../../api/server';
-import { SIGN_IN_ATTEMPTS_PER_MINUTE } from '../../../dashboard/routes/sign-in';
+import { SIGN_IN_FAILURES_PER_MINUTE } from '../../../dashboard/routes/sign-in';
 import { apiFixture, type ApiFixture } from '../../helpers/api';
 import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';
@@ -179,13 +179,17 @@ describe('developers page sessions', () => {
     expect(logs).not.toContain(sessionId);
   });
 
-  it('rate-limits link openings and uses per address', async () => {
+  it('rate-limits failed link openings and uses per address; working links do not count', async () => {
+    const working = await linkPath();
+    for (let i = 0; i < SIGN_IN_FAILURES_PER_MINUTE + 2; i += 1) {
+      expect((await f.app.inject({ url: working, remoteAddress: '10.9.9.9' })).statusCode).toBe(200);
+    }
     const statuses: number[] = [];
-    for (let i = 0; i < SIGN_IN_ATTEMPTS_PER_MINUTE; i += 1) {
+    for (let i = 0; i < SIGN_IN_FAILURES_PER_MINUTE; i += 1) {
       const url = `/dashboard/sign-in/${'x'.repeat(43)}`;
       statuses.push((i % 2 ? await signIn(url, '10.9.9.9') : await f.app.inject({ url, remoteAddress: '10.9.9.9' })).statusCode);
     }
-    expect(statuses).toEqual(Array(SIGN_IN_ATTEMPTS_PER_MINUTE).fill(401));
+    expect(statuses).toEqual(Array(SIGN_IN_FAILURES_PER_MINUTE).fill(401));
     const limited = await f.app.inject({ url: `/dashboard/sign-in/${'y'.repeat(43)}`, remoteAddress: '10.9.9.9' });
     expect(limited.statusCode).toBe(429);
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
