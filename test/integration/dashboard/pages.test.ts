@@ -117,6 +117,15 @@ describe('developers page', () => {
     await third.page.waitForURL('**/dashboard/sign-in?signed_out=1');
     const replayed = await fetch(`${origin}/dashboard/test/keys`, { headers: { cookie: `${kept!.name}=${kept!.value}` } });
     expect(replayed.status).toBe(401);
+
+    // Sign out everywhere, from one browser, ends the account's session in the other one too.
+    const here = await browser.newPage();
+    await signInWithLink(here.page, (await signInLink(accountId)).url);
+    await here.page.getByRole('button', { name: 'Sign out everywhere', exact: true }).click();
+    await here.page.waitForURL('**/dashboard/sign-in?signed_out=everywhere');
+    await expect.poll(() => here.page.getByRole('heading', { level: 1 }).textContent()).toBe('You are signed out everywhere');
+    expect((await first.page.reload())?.status()).toBe(401);
+    expect([...first.errors, ...here.errors].filter((error) => !error.includes('status of 401'))).toEqual([]);
   }, 120_000);
 
   it('follows the rotation order of spec 5.8: create, deploy, watch Last used move, revoke the old key', async () => {
