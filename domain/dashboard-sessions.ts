@@ -3,6 +3,7 @@ import { ApiError } from '../core/errors';
 import { randomBase62 } from '../core/ids';
 import * as sessions from '../db/dashboard-sessions';
 import type { Pool } from '../db/pool';
+import type { Config } from '../infra/config';
 import { getAccount, type AccountStatus } from './accounts';
 
 /**
@@ -25,6 +26,16 @@ const TOKEN_PATTERN = /^[A-Za-z0-9]{43}$/;
 export const SIGN_IN_PATH = '/dashboard/sign-in/';
 
 const sha256 = (value: string): Buffer => createHash('sha256').update(value, 'utf8').digest();
+
+/**
+ * Where links point when no request says it: PUBLIC_URL, else the API's own listening address (a wildcard read
+ * as loopback), as an operator on this machine reaches it.
+ */
+export function configuredOrigin(config: Pick<Config, 'publicUrl' | 'host' | 'port'>): string {
+  if (config.publicUrl) return config.publicUrl;
+  const host = ['0.0.0.0', '::', '[::]', ''].includes(config.host) ? '127.0.0.1' : config.host;
+  return `http://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${config.port}`;
+}
 
 export interface SignInLink {
   url: string;

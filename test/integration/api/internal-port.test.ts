@@ -31,7 +31,10 @@ describe('internal routes on INTERNAL_PORT', () => {
     const accountId = await createAccount(pool);
     const created = await signInLink(api.internalUrl, accountId);
     expect(created.status).toBe(201);
-    expect(((await created.json()) as { url: string }).url).toMatch(/\/dashboard\/sign-in\/[A-Za-z0-9]{43}$/);
+    // Built on the public address (PUBLIC_URL, else the listening one), never on the internal port browsers cannot reach.
+    const { url } = (await created.json()) as { url: string };
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/dashboard\/sign-in\/[A-Za-z0-9]{43}$/);
+    expect(url.startsWith(api.internalUrl)).toBe(false);
     const wrong = await fetch(`${api.internalUrl}/internal/v1/events`, { method: 'POST', headers: { authorization: 'Bearer nope' } });
     expect(wrong.status).toBe(401);
 
