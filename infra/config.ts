@@ -235,8 +235,13 @@ function trustProxy(env: Env, name: string): TrustProxy {
   if (['true', 'yes', 'on'].includes(lower)) return true;
   if (/^\d+$/.test(raw)) return Number(raw);
   const list = raw.split(',').map((item) => item.trim());
-  const address = /^(?:[0-9.]+|[0-9A-Fa-f:.]+)(?:\/\d{1,3})?$/;
-  const bad = list.find((item) => !address.test(item) || !isIP(item.split('/')[0] as string));
+  const valid = (item: string) => {
+    const [address, prefix, ...rest] = item.split('/');
+    const version = isIP(address ?? '');
+    if (version === 0 || rest.length > 0) return false;
+    return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (version === 4 ? 32 : 128));
+  };
+  const bad = list.find((item) => !valid(item));
   if (bad !== undefined) {
     throw new ConfigError(name, `must be true, a hop count or a comma list of addresses and CIDR ranges, got "${bad}"`);
   }

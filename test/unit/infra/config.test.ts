@@ -116,6 +116,7 @@ describe('config', () => {
     ['TRUST_PROXY', 'maybe'],
     ['TRUST_PROXY', '10.0.0.0/8, proxy.internal'],
     ['TRUST_PROXY', '300.1.1.1'],
+    ['TRUST_PROXY', '10.0.0.0/33'],
     ['SMTP_URL', 'http://mail'],
     ['METRICS_PORT', 'nine'],
     // the Temporal SDK's exporter needs the next port
