@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Pool } from '../db/pool';
 import type { Config } from '../infra/config';
 import { registerErrorHandling, registerNotFound } from './errors';
+import { gateInternalRoutes } from './internal-port';
 import authPlugin from './plugins/auth';
 import configPlugin from './plugins/config';
 import jsonOnly from './plugins/content-type';
@@ -35,14 +36,18 @@ export interface AppOptions {
 export default async function app(fastify: FastifyInstance, options: AppOptions): Promise<void> {
   // Every route validates with TypeBox: bodies exactly as sent, querystring and params converted strictly.
   fastify.setValidatorCompiler(strictTypeBoxCompiler);
+  // On an https PUBLIC_URL browsers are told to use https only, for a year, subdomains included.
+  const hsts = options.config.publicUrl?.startsWith('https:') ? 'max-age=31536000; includeSubDomains' : undefined;
   fastify.addHook('onSend', async (request, reply) => {
     reply.header('Request-Id', request.id);
+    if (hsts) reply.header('Strict-Transport-Security', hsts);
   });
   await fastify.register(configPlugin, { config: options.config });
   await fastify.register(pgPlugin, { pool: options.pool });
   await fastify.register(metricsPlugin);
   await fastify.register(temporalPlugin, { client: options.temporal });
   registerErrorHandling(fastify);
+  gateInternalRoutes(fastify, options.config.internalPort);
   await fastify.register(authPlugin);
   // After auth (they read its verdict), before the routes (they attach to routes as those are added).
   await fastify.register(jsonOnly);

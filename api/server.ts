@@ -7,6 +7,7 @@ import { loadConfigOrExit, unsafeSettingWarnings, type Config } from '../infra/c
 import { serveMetrics } from '../infra/metrics-server';
 import app, { type AppOptions } from './app';
 import { clientErrorHandler } from './errors';
+import { listenInternal } from './internal-port';
 import { prettyLogStream, serializeRequest } from './logging';
 
 /** Where keys and secrets could appear in a log line; pino replaces them. */
@@ -42,6 +43,14 @@ export function loggerOptions(config: Config, output: LogOutput = {}): FastifySe
 }
 
 /**
+ * TRUST_PROXY as Fastify takes it. A hop count trusts that many hops nearest us whatever their address (Fastify
+ * itself reads a bare number as trusting none): like `true`, only for an API reachable through its proxies alone.
+ */
+export function trustProxyOption(trust: Config['trustProxy']): FastifyServerOptions['trustProxy'] {
+  return typeof trust === 'number' ? (_address: string, hop: number) => hop < trust : trust;
+}
+
+/**
  * The Fastify instance with the app registered, not listening: what the process below runs, and what tests
  * and benches inject into. Options that only an instance can take (limits, ids, parser errors) are set here.
  */
@@ -54,6 +63,9 @@ export async function buildServer(
     bodyLimit: 64 * 1024,
     routerOptions: { maxParamLength: 200 },
     genReqId: () => `req_${randomBase62(20)}`,
+    // Client address, scheme and host from X-Forwarded-* only for the hops TRUST_PROXY names: rate limits count
+    // the real client behind a proxy, and nobody else can claim an address by sending the header.
+    trustProxy: trustProxyOption(options.config.trustProxy),
     // The router refuses bad percent-encoding and over-long params before any handler or error handler runs;
     // answer those in the same wire shape as every other error.
     frameworkErrors: (_error, request, reply) => {
@@ -69,16 +81,33 @@ export async function buildServer(
 
 export interface RunningApi {
   url: string;
+  /** Where the internal routes answer: `url` unless INTERNAL_PORT is set. */
+  internalUrl: string;
   close(): Promise<void>;
 }
 
-/** Starts the API on config.port; closing it closes the pool and the Temporal connection (onClose). */
+/**
+ * Starts the API on config.port, and its internal routes on config.internalPort when set (api/internal-port.ts);
+ * closing it closes both, then the pool and the Temporal connection (onClose).
+ */
 export async function startApi(config: Config): Promise<RunningApi> {
   const fastify = await buildServer({ config });
   const address = await fastify.listen({ port: config.port, host: config.host });
+  const url = address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '127.0.0.1');
+  let internal: Awaited<ReturnType<typeof listenInternal>> | undefined;
+  try {
+    internal = config.internalPort === undefined ? undefined : await listenInternal(fastify, config.internalPort, config.host);
+  } catch (err) {
+    await fastify.close();
+    throw err;
+  }
   return {
-    url: address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '127.0.0.1'),
-    close: () => fastify.close(),
+    url,
+    internalUrl: internal?.url ?? url,
+    close: async () => {
+      await internal?.close();
+      await fastify.close();
+    },
   };
 }
 
@@ -88,7 +117,8 @@ if (require.main === module) {
   const warn = (msg: string) => process.stderr.write(`${msg}\n`);
   Promise.all([startApi(config), serveMetrics({ metrics: config.metrics, warn })]).then(
     ([api, metrics]) => {
-      process.stdout.write(`api: listening on ${api.url}${metrics ? `, metrics on ${metrics.url}` : ''}\n`);
+      const internal = api.internalUrl === api.url ? '' : `, internal routes on ${api.internalUrl}`;
+      process.stdout.write(`api: listening on ${api.url}${internal}${metrics ? `, metrics on ${metrics.url}` : ''}\n`);
       // Graceful: close() stops accepting, lets in-flight requests finish, then runs every onClose hook.
       const shutdown = () => {
         Promise.all([api.close(), metrics?.close()]).then(

@@ -1,10 +1,10 @@
 import type { FastifyReply } from 'fastify';
+import { PAGE_SECURITY_HEADERS } from '../core/security-headers';
 
 /**
- * Headers on every answer under /dashboard. Scripts and styles come only from our own files (no inline
- * script or style attribute anywhere), no other origin may frame the page, forms post only to us, and no
- * address (a sign-in link's token) leaks to another site through Referer. Not `no-referrer`: with it a
- * browser sends `Origin: null` on our own form posts, and the cross-site check needs the real origin.
+ * Headers on every answer under /dashboard: the page headers of core/security-headers.ts, and a policy under
+ * which scripts and styles come only from our own files (no inline script or style attribute anywhere), no
+ * other origin may frame the page and forms post only to us.
  */
 export const CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
@@ -18,12 +18,7 @@ export const CONTENT_SECURITY_POLICY = [
 
 export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'Content-Security-Policy': CONTENT_SECURITY_POLICY,
-  'X-Frame-Options': 'DENY',
-  'X-Content-Type-Options': 'nosniff',
-  'Referrer-Policy': 'same-origin',
-  'Cross-Origin-Opener-Policy': 'same-origin',
-  'Cross-Origin-Resource-Policy': 'same-origin',
-  'Permissions-Policy': 'camera=(), microphone=(), geolocation=(), payment=()',
+  ...PAGE_SECURITY_HEADERS,
 };
 
 export function setSecurityHeaders(reply: FastifyReply): void {

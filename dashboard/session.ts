@@ -26,14 +26,16 @@ export function readSessionCookie(request: FastifyRequest): string | undefined {
   return undefined;
 }
 
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
-
-/** Secure, except over plain http on loopback, where a browser would never send it back (local development). */
-function secureCookie(request: FastifyRequest): boolean {
-  return !(request.protocol === 'http' && LOOPBACK.has(request.hostname));
+/**
+ * Secure when the API's public address is https (PUBLIC_URL), or, without one, when this request came over
+ * https (TLS here, or a proxy TRUST_PROXY believes). Never from the Host header. Plain http (local development)
+ * gets a cookie a browser sends back over http.
+ */
+function secureCookie(request: FastifyRequest, publicUrl: string | undefined): boolean {
+  return publicUrl ? publicUrl.startsWith('https:') : request.protocol === 'https';
 }
 
-export function setSessionCookie(request: FastifyRequest, reply: FastifyReply, sessionId: string): void {
+export function setSessionCookie(request: FastifyRequest, reply: FastifyReply, sessionId: string, publicUrl: string | undefined): void {
   const attributes = [
     `${SESSION_COOKIE}=${sessionId}`,
     `Path=${DASHBOARD}`,
@@ -41,13 +43,13 @@ export function setSessionCookie(request: FastifyRequest, reply: FastifyReply, s
     'HttpOnly',
     'SameSite=Strict',
   ];
-  if (secureCookie(request)) attributes.push('Secure');
+  if (secureCookie(request, publicUrl)) attributes.push('Secure');
   reply.header('Set-Cookie', attributes.join('; '));
 }
 
-export function clearSessionCookie(request: FastifyRequest, reply: FastifyReply): void {
+export function clearSessionCookie(request: FastifyRequest, reply: FastifyReply, publicUrl: string | undefined): void {
   const attributes = [`${SESSION_COOKIE}=`, `Path=${DASHBOARD}`, 'Max-Age=0', 'HttpOnly', 'SameSite=Strict'];
-  if (secureCookie(request)) attributes.push('Secure');
+  if (secureCookie(request, publicUrl)) attributes.push('Secure');
   reply.header('Set-Cookie', attributes.join('; '));
 }
 

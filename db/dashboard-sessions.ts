@@ -12,6 +12,15 @@ export async function insertSignInLink(pool: Pool, row: { tokenHash: Buffer; acc
   return (rows[0] as { expires_at: Date }).expires_at;
 }
 
+/** Whether a link could still open a session (known, unused, unexpired); reads only. */
+export async function isSignInLinkUsable(pool: Pool, tokenHash: Buffer): Promise<boolean> {
+  const { rowCount } = await pool.query(
+    'SELECT 1 FROM dashboard_sign_in_links WHERE token_hash = $1 AND used_at IS NULL AND expires_at > now()',
+    [tokenHash],
+  );
+  return (rowCount ?? 0) > 0;
+}
+
 /**
  * Marks the link used and opens its session in one transaction-free statement: the UPDATE is the single
  * winner when two requests race for one link. Returns the account, or undefined for an unknown, used or
@@ -41,21 +50,42 @@ export interface SessionRow {
   account_status: AccountStatus;
   csrf_token: string;
   expires_at: Date;
+  /** Whether last_seen_at is older than the touch interval asked for. */
+  touch_due: boolean;
 }
 
-/** A live session with its account, in one round trip per page. */
-export async function findLiveSession(pool: Pool, idHash: Buffer): Promise<SessionRow | undefined> {
+/** A live session (not ended, within its cap, seen within `idleMs`) with its account, in one round trip per page. */
+export async function findLiveSession(
+  pool: Pool,
+  idHash: Buffer,
+  window: { idleMs: number; touchAfterMs: number },
+): Promise<SessionRow | undefined> {
   const { rows } = await pool.query<SessionRow>(
-    `SELECT s.account_id, a.name AS account_name, a.status AS account_status, s.csrf_token, s.expires_at
+    `SELECT s.account_id, a.name AS account_name, a.status AS account_status, s.csrf_token, s.expires_at,
+            s.last_seen_at < now() - $3 * interval '1 millisecond' AS touch_due
        FROM dashboard_sessions s JOIN accounts a ON a.id = s.account_id
-      WHERE s.id_hash = $1 AND s.ended_at IS NULL AND s.expires_at > now()`,
-    [idHash],
+      WHERE s.id_hash = $1 AND s.ended_at IS NULL AND s.expires_at > now()
+        AND s.last_seen_at > now() - $2 * interval '1 millisecond'`,
+    [idHash, window.idleMs, window.touchAfterMs],
   );
   return rows[0];
 }
 
+export async function touchSession(pool: Pool, idHash: Buffer): Promise<void> {
+  await pool.query('UPDATE dashboard_sessions SET last_seen_at = now() WHERE id_hash = $1 AND ended_at IS NULL', [idHash]);
+}
+
 export async function endSession(pool: Pool, idHash: Buffer): Promise<void> {
   await pool.query('UPDATE dashboard_sessions SET ended_at = now() WHERE id_hash = $1 AND ended_at IS NULL', [idHash]);
+}
+
+/** Every open session of the account; returns how many ended. */
+export async function endAccountSessions(pool: Pool, accountId: string): Promise<number> {
+  const { rowCount } = await pool.query(
+    'UPDATE dashboard_sessions SET ended_at = now() WHERE account_id = $1 AND ended_at IS NULL',
+    [accountId],
+  );
+  return rowCount ?? 0;
 }
 
 /**

@@ -3,17 +3,22 @@ import { ApiError } from '../core/errors';
 import { randomBase62 } from '../core/ids';
 import * as sessions from '../db/dashboard-sessions';
 import type { Pool } from '../db/pool';
+import type { Config } from '../infra/config';
 import { getAccount, type AccountStatus } from './accounts';
 
 /**
- * Signing in to the developers page (DESIGN.md "Developers page"): a single-use link handed to the parcel
- * service (internal route) or an operator (CLI) opens a server-side session. Tokens and session ids are random,
- * shown once, and stored only as SHA-256 hashes.
+ * Signing in to the developers page: a single-use link handed to the parcel service (internal route) or an
+ * operator (CLI) opens a server-side session. Opening the link only looks at it; the page's own form posts it
+ * back to use it, so mail scanners and link previews cannot burn it. Tokens and session ids are random, shown
+ * once, and stored only as SHA-256 hashes.
  */
 
-/** DESIGN.md: a link is valid 10 minutes, a session 12 hours. */
+/** A link is valid 10 minutes; a session 12 hours at most, and ends sooner after 30 minutes without a request. */
 export const SIGN_IN_LINK_TTL_MS = 10 * 60_000;
 export const SESSION_TTL_MS = 12 * 3_600_000;
+export const SESSION_IDLE_MS = 30 * 60_000;
+/** How stale the recorded last request may get before a request records it again: one write a minute at most. */
+export const SESSION_TOUCH_AFTER_MS = 60_000;
 
 /** 43 base62 characters, about 256 bits: beyond guessing, so a plain hash is enough (as for API keys). */
 const TOKEN_LENGTH = 43;
@@ -21,6 +26,16 @@ const TOKEN_PATTERN = /^[A-Za-z0-9]{43}$/;
 export const SIGN_IN_PATH = '/dashboard/sign-in/';
 
 const sha256 = (value: string): Buffer => createHash('sha256').update(value, 'utf8').digest();
+
+/**
+ * Where links point when no request says it: PUBLIC_URL, else the API's own listening address (a wildcard read
+ * as loopback), as an operator on this machine reaches it.
+ */
+export function configuredOrigin(config: Pick<Config, 'publicUrl' | 'host' | 'port'>): string {
+  if (config.publicUrl) return config.publicUrl;
+  const host = ['0.0.0.0', '::', '[::]', ''].includes(config.host) ? '127.0.0.1' : config.host;
+  return `http://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${config.port}`;
+}
 
 export interface SignInLink {
   url: string;
@@ -45,8 +60,17 @@ export interface OpenedSession {
   expiresAt: Date;
 }
 
-/** Uses the link once. Undefined for a link unknown, already used or expired: the caller cannot tell which. */
-export async function openSession(pool: Pool, token: string): Promise<OpenedSession | undefined> {
+/** Whether the link could sign in now; changes nothing (opening a link must not use it up). */
+export async function isSignInLinkUsable(pool: Pool, token: string): Promise<boolean> {
+  return TOKEN_PATTERN.test(token) && sessions.isSignInLinkUsable(pool, sha256(token));
+}
+
+/**
+ * Uses the link once. Undefined for a link unknown, already used or expired: the caller cannot tell which.
+ * The session the browser signed in with before (`previousSessionId`, from its cookie) ends: one browser, one
+ * session, so a sign-in forced on someone leaves nothing of their own session behind to be reused.
+ */
+export async function openSession(pool: Pool, token: string, previousSessionId?: string): Promise<OpenedSession | undefined> {
   if (!TOKEN_PATTERN.test(token)) return undefined;
   const sessionId = randomBase62(TOKEN_LENGTH);
   const opened = await sessions.useSignInLinkAndOpenSession(pool, {
@@ -55,7 +79,9 @@ export async function openSession(pool: Pool, token: string): Promise<OpenedSess
     csrfToken: randomBase62(TOKEN_LENGTH),
     ttlMs: SESSION_TTL_MS,
   });
-  return opened ? { sessionId, expiresAt: opened.expires_at } : undefined;
+  if (!opened) return undefined;
+  await endSession(pool, previousSessionId);
+  return { sessionId, expiresAt: opened.expires_at };
 }
 
 export interface DashboardSession {
@@ -66,8 +92,10 @@ export interface DashboardSession {
 
 export async function findSession(pool: Pool, sessionId: string | undefined): Promise<DashboardSession | undefined> {
   if (sessionId === undefined || !TOKEN_PATTERN.test(sessionId)) return undefined;
-  const row = await sessions.findLiveSession(pool, sha256(sessionId));
+  const idHash = sha256(sessionId);
+  const row = await sessions.findLiveSession(pool, idHash, { idleMs: SESSION_IDLE_MS, touchAfterMs: SESSION_TOUCH_AFTER_MS });
   if (!row) return undefined;
+  if (row.touch_due) await sessions.touchSession(pool, idHash);
   return {
     account: { id: row.account_id, name: row.account_name, status: row.account_status },
     csrfToken: row.csrf_token,
@@ -78,6 +106,11 @@ export async function findSession(pool: Pool, sessionId: string | undefined): Pr
 /** Sign-out: the session stops working at once, whatever the browser keeps. */
 export async function endSession(pool: Pool, sessionId: string | undefined): Promise<void> {
   if (sessionId !== undefined && TOKEN_PATTERN.test(sessionId)) await sessions.endSession(pool, sha256(sessionId));
+}
+
+/** "Sign out everywhere": every session of the account ends, in every browser. */
+export async function endAccountSessions(pool: Pool, session: DashboardSession): Promise<number> {
+  return sessions.endAccountSessions(pool, session.account.id);
 }
 
 /** The token a state-changing form carries back, compared in constant time. */

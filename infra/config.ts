@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { isIP } from 'node:net';
 import type { AttemptKind } from '../core/delivery-contract';
 import { formatDuration, parseDuration, parseDurationList } from '../core/durations';
 
@@ -24,6 +25,10 @@ export interface Config {
     tlsKeyPath: string | undefined;
   };
   internalApiToken: string | undefined;
+  /** Where the internal routes listen (INTERNAL_PORT); unset: on `port` with every other route. */
+  internalPort: number | undefined;
+  /** Which hops' X-Forwarded-* headers to believe (TRUST_PROXY): Fastify's trustProxy; false believes none. */
+  trustProxy: TrustProxy;
   /** The API's public origin for links it hands out (sign-in links); unset: the address it was reached on. */
   publicUrl: string | undefined;
   webhook: {
@@ -72,6 +77,12 @@ export interface Config {
     host: string;
   };
 }
+
+/**
+ * `true` trusts every hop, a number that many hops nearest the API, a list those addresses and CIDR ranges. The
+ * first two believe any client that reaches the API directly: for an API behind its proxies only.
+ */
+export type TrustProxy = boolean | number | string[];
 
 export class ConfigError extends Error {
   constructor(
@@ -186,18 +197,60 @@ function retryLadder(env: Env, name: string): number[] {
   return delays;
 }
 
-export function loadConfig(env: Env = process.env): Config {
-  const internalApiToken = optional(env, 'INTERNAL_API_TOKEN');
-  if (internalApiToken !== undefined && internalApiToken.length < 16) {
-    throw new ConfigError('INTERNAL_API_TOKEN', 'must be at least 16 characters');
+/** Words that mark a value copied from an example rather than generated. */
+const PLACEHOLDER_WORDS = ['changeme', 'change-me', 'change_me', 'example', 'placeholder', 'replace'];
+
+/**
+ * A token nobody could guess from our own files: at least 32 characters, at least 8 distinct ones (so no
+ * repeated character or short pattern), and none of the words that mark a value copied from an example.
+ */
+function internalToken(env: Env, name: string): string | undefined {
+  const raw = optional(env, name);
+  if (raw === undefined) return undefined;
+  const hint = 'must be a random string of 32+ characters, e.g. from `openssl rand -hex 32`';
+  if (raw.length < 32) throw new ConfigError(name, `${hint}; got ${raw.length} characters`);
+  if (new Set(raw).size < 8) throw new ConfigError(name, `${hint}; got a value of fewer than 8 distinct characters`);
+  const word = PLACEHOLDER_WORDS.find((w) => raw.toLowerCase().includes(w));
+  if (word) throw new ConfigError(name, `${hint}; got a placeholder (it contains "${word}")`);
+  return raw;
+}
+
+/** What Fastify's trustProxy takes that is safe to read from the environment. */
+function trustProxy(env: Env, name: string): TrustProxy {
+  const raw = optional(env, name);
+  if (raw === undefined) return false;
+  const lower = raw.toLowerCase();
+  if (['0', 'false', 'no', 'off'].includes(lower)) return false;
+  if (['true', 'yes', 'on'].includes(lower)) return true;
+  if (/^\d+$/.test(raw)) return Number(raw);
+  const list = raw.split(',').map((item) => item.trim());
+  const valid = (item: string) => {
+    const [address, prefix, ...rest] = item.split('/');
+    const version = isIP(address ?? '');
+    if (version === 0 || rest.length > 0) return false;
+    return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (version === 4 ? 32 : 128));
+  };
+  const bad = list.find((item) => !valid(item));
+  if (bad !== undefined) {
+    throw new ConfigError(name, `must be true, a hop count or a comma list of addresses and CIDR ranges, got "${bad}"`);
   }
+  return list;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const internalApiToken = internalToken(env, 'INTERNAL_API_TOKEN');
   const tlsCertPath = readableFile(env, 'TEMPORAL_TLS_CERT');
   const tlsKeyPath = readableFile(env, 'TEMPORAL_TLS_KEY');
   if ((tlsCertPath === undefined) !== (tlsKeyPath === undefined)) {
     throw new ConfigError(tlsCertPath ? 'TEMPORAL_TLS_KEY' : 'TEMPORAL_TLS_CERT', 'must be set together with its pair');
   }
+  const port = integer(env, 'PORT', 3000, 0, 65535);
+  const internalPort = optional(env, 'INTERNAL_PORT') === undefined ? undefined : integer(env, 'INTERNAL_PORT', 0, 0, 65535);
+  if (internalPort !== undefined && internalPort !== 0 && internalPort === port) {
+    throw new ConfigError('INTERNAL_PORT', `must differ from PORT (${port}); leave it unset to serve the internal routes on PORT`);
+  }
   return {
-    port: integer(env, 'PORT', 3000, 0, 65535),
+    port,
     host: optional(env, 'HOST') ?? '0.0.0.0',
     logLevel: optional(env, 'LOG_LEVEL') ?? 'info',
     databaseUrl: url(env, 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/parcel_webhooks', [
@@ -216,6 +269,8 @@ export function loadConfig(env: Env = process.env): Config {
       tlsKeyPath,
     },
     internalApiToken,
+    internalPort,
+    trustProxy: trustProxy(env, 'TRUST_PROXY'),
     publicUrl: publicOrigin(env, 'PUBLIC_URL'),
     webhook: {
       allowPrivateTargets: boolean(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS', false),

@@ -1,12 +1,14 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
-import { createSignInLink } from '../../domain/dashboard-sessions';
+import { configuredOrigin, createSignInLink } from '../../domain/dashboard-sessions';
+import type { Config } from '../../infra/config';
 import { errorResponses } from '../schemas';
 import { checkToken } from './internal-events';
 
 /**
- * Sign-in links to the developers page for the parcel service, which embeds or forwards them: behind the same internal token as publishing.
+ * Sign-in links to the developers page for the parcel service, which embeds or forwards them: behind the same
+ * internal token as publishing. Opening one shows a Sign in button; only its post uses the link.
  */
 
 const Body = Type.Object(
@@ -19,9 +21,13 @@ const SignInLink = Type.Object({
   expires_at: Type.Integer({ description: 'Unix seconds.' }),
 });
 
-/** PUBLIC_URL, else the origin this request reached us on. */
-export function publicOrigin(request: FastifyRequest, publicUrl: string | undefined): string {
-  return publicUrl ?? `${request.protocol}://${request.host}`;
+/**
+ * PUBLIC_URL, else the origin this request reached us on; on INTERNAL_PORT, which browsers cannot reach, the
+ * public listening address instead (as the CLI builds its links).
+ */
+export function publicOrigin(request: FastifyRequest, config: Config): string {
+  if (config.publicUrl) return config.publicUrl;
+  return config.internalPort === undefined ? `${request.protocol}://${request.host}` : configuredOrigin(config);
 }
 
 export default async function internalDashboardSessionRoutes(fastify: FastifyInstance): Promise<void> {
@@ -40,7 +46,7 @@ export default async function internalDashboardSessionRoutes(fastify: FastifyIns
     async (request, reply) => {
       const link = await createSignInLink(app.pg, {
         accountId: request.body.account_id,
-        origin: publicOrigin(request, app.config.publicUrl),
+        origin: publicOrigin(request, app.config),
       });
       return reply.status(201).send(link);
     },

@@ -7,7 +7,7 @@ import { percentile, runSteady, type Summary } from '../stats';
 import { newId } from '../../core/ids';
 import { createPool } from '../../db/pool';
 
-const TOKEN = 'bench-internal-token-0123456789';
+const TOKEN = 'bench-internal-token-0123456789abcdef';
 
 export interface PublishApiResult extends Costs {
   concurrency: number;

@@ -94,6 +94,7 @@ export function layout(
   <div class="account" title="${ctx.account.id}">${ctx.account.name}</div>
   ${modeSwitch(ctx, input.section)}
   <form method="post" action="${paths.signOut}" class="sign-out">${csrfField(ctx.csrfToken)}<button type="submit" class="link">Sign out</button></form>
+  <form method="post" action="${paths.signOutEverywhere}" class="sign-out">${csrfField(ctx.csrfToken)}<button type="submit" class="link">Sign out everywhere</button></form>
 </header>
 <nav class="sections" aria-label="Sections"><ul>${nav}</ul></nav>
 ${ctx.mode === 'test' ? html`<div class="test-stripe">Test mode: nothing here touches live parcels or money.</div>` : ''}

@@ -15,6 +15,7 @@ export const paths = {
   signIn: `${DASHBOARD}/sign-in`,
   signInLink: (token: string) => `${DASHBOARD}/sign-in/${seg(token)}`,
   signOut: `${DASHBOARD}/sign-out`,
+  signOutEverywhere: `${DASHBOARD}/sign-out-everywhere`,
   section: (mode: Mode, section: Section) => `${DASHBOARD}/${mode}/${section}`,
   keys: (mode: Mode) => `${DASHBOARD}/${mode}/keys`,
   revokeKey: (mode: Mode, id: string) => `${DASHBOARD}/${mode}/keys/${seg(id)}/revoke`,

@@ -8,7 +8,7 @@ import { paths } from './paths';
  * tells whether the link or account exists.
  */
 
-export type SignInReason = 'no-session' | 'link-invalid' | 'signed-out' | 'rate-limited';
+export type SignInReason = 'no-session' | 'link-invalid' | 'signed-out' | 'signed-out-everywhere' | 'rate-limited';
 
 const REASONS: Record<SignInReason, { title: string; text: string }> = {
   'no-session': {
@@ -22,6 +22,10 @@ const REASONS: Record<SignInReason, { title: string; text: string }> = {
   'signed-out': {
     title: 'You are signed out',
     text: 'Your session has ended. Open the developers page from your Parcel dashboard to sign in again.',
+  },
+  'signed-out-everywhere': {
+    title: 'You are signed out everywhere',
+    text: 'Every session of this account has ended, in every browser. Open the developers page from your Parcel dashboard to sign in again.',
   },
   'rate-limited': {
     title: 'Too many sign-in attempts',
@@ -54,17 +58,17 @@ export function signInPage(input: { assets: AssetUrls; reason?: SignInReason }):
 }
 
 /**
- * Answered when a link opens a session. A redirect straight from a link clicked on another site would carry
- * no SameSite=Strict cookie (the whole redirect chain counts as cross-site); this page's own navigation is
- * same-site, so the session cookie goes with it.
+ * What opening a sign-in link shows: a button, nothing more. Opening changes nothing, so a mail scanner or a
+ * link preview fetching the link cannot use it up; the button's same-origin post (the token is in its address)
+ * signs in.
  */
-export function signedInPage(input: { assets: AssetUrls }): Html {
+export function signInLinkPage(input: { assets: AssetUrls; action: string }): Html {
   return publicFrame(
     input.assets,
-    'Signed in',
-    html`<h1>Signed in</h1>
-<p><a href="${paths.home}" data-autofollow>Continue to the developers page</a></p>`,
-    html`<meta http-equiv="refresh" content="0;url=${paths.home}">`,
+    'Sign in to the developers page',
+    html`<h1>Sign in to the developers page</h1>
+<p>This link works once, for 10 minutes. Signing in here ends any session this browser already had.</p>
+<form method="post" action="${input.action}"><button type="submit">Sign in</button></form>`,
   );
 }
 

@@ -19,7 +19,7 @@ import { testDatabaseUrl } from '../helpers/database';
  * delivery is abandoned and the endpoint marked failing), then both pages are scraped.
  */
 describe('metrics pages of the api and worker processes', () => {
-  const token = 'metrics-test-internal-token';
+  const token = 'metrics-test-internal-token-0123456789';
   const processes: WorkerProcess[] = [];
   let pool: Pool;
   let receiver: Receiver;

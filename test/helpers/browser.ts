@@ -84,3 +84,13 @@ export async function transferredBytes(page: Page): Promise<{ total: number; res
     return { total: entries.reduce((sum, entry) => sum + entry.bytes, 0), resources: entries };
   });
 }
+
+/**
+ * Signs a page in as a person does: open the link (which changes nothing), press its Sign in button, land on
+ * the developers page.
+ */
+export async function signInWithLink(page: Page, url: string): Promise<void> {
+  await page.goto(url);
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await page.waitForURL('**/dashboard/test/keys');
+}

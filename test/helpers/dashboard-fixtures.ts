@@ -10,7 +10,7 @@ import { ALL_ENDPOINT_FEATURES, endpointPage, endpointsPage } from '../../dashbo
 import { eventPage, eventsPage } from '../../dashboard/views/events';
 import { keysPage } from '../../dashboard/views/keys';
 import type { AccountStatus, AttemptView, EndpointView, KeyView, Mode, PageContext } from '../../dashboard/views/models';
-import { errorPage, signInPage } from '../../dashboard/views/public';
+import { errorPage, signInLinkPage, signInPage } from '../../dashboard/views/public';
 
 /**
  * Sample records for rendering every page without a database: the view tests and the layout checks in
@@ -143,6 +143,7 @@ export function samplePages(assets: PageContext['assets'], options: { mode?: Mod
   const endpoints = new Map(ENDPOINTS.map((endpoint) => [endpoint.id, endpoint]));
   return {
     'sign-in': () => signInPage({ assets, reason: 'link-invalid' }),
+    'sign-in-link': () => signInLinkPage({ assets, action: `/dashboard/sign-in/${'T'.repeat(43)}` }),
     keys: () => keysPage(ctx, { keys: KEYS, scopes: SCOPES }),
     'key-created': () =>
       keysPage(ctx, { keys: KEYS, scopes: SCOPES, created: { key: 'svc_test_4eC39HqLyjWDarjtT1zdp7dcQ7dX', record: KEYS[0] as KeyView } }),

@@ -41,11 +41,11 @@ describe('docker-compose.yml', () => {
     expect(services['temporal-ui']?.environment?.TEMPORAL_ADDRESS).toBe('temporal:7233');
   });
 
-  it('publishes the documented ports', () => {
-    expect(services.postgres?.ports).toContain('5432:5432');
-    expect(services.temporal?.ports).toContain('7233:7233');
-    expect(services['temporal-ui']?.ports).toContain('8233:8080');
-    expect(services.api?.ports).toContain('3000:3000');
+  it('publishes the documented ports: the API on every interface, Postgres, Temporal and its UI on loopback only', () => {
+    expect(services.postgres?.ports).toEqual(['127.0.0.1:5432:5432']);
+    expect(services.temporal?.ports).toEqual(['127.0.0.1:7233:7233']);
+    expect(services['temporal-ui']?.ports).toEqual(['127.0.0.1:8233:8080']);
+    expect(services.api?.ports).toEqual(['3000:3000']);
     // Workers scale out (`--scale worker=N`): a fixed host port would stop the second replica.
     expect(services.worker?.ports).toBeUndefined();
   });
@@ -81,6 +81,23 @@ describe('docker-compose.yml', () => {
     expect([...missing]).toEqual([]);
   });
 
+  it('requires INTERNAL_API_TOKEN from the shell, with no default, and the app refuses a short or placeholder one', () => {
+    const raw = readFileSync(path.join(root, 'docker-compose.yml'), 'utf8');
+    expect(raw).toContain('INTERNAL_API_TOKEN: ${INTERNAL_API_TOKEN:?set INTERNAL_API_TOKEN to a random string of 32+ characters}');
+    expect(() => interpolated(services.api?.environment ?? {})).toThrow(/set INTERNAL_API_TOKEN/);
+    for (const token of ['change-me-internal-token', 'change-me-internal-token-0123456789']) {
+      expect(() => loadConfig(interpolated(services.api?.environment ?? {}, { INTERNAL_API_TOKEN: token }))).toThrow(/INTERNAL_API_TOKEN/);
+    }
+  });
+
+  it('serves the internal routes on INTERNAL_PORT, to the compose network only', () => {
+    const config = loadConfig(interpolated(services.api?.environment ?? {}, SHELL));
+    expect(config.internalPort).toBeGreaterThan(0);
+    expect(config.internalPort).not.toBe(config.port);
+    expect(services.api?.expose).toContain(String(config.internalPort));
+    expect((services.api?.ports ?? []).join(' ')).not.toContain(String(config.internalPort));
+  });
+
   it('configures the app through the contract environment variables', () => {
     for (const name of ['api', 'worker'] as const) {
       const env = services[name]?.environment ?? {};
@@ -93,17 +110,17 @@ describe('docker-compose.yml', () => {
 
   it('serves each process\'s Prometheus page to the compose network, as the app\'s own config reads it', () => {
     for (const name of ['api', 'worker'] as const) {
-      const config = loadConfig(interpolated(services[name]?.environment ?? {}));
+      const config = loadConfig(interpolated(services[name]?.environment ?? {}, SHELL));
       // 127.0.0.1, the default, would be unreachable from the scraper's container.
       expect(config.metrics.host, name).toBe('0.0.0.0');
       expect(config.metrics.port, name).toBeGreaterThan(0);
-      expect(services[name]?.expose, name).toEqual([String(config.metrics.port)]);
+      expect(services[name]?.expose, name).toContain(String(config.metrics.port));
       if (name === 'api') expect(config.metrics.port, 'apart from the API port').not.toBe(config.port);
     }
   });
 
   it('the worker\'s Temporal SDK metrics are on its loopback at METRICS_PORT+1, reached through its page, not exposed', () => {
-    const config = loadConfig(interpolated(services.worker?.environment ?? {}));
+    const config = loadConfig(interpolated(services.worker?.environment ?? {}, SHELL));
     expect(temporalMetricsAddress(config.metrics)).toBe(`127.0.0.1:${config.metrics.port + 1}`);
     const published = [...(services.worker?.expose ?? []), ...(services.worker?.ports ?? [])];
     expect(published).not.toContain(String(config.metrics.port + 1));
@@ -134,9 +151,22 @@ describe('docker-compose.yml', () => {
   });
 });
 
-/** Compose's `${NAME:-default}` as it is with nothing set in the shell: the default. */
-function interpolated(env: Record<string, string>): Record<string, string> {
-  return Object.fromEntries(Object.entries(env).map(([key, value]) => [key, value.replace(/\$\{\w+:-([^}]*)\}/g, '$1')]));
+/** What an operator sets in the shell before `docker compose up`: the variables compose requires. */
+const SHELL = { INTERNAL_API_TOKEN: 'f3c9a1d27be84e0c9d1a5b7e2c4f6a80' };
+
+/**
+ * Compose's interpolation with `shell` as the shell's variables: `${NAME:-default}` is the variable or its
+ * default, `${NAME:?message}` the variable, or compose stops with the message.
+ */
+function interpolated(env: Record<string, string>, shell: Record<string, string> = {}): Record<string, string> {
+  const value = (raw: string) =>
+    raw
+      .replace(/\$\{(\w+):-([^}]*)\}/g, (_m, name: string, fallback: string) => shell[name] || fallback)
+      .replace(/\$\{(\w+):\?([^}]*)\}/g, (_m, name: string, message: string) => {
+        if (!shell[name]) throw new Error(`required variable ${name} is missing a value: ${message}`);
+        return shell[name];
+      });
+  return Object.fromEntries(Object.entries(env).map(([key, raw]) => [key, value(raw)]));
 }
 
 /** `--name X --type Y` pairs of a `temporal operator search-attribute create` command line. */

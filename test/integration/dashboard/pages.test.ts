@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useDashboardHarness } from '../../helpers/harness';
-import type { BrowserHarness, TestPage } from '../../helpers/browser';
+import { signInWithLink, type BrowserHarness, type TestPage } from '../../helpers/browser';
 import { testConfig } from '../../helpers/env';
 import { createAccount, createApiKey } from '../../helpers/fixtures';
 import type { Receiver } from '../../helpers/receiver';
@@ -49,8 +49,7 @@ describe('developers page', () => {
   async function signedIn(options: { status?: 'pending' | 'active' | 'suspended'; name?: string } = {}): Promise<TestPage & { accountId: string }> {
     const accountId = await createAccount(tw.pool, { status: options.status ?? 'active', name: options.name ?? 'Duka Letu', email: 'ops@duka.example' });
     const tab = await browser.newPage();
-    await tab.page.goto((await signInLink(accountId)).url);
-    await tab.page.waitForURL('**/dashboard/test/keys');
+    await signInWithLink(tab.page, (await signInLink(accountId)).url);
     return { ...tab, accountId };
   }
 
@@ -80,9 +79,14 @@ describe('developers page', () => {
     expect(link.expires_at - Date.now() / 1000).toBeGreaterThan(590);
     expect(link.expires_at - Date.now() / 1000).toBeLessThanOrEqual(600);
 
+    // A mail scanner or a link preview fetches the link first (HEAD, GET): that signs nobody in and uses nothing.
+    expect((await fetch(link.url, { method: 'HEAD' })).status).toBe(200);
+    const scanned = await fetch(link.url);
+    expect(scanned.headers.get('set-cookie')).toBeNull();
+    expect(await scanned.text()).not.toContain('Duka Letu');
+
     const first = await browser.newPage();
-    await first.page.goto(link.url);
-    await first.page.waitForURL('**/dashboard/test/keys');
+    await signInWithLink(first.page, link.url);
     await expect.poll(() => first.page.locator('.account').textContent()).toBe('Duka Letu');
     const [cookie] = await first.context.cookies();
     expect(cookie).toMatchObject({ name: 'parcel_dashboard_session', httpOnly: true, sameSite: 'Strict', secure: false, path: '/dashboard' });
@@ -105,15 +109,23 @@ describe('developers page', () => {
     });
     expect(printed.url.startsWith(`${origin}/dashboard/sign-in/`)).toBe(true);
     const third = await browser.newPage();
-    await third.page.goto(printed.url);
-    await third.page.waitForURL('**/dashboard/test/keys');
+    await signInWithLink(third.page, printed.url);
 
     // Signing out ends the session on the server: the old cookie opens nothing any more.
     const [kept] = await third.context.cookies();
-    await third.page.getByRole('button', { name: 'Sign out' }).click();
+    await third.page.getByRole('button', { name: 'Sign out', exact: true }).click();
     await third.page.waitForURL('**/dashboard/sign-in?signed_out=1');
     const replayed = await fetch(`${origin}/dashboard/test/keys`, { headers: { cookie: `${kept!.name}=${kept!.value}` } });
     expect(replayed.status).toBe(401);
+
+    // Sign out everywhere, from one browser, ends the account's session in the other one too.
+    const here = await browser.newPage();
+    await signInWithLink(here.page, (await signInLink(accountId)).url);
+    await here.page.getByRole('button', { name: 'Sign out everywhere', exact: true }).click();
+    await here.page.waitForURL('**/dashboard/sign-in?signed_out=everywhere');
+    await expect.poll(() => here.page.getByRole('heading', { level: 1 }).textContent()).toBe('You are signed out everywhere');
+    expect((await first.page.reload())?.status()).toBe(401);
+    expect([...first.errors, ...here.errors].filter((error) => !error.includes('status of 401'))).toEqual([]);
   }, 120_000);
 
   it('follows the rotation order of spec 5.8: create, deploy, watch Last used move, revoke the old key', async () => {

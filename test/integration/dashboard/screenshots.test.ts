@@ -61,6 +61,7 @@ describe('developers page screenshots', () => {
 
     const signIn = (await (await post('/internal/v1/dashboard/sessions', { account_id: accountId })).json()) as { url: string };
     await page.goto(signIn.url);
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.waitForURL('**/dashboard/test/keys');
 
     // Keys: the current one in use, its replacement just created (shown once).

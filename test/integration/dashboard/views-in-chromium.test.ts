@@ -85,6 +85,17 @@ describe('developers page views in Chromium', () => {
     });
   });
 
+  it('a sign-in link opens a page whose one button posts to the link, with nothing else on it', async () => {
+    const { page, errors } = await browser.newPage();
+    await page.goto(`${server.url}/preview/sign-in-link`);
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Sign in to the developers page');
+    expect(await page.getByRole('button').count()).toBe(1);
+    expect(await page.locator('script:not([src])').count()).toBe(0);
+    await Promise.all([page.waitForURL(`**/dashboard/sign-in/${'T'.repeat(43)}`), page.getByRole('button', { name: 'Sign in' }).click()]);
+    expect(JSON.parse((await page.textContent('body')) ?? '')).toEqual({ url: `/dashboard/sign-in/${'T'.repeat(43)}`, body: {} });
+    expect(errors).toEqual([]);
+  });
+
   it('the first page load is small', async () => {
     const { page } = await browser.newPage();
     await page.goto(`${server.url}/preview/keys`, { waitUntil: 'load' });

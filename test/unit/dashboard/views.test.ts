@@ -58,11 +58,12 @@ describe('dashboard views', () => {
     expect(pendingTest).toContain('Create key');
     for (const [name, render] of Object.entries(samplePages(assets, { status: 'suspended' }))) {
       const page = render().toString();
-      if (name === 'sign-in' || name === 'error' || name === 'confirm') continue;
+      if (name === 'sign-in' || name === 'sign-in-link' || name === 'error' || name === 'confirm') continue;
       expect(page, name).toContain('This account is suspended');
-      // The one form that still posts is Sign out.
-      expect(page.match(/method="post"/g), name).toHaveLength(1);
-      expect(page, name).toContain('Sign out');
+      // The only forms that still post are Sign out and Sign out everywhere.
+      expect(page.match(/method="post"/g), name).toHaveLength(2);
+      expect(page, name).toContain('>Sign out<');
+      expect(page, name).toContain('>Sign out everywhere<');
     }
   });
 

@@ -50,6 +50,16 @@ describe('config', () => {
     expect(loadConfig({ METRICS_PORT: '0', METRICS_HOST: '0.0.0.0' }).metrics).toEqual({ port: 0, host: '0.0.0.0' });
   });
 
+  it('reads INTERNAL_PORT (unset: the internal routes stay on PORT) and TRUST_PROXY (off by default)', () => {
+    expect(loadConfig({}).internalPort).toBeUndefined();
+    expect(loadConfig({}).trustProxy).toBe(false);
+    expect(loadConfig({ INTERNAL_PORT: '3001' }).internalPort).toBe(3001);
+    expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 127.0.0.1,::1, fd00::/8' }).trustProxy).toEqual(['10.0.0.0/8', '127.0.0.1', '::1', 'fd00::/8']);
+  });
+
   it('reads the contract variables', () => {
     const config = loadConfig({
       PORT: '8080',
@@ -60,7 +70,7 @@ describe('config', () => {
       ENDPOINT_FAILING_THRESHOLD: '5',
       WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
       WEBHOOK_SECRET_ENCRYPTION_KEY: 'a'.repeat(64),
-      INTERNAL_API_TOKEN: 'x'.repeat(32),
+      INTERNAL_API_TOKEN: 'f3c9a1d27be84e0c9d1a5b7e2c4f6a80',
     });
     expect(config.port).toBe(8080);
     expect(config.temporal.address).toBe('temporal:7233');
@@ -89,6 +99,18 @@ describe('config', () => {
     ['WEBHOOK_CA_FILE', '/nonexistent/ca.pem'],
     ['TEMPORAL_CLI', '/nonexistent/temporal'],
     ['INTERNAL_API_TOKEN', 'short'],
+    ['INTERNAL_API_TOKEN', 'internal-token-of-31-characters'],
+    ['INTERNAL_API_TOKEN', 'x'.repeat(40)],
+    ['INTERNAL_API_TOKEN', 'abab'.repeat(10)],
+    ['INTERNAL_API_TOKEN', 'change-me-internal-token-0123456789'],
+    ['INTERNAL_API_TOKEN', 'CHANGEME-please-to-a-random-value-0123'],
+    ['INTERNAL_API_TOKEN', 'an-example-internal-token-0123456789'],
+    ['INTERNAL_PORT', '3000'],
+    ['INTERNAL_PORT', 'internal'],
+    ['TRUST_PROXY', 'maybe'],
+    ['TRUST_PROXY', '10.0.0.0/8, proxy.internal'],
+    ['TRUST_PROXY', '300.1.1.1'],
+    ['TRUST_PROXY', '10.0.0.0/33'],
     ['SMTP_URL', 'http://mail'],
     ['METRICS_PORT', 'nine'],
     // the Temporal SDK's exporter needs the next port
