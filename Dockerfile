@@ -1,21 +1,23 @@
-# One image for the api, the worker and the migrate job; compose picks the command.
-FROM node:20-bookworm-slim AS build
+# One image for the api, the worker and the migrate job; compose picks the command. Node 24, the LTS line;
+# package.json's engines lists the Node lines the tests run on.
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 # patches/ first: the postinstall script applies them to node_modules (worker/worker.ts says why).
 COPY patches ./patches
-RUN npm install --no-audit --no-fund
+# Exactly the lock's versions; it holds every platform's native bindings, so npm ci accepts it anywhere.
+RUN npm ci --no-audit --no-fund
 COPY . .
 RUN npm run build
 
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY patches ./patches
 # tsx stays: the operator CLI (cli/bin.js) runs from source. temporal-tools/ (building and running Temporal on a
 # developer's machine) stays out: here `start` needs TEMPORAL_ADDRESS and `temporal-server` says to use a checkout.
-RUN npm install --omit=dev --no-audit --no-fund
+RUN npm ci --omit=dev --no-audit --no-fund
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/api ./api
 COPY --from=build /app/activities ./activities

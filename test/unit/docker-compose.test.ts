@@ -7,7 +7,11 @@ import {
   DEFAULT_DYNAMIC_CONFIG_FILE,
   DEFAULT_NUM_HISTORY_SHARDS,
   DEFAULT_RETENTION_HOURS,
+  SCHEMA_DIRS,
+  SQL_PLUGIN,
   TEMPORAL_SERVER_VERSION,
+  schemaSteps,
+  sqlToolArgs,
 } from '../../temporal-tools/temporal-server-config';
 import { devServerArgs } from '../../temporal-tools/dev-server';
 import { loadConfig } from '../../infra/config';
@@ -19,6 +23,7 @@ const compose = parse(readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'
   services: Record<string, {
     image?: string;
     build?: string;
+    restart?: string;
     entrypoint?: string[];
     command?: string[];
     volumes?: string[];
@@ -32,11 +37,13 @@ const compose = parse(readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'
 const services = compose.services;
 
 describe('docker-compose.yml', () => {
-  it('describes Postgres, Temporal on Postgres, the Temporal UI, the api and the worker', () => {
-    expect(Object.keys(services)).toEqual(expect.arrayContaining(['postgres', 'temporal', 'temporal-ui', 'api', 'worker']));
+  it('describes Postgres, Temporal on Postgres with its setup jobs, the Temporal UI, the api and the worker', () => {
+    expect(Object.keys(services)).toEqual(
+      expect.arrayContaining(['postgres', 'temporal-schema', 'temporal', 'temporal-namespace', 'temporal-ui', 'api', 'worker']),
+    );
     expect(services.postgres?.image).toMatch(/^postgres:15/);
-    expect(services.temporal?.image).toMatch(/^temporalio\/auto-setup:1\.29/);
-    expect(services.temporal?.environment?.DB).toBe('postgres12');
+    expect(services.temporal?.image).toMatch(/^temporalio\/server:1\.29/);
+    expect(services.temporal?.environment?.DB).toBe(SQL_PLUGIN);
     expect(services.temporal?.environment?.POSTGRES_SEEDS).toBe('postgres');
     expect(services['temporal-ui']?.environment?.TEMPORAL_ADDRESS).toBe('temporal:7233');
   });
@@ -48,10 +55,29 @@ describe('docker-compose.yml', () => {
     expect(services.api?.ports).toEqual(['3000:3000']);
     // Workers scale out (`--scale worker=N`): a fixed host port would stop the second replica.
     expect(services.worker?.ports).toBeUndefined();
+    // The one-shot jobs serve nothing.
+    for (const job of ['temporal-schema', 'temporal-namespace', 'migrate']) expect(services[job]?.ports, job).toBeUndefined();
+  });
+
+  it('pins every image it pulls to a version, and none is one Temporal offers for development only', () => {
+    const raw = readFileSync(path.join(root, 'docker-compose.yml'), 'utf8');
+    expect(raw).not.toMatch(/auto-setup/);
+    for (const [name, service] of Object.entries(services)) {
+      if (service.build) continue; // ours, built from the Dockerfile
+      expect(service.image, name).toMatch(/^[\w./-]+:v?\d+(\.\d+)*[\w.-]*$/);
+      expect(service.image, name).not.toMatch(/:latest$/);
+    }
+    // A Prometheus of the 3.x line, which reads deploy/prometheus unchanged.
+    expect(services.prometheus?.image).toMatch(/^prom\/prometheus:v3\.\d+\.\d+$/);
   });
 
   it('builds api and worker from the Dockerfile, with commands that exist after `npm run build`', () => {
     expect(existsSync(path.join(root, 'Dockerfile'))).toBe(true);
+    // Both stages on Node 24 LTS, a line package.json's engines names (and `npm run test:node24` runs).
+    const bases = [...readFileSync(path.join(root, 'Dockerfile'), 'utf8').matchAll(/^FROM (\S+)/gm)].map((m) => m[1]);
+    expect(bases).toEqual(['node:24-bookworm-slim', 'node:24-bookworm-slim']);
+    const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { engines: { node: string } };
+    expect(pkg.engines.node).toBe('^20.19.0 || ^24.0.0');
     const compiled: Record<string, string> = { 'dist/api/server.js': 'api/server.ts', 'dist/worker/main.js': 'worker/main.ts' };
     for (const name of ['api', 'worker'] as const) {
       const service = services[name];
@@ -184,9 +210,44 @@ function dynamicConfigValues(file: string): Record<string, unknown> {
 describe('docker-compose.yml and `parcel-webhooks temporal-server` run the same Temporal', () => {
   const temporal = services.temporal;
 
-  it('same server version', () => {
-    expect(temporal?.image).toBe(`temporalio/auto-setup:${TEMPORAL_SERVER_VERSION}`);
-    expect(services['temporal-search-attributes']?.image).toBe(temporal?.image);
+  it('same server version, and its own version of the admin tools for the setup jobs', () => {
+    expect(temporal?.image).toBe(`temporalio/server:${TEMPORAL_SERVER_VERSION}`);
+    for (const job of ['temporal-schema', 'temporal-namespace']) {
+      expect(services[job]?.image, job).toMatch(new RegExp(`^temporalio/admin-tools:${TEMPORAL_SERVER_VERSION.replaceAll('.', '\\.')}-`));
+    }
+  });
+
+  it('sets up the schema before the server starts: both databases created, versioned and brought up to date', () => {
+    const job = services['temporal-schema'];
+    expect(job?.restart).toBe('no');
+    expect((job?.depends_on as Record<string, { condition: string }>).postgres?.condition).toBe('service_healthy');
+    expect((temporal?.depends_on as Record<string, { condition: string }>)['temporal-schema']?.condition).toBe('service_completed_successfully');
+    expect(job?.entrypoint).toEqual(['/bin/sh', '-c']);
+    // The server's own connection settings, so the job prepares exactly the databases the server opens.
+    const env = temporal?.environment ?? {};
+    expect(env.DB).toBe(SQL_PLUGIN);
+    const target = { host: env.POSTGRES_SEEDS as string, port: Number(env.DB_PORT), user: env.POSTGRES_USER as string, password: env.POSTGRES_PWD as string };
+    expect(target).toEqual({
+      host: 'postgres',
+      port: 5432,
+      user: services.postgres?.environment?.POSTGRES_USER,
+      password: services.postgres?.environment?.POSTGRES_PASSWORD,
+    });
+    const databases = { temporal: env.DBNAME as string, visibility: env.VISIBILITY_DBNAME as string };
+    expect(databases).toEqual({ temporal: 'temporal', visibility: 'temporal_visibility' });
+    // The same steps and arguments as temporal-tools/temporal-server-databases.ts, on the schema files the image
+    // ships in /etc/temporal/schema (the server module's schema/ directory).
+    const expected = (['temporal', 'visibility'] as const).flatMap((kind) => {
+      const steps = schemaSteps(`/etc/temporal/${SCHEMA_DIRS[kind]}`);
+      return [steps.create, steps.setup, steps.update].map((step) => sqlToolArgs(target, databases[kind], step).join(' '));
+    });
+    const script = (job?.command?.[0] ?? '').replaceAll('$$', '$');
+    const run = [...script.matchAll(/^(?:created )?temporal-sql-tool (.+)$/gm)].map((m) => m[1]);
+    expect(run).toEqual(expected);
+    // Only create-database may meet an existing database; any other failure fails the job and holds the server.
+    expect(script).toMatch(/^set -eu$/m);
+    expect(script.match(/^created /gm)).toHaveLength(2);
+    expect(run.filter((args) => args?.includes('create-database'))).toHaveLength(2);
   });
 
   it('same dynamic config: the committed file, mounted where DYNAMIC_CONFIG_FILE_PATH points', () => {
@@ -206,20 +267,27 @@ describe('docker-compose.yml and `parcel-webhooks temporal-server` run the same 
     for (const [key, value] of Object.entries(values)) expect(JSON.parse(flags[key] as string), key).toEqual(value);
   });
 
-  it('same search attributes, registered before the app starts, and none of auto-setup\'s test ones', () => {
-    const setup = services['temporal-search-attributes'];
+  it('same search attributes, registered once the server is healthy and before the app starts, and no others', () => {
+    const setup = services['temporal-namespace'];
     expect(setup?.entrypoint).toEqual(['/bin/sh', '-c']);
+    expect(setup?.restart).toBe('no');
+    expect((setup?.depends_on as Record<string, { condition: string }>).temporal?.condition).toBe('service_healthy');
+    expect(setup?.environment?.TEMPORAL_ADDRESS).toBe('temporal:7233');
     expect(createdSearchAttributes(setup?.command?.[0] ?? '')).toEqual(SEARCH_ATTRIBUTE_CLI_TYPES);
-    expect(temporal?.environment?.SKIP_ADD_CUSTOM_SEARCH_ATTRIBUTES).toBe('true');
     for (const name of ['api', 'worker'] as const) {
       const deps = services[name]?.depends_on as Record<string, { condition: string }>;
-      expect(deps['temporal-search-attributes']?.condition).toBe('service_completed_successfully');
+      expect(deps['temporal-namespace']?.condition).toBe('service_completed_successfully');
     }
   });
 
   it('same shards, namespace and retention', () => {
     expect(temporal?.environment?.NUM_HISTORY_SHARDS).toBe(String(DEFAULT_NUM_HISTORY_SHARDS));
-    expect(temporal?.environment?.DEFAULT_NAMESPACE).toBe('default');
-    expect(temporal?.environment?.DEFAULT_NAMESPACE_RETENTION).toBe(`${DEFAULT_RETENTION_HOURS}h`);
+    const script = services['temporal-namespace']?.command?.[0] ?? '';
+    const create = script.match(/temporal operator namespace create (.*)$/m)?.[1] ?? '';
+    const namespace = services.api?.environment?.TEMPORAL_NAMESPACE;
+    expect(create).toContain(`--namespace ${namespace} --retention ${DEFAULT_RETENTION_HOURS}h`);
+    // Created only when describe finds none: a rerun leaves the namespace as it is.
+    expect(script).toContain(`temporal operator namespace describe --namespace ${namespace} >/dev/null 2>&1 ||`);
+    expect(script).toContain(`search-attribute list --namespace ${namespace}`);
   });
 });
