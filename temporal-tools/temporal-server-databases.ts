@@ -3,7 +3,7 @@ import { promisify } from 'node:util';
 import { installedTemporalServer, type TemporalServerInstall } from './temporal-server-build';
 import { databaseNames, postgresTarget, schemaSteps, sqlToolArgs, type PostgresTarget, type TemporalDatabases } from './temporal-server-config';
 
-/** The server's two databases, made and versioned by its own schema tool (what auto-setup does in compose). */
+/** The server's two databases, made and versioned by its own schema tool (what docker-compose.yml's temporal-schema job does). */
 
 const SQL_TOOL_TIMEOUT_MS = 2 * 60_000;
 const execFileAsync = promisify(execFile);
