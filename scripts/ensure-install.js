@@ -17,8 +17,8 @@ function ensureInstall() {
   const stale = !fs.existsSync(marker) || newer(lock) || patchFiles.some(newer);
   if (!stale) return;
   process.stdout.write('installing dependencies...\n');
-  // `npm install` rather than `npm ci`: npm 11 leaves other platforms' optional binaries (@swc/core-*) out of
-  // the lockfile here, which `npm ci` then rejects as out of sync; install still honours the locked versions.
+  // `npm install` keeps an existing node_modules and honours the locked versions; the committed lock is complete
+  // for every platform (test/unit/lockfile.test.ts), so it leaves the lock unchanged.
   execFileSync('npm', ['install', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit' });
 }
 
