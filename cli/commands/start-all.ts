@@ -43,10 +43,11 @@ async function startLocalTemporal(tooling: LocalTemporal, config: Config): Promi
  * a worker and the API. SIGINT/SIGTERM stop them in reverse order and leave no process behind.
  */
 export async function startAll(given: Config): Promise<void> {
-  // Development without WEBHOOK_SECRET_ENCRYPTION_KEYS: a local key, made once under PARCEL_DATA_DIR.
+  // Development without WEBHOOK_SECRET_ENCRYPTION_KEYS: a local key, made on the first start under PARCEL_DATA_DIR
+  // (later starts, and every CLI command, find it there already).
   const config = withLocalEncryptionKey(given, { create: true });
   if (given.webhook.secretEncryptionKeys.length === 0) {
-    say(`secrets      encrypted with the local key in ${localKeyPath(config.dataDir)}`);
+    say(`secrets      made a local encryption key in ${localKeyPath(config.dataDir)} (kept for later starts)`);
   }
   for (const line of unsafeSettingWarnings(config)) process.stderr.write(`${line}\n`);
   const localTemporal = config.temporal.address ? undefined : loadLocalTemporal();
