@@ -25,7 +25,7 @@ const OLD = randomBytes(32);
 const NEW = randomBytes(32);
 const BIN = path.join(__dirname, '..', '..', '..', 'cli', 'bin.js');
 
-/** The form sealing wrote before key ids and associated data. */
+/** The v1 stored form, which still opens: no key id, no associated data. */
 function sealV1(plain: string, key: Buffer): string {
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', key, iv);

@@ -16,7 +16,7 @@ const key = randomBytes(32);
 const older = randomBytes(32);
 const ENDPOINT = 'we_secretsUnitTest';
 
-/** What sealing wrote before key ids and associated data: `enc:v1:<iv>:<tag>:<ciphertext>`. */
+/** The v1 stored form, which still opens: `enc:v1:<iv>:<tag>:<ciphertext>`, no key id, no associated data. */
 function sealV1(plain: string, under: Buffer): string {
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', under, iv);
