@@ -1,5 +1,5 @@
 import type { SignAndPostInput, SkipReason } from '../core/delivery-contract';
-import { openSecret, SecretUnavailableError } from '../core/secrets';
+import { openSecret, SecretUnavailableError, type KeyRing } from '../core/secrets';
 import { loadAttemptContext, type AttemptClaim } from '../db/attempt-claims';
 import type { Pool } from '../db/pool';
 import { withinDeadline } from './deadline';
@@ -43,14 +43,15 @@ export async function loadDeliveryContext(
   pool: Pool,
   endpointId: string,
   eventId: string | null,
-  key?: Buffer,
+  ring: KeyRing = [],
   claim?: AttemptClaim,
   deliveryId?: string,
 ): Promise<DeliveryContext | undefined> {
   const row = await loadAttemptContext(pool, endpointId, eventId, { claim, deliveryId });
   if (!row) return undefined;
-  const secrets = [openSecret(row.secret, key)];
-  if (row.previous_secret !== null) secrets.push(openSecret(row.previous_secret, key));
+  // Any stored form opens (core/secrets.ts), so a delivery reading while `secrets reencrypt` runs signs alike.
+  const secrets = [openSecret(row.secret, row.id, ring)];
+  if (row.previous_secret !== null) secrets.push(openSecret(row.previous_secret, row.id, ring));
   const endpoint: EndpointForDelivery = {
     id: row.id,
     url: row.url,
@@ -67,8 +68,8 @@ export async function loadDeliveryContext(
 }
 
 /** The endpoint as a delivery sees it, without an event. */
-export async function loadEndpointForDelivery(pool: Pool, endpointId: string, key?: Buffer): Promise<EndpointForDelivery | undefined> {
-  return (await loadDeliveryContext(pool, endpointId, null, key))?.endpoint;
+export async function loadEndpointForDelivery(pool: Pool, endpointId: string, ring: KeyRing = []): Promise<EndpointForDelivery | undefined> {
+  return (await loadDeliveryContext(pool, endpointId, null, ring))?.endpoint;
 }
 
 /** What the read came to: the context, no endpoint at all, or a secret that cannot be opened. */
@@ -80,8 +81,8 @@ export type ReadContext = DeliveryContext | undefined | 'secretUnavailable';
  */
 export async function readContext(deps: AttemptDeps, input: SignAndPostInput, claim: AttemptClaim | undefined): Promise<ReadContext> {
   try {
-    const key = deps.config.webhook.secretEncryptionKey;
-    const context = loadDeliveryContext(deps.pool, input.endpointId, input.eventId, key, claim, input.deliveryId);
+    const ring = deps.config.webhook.secretEncryptionKeys;
+    const context = loadDeliveryContext(deps.pool, input.endpointId, input.eventId, ring, claim, input.deliveryId);
     return await withinDeadline(context, 'reading the endpoint');
   } catch (err) {
     if (err instanceof SecretUnavailableError) return 'secretUnavailable';

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { createPool, type Pool } from '../db/pool';
-import { loadConfig, type Config } from '../infra/config';
+import { loadConfig, withLocalEncryptionKey, type Config } from '../infra/config';
 
 /**
  * What a command needs, opened on first use and closed once the command ends, so nothing is left open. No
@@ -11,7 +11,7 @@ export class CliContext {
   private poolValue: Pool | undefined;
 
   get config(): Config {
-    this.configValue ??= loadConfig();
+    this.configValue ??= withLocalEncryptionKey(loadConfig());
     return this.configValue;
   }
 

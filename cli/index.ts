@@ -8,6 +8,7 @@ import { registerEvents } from './commands/events';
 import { registerKeys } from './commands/keys';
 import { registerListen } from './commands/listen';
 import { registerMigrate } from './commands/migrate';
+import { registerSecrets } from './commands/secrets';
 import { registerSimulate } from './commands/simulate';
 import { registerStart } from './commands/start';
 import { registerTemporalServer } from './commands/temporal-server';
@@ -28,6 +29,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerSimulate(program, ctx);
   registerDashboard(program, ctx);
   registerMigrate(program, ctx);
+  registerSecrets(program, ctx);
   registerStart(program, ctx);
   registerTemporalServer(program, ctx);
   return program;

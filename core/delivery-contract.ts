@@ -171,7 +171,7 @@ export type SkipReason =
   | 'delivery_stopped'
   | 'account_suspended'
   | 'event_missing'
-  // the endpoint's signing secret cannot be opened (WEBHOOK_SECRET_ENCRYPTION_KEY changed or lost): posting
+  // the endpoint's signing secret cannot be opened (no key of WEBHOOK_SECRET_ENCRYPTION_KEYS opens it): posting
   // unsigned or badly signed is never an option, and retrying will not fix it
   | 'secret_unavailable';
 

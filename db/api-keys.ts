@@ -1,6 +1,7 @@
 import type { Mode } from '../core/mode';
 import type { AccountStatus } from './accounts';
-import { preparedStatement, type Pool } from './pool';
+import { lockAccountBudget } from './account-budgets';
+import { preparedStatement, withTransaction, type Pool } from './pool';
 
 /** Table api_keys. SQL only: key format, validation and the authentication checks are domain/api-keys.ts's. */
 
@@ -54,6 +55,10 @@ export interface KeyRow {
 
 const COLUMNS = 'id, account_id, mode, last4, scopes, description, expires_at, revoked_at, last_used_at, created_at';
 
+/**
+ * Inserts unless the account already has `limit` active (not revoked, not expired) keys in this mode; undefined
+ * then. Race-safe like endpoints: the count runs under the account and mode's budget lock.
+ */
 export async function insertApiKey(
   pool: Pool,
   row: {
@@ -66,13 +71,21 @@ export async function insertApiKey(
     description: string | null;
     expiresAt: Date | null;
   },
-): Promise<KeyRow> {
-  const { rows } = await pool.query<KeyRow>(
-    `INSERT INTO api_keys (id, account_id, mode, key_hash, last4, scopes, description, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${COLUMNS}`,
-    [row.id, row.accountId, row.mode, row.keyHash, row.last4, row.scopes, row.description, row.expiresAt],
-  );
-  return rows[0] as KeyRow;
+  limit: number,
+): Promise<KeyRow | undefined> {
+  return withTransaction(pool, async (tx) => {
+    await lockAccountBudget(tx, 'api_keys', row.accountId, row.mode === 'live');
+    const { rows } = await tx.query<KeyRow>(
+      `INSERT INTO api_keys (id, account_id, mode, key_hash, last4, scopes, description, expires_at)
+       SELECT $1, $2, $3, $4, $5, $6, $7, $8
+        WHERE (SELECT count(*) FROM api_keys
+                WHERE account_id = $2 AND mode = $3 AND revoked_at IS NULL
+                  AND (expires_at IS NULL OR expires_at > now())) < $9
+       RETURNING ${COLUMNS}`,
+      [row.id, row.accountId, row.mode, row.keyHash, row.last4, row.scopes, row.description, row.expiresAt, limit],
+    );
+    return rows[0];
+  });
 }
 
 export async function listApiKeys(pool: Pool, accountId: string): Promise<KeyRow[]> {

@@ -1,4 +1,5 @@
-import type { Db, Pool } from './pool';
+import { lockAccountBudget } from './account-budgets';
+import { withTransaction, type Db, type Pool } from './pool';
 
 /** Table webhook_endpoints. Every read made for the API is scoped to one account and one mode. */
 
@@ -27,24 +28,34 @@ export interface EndpointScope {
 const PUBLIC_COLUMNS = `id, account_id, livemode, url, events, description, status, created_at,
   disabled_at IS NOT NULL AS disabled, local_certificate IS NOT NULL AS local`;
 
+/** A new endpoint's row: `certificate` only for a listen session's endpoint (pinned, loopback). */
+export interface NewEndpoint extends EndpointScope {
+  id: string;
+  url: string;
+  events: string[];
+  description: string | null;
+  sealedSecret: string;
+  certificate?: string;
+}
+
 /**
- * Inserts unless the account already has `limit` live endpoints in this mode; undefined then. Two concurrent
- * registrations may both pass the count (read committed): the limit is a budget, not an invariant.
+ * Inserts unless the account already has `limit` endpoints (deleted ones aside) in this mode; undefined then.
+ * Race-safe: the count runs under the account and mode's budget lock (db/account-budgets.ts), in a statement
+ * that starts after the lock is held, so it sees every insert committed before.
  */
-export async function insertEndpoint(
-  pool: Pool,
-  row: EndpointScope & { id: string; url: string; events: string[]; description: string | null; sealedSecret: string },
-  limit: number,
-): Promise<EndpointRow | undefined> {
-  const { rows } = await pool.query<EndpointRow>(
-    `INSERT INTO webhook_endpoints (id, account_id, livemode, url, events, description, secret)
-     SELECT $1, $2, $3, $4, $5, $6, $7
-      WHERE (SELECT count(*) FROM webhook_endpoints
-              WHERE account_id = $2 AND livemode = $3 AND deleted_at IS NULL) < $8
-     RETURNING ${PUBLIC_COLUMNS}`,
-    [row.id, row.accountId, row.livemode, row.url, row.events, row.description, row.sealedSecret, limit],
-  );
-  return rows[0];
+export async function insertEndpoint(pool: Pool, row: NewEndpoint, limit: number): Promise<EndpointRow | undefined> {
+  return withTransaction(pool, async (tx) => {
+    await lockAccountBudget(tx, 'webhook_endpoints', row.accountId, row.livemode);
+    const { rows } = await tx.query<EndpointRow>(
+      `INSERT INTO webhook_endpoints (id, account_id, livemode, url, events, description, secret, local_certificate)
+       SELECT $1, $2, $3, $4, $5, $6, $7, $8
+        WHERE (SELECT count(*) FROM webhook_endpoints
+                WHERE account_id = $2 AND livemode = $3 AND deleted_at IS NULL) < $9
+       RETURNING ${PUBLIC_COLUMNS}`,
+      [row.id, row.accountId, row.livemode, row.url, row.events, row.description, row.sealedSecret, row.certificate ?? null, limit],
+    );
+    return rows[0];
+  });
 }
 
 /** A live (not deleted) endpoint of this account and mode. */
@@ -139,20 +150,6 @@ export async function updateEndpoint(
   return rows[0];
 }
 
-/** A listen session's endpoint: test mode, a loopback URL, the session's certificate pinned (see the migration). */
-export async function insertLocalEndpoint(
-  pool: Pool,
-  row: { id: string; accountId: string; url: string; sealedSecret: string; certificate: string; description: string },
-): Promise<EndpointRow> {
-  const { rows } = await pool.query<EndpointRow>(
-    `INSERT INTO webhook_endpoints (id, account_id, livemode, url, description, secret, local_certificate)
-     VALUES ($1, $2, false, $3, $4, $5, $6)
-     RETURNING ${PUBLIC_COLUMNS}`,
-    [row.id, row.accountId, row.url, row.description, row.sealedSecret, row.certificate],
-  );
-  return rows[0]!;
-}
-
 /** Soft delete: pending delivery ladders read deleted_at and stop; attempts keep their foreign key. */
 export async function softDeleteEndpoint(pool: Pool, scope: EndpointScope, id: string): Promise<boolean> {
   const { rowCount } = await pool.query(
@@ -224,4 +221,47 @@ export async function markFailingEpisode(db: Db, endpointId: string, notificatio
     endpointId,
     notificationId,
   ]);
+}
+
+/** Both stored secrets of an endpoint, as they are at rest (sealed or plain). */
+export interface StoredSecrets {
+  id: string;
+  secret: string;
+  previous_secret: string | null;
+}
+
+/** The next `limit` endpoints after `afterId` by id, deleted ones too: a keyset walk over every stored secret. */
+export async function listStoredSecrets(pool: Pool, afterId: string, limit: number): Promise<StoredSecrets[]> {
+  const { rows } = await pool.query<StoredSecrets>(
+    'SELECT id, secret, previous_secret FROM webhook_endpoints WHERE id > $1 ORDER BY id LIMIT $2',
+    [afterId, limit],
+  );
+  return rows;
+}
+
+/**
+ * Replaces stored secrets, in one statement (one transaction, row locks only), each row only if both its values
+ * are still those read: a rotation meanwhile keeps its new secret. Returns the ids replaced.
+ */
+export async function replaceStoredSecrets(
+  pool: Pool,
+  changes: Array<{ read: StoredSecrets; secret: string; previousSecret: string | null }>,
+): Promise<string[]> {
+  if (changes.length === 0) return [];
+  const { rows } = await pool.query<{ id: string }>(
+    `UPDATE webhook_endpoints e
+        SET secret = c.secret, previous_secret = c.previous_secret
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[])
+            AS c(id, read_secret, read_previous, secret, previous_secret)
+      WHERE e.id = c.id AND e.secret = c.read_secret AND e.previous_secret IS NOT DISTINCT FROM c.read_previous
+      RETURNING e.id`,
+    [
+      changes.map((c) => c.read.id),
+      changes.map((c) => c.read.secret),
+      changes.map((c) => c.read.previous_secret),
+      changes.map((c) => c.secret),
+      changes.map((c) => c.previousSecret),
+    ],
+  );
+  return rows.map((row) => row.id);
 }

@@ -5,6 +5,7 @@ import type { Mode } from '../core/mode';
 import type { Scope } from '../core/scopes';
 import * as keys from '../db/api-keys';
 import type { KeyForAuth, KeyRow } from '../db/api-keys';
+import type { AccountStatus } from '../db/accounts';
 import type { Pool } from '../db/pool';
 import { isDependencyOutage, serviceUnavailable } from '../infra/outages';
 import { getAccount } from './accounts';
@@ -114,6 +115,23 @@ function toRecord(row: KeyRow): ApiKeyRecord {
   };
 }
 
+/**
+ * Active keys (not revoked, not expired) an account may hold per mode. Each key has its own rate-limit budget,
+ * but the account's budget caps them together (api/plugins/rate-limit.ts); 50 leaves room for a key per service
+ * and environment plus an overlap while rotating.
+ */
+export const MAX_ACTIVE_API_KEYS_PER_MODE = 50;
+
+/**
+ * Pending means test only, everywhere: a suspended account changes nothing and live mode opens once the account
+ * is approved (active). The API applies it to every key it verifies; the developers page to every change it
+ * makes, and to key creation.
+ */
+export function assertModeOpen(status: AccountStatus, mode: Mode, refused = 'Live mode works once the account is approved; test mode works now.'): void {
+  if (status === 'suspended') throw new ApiError('client_suspended', 'This account is suspended.');
+  if (mode === 'live' && status !== 'active') throw new ApiError('client_not_active', refused);
+}
+
 export async function createApiKey(
   pool: Pool,
   input: { accountId: string; mode: Mode; scopes: Scope[]; expiresAt?: Date; description?: string },
@@ -125,16 +143,26 @@ export async function createApiKey(
   }
   await getAccount(pool, input.accountId);
   const key = generateApiKey(input.mode);
-  const row = await keys.insertApiKey(pool, {
-    id: newId('apiKey'),
-    accountId: input.accountId,
-    mode: input.mode,
-    keyHash: hashApiKey(key),
-    last4: keyLast4(key),
-    scopes: input.scopes,
-    description,
-    expiresAt: input.expiresAt ?? null,
-  });
+  const row = await keys.insertApiKey(
+    pool,
+    {
+      id: newId('apiKey'),
+      accountId: input.accountId,
+      mode: input.mode,
+      keyHash: hashApiKey(key),
+      last4: keyLast4(key),
+      scopes: input.scopes,
+      description,
+      expiresAt: input.expiresAt ?? null,
+    },
+    MAX_ACTIVE_API_KEYS_PER_MODE,
+  );
+  if (!row) {
+    throw new ApiError(
+      'api_key_limit_reached',
+      `An account can have at most ${MAX_ACTIVE_API_KEYS_PER_MODE} active ${input.mode} keys; revoke one it no longer uses first.`,
+    );
+  }
   return { ...toRecord(row), key };
 }
 
@@ -147,10 +175,7 @@ export async function createApiKeyAsMerchant(
   input: { accountId: string; mode: Mode; scopes: Scope[]; expiresAt?: Date; description?: string },
 ): Promise<CreatedApiKey> {
   const account = await getAccount(pool, input.accountId);
-  if (account.status === 'suspended') throw new ApiError('client_suspended', 'This account is suspended.');
-  if (input.mode === 'live' && account.status !== 'active') {
-    throw new ApiError('client_not_active', 'Live keys can be created once the account is approved; test keys work now.');
-  }
+  assertModeOpen(account.status, input.mode, 'Live keys can be created once the account is approved; test keys work now.');
   return createApiKey(pool, input);
 }
 
@@ -186,10 +211,7 @@ export function checkKey(found: KeyForAuth, now: Date): void {
   if (found.expires_at && found.expires_at.getTime() <= now.getTime()) {
     throw new ApiError('expired_api_key', 'This API key has expired.');
   }
-  if (found.account_status === 'suspended') throw new ApiError('client_suspended', 'This account is suspended.');
-  if (found.mode === 'live' && found.account_status !== 'active') {
-    throw new ApiError('client_not_active', 'Live keys work once the account is approved; test keys work now.');
-  }
+  assertModeOpen(found.account_status, found.mode, 'Live keys work once the account is approved; test keys work now.');
 }
 
 /** A key taken from a request (its shape already checked by the caller): whose it is and what it may do. */

@@ -114,10 +114,24 @@ export interface RegisterInput {
 }
 
 /**
- * One event is one workflow with a ladder per endpoint; a fully failing ladder writes about 34 history events,
- * so this keeps the worst event far below Temporal's 50,000-event history limit (Stripe allows 16).
+ * Endpoints an account may have per mode, deleted ones aside; `listen`'s session endpoint counts in test mode.
+ * One event is one workflow with a ladder per endpoint: a fully failing ladder writes about 34 history events,
+ * so 20 keeps the worst event far below Temporal's 50,000-event history limit, and 20 is above what a merchant
+ * needs (Stripe allows 16).
  */
-export const MAX_ENDPOINTS_PER_MODE = 100;
+export const MAX_ENDPOINTS_PER_MODE = 20;
+
+function endpointLimitReached(): ApiError {
+  return new ApiError(
+    'endpoint_limit_reached',
+    `An account can have at most ${MAX_ENDPOINTS_PER_MODE} webhook endpoints per mode; delete one first.`,
+  );
+}
+
+/** Sealed under the newest key of the ring, bound to the endpoint it belongs to (core/secrets.ts). */
+function seal(deps: EndpointDeps, secret: string, endpointId: string): string {
+  return sealSecret(secret, endpointId, deps.config.webhook.secretEncryptionKeys);
+}
 
 /** Validates everything before writing, so a refused registration creates nothing. */
 export async function registerEndpoint(
@@ -132,24 +146,13 @@ export async function registerEndpoint(
     lookup: deps.lookup,
   });
   const secret = generateSecret();
+  const id = newId('endpoint');
   const row = await endpoints.insertEndpoint(
     deps.pool,
-    {
-      ...scope,
-      id: newId('endpoint'),
-      url: url.href,
-      events,
-      description,
-      sealedSecret: sealSecret(secret, deps.config.webhook.secretEncryptionKey),
-    },
+    { ...scope, id, url: url.href, events, description, sealedSecret: seal(deps, secret, id) },
     MAX_ENDPOINTS_PER_MODE,
   );
-  if (!row) {
-    throw new ApiError(
-      'endpoint_limit_reached',
-      `An account can have at most ${MAX_ENDPOINTS_PER_MODE} webhook endpoints per mode; remove one first.`,
-    );
-  }
+  if (!row) throw endpointLimitReached();
   return { ...toEndpointRecord(row), secret };
 }
 
@@ -188,7 +191,7 @@ export async function rotateEndpointSecret(
   const secret = generateSecret();
   const row = ENDPOINT_ID.test(id)
     ? await endpoints.rotateEndpointSecret(deps.pool, scope, id, {
-        sealedSecret: sealSecret(secret, deps.config.webhook.secretEncryptionKey),
+        sealedSecret: seal(deps, secret, id),
         graceMs,
       })
     : undefined;
@@ -241,8 +244,9 @@ const LOCAL_URL = /^https:\/\/(127\.0\.0\.1|\[::1\]):\d{1,5}\/[^\s]*$/;
 
 /**
  * `listen` only (cli/commands/listen.ts), never the API: a test-mode endpoint on a loopback URL, pinned to the
- * session's certificate, which the worker alone then accepts without WEBHOOK_ALLOW_PRIVATE_TARGETS. Not counted
- * against the endpoint limit's budget check (a session's endpoint is removed when it ends).
+ * session's certificate, which the worker alone then accepts without WEBHOOK_ALLOW_PRIVATE_TARGETS. It counts
+ * against the test mode's endpoint limit like any other while the session runs (it is removed when it ends), so
+ * `listen` cannot be used to hold more endpoints than the API allows.
  */
 export async function registerLocalEndpoint(
   deps: EndpointDeps,
@@ -252,13 +256,21 @@ export async function registerLocalEndpoint(
     throw new ApiError('url_not_allowed', 'A listen endpoint is https on 127.0.0.1 or [::1].', { param: 'url' });
   }
   const secret = generateSecret();
-  const row = await endpoints.insertLocalEndpoint(deps.pool, {
-    id: newId('endpoint'),
-    accountId: input.accountId,
-    url: input.url,
-    description: 'parcel-webhooks listen',
-    sealedSecret: sealSecret(secret, deps.config.webhook.secretEncryptionKey),
-    certificate: input.certificate,
-  });
+  const id = newId('endpoint');
+  const row = await endpoints.insertEndpoint(
+    deps.pool,
+    {
+      id,
+      accountId: input.accountId,
+      livemode: false,
+      url: input.url,
+      events: [],
+      description: 'parcel-webhooks listen',
+      sealedSecret: seal(deps, secret, id),
+      certificate: input.certificate,
+    },
+    MAX_ENDPOINTS_PER_MODE,
+  );
+  if (!row) throw endpointLimitReached();
   return { ...toEndpointRecord(row), secret };
 }

@@ -2,6 +2,8 @@ import { existsSync } from 'node:fs';
 import { isIP } from 'node:net';
 import type { AttemptKind } from '../core/delivery-contract';
 import { formatDuration, parseDuration, parseDurationList } from '../core/durations';
+import { parseEncryptionKey } from '../core/secrets';
+import { ensureLocalEncryptionKey, readLocalEncryptionKey } from './local-encryption-key';
 
 /**
  * The one place that reads process.env. Everything else receives a Config.
@@ -34,8 +36,11 @@ export interface Config {
   webhook: {
     allowPrivateTargets: boolean;
     caFile: string | undefined;
-    /** 32-byte key for AES-256-GCM; secrets are stored in clear when unset. */
-    secretEncryptionKey: Buffer | undefined;
+    /**
+     * 32-byte AES-256-GCM keys, newest first (WEBHOOK_SECRET_ENCRYPTION_KEYS): the newest seals endpoint secrets,
+     * every one opens them (core/secrets.ts). Empty: secrets are stored plain, which production refuses.
+     */
+    secretEncryptionKeys: Buffer[];
     secretRotationGraceMs: number;
   };
   delivery: {
@@ -172,14 +177,37 @@ function readableFile(env: Env, name: string): string | undefined {
   return path;
 }
 
-function encryptionKey(env: Env, name: string): Buffer | undefined {
-  const raw = optional(env, name);
-  if (raw === undefined) return undefined;
-  // Strict shapes: Buffer.from(_, 'base64') skips characters it does not know, so a mistyped key would quietly
-  // become another key, and every secret sealed with the right one would fail to open at delivery.
-  if (/^[0-9a-fA-F]{64}$/.test(raw)) return Buffer.from(raw, 'hex');
-  if (/^[A-Za-z0-9+/]{43}=?$/.test(raw) || /^[A-Za-z0-9_-]{43}$/.test(raw)) return Buffer.from(raw, 'base64');
-  throw new ConfigError(name, 'must be 32 bytes, as 64 hex characters or base64');
+function encryptionKey(name: string, raw: string): Buffer {
+  const key = parseEncryptionKey(raw);
+  if (!key) throw new ConfigError(name, 'must hold 32-byte keys, each as 64 hex characters or base64');
+  return key;
+}
+
+/**
+ * WEBHOOK_SECRET_ENCRYPTION_KEYS (comma list, newest first), then WEBHOOK_SECRET_ENCRYPTION_KEY as the oldest
+ * (alone, a one-key ring). With NODE_ENV=production a ring is required: secrets are never stored plain there.
+ */
+function encryptionKeyRing(env: Env): Buffer[] {
+  const listed = (optional(env, 'WEBHOOK_SECRET_ENCRYPTION_KEYS') ?? '').split(',').map((raw) => raw.trim());
+  if (listed.length > 1 && listed.some((raw) => raw === '')) {
+    throw new ConfigError('WEBHOOK_SECRET_ENCRYPTION_KEYS', 'has an empty entry; list keys newest first, separated by commas');
+  }
+  const ring = listed.filter((raw) => raw !== '').map((raw) => encryptionKey('WEBHOOK_SECRET_ENCRYPTION_KEYS', raw));
+  if (new Set(ring.map((key) => key.toString('hex'))).size !== ring.length) {
+    throw new ConfigError('WEBHOOK_SECRET_ENCRYPTION_KEYS', 'lists the same key twice');
+  }
+  const single = optional(env, 'WEBHOOK_SECRET_ENCRYPTION_KEY');
+  if (single !== undefined) {
+    const key = encryptionKey('WEBHOOK_SECRET_ENCRYPTION_KEY', single);
+    if (!ring.some((held) => held.equals(key))) ring.push(key);
+  }
+  if (ring.length === 0 && optional(env, 'NODE_ENV') === 'production') {
+    throw new ConfigError(
+      'WEBHOOK_SECRET_ENCRYPTION_KEYS',
+      'must be set when NODE_ENV=production (endpoint secrets are encrypted at rest): generate a key with `openssl rand -hex 32`',
+    );
+  }
+  return ring;
 }
 
 function retryLadder(env: Env, name: string): number[] {
@@ -275,7 +303,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhook: {
       allowPrivateTargets: boolean(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
       caFile: readableFile(env, 'WEBHOOK_CA_FILE'),
-      secretEncryptionKey: encryptionKey(env, 'WEBHOOK_SECRET_ENCRYPTION_KEY'),
+      secretEncryptionKeys: encryptionKeyRing(env),
       secretRotationGraceMs: duration(env, 'WEBHOOK_SECRET_ROTATION_GRACE', '24h', 0, 7 * 86_400_000),
     },
     delivery: {
@@ -307,10 +335,26 @@ export function loadConfig(env: Env = process.env): Config {
   };
 }
 
+/**
+ * Without a configured key ring, the local key `npm start` keeps under PARCEL_DATA_DIR (infra/local-encryption-key.ts),
+ * so every process of a development checkout seals and opens secrets alike. `create` makes that key when there is
+ * none (`start` only). Production never gets here without a ring (loadConfig refuses it).
+ */
+export function withLocalEncryptionKey(config: Config, options: { create?: boolean } = {}): Config {
+  if (config.webhook.secretEncryptionKeys.length > 0) return config;
+  let key: Buffer | undefined;
+  try {
+    key = options.create ? ensureLocalEncryptionKey(config.dataDir) : readLocalEncryptionKey(config.dataDir);
+  } catch (err) {
+    throw new ConfigError('PARCEL_DATA_DIR', `holds no usable local encryption key: ${(err as Error).message}`);
+  }
+  return key ? { ...config, webhook: { ...config.webhook, secretEncryptionKeys: [key] } } : config;
+}
+
 /** For entry points: print the one line and exit instead of a stack trace. */
 export function loadConfigOrExit(env: Env = process.env): Config {
   try {
-    return loadConfig(env);
+    return withLocalEncryptionKey(loadConfig(env));
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`${err.message}\n`);
@@ -325,8 +369,13 @@ export function loadConfigOrExit(env: Env = process.env): Config {
  * (api, worker, `start`). `listen` needs none of them.
  */
 export function unsafeSettingWarnings(config: Config): string[] {
-  if (!config.webhook.allowPrivateTargets) return [];
+  const plainSecrets =
+    config.webhook.secretEncryptionKeys.length === 0
+      ? ['WARNING: WEBHOOK_SECRET_ENCRYPTION_KEYS is not set: endpoint signing secrets are stored in plain text.']
+      : [];
+  if (!config.webhook.allowPrivateTargets) return plainSecrets;
   return [
+    ...plainSecrets,
     '!'.repeat(100),
     '!! WARNING: WEBHOOK_ALLOW_PRIVATE_TARGETS=true: webhook endpoints may target loopback, private and link-local',
     '!! addresses (this machine, your network, cloud metadata services). For tests and private networks only; never',

@@ -6,7 +6,8 @@ import { createWorker, ensureRetentionSchedule, runWorker } from '../../worker/w
 import { prepareDatabase } from '../../db/migrate';
 import { createPool, type Pool } from '../../db/pool';
 import { operationalState } from '../../domain/operational-state';
-import { unsafeSettingWarnings, type Config } from '../../infra/config';
+import { unsafeSettingWarnings, withLocalEncryptionKey, type Config } from '../../infra/config';
+import { localKeyPath } from '../../infra/local-encryption-key';
 import { watchDatabaseState, watchPool } from '../../infra/metrics';
 import { serveMetrics } from '../../infra/metrics-server';
 import { ensureSearchAttributes } from '../../infra/search-attributes';
@@ -41,7 +42,13 @@ async function startLocalTemporal(tooling: LocalTemporal, config: Config): Promi
  * The whole service on one machine: database, the Temporal dev server unless TEMPORAL_ADDRESS is set,
  * a worker and the API. SIGINT/SIGTERM stop them in reverse order and leave no process behind.
  */
-export async function startAll(config: Config): Promise<void> {
+export async function startAll(given: Config): Promise<void> {
+  // Development without WEBHOOK_SECRET_ENCRYPTION_KEYS: a local key, made on the first start under PARCEL_DATA_DIR
+  // (later starts, and every CLI command, find it there already).
+  const config = withLocalEncryptionKey(given, { create: true });
+  if (given.webhook.secretEncryptionKeys.length === 0) {
+    say(`secrets      made a local encryption key in ${localKeyPath(config.dataDir)} (kept for later starts)`);
+  }
   for (const line of unsafeSettingWarnings(config)) process.stderr.write(`${line}\n`);
   const localTemporal = config.temporal.address ? undefined : loadLocalTemporal();
   const applied = await prepareDatabase(config.databaseUrl);

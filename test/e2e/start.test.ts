@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -52,6 +52,8 @@ describe('npm start', () => {
       METRICS_PORT: String(metricsPort),
     };
     delete env.TEMPORAL_ADDRESS;
+    delete env.WEBHOOK_SECRET_ENCRYPTION_KEYS;
+    delete env.WEBHOOK_SECRET_ENCRYPTION_KEY;
     let output = '';
     child = spawn(process.execPath, [path.join(root, 'scripts', 'start.js')], { cwd: root, env, detached: true });
     child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -69,6 +71,13 @@ describe('npm start', () => {
     const ready = await fetch(`http://127.0.0.1:${apiPort}/readyz`);
     expect(await ready.json()).toEqual({ status: 'ready', checks: { postgres: 'ok', temporal: 'ok' } });
     expect((await fetch(`http://127.0.0.1:${uiPort}/`)).status).toBe(200);
+
+    // Without a configured key, development seals secrets under a local key made in the data directory.
+    const keyFile = path.join(dataDir, 'secret-encryption.key');
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+    expect(output).toContain(`secrets      made a local encryption key in ${keyFile}`);
+    expect(output).not.toContain(readFileSync(keyFile, 'utf8').trim());
+    expect(output).not.toContain('WEBHOOK_SECRET_ENCRYPTION_KEYS is not set');
 
     // One process, one page: the API's pool and the worker's, and the Temporal SDK's worker metrics.
     expect(output).toContain(`Metrics      http://127.0.0.1:${metricsPort}/metrics`);

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Lookup } from '../../../infra/ssrf';
 import { registerEndpoint } from '../../../domain/endpoints';
 import { loadEndpointForDelivery } from '../../../attempt';
+import { encryptionKeyId } from '../../../core/secrets';
 import { testConfig } from '../../helpers/env';
 import { createAccountWithKey } from '../../helpers/fixtures';
 import { apiFixture, type ApiFixture } from '../../helpers/api';
@@ -37,21 +38,21 @@ describe('endpoint secrets encrypted at rest', () => {
     expect(res.statusCode).toBe(200);
     const { id, secret } = res.json();
     const stored = await storedSecrets(id);
-    expect(stored.secret).toMatch(/^enc:v1:/);
+    expect(stored.secret.startsWith(`enc:v2:${encryptionKeyId(Buffer.from(KEY_HEX, 'hex'))}:`)).toBe(true);
     expect(stored.secret).not.toContain(secret);
     expect(stored.secret).not.toContain(secret.slice(6));
 
-    const key = api.config.webhook.secretEncryptionKey;
-    expect((await loadEndpointForDelivery(api.pool, id, key))?.secrets).toEqual([secret]);
-    await expect(loadEndpointForDelivery(api.pool, id)).rejects.toThrow(/WEBHOOK_SECRET_ENCRYPTION_KEY is not set/);
+    const ring = api.config.webhook.secretEncryptionKeys;
+    expect((await loadEndpointForDelivery(api.pool, id, ring))?.secrets).toEqual([secret]);
+    await expect(loadEndpointForDelivery(api.pool, id)).rejects.toThrow(/WEBHOOK_SECRET_ENCRYPTION_KEYS is not set/);
 
     const rotated = await api.app.inject({ method: 'POST', url: `/v1/webhooks/${id}/secret/rotate`, headers: merchant.headers });
     const newSecret = rotated.json().secret;
     const after = await storedSecrets(id);
-    expect(after.secret).toMatch(/^enc:v1:/);
+    expect(after.secret).toMatch(/^enc:v2:/);
     expect(after.previous_secret).toBe(stored.secret);
     expect(JSON.stringify(after)).not.toContain(newSecret.slice(6));
-    expect((await loadEndpointForDelivery(api.pool, id, key))?.secrets).toEqual([newSecret, secret]);
+    expect((await loadEndpointForDelivery(api.pool, id, ring))?.secrets).toEqual([newSecret, secret]);
   });
 
   it('reports a suspended account to the delivery engine, and an unknown id as undefined', async () => {
@@ -64,7 +65,7 @@ describe('endpoint secrets encrypted at rest', () => {
     const id = res.json().id;
     await api.pool.query("UPDATE accounts SET status = 'suspended' WHERE id = $1", [merchant.accountId]);
     try {
-      const loaded = await loadEndpointForDelivery(api.pool, id, api.config.webhook.secretEncryptionKey);
+      const loaded = await loadEndpointForDelivery(api.pool, id, api.config.webhook.secretEncryptionKeys);
       expect(loaded).toMatchObject({ id, accountId: merchant.accountId, accountSuspended: true, deleted: false, status: 'enabled' });
     } finally {
       await api.pool.query("UPDATE accounts SET status = 'active' WHERE id = $1", [merchant.accountId]);

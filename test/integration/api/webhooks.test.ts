@@ -178,7 +178,7 @@ describe('webhook endpoints API', () => {
   });
 
   describe('endpoint limit', () => {
-    it(`caps live endpoints at ${MAX_ENDPOINTS_PER_MODE} per account and mode; removing one makes room`, async () => {
+    it(`caps endpoints at ${MAX_ENDPOINTS_PER_MODE} per account and mode (deleted ones aside); removing one makes room`, async () => {
       const owner = await createAccountWithKey(api.pool, { mode: 'test' });
       // All but one written directly: the limit is what is under test, not a hundred registrations.
       await api.pool.query(
@@ -189,7 +189,7 @@ describe('webhook endpoints API', () => {
       const last = await register({ url: PUBLIC_URL }, owner.headers);
       expect(last.statusCode, last.body).toBe(200);
       const over = await register({ url: PUBLIC_URL }, owner.headers);
-      expect(over.statusCode).toBe(400);
+      expect(over.statusCode).toBe(409);
       expect(over.json().error.code).toBe('endpoint_limit_reached');
       expect(over.json().livemode).toBe(false);
       const live = await createApiKey(api.pool, { accountId: owner.accountId, mode: 'live' });

@@ -56,8 +56,8 @@ describe('delivery: removal and suspension', () => {
     const accountId = await createAccount(h.tw.pool);
     const good = await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/secret-ok` });
     const sealed = await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/secret-sealed` });
-    // Sealed under a key this worker does not have (WEBHOOK_SECRET_ENCRYPTION_KEY changed, or was never set here).
-    await h.tw.pool.query('UPDATE webhook_endpoints SET secret = $2 WHERE id = $1', [sealed.id, sealSecret('whsec_lost', randomBytes(32))]);
+    // Sealed under a key this worker does not have (WEBHOOK_SECRET_ENCRYPTION_KEYS changed, or was never set here).
+    await h.tw.pool.query('UPDATE webhook_endpoints SET secret = $2 WHERE id = $1', [sealed.id, sealSecret('whsec_lost', sealed.id, [randomBytes(32)])]);
     const published = await publish(accountId);
 
     const result = await deliveryResult(h.tw.client, published.event.id);

@@ -1,7 +1,9 @@
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../../infra/config';
+import { ConfigError, loadConfig, unsafeSettingWarnings, withLocalEncryptionKey } from '../../../infra/config';
 import { formatDuration, parseDuration, parseDurationList } from '../../../core/durations';
 
 const root = path.join(__dirname, '..', '..', '..');
@@ -21,7 +23,7 @@ describe('config', () => {
     expect(config.delivery.workerConcurrency).toBe(400);
     expect(config.delivery.workflowStackTraces).toBe(false);
     expect(config.webhook.allowPrivateTargets).toBe(false);
-    expect(config.webhook.secretEncryptionKey).toBeUndefined();
+    expect(config.webhook.secretEncryptionKeys).toEqual([]);
     expect(config.metrics).toEqual({ port: 9464, host: '127.0.0.1' });
   });
 
@@ -78,7 +80,7 @@ describe('config', () => {
     expect(config.delivery.timeoutMs).toBe(2000);
     expect(config.delivery.failingThreshold).toBe(5);
     expect(config.webhook.allowPrivateTargets).toBe(true);
-    expect(config.webhook.secretEncryptionKey?.length).toBe(32);
+    expect(config.webhook.secretEncryptionKeys.map((key) => key.length)).toEqual([32]);
   });
 
   it.each([
@@ -144,6 +146,98 @@ describe('config', () => {
     expect(status).not.toBe(0);
     expect(stderr.trim().split('\n')).toHaveLength(1);
     expect(stderr).toContain('DELIVERY_TIMEOUT');
+  });
+});
+
+describe('the secret encryption key ring', () => {
+  const a = 'a1'.repeat(32);
+  const b = Buffer.alloc(32, 7).toString('base64');
+  const hex = (keys: Buffer[]) => keys.map((key) => key.toString('hex'));
+
+  it('reads WEBHOOK_SECRET_ENCRYPTION_KEYS newest first, and WEBHOOK_SECRET_ENCRYPTION_KEY as a one-key ring or the oldest', () => {
+    expect(hex(loadConfig({ WEBHOOK_SECRET_ENCRYPTION_KEYS: `${a}, ${b}` }).webhook.secretEncryptionKeys)).toEqual([a, '07'.repeat(32)]);
+    expect(hex(loadConfig({ WEBHOOK_SECRET_ENCRYPTION_KEY: a }).webhook.secretEncryptionKeys)).toEqual([a]);
+    const both = loadConfig({ WEBHOOK_SECRET_ENCRYPTION_KEYS: b, WEBHOOK_SECRET_ENCRYPTION_KEY: a });
+    expect(hex(both.webhook.secretEncryptionKeys)).toEqual(['07'.repeat(32), a]);
+    const same = loadConfig({ WEBHOOK_SECRET_ENCRYPTION_KEYS: a, WEBHOOK_SECRET_ENCRYPTION_KEY: a });
+    expect(hex(same.webhook.secretEncryptionKeys)).toEqual([a]);
+  });
+
+  it.each([
+    [`${'a1'.repeat(32)},short`],
+    [`${'a1'.repeat(32)},,${'b2'.repeat(32)}`],
+    [`${'a1'.repeat(32)},${'a1'.repeat(32)}`],
+  ])('refuses WEBHOOK_SECRET_ENCRYPTION_KEYS=%s in one line, never echoing a key', (value) => {
+    let error: Error | undefined;
+    try {
+      loadConfig({ WEBHOOK_SECRET_ENCRYPTION_KEYS: value });
+    } catch (err) {
+      error = err as Error;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).variable).toBe('WEBHOOK_SECRET_ENCRYPTION_KEYS');
+    expect(error?.message).not.toContain('a1a1');
+  });
+
+  it('refuses to run with NODE_ENV=production without a key, in one line', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(
+      /^config: WEBHOOK_SECRET_ENCRYPTION_KEYS must be set when NODE_ENV=production/,
+    );
+    expect(loadConfig({ NODE_ENV: 'production', WEBHOOK_SECRET_ENCRYPTION_KEY: a }).webhook.secretEncryptionKeys).toHaveLength(1);
+    expect(loadConfig({ NODE_ENV: 'development' }).webhook.secretEncryptionKeys).toEqual([]);
+  });
+
+  it('warns at start when secrets would be stored plain', () => {
+    expect(unsafeSettingWarnings(loadConfig({})).join('\n')).toMatch(/WEBHOOK_SECRET_ENCRYPTION_KEYS is not set/);
+    expect(unsafeSettingWarnings(loadConfig({ WEBHOOK_SECRET_ENCRYPTION_KEYS: a }))).toEqual([]);
+  });
+
+  it('the API process exits with the one line under NODE_ENV=production without a key', () => {
+    let stderr = '';
+    let status: number | null = 0;
+    try {
+      execFileSync(process.execPath, ['--require', 'tsx/cjs', path.join(root, 'api', 'server.ts')], {
+        env: { ...process.env, NODE_ENV: 'production', WEBHOOK_SECRET_ENCRYPTION_KEYS: '', WEBHOOK_SECRET_ENCRYPTION_KEY: '' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        timeout: 30_000,
+      });
+    } catch (err) {
+      stderr = String((err as { stderr: Buffer }).stderr);
+      status = (err as { status: number | null }).status;
+    }
+    expect(status).toBe(78);
+    expect(stderr.trim().split('\n')).toEqual([expect.stringMatching(/^config: WEBHOOK_SECRET_ENCRYPTION_KEYS must be set when NODE_ENV=production/)]);
+  });
+});
+
+describe('the local development key', () => {
+  const config = (dataDir: string) => loadConfig({ PARCEL_DATA_DIR: dataDir });
+
+  it('is made once under PARCEL_DATA_DIR, owner-only, and read by every later process', () => {
+    const dataDir = path.join(mkdtempSync(path.join(tmpdir(), 'parcel-key-')), 'data');
+    expect(withLocalEncryptionKey(config(dataDir)).webhook.secretEncryptionKeys).toEqual([]);
+    const made = withLocalEncryptionKey(config(dataDir), { create: true }).webhook.secretEncryptionKeys;
+    expect(made).toHaveLength(1);
+    const file = path.join(dataDir, 'secret-encryption.key');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(readFileSync(file, 'utf8').trim()).toBe(made[0]!.toString('hex'));
+    expect(withLocalEncryptionKey(config(dataDir), { create: true }).webhook.secretEncryptionKeys).toEqual(made);
+    expect(withLocalEncryptionKey(config(dataDir)).webhook.secretEncryptionKeys).toEqual(made);
+    expect(readdirSync(dataDir)).toEqual(['secret-encryption.key']);
+  });
+
+  it('gives way to a configured ring, and a damaged file is a config error naming PARCEL_DATA_DIR', () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'parcel-key-'));
+    const configured = loadConfig({ PARCEL_DATA_DIR: dataDir, WEBHOOK_SECRET_ENCRYPTION_KEYS: 'a1'.repeat(32) });
+    expect(withLocalEncryptionKey(configured, { create: true })).toBe(configured);
+    expect(readdirSync(dataDir)).toEqual([]);
+    writeFileSync(path.join(dataDir, 'secret-encryption.key'), 'not a key\n');
+    expect(() => withLocalEncryptionKey(config(dataDir))).toThrow(/^config: PARCEL_DATA_DIR holds no usable local encryption key/);
+  });
+
+  it('lives in a git-ignored directory by default', () => {
+    expect(loadConfig({}).dataDir).toBe('.data');
+    expect(readFileSync(path.join(root, '.gitignore'), 'utf8').split('\n')).toContain('.data/');
   });
 });
 

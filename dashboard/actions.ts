@@ -1,0 +1,54 @@
+import type { FastifyRequest } from 'fastify';
+import { ApiError } from '../core/errors';
+import { assertModeOpen } from '../domain/api-keys';
+import { parseModeParam } from './context';
+
+/**
+ * What every state-changing form of the developers page passes after the plugin's guard (session, origin, token):
+ * - pending means test only: a live-mode change by an account not yet approved is refused with client_not_active,
+ *   the API's rule for live keys (domain/api-keys.ts assertModeOpen), whatever the change;
+ * - a budget of PAGE_ACTIONS_PER_MINUTE changes per session (test events, resends, recoveries, keys and
+ *   endpoints made, and every other form), so a stuck script or a held-down button cannot flood deliveries.
+ * The counters live in this process, like the API's rate limits.
+ */
+
+export const PAGE_ACTIONS_PER_MINUTE = 30;
+const WINDOW_MS = 60_000;
+/** Sessions tracked before expired windows are swept. */
+const SWEEP_AT = 10_000;
+
+const windows = new Map<string, { startedAt: number; count: number }>();
+
+/** Counts one change of a session; throws rate_limited, with the seconds to wait, past the budget. */
+export function spendPageAction(sessionKey: string, now = Date.now()): void {
+  if (windows.size >= SWEEP_AT) {
+    for (const [key, window] of windows) if (now - window.startedAt >= WINDOW_MS) windows.delete(key);
+  }
+  let window = windows.get(sessionKey);
+  if (!window || now - window.startedAt >= WINDOW_MS) {
+    window = { startedAt: now, count: 0 };
+    windows.set(sessionKey, window);
+  }
+  window.count += 1;
+  if (window.count <= PAGE_ACTIONS_PER_MINUTE) return;
+  const waitSeconds = Math.max(1, Math.ceil((window.startedAt + WINDOW_MS - now) / 1000));
+  throw new ApiError(
+    'rate_limited',
+    `Too many changes from this session: at most ${PAGE_ACTIONS_PER_MINUTE} a minute. Nothing was changed; try again in ${waitSeconds} seconds.`,
+    {},
+    { 'retry-after': String(waitSeconds) },
+  );
+}
+
+/** A preHandler of the route plugins: runs after the guard, for `action` routes only. */
+export async function checkPageAction(request: FastifyRequest<{ Params: { mode?: string } }>): Promise<void> {
+  const session = request.dashboardSession;
+  if (request.routeOptions.config.dashboard !== 'action' || !session) return;
+  assertModeOpen(
+    session.account.status,
+    parseModeParam(request.params.mode ?? ''),
+    'Live mode opens once the account is approved: until then, keys, endpoints and events can be changed in test mode only.',
+  );
+  // The session's CSRF token is unique to it and never leaves this process's memory here.
+  spendPageAction(session.csrfToken);
+}
