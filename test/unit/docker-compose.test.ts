@@ -112,8 +112,15 @@ describe('docker-compose.yml', () => {
     expect(raw).toContain('INTERNAL_API_TOKEN: ${INTERNAL_API_TOKEN:?set INTERNAL_API_TOKEN to a random string of 32+ characters}');
     expect(() => interpolated(services.api?.environment ?? {})).toThrow(/set INTERNAL_API_TOKEN/);
     for (const token of ['change-me-internal-token', 'change-me-internal-token-0123456789']) {
-      expect(() => loadConfig(interpolated(services.api?.environment ?? {}, { INTERNAL_API_TOKEN: token }))).toThrow(/INTERNAL_API_TOKEN/);
+      expect(() => loadConfig(interpolated(services.api?.environment ?? {}, { ...SHELL, INTERNAL_API_TOKEN: token }))).toThrow(/INTERNAL_API_TOKEN/);
     }
+  });
+
+  it('requires the secrets encryption key ring from the shell, which the image (NODE_ENV=production) needs to start', () => {
+    const { WEBHOOK_SECRET_ENCRYPTION_KEYS: _key, ...withoutKey } = SHELL;
+    expect(() => interpolated(services.api?.environment ?? {}, withoutKey)).toThrow(/set WEBHOOK_SECRET_ENCRYPTION_KEYS/);
+    const env = { ...interpolated(services.api?.environment ?? {}, SHELL), NODE_ENV: 'production' };
+    expect(loadConfig(env).webhook.secretEncryptionKeys).toHaveLength(1);
   });
 
   it('serves the internal routes on INTERNAL_PORT, to the compose network only', () => {
@@ -178,7 +185,10 @@ describe('docker-compose.yml', () => {
 });
 
 /** What an operator sets in the shell before `docker compose up`: the variables compose requires. */
-const SHELL = { INTERNAL_API_TOKEN: 'f3c9a1d27be84e0c9d1a5b7e2c4f6a80' };
+const SHELL: Record<string, string> = {
+  INTERNAL_API_TOKEN: 'f3c9a1d27be84e0c9d1a5b7e2c4f6a80',
+  WEBHOOK_SECRET_ENCRYPTION_KEYS: '6b1f0c2a9d4e8f7a3c5b1e0d9f8a7c6b5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b',
+};
 
 /**
  * Compose's interpolation with `shell` as the shell's variables: `${NAME:-default}` is the variable or its
