@@ -3,6 +3,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import { SCOPES, type Scope } from '../../core/scopes';
+import { eventWebhooks } from '../event-webhooks-doc';
 import { ErrorResponse } from '../schemas';
 
 const AUTH_ERRORS = {
@@ -34,7 +35,7 @@ function describeRoute({ schema: given, url, route }: { schema: FastifySchema | 
 async function docsPlugin(app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
     openapi: {
-      openapi: '3.0.3',
+      openapi: '3.1.0',
       info: {
         title: 'Parcel Webhooks API',
         version: '1',
@@ -49,6 +50,8 @@ async function docsPlugin(app: FastifyInstance): Promise<void> {
           basicAuth: { type: 'http', scheme: 'basic', description: 'The API key as username, an empty password.' },
         },
       },
+      // What the service posts to a merchant's endpoint, one entry per event kind.
+      webhooks: eventWebhooks(),
     },
     transform: describeRoute,
   });

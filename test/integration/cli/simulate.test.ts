@@ -103,7 +103,7 @@ describe('simulate and events publish', () => {
     const misshapen = JSON.stringify({ parcel: parcel({ id: 'p-2', recipient_name: 42 }) });
     const wrongShape = await cli('events', 'publish', '--account', accountId, '--mode', 'live', '--type', 'parcel.delivered', '--data', misshapen, '--json');
     expect(wrongShape.code).toBe(1);
-    expect(wrongShape.json).toMatchObject({ error: { code: 'invalid_event_data', param: 'data.parcel.recipient_name' } });
+    expect(wrongShape.json).toMatchObject({ error: { code: 'invalid_event_data', message: expect.stringContaining('data.parcel.recipient_name') } });
 
     const simulated = await cli('simulate', '--account', accountId, '--mode', 'live', '--parcels', '3', '--seed', '5', '--json');
     expect(simulated.code).toBe(0);
