@@ -5,7 +5,7 @@ import pg from 'pg';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signatureHeader } from '../../../core/signing';
-import type { CodSettledEvent } from '../../../receiver';
+import type { CodSettledEvent } from '../../../receiver/index';
 import { receiverConfigFromEnv } from '../../../receiver/example/main';
 import { buildReceiver, type Receiver } from '../../../receiver/example/server';
 import { FIXTURES } from '../../helpers/env';

@@ -1,7 +1,7 @@
 import type { Static } from 'typebox';
 import type { EventType as EngineEventType } from '../../../core/event-catalog';
 import type { CodSettlementSchema, EVENT_SCHEMAS, ParcelSchema } from '../../../core/event-schemas';
-import type { CodSettlement, EventOfType, EventType, Parcel, ParcelEvent } from '../../../receiver';
+import type { CodSettlement, EventOfType, EventType, Parcel, ParcelEvent } from '../../../receiver/index';
 import type { SameShape } from '../../helpers/type-equality';
 
 /**

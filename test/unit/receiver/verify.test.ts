@@ -9,7 +9,7 @@ import {
   WebhookVerificationError,
   type CodSettledEvent,
   type VerificationFailureReason,
-} from '../../../receiver';
+} from '../../../receiver/index';
 import type { SignatureVector } from '../../../scripts/generate-signature-vectors';
 
 const ROOT = path.join(__dirname, '..', '..', '..');
@@ -168,7 +168,8 @@ describe('the receiver entry point stays independent of the engine', () => {
     for (const file of files) {
       const source = readFileSync(path.join(ROOT, file), 'utf8');
       const specifiers = [...source.matchAll(/(?:from|import|require\()\s*['"]([^'"]+)['"]/g)].map((m) => m[1]);
-      for (const specifier of specifiers) expect([file, specifier]).toSatisfy(([, s]) => s === 'node:crypto' || /^\.\/[a-z-]+$/.test(s as string));
+      // Its own files by their .js name, so the same sources build as ES modules and as CommonJS.
+      for (const specifier of specifiers) expect([file, specifier]).toSatisfy(([, s]) => s === 'node:crypto' || /^\.\/[a-z-]+\.js$/.test(s as string));
     }
     const verifySource = readFileSync(path.join(ROOT, 'receiver/verify.ts'), 'utf8');
     expect([...verifySource.matchAll(/from\s+['"]([^'"]+)['"]/g)].map((m) => m[1])).toEqual(['node:crypto']);
