@@ -123,3 +123,23 @@ export function exampleEvent<K extends EventType>(type: K): EventBody<K> {
   const suffix = String(EVENT_TYPES.indexOf(type) + 1).padStart(2, '0');
   return { id: `evt_3kTq9vWx2mYp8rLz${suffix}`, object: 'event', type, created: EXAMPLE_CREATED, livemode: false, data } as EventBody<K>;
 }
+
+/** One kind as the catalogs show it (developers page, docs/events.md, OpenAPI): all from the schemas above. */
+export interface CatalogEntry {
+  type: EventType;
+  firesWhen: string;
+  /** What `data` carries: `data.parcel` or `data.cod_settlement`. */
+  carries: string;
+  schema: TSchema;
+  example: EventBody;
+}
+
+export function eventCatalog(): CatalogEntry[] {
+  return EVENT_TYPES.map((type) => ({
+    type,
+    firesWhen: EVENT_FIRES_WHEN[type],
+    carries: type === 'cod.settled' ? 'data.cod_settlement' : 'data.parcel',
+    schema: EVENT_SCHEMAS[type],
+    example: exampleEvent(type),
+  }));
+}
