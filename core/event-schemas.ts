@@ -6,7 +6,7 @@ import { EVENT_FIRES_WHEN, EVENT_TYPES, PARCEL_STATUS_BY_EVENT, type EventType }
  * `data` each kind carries. From these schemas come publish validation (domain/events.ts), the `webhooks` section
  * of the OpenAPI document, the event catalog of the developers page and of docs/events.md, and, through a
  * type-level test, the receiver kit's `ParcelEvent` types (receiver/types.ts declares them as plain TypeScript,
- * because the kit has no runtime dependency; test/unit/core/event-schemas-types.test.ts fails when they drift).
+ * because the kit has no runtime dependency; test/unit/receiver/event-types.test.ts fails when they drift).
  *
  * The parcel and the settlement are open objects: fields the spec does not name are allowed through, so the
  * parcel system can add one without breaking publishing. Value sets (status, payment_status, package_size) are

@@ -9,9 +9,9 @@ import type { Pool } from '../db/pool';
 import { countPublished } from '../infra/metrics';
 
 /**
- * Events: what a valid event is (spec 2, 6; each kind's shape is core/event-schemas.ts) and the one way to publish one (internal API, CLI, simulator,
- * TypeScript callers): stored with its fan-out snapshot; a worker's dispatcher then starts its deliverEvent
- * workflow (domain/outbox.ts).
+ * Events: what a valid event is (spec 2, 6; each kind's shape is in core/event-schemas.ts) and the one way to
+ * publish one (internal API, CLI, simulator, TypeScript callers): stored with its fan-out snapshot; a worker's
+ * dispatcher then starts its deliverEvent workflow (domain/outbox.ts).
  */
 
 /** Publishing only stores: it needs the database and nothing else (no Temporal, no delivery settings). */
