@@ -74,7 +74,9 @@ export const EVENT_SCHEMAS = {
   'cod.settled': eventSchema('cod.settled', CodSettledData),
 } as const satisfies Record<EventType, TSchema>;
 
-export type EventBody<K extends EventType = EventType> = Static<(typeof EVENT_SCHEMAS)[K]>;
+/** Each kind's body as a TypeScript type, derived once per kind. */
+type EventBodies = { [K in EventType]: Static<(typeof EVENT_SCHEMAS)[K]> };
+export type EventBody<K extends EventType = EventType> = EventBodies[K];
 
 /** What a publisher sends as `data` for a kind: the schema publishing checks. */
 export function eventDataSchema(type: EventType): TSchema {
