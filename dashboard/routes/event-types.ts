@@ -6,7 +6,7 @@ import { pageContext, parseModeParam, type DashboardRouteOptions } from '../cont
 import { errorStatus, formError, optional, type FormBody } from '../forms';
 import { sendPage } from '../security-headers';
 import { eventTypesPage, type EventKindView, type EventTypesPageInput } from '../views/event-types';
-import type { PageContext } from '../views/models';
+import type { EndpointView, PageContext } from '../views/models';
 import { paths } from '../views/paths';
 import { scopeOf } from './endpoints';
 
@@ -19,20 +19,25 @@ type ModeParams = { Params: { mode: string } };
 
 const pretty = (value: unknown) => JSON.stringify(value, null, 2);
 
+/** Every kind as the page shows it, with the endpoints (of the page's mode) a test event of it can go to. */
+export function eventKindViews(endpoints: readonly Pick<EndpointView, 'id' | 'url' | 'status' | 'events'>[]): EventKindView[] {
+  return eventCatalog().map((entry) => ({
+    type: entry.type,
+    firesWhen: entry.firesWhen,
+    carries: entry.carries,
+    schemaJson: pretty(entry.schema),
+    exampleJson: pretty(entry.example),
+    // Live endpoints subscribed to the kind, as the endpoint page offers its own subscribed kinds.
+    targets: endpoints.filter((endpoint) => endpoint.status !== 'disabled' && endpoint.events.includes(entry.type)),
+  }));
+}
+
 export default async function eventTypeRoutes(app: FastifyInstance, options: DashboardRouteOptions): Promise<void> {
   const hide = { hide: true };
 
   async function render(ctx: PageContext, error?: EventTypesPageInput['error']) {
     const endpoints = (await listEndpoints(options.deps(), scopeOf(ctx), { limit: MAX_ENDPOINTS_PER_MODE })).data;
-    const kinds: EventKindView[] = eventCatalog().map((entry) => ({
-      type: entry.type,
-      firesWhen: entry.firesWhen,
-      carries: entry.carries,
-      schemaJson: pretty(entry.schema),
-      exampleJson: pretty(entry.example),
-      targets: endpoints.filter((endpoint) => endpoint.status !== 'disabled' && endpoint.events.includes(entry.type)),
-    }));
-    return eventTypesPage(ctx, { kinds, error });
+    return eventTypesPage(ctx, { kinds: eventKindViews(endpoints), error });
   }
 
   app.get<ModeParams>('/dashboard/:mode/event-types', { schema: hide, config: { dashboard: 'page' } }, async (request, reply) => {
