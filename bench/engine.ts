@@ -2,6 +2,7 @@ import path from 'node:path';
 import { Client } from '@temporalio/client';
 import { bundleWorkflowCode, type NativeConnection, type Worker, type WorkerOptions } from '@temporalio/worker';
 import { WORKFLOW_ID } from '../core/delivery-contract';
+import { exampleEvent } from '../core/event-schemas';
 import { newId } from '../core/ids';
 import { publishEvent } from '../domain/events';
 import { loadConfig, type Config } from '../infra/config';
@@ -127,7 +128,7 @@ export async function startEngine(ctx: BenchContext, variant: EngineVariant): Pr
       return accountId;
     },
     async publish(accountId, eventId) {
-      const data = { parcel: { id: `p_${eventId}`, parcel_number: 'PN1', status: 'CREATED', total_fee: 250, currency: 'KES' } };
+      const data = { parcel: { ...exampleEvent('parcel.created').data.parcel, id: `p_${eventId}` } };
       await publishEvent(publishDeps, { accountId, livemode: false, type: 'parcel.created', data, id: eventId });
     },
     async completed(eventId) {

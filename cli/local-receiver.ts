@@ -1,6 +1,6 @@
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { verifySignature } from '../receiver';
+import { verifySignature } from '../receiver/index';
 import type { SessionCertificate } from '../infra/session-certificate';
 
 /**

@@ -22,6 +22,8 @@ export const ERRORS = {
   invalid_url: { status: 400, type: 'invalid_request_error' },
   url_not_allowed: { status: 400, type: 'invalid_request_error' },
   unknown_event_type: { status: 400, type: 'invalid_request_error' },
+  // a published event's data does not have its kind's shape (core/event-schemas.ts); `param` names the field
+  invalid_event_data: { status: 400, type: 'invalid_request_error' },
   duplicate_event_type: { status: 400, type: 'invalid_request_error' },
   endpoint_not_subscribed: { status: 400, type: 'invalid_request_error' },
   endpoint_disabled: { status: 400, type: 'invalid_request_error' },

@@ -8,6 +8,7 @@ import { addFormParser, text, type FormBody } from './forms';
 import assetRoutes from './routes/assets';
 import endpointRoutes from './routes/endpoints';
 import eventRoutes from './routes/events';
+import eventTypeRoutes from './routes/event-types';
 import keyRoutes from './routes/keys';
 import signInRoutes from './routes/sign-in';
 import { checkSameOrigin, readSessionCookie } from './session';
@@ -74,6 +75,7 @@ export default async function dashboardPlugin(app: FastifyInstance): Promise<voi
   await app.register(keyRoutes, routeOptions);
   await app.register(endpointRoutes, routeOptions);
   await app.register(eventRoutes, routeOptions);
+  await app.register(eventTypeRoutes, routeOptions);
   // Anything else under /dashboard: the page's own 404, never the API's JSON.
   app.all('/dashboard/*', { schema: { hide: true } }, async () => {
     throw new ApiError('route_not_found', 'There is no such page on the developers page.');

@@ -1,15 +1,17 @@
+import { Compile } from 'typebox/compile';
 import { WORKFLOW_ID } from '../core/delivery-contract';
 import { ApiError } from '../core/errors';
 import { EVENT_TYPES, isEventType, type EventType } from '../core/event-catalog';
+import { eventDataSchema } from '../core/event-schemas';
 import { newId } from '../core/ids';
 import { findEvent, insertEventWithFanOut, type EventRow } from '../db/events';
 import type { Pool } from '../db/pool';
 import { countPublished } from '../infra/metrics';
 
 /**
- * Events: what a valid event is (spec 2, 6) and the one way to publish one (internal API, CLI, simulator,
- * TypeScript callers): stored with its fan-out snapshot; a worker's dispatcher then starts its deliverEvent
- * workflow (domain/outbox.ts).
+ * Events: what a valid event is (spec 2, 6; each kind's shape is in core/event-schemas.ts) and the one way to
+ * publish one (internal API, CLI, simulator, TypeScript callers): stored with its fan-out snapshot; a worker's
+ * dispatcher then starts its deliverEvent workflow (domain/outbox.ts).
  */
 
 /** Publishing only stores: it needs the database and nothing else (no Temporal, no delivery settings). */
@@ -46,48 +48,45 @@ export interface PublishedEvent {
 
 export const EVENT_ID_PATTERN = /^evt_[A-Za-z0-9_]{1,64}$/;
 
-const PARCEL_FIELD_TYPES: Record<string, 'string' | 'number'> = {
-  id: 'string',
-  parcel_number: 'string',
-  tracking_number: 'string',
-  status: 'string',
-  payment_status: 'string',
-  total_fee: 'number',
-  currency: 'string',
-  description: 'string',
-  package_size: 'string',
-  recipient_name: 'string',
-  pickup_run_id: 'string',
-};
-
-const SETTLEMENT_FIELD_TYPES: Record<string, 'string' | 'number'> = {
-  id: 'string',
-  parcel_id: 'string',
-  parcel_number: 'string',
-  amount: 'number',
-  currency: 'string',
-  settled_at: 'number',
-};
-
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Loose on purpose: `id` is required; the other known fields, when present, must have their spec type. */
-function checkObject(data: Record<string, unknown>, key: string, fields: Record<string, 'string' | 'number'>): void {
-  const value = data[key];
-  const param = `data.${key}`;
-  if (!isObject(value)) {
-    throw new ApiError('parameter_missing', `This event type needs ${param} as an object.`, { param });
-  }
-  if (typeof value.id !== 'string' || value.id === '') {
-    throw new ApiError('parameter_missing', `Missing required parameter: ${param}.id.`, { param: `${param}.id` });
-  }
-  for (const [field, type] of Object.entries(fields)) {
-    if (value[field] !== undefined && value[field] !== null && typeof value[field] !== type) {
-      throw new ApiError('parameter_invalid', `Invalid ${param}.${field}: must be a ${type}.`, { param: `${param}.${field}` });
-    }
-  }
+/** Each kind's `data` schema compiled once: the check every publish runs. */
+const DATA_CHECKS = new Map(EVENT_TYPES.map((type) => [type, Compile(eventDataSchema(type))]));
+
+interface SchemaIssue {
+  keyword: string;
+  instancePath: string;
+  params: Record<string, unknown>;
+  message: string;
+}
+
+/** `/parcel/total_fee` -> `data.parcel.total_fee`; a missing property is named by its own path. */
+function issueParam(issue: SchemaIssue): string {
+  const segments = issue.instancePath.split('/').filter(Boolean).map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const missing = issue.params.requiredProperties;
+  const extra = issue.params.additionalProperties;
+  if (Array.isArray(missing) && missing.length > 0) segments.push(String(missing[0]));
+  else if (Array.isArray(extra) && extra.length > 0) segments.push(String(extra[0]));
+  return ['data', ...segments].join('.');
+}
+
+function issueMessage(issue: SchemaIssue, param: string, type: EventType): string {
+  if (issue.keyword === 'required') return `Missing required field ${param} for a ${type} event.`;
+  if (issue.keyword === 'additionalProperties') return `Unknown field ${param}: a ${type} event carries only ${type === 'cod.settled' ? 'data.cod_settlement' : 'data.parcel'}.`;
+  return `Invalid ${param}: ${issue.message}.`;
+}
+
+/** Throws invalid_event_data naming the first field that does not have the kind's shape (core/event-schemas.ts). */
+function checkEventData(type: EventType, data: Record<string, unknown>): void {
+  const check = DATA_CHECKS.get(type);
+  if (!check || check.Check(data)) return;
+  // The schema's own `additionalProperties: false` shows first as a bare boolean issue; the named one says more.
+  const issues = [...check.Errors(data)] as SchemaIssue[];
+  const issue = issues.find((candidate) => candidate.keyword !== 'boolean') ?? issues[0];
+  const param = issue ? issueParam(issue) : 'data';
+  throw new ApiError('invalid_event_data', issue ? issueMessage(issue, param, type) : `data does not have the shape of a ${type} event.`, { param });
 }
 
 export function validateEventInput(input: PublishInput): { type: EventType; data: Record<string, unknown> } {
@@ -99,9 +98,8 @@ export function validateEventInput(input: PublishInput): { type: EventType; data
   if (input.id !== undefined && !EVENT_ID_PATTERN.test(input.id)) {
     throw new ApiError('parameter_invalid', 'Invalid id: must match evt_ followed by 1 to 64 of [A-Za-z0-9_].', { param: 'id' });
   }
-  if (!isObject(input.data)) throw new ApiError('parameter_invalid', 'data must be a JSON object.', { param: 'data' });
-  if (input.type === 'cod.settled') checkObject(input.data, 'cod_settlement', SETTLEMENT_FIELD_TYPES);
-  else checkObject(input.data, 'parcel', PARCEL_FIELD_TYPES);
+  if (!isObject(input.data)) throw new ApiError('invalid_event_data', 'data must be a JSON object.', { param: 'data' });
+  checkEventData(input.type, input.data);
   return { type: input.type, data: input.data };
 }
 

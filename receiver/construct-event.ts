@@ -1,4 +1,4 @@
-import type { WebhookEvent } from './types';
+import type { ParcelEvent } from './types.js';
 import {
   verifySignature,
   WebhookVerificationError,
@@ -6,14 +6,15 @@ import {
   type SignatureHeaderValue,
   type VerifiedSignature,
   type VerifyOptions,
-} from './verify';
+} from './verify.js';
 
-export interface ConstructedEvent<TEvent extends WebhookEvent<object>> {
-  event: TEvent;
+export interface ConstructedEvent {
+  event: ParcelEvent;
   signature: VerifiedSignature;
 }
 
-function isEventObject(value: unknown): value is WebhookEvent {
+/** The envelope only: the engine checked each kind's data against its schema before signing it. */
+function isEventObject(value: unknown): value is ParcelEvent {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
   const record = value as Record<string, unknown>;
   return (
@@ -30,14 +31,15 @@ function isEventObject(value: unknown): value is WebhookEvent {
 /**
  * Verifies the signature, then parses the body. Parsing comes second on purpose: nothing from an unverified
  * body is ever interpreted. Throws WebhookVerificationError (`invalid_payload` when a correctly signed body is
- * not an event object, which only a misconfigured sender would produce).
+ * not an event object, which only a misconfigured sender would produce). The event is typed as `ParcelEvent`:
+ * narrow it on `type`.
  */
-export function constructEventWithSignature<TEvent extends WebhookEvent<object> = WebhookEvent>(
+export function constructEventWithSignature(
   rawBody: RawBody,
   header: SignatureHeaderValue,
   secrets: string | readonly string[],
   options: VerifyOptions = {},
-): ConstructedEvent<TEvent> {
+): ConstructedEvent {
   const signature = verifySignature(rawBody, header, secrets, options);
   const text = typeof rawBody === 'string' ? rawBody : Buffer.from(rawBody.buffer, rawBody.byteOffset, rawBody.byteLength).toString('utf8');
   let parsed: unknown;
@@ -49,15 +51,15 @@ export function constructEventWithSignature<TEvent extends WebhookEvent<object> 
   if (!isEventObject(parsed)) {
     throw new WebhookVerificationError('invalid_payload', 'signed body is not an event object (id, object, type, created, data)');
   }
-  return { event: parsed as TEvent, signature };
+  return { event: parsed, signature };
 }
 
 /** constructEventWithSignature for callers who only want the event. */
-export function constructEvent<TEvent extends WebhookEvent<object> = WebhookEvent>(
+export function constructEvent(
   rawBody: RawBody,
   header: SignatureHeaderValue,
   secrets: string | readonly string[],
   options: VerifyOptions = {},
-): TEvent {
-  return constructEventWithSignature<TEvent>(rawBody, header, secrets, options).event;
+): ParcelEvent {
+  return constructEventWithSignature(rawBody, header, secrets, options).event;
 }

@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import { SCOPES, type Scope } from '../../core/scopes';
 import { PAGE_SECURITY_HEADERS } from '../../core/security-headers';
+import { eventWebhooks } from '../event-webhooks-doc';
 import { ErrorResponse } from '../schemas';
 
 const AUTH_ERRORS = {
@@ -60,7 +61,7 @@ const DOCS_HEADERS: Readonly<Record<string, string>> = { 'Content-Security-Polic
 async function docsPlugin(app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
     openapi: {
-      openapi: '3.0.3',
+      openapi: '3.1.0',
       info: {
         title: 'Parcel Webhooks API',
         version: '1',
@@ -75,6 +76,8 @@ async function docsPlugin(app: FastifyInstance): Promise<void> {
           basicAuth: { type: 'http', scheme: 'basic', description: 'The API key as username, an empty password.' },
         },
       },
+      // What the service posts to a merchant's endpoint, one entry per event kind.
+      webhooks: eventWebhooks(),
     },
     transform: describeRoute,
   });

@@ -4,6 +4,7 @@ import { buildServer } from '../../api/server';
 import { engineConfig, type BenchContext } from '../engine';
 import { costMeters, type Costs } from '../meters';
 import { percentile, runSteady, type Summary } from '../stats';
+import { exampleEvent } from '../../core/event-schemas';
 import { newId } from '../../core/ids';
 import { createPool } from '../../db/pool';
 
@@ -64,7 +65,7 @@ export async function publishApiScenario(
     const summary = await runSteady(
       { ...steady, concurrency },
       async (i) => {
-        const body = JSON.stringify({ account_id: accountId, livemode: false, type: 'parcel.created', id: `evt_api_${concurrency}_${accountId.slice(-8)}_${i}`, data: { parcel: { id: `p_${i}`, status: 'CREATED' } } });
+        const body = JSON.stringify({ account_id: accountId, livemode: false, type: 'parcel.created', id: `evt_api_${concurrency}_${accountId.slice(-8)}_${i}`, data: { parcel: { ...exampleEvent('parcel.created').data.parcel, id: `p_${i}` } } });
         const t0 = performance.now();
         const res = await http.request({ method: 'POST', path: '/internal/v1/events', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body });
         await res.body.dump();

@@ -88,12 +88,12 @@ export function registerEvents(program: Command, ctx: CliContext): void {
     .requiredOption('--account <id>', 'account the event belongs to (acct_...)')
     .requiredOption('--mode <mode>', 'test or live: endpoints of that mode receive it')
     .requiredOption('--type <type>', `event kind: ${EVENT_TYPES.join(', ')}`)
-    .option('--data <json>', 'event data as JSON, or @file; parcel events need data.parcel')
+    .option('--data <json>', 'event data as JSON, or @file, in its kind\'s shape: data.parcel (whole) for parcel events, data.cod_settlement for cod.settled')
     .option('--id <evt_id>', 'event id (evt_...); publishing the same id twice is one event')
     .option('--json', 'print one JSON document')
     .addHelpText(
       'after',
-      `\nExample:\n  $ parcel-webhooks events publish --account acct_... --mode test --type parcel.delivered \\\n      --data '{"parcel":{"id":"5f0c...","status":"DELIVERED"}}' --json`,
+      `\nExample (the fields each kind needs are in docs/events.md):\n  $ parcel-webhooks events publish --account acct_... --mode test --type parcel.delivered \\\n      --data @parcel.json --json`,
     )
     .action(async (options: { account: string; mode: string; type: string; data?: string; id?: string }, command: Command) => {
       // Stored only: a worker's dispatcher starts the delivery, so this needs no Temporal and no ladder settings.

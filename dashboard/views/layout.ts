@@ -38,6 +38,7 @@ const SECTIONS: { section: Section; label: string }[] = [
   { section: 'keys', label: 'API keys' },
   { section: 'endpoints', label: 'Webhooks' },
   { section: 'events', label: 'Events' },
+  { section: 'event-types', label: 'Event types' },
 ];
 
 const MODE_LABEL: Record<Mode, string> = { test: 'Test mode', live: 'Live mode' };

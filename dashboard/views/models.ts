@@ -5,7 +5,7 @@
 
 export type Mode = 'test' | 'live';
 export type AccountStatus = 'pending' | 'active' | 'suspended';
-export type Section = 'keys' | 'endpoints' | 'events';
+export type Section = 'keys' | 'endpoints' | 'events' | 'event-types';
 
 export interface AccountView {
   id: string;

@@ -32,6 +32,8 @@ export const paths = {
     withQuery(`${DASHBOARD}/${mode}/events`, { type: query.type, starting_after: query.startingAfter }),
   event: (mode: Mode, id: string) => `${DASHBOARD}/${mode}/events/${seg(id)}`,
   resend: (mode: Mode, id: string) => `${DASHBOARD}/${mode}/events/${seg(id)}/resend`,
+  eventTypes: (mode: Mode) => `${DASHBOARD}/${mode}/event-types`,
+  eventTypesTest: (mode: Mode) => `${DASHBOARD}/${mode}/event-types/test`,
 };
 
 export type EndpointAction = 'update' | 'disable' | 'enable' | 'rotate' | 'delete' | 'test' | 'recover';

@@ -10,7 +10,6 @@
  */
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
-import type { CodSettledEvent, ParcelEvent } from '../index';
 import type { EventHandler } from './processor';
 import { buildReceiver } from './server';
 
@@ -55,13 +54,13 @@ export function receiverConfigFromEnv(env: NodeJS.ProcessEnv): ReceiverConfig {
 export const handleEvent: EventHandler = async (event, tx) => {
   switch (event.type) {
     case 'cod.settled': {
-      const { cod_settlement: settlement } = (event as CodSettledEvent).data;
+      const { cod_settlement: settlement } = event.data;
       // e.g. await tx.query('UPDATE wallets SET balance = balance + $1 WHERE currency = $2',
       //                     [settlement.amount, settlement.currency]);
       return;
     }
     case 'parcel.delivered': {
-      const { parcel } = (event as ParcelEvent).data;
+      const { parcel } = event.data;
       // e.g. mark the order fulfilled: await tx.query('UPDATE orders SET ... WHERE parcel_id = $1', [parcel.id]);
       return;
     }

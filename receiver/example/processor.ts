@@ -1,12 +1,12 @@
 import type { Pool, PoolClient } from 'pg';
-import type { WebhookEvent } from '../types';
+import type { ParcelEvent } from '../types';
 import { lockUnprocessed, markProcessed, unprocessedEventIds } from './store';
 
 /**
  * The slow work for one event (crediting a wallet, emailing the customer, ...). It runs after the reply, inside
  * the transaction that marks the event processed: write through `tx` and the work commits exactly once.
  */
-export type EventHandler = (event: WebhookEvent, tx: PoolClient) => Promise<void>;
+export type EventHandler = (event: ParcelEvent, tx: PoolClient) => Promise<void>;
 
 export type ProcessOutcome = 'processed' | 'already_processed';
 

@@ -8,7 +8,7 @@ import {
   SIGNATURE_HEADER,
   WebhookVerificationError,
   type VerifyOptions,
-  type WebhookEvent,
+  type ParcelEvent,
 } from '../index';
 import { EventProcessor, type EventHandler, type ProcessorHooks } from './processor';
 import { ensureEventsTable, storeEvent } from './store';
@@ -77,7 +77,7 @@ export async function buildReceiver(options: ReceiverOptions): Promise<Receiver>
     scope.post(WEBHOOK_PATH, async (request, reply) => {
       const rawBody = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
       const deliveryHeader = request.headers[DELIVERY_ID_HEADER];
-      let event: WebhookEvent;
+      let event: ParcelEvent;
       try {
         event = constructEvent(rawBody, request.headers[SIGNATURE_HEADER], options.secrets, options.verify);
       } catch (err) {

@@ -1,5 +1,5 @@
 import type { Pool, PoolClient } from 'pg';
-import type { WebhookEvent } from '../types';
+import type { ParcelEvent } from '../types';
 
 /**
  * The merchant's own table, in the merchant's database: the example creates it itself rather than through the
@@ -33,7 +33,7 @@ export async function ensureEventsTable(pool: Pool): Promise<void> {
  */
 export async function storeEvent(
   pool: Pool,
-  event: WebhookEvent,
+  event: ParcelEvent,
   bodyText: string,
   deliveryId: string | undefined,
 ): Promise<boolean> {
@@ -50,14 +50,14 @@ export async function storeEvent(
  * Locks the event's row if it still awaits processing. The lock, the merchant's own writes and processed_at all
  * share one transaction, so a crash or a concurrent duplicate can never apply the same event twice.
  */
-export async function lockUnprocessed(client: PoolClient, eventId: string): Promise<WebhookEvent | undefined> {
+export async function lockUnprocessed(client: PoolClient, eventId: string): Promise<ParcelEvent | undefined> {
   const result = await client.query<{ body: string }>(
     'SELECT body FROM received_webhook_events WHERE event_id = $1 AND processed_at IS NULL FOR UPDATE',
     [eventId],
   );
   const body = result.rows[0]?.body;
   // Parsed and checked by constructEvent before it was stored.
-  return body === undefined ? undefined : (JSON.parse(body) as WebhookEvent);
+  return body === undefined ? undefined : (JSON.parse(body) as ParcelEvent);
 }
 
 export async function markProcessed(client: PoolClient, eventId: string): Promise<void> {

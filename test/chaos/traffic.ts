@@ -64,8 +64,10 @@ function eventData(rng: Rng, type: EventType, nowSeconds: number): Record<string
       payment_status: rng.pick(['PAID', 'PENDING', 'COD']),
       total_fee: rng.int(150, 2_500),
       currency: 'KES',
+      description: rng.pick(['Two cotton shirts', 'Solar lamp', 'Maize flour 2 kg']),
       package_size: rng.pick(['SMALL', 'MEDIUM', 'LARGE']),
       recipient_name: rng.pick(['Achieng Otieno', 'Wanjiru Kamau', 'Kiptoo Ruto', 'Amina Hassan', 'Baraka Mwangi']),
+      pickup_run_id: `run_${rng.hex(16)}`,
     },
   };
 }

@@ -3,10 +3,12 @@ import { EVENT_TYPES as CATALOG_EVENT_TYPES } from '../../core/event-catalog';
 import { ALL_SCOPES, SCOPES as SCOPE_DESCRIPTIONS } from '../../core/scopes';
 import { loadAssets } from '../../dashboard/assets';
 import assetRoutes from '../../dashboard/routes/assets';
+import { eventKindViews } from '../../dashboard/routes/event-types';
 import { sendPage, setSecurityHeaders } from '../../dashboard/security-headers';
 import { confirmPage } from '../../dashboard/views/confirm';
 import { deliveriesPage } from '../../dashboard/views/deliveries';
 import { ALL_ENDPOINT_FEATURES, endpointPage, endpointsPage } from '../../dashboard/views/endpoints';
+import { eventTypesPage } from '../../dashboard/views/event-types';
 import { eventPage, eventsPage } from '../../dashboard/views/events';
 import { keysPage } from '../../dashboard/views/keys';
 import type { AccountStatus, AttemptView, EndpointView, KeyView, Mode, PageContext } from '../../dashboard/views/models';
@@ -203,6 +205,7 @@ export function samplePages(assets: PageContext['assets'], options: { mode?: Mod
         attempts: ATTEMPTS,
         resendTargets: ENDPOINTS,
       }),
+    'event-types': () => eventTypesPage(ctx, { kinds: eventKindViews(ENDPOINTS) }),
     confirm: () =>
       confirmPage(ctx, {
         section: 'keys',

@@ -53,8 +53,8 @@ const EXCEPTIONS: Array<{ from: string; to: string; why: string }> = [
 
 /** Packages workflow code may load: it runs in Temporal's deterministic sandbox. */
 const WORKFLOW_PACKAGES = ['@temporalio/workflow', '@temporalio/common'];
-/** What core/ may use: computation only, never I/O (no fs, net, http, pg, undici...). */
-const CORE_PACKAGES = ['node:crypto', ...WORKFLOW_PACKAGES];
+/** What core/ may use: computation only, never I/O (no fs, net, http, pg, undici...); typebox declares the event shapes. */
+const CORE_PACKAGES = ['node:crypto', 'typebox', ...WORKFLOW_PACKAGES];
 
 interface Edge {
   /** Repo-relative file, e.g. `api/routes/towns.ts`. */

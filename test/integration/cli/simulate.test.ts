@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { lifecycle, seededRandom, simulateParcels } from '../../../domain/parcel-simulator';
-import { createEndpoint } from '../../helpers/delivery';
+import { createEndpoint, parcel } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';
 import { useDeliveryHarness } from '../../helpers/harness';
@@ -90,7 +90,7 @@ describe('simulate and events publish', () => {
   it('CLI: events publish and simulate print one JSON document', async () => {
     const accountId = await createAccount(h.tw.pool);
     await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/cli`, livemode: true });
-    const data = JSON.stringify({ parcel: { id: 'p-1', status: 'DELIVERED' } });
+    const data = JSON.stringify({ parcel: parcel({ id: 'p-1' }) });
     const id = `evt_cli_${Date.now()}`;
     const published = await cli('events', 'publish', '--account', accountId, '--mode', 'live', '--type', 'parcel.delivered', '--data', data, '--id', id, '--json');
     expect(published.code).toBe(0);
@@ -100,6 +100,10 @@ describe('simulate and events publish', () => {
     const bad = await cli('events', 'publish', '--account', accountId, '--mode', 'live', '--type', 'parcel.lost', '--json');
     expect(bad.code).not.toBe(0);
     expect(bad.json).toMatchObject({ error: { code: 'unknown_event_type' } });
+    const misshapen = JSON.stringify({ parcel: parcel({ id: 'p-2', recipient_name: 42 }) });
+    const wrongShape = await cli('events', 'publish', '--account', accountId, '--mode', 'live', '--type', 'parcel.delivered', '--data', misshapen, '--json');
+    expect(wrongShape.code).toBe(1);
+    expect(wrongShape.json).toMatchObject({ error: { code: 'invalid_event_data', message: expect.stringContaining('data.parcel.recipient_name') } });
 
     const simulated = await cli('simulate', '--account', accountId, '--mode', 'live', '--parcels', '3', '--seed', '5', '--json');
     expect(simulated.code).toBe(0);

@@ -5,7 +5,7 @@ import pg from 'pg';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signatureHeader } from '../../../core/signing';
-import type { WebhookEvent } from '../../../receiver';
+import type { CodSettledEvent } from '../../../receiver/index';
 import { receiverConfigFromEnv } from '../../../receiver/example/main';
 import { buildReceiver, type Receiver } from '../../../receiver/example/server';
 import { FIXTURES } from '../../helpers/env';
@@ -26,13 +26,15 @@ interface Row {
   processed_at: Date | null;
 }
 
-function codSettled(id = `evt_${randomBytes(8).toString('hex')}`): WebhookEvent {
+function codSettled(id = `evt_${randomBytes(8).toString('hex')}`): CodSettledEvent {
+  // A field the kit does not declare (the service may add one) is kept as sent.
+  const settlement = { id: 'cod_1', parcel_id: 'p_1', parcel_number: 'PCL-1', amount: 1500, currency: 'KES', settled_at: NOW - 3, note: 'Wambūi — Nairobi ✓' };
   return {
     id,
     object: 'event',
     type: 'cod.settled',
     created: NOW - 3,
-    data: { cod_settlement: { id: 'cod_1', parcel_id: 'p_1', parcel_number: 'PCL-1', amount: 1500, currency: 'KES', settled_at: NOW - 3, note: 'Wambūi — Nairobi ✓' } },
+    data: { cod_settlement: settlement },
   };
 }
 

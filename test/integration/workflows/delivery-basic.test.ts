@@ -180,8 +180,13 @@ describe('delivery: success, retries, abandonment', () => {
   it('validates type, id and data', async () => {
     await expect(publish({ type: 'parcel.lost' })).rejects.toMatchObject({ code: 'unknown_event_type' });
     await expect(publish({ id: 'evt_bad-id' })).rejects.toMatchObject({ code: 'parameter_invalid', extra: { param: 'id' } });
-    await expect(publish({ data: { parcel: { status: 'DELIVERED' } } })).rejects.toMatchObject({ code: 'parameter_missing' });
-    await expect(publish({ type: 'cod.settled', data: { parcel: parcel() } })).rejects.toMatchObject({ code: 'parameter_missing' });
+    await expect(publish({ data: { parcel: { status: 'DELIVERED' } } })).rejects.toMatchObject({ code: 'invalid_event_data', extra: { param: 'data.parcel.id' } });
+    await expect(publish({ data: { parcel: parcel({ total_fee: '350' }) } })).rejects.toMatchObject({
+      code: 'invalid_event_data',
+      status: 400,
+      extra: { param: 'data.parcel.total_fee' },
+    });
+    await expect(publish({ type: 'cod.settled', data: { parcel: parcel() } })).rejects.toMatchObject({ code: 'invalid_event_data', extra: { param: 'data.cod_settlement' } });
     await expect(
       publishEvent({ pool: h.tw.pool }, { accountId: 'acct_nope', livemode: false, type: 'parcel.created', data: { parcel: parcel() } }),
     ).rejects.toMatchObject({ code: 'resource_missing', status: 404 });

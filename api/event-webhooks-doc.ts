@@ -1,0 +1,62 @@
+import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
+import { EVENT_FIRES_WHEN, EVENT_TYPES } from '../core/event-catalog';
+import { EVENT_SCHEMAS, exampleEvent } from '../core/event-schemas';
+
+/**
+ * The `webhooks` section of the OpenAPI 3.1 document: one entry per event kind, the request the service makes to
+ * a merchant's endpoint. Bodies are the event schemas of core/event-schemas.ts, the same ones publishing checks.
+ */
+
+/** The `webhooks` field as @fastify/swagger's options declare it (OpenAPI 3.1 and later). */
+type Webhooks = NonNullable<Extract<NonNullable<FastifyDynamicSwaggerOptions['openapi']>, { webhooks?: unknown }>['webhooks']>;
+
+const SIGNATURE_HEADERS = (type: string) => [
+  {
+    name: 'Service-Signature',
+    in: 'header',
+    required: true,
+    description:
+      '`t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the endpoint secret>`; two `v1` during a ' +
+      'secret rotation. Verify it on the raw bytes and reject a `t` more than 300 s from your clock.',
+    schema: { type: 'string', examples: ['t=1767258000,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd'] },
+  },
+  { name: 'Service-Event', in: 'header', required: true, description: 'The event kind.', schema: { type: 'string', const: type } },
+  {
+    name: 'Service-Delivery',
+    in: 'header',
+    required: true,
+    description: 'The attempt id: different on every retry, so deduplicate on the body\'s `id`, never on this.',
+    schema: { type: 'string', pattern: '^dlv_' },
+  },
+];
+
+/**
+ * Typed loosely on purpose: the OpenAPI 3.1 declarations it uses lack JSON Schema 2020-12 keywords such as `const` and
+ * `examples`. A test validates the served document as OpenAPI 3.1 instead.
+ */
+export function eventWebhooks(): Webhooks {
+  const entries = Object.fromEntries(
+    EVENT_TYPES.map((type) => [
+      type,
+      {
+        post: {
+          summary: EVENT_FIRES_WHEN[type],
+          description:
+            `Posted to every enabled endpoint subscribed to \`${type}\` when this happens: ${EVENT_FIRES_WHEN[type]} ` +
+            'Failed attempts are retried after 10 s, 1 min, 10 min, 1 h and 6 h with the same body and event id.',
+          operationId: `webhook_${type.replace(/\./g, '_')}`,
+          tags: ['webhooks'],
+          parameters: SIGNATURE_HEADERS(type),
+          requestBody: {
+            required: true,
+            content: { 'application/json': { schema: EVENT_SCHEMAS[type], examples: { [type]: { value: exampleEvent(type) } } } },
+          },
+          responses: {
+            '2XX': { description: 'Received. Reply as soon as the event is stored, within 10 seconds; anything else is retried.' },
+          },
+        },
+      },
+    ]),
+  );
+  return entries as unknown as Webhooks;
+}

@@ -1,0 +1,27 @@
+import type { Static } from 'typebox';
+import type { EventType as EngineEventType } from '../../../core/event-catalog';
+import type { CodSettlementSchema, EventBody, ParcelSchema } from '../../../core/event-schemas';
+import type { CodSettlement, EventOfType, EventType, Parcel, ParcelEvent } from '../../../receiver/index';
+import type { SameShape } from '../../helpers/type-equality';
+
+/**
+ * The receiver kit declares its event types as plain TypeScript (it has no runtime dependency, so it cannot
+ * derive them from TypeBox). These declarations fail to compile the moment a kit type and the engine's schema
+ * differ in any field, optionality or kind; event-types.test.ts compiles this file, so that is a test failure,
+ * not only a typecheck one.
+ */
+
+export const sameEvents: { [K in EngineEventType]: SameShape<EventBody<K>, EventOfType<K>> } = {
+  'parcel.created': true,
+  'parcel.awaiting_dropoff': true,
+  'parcel.in_transit': true,
+  'parcel.at_pickup_station': true,
+  'parcel.delivered': true,
+  'parcel.returned': true,
+  'parcel.cancelled': true,
+  'cod.settled': true,
+};
+export const sameParcel: SameShape<Static<typeof ParcelSchema>, Parcel> = true;
+export const sameSettlement: SameShape<Static<typeof CodSettlementSchema>, CodSettlement> = true;
+export const sameKinds: SameShape<EngineEventType, EventType> = true;
+export const sameUnion: SameShape<EventBody, ParcelEvent> = true;
