@@ -14,8 +14,12 @@ export interface EndpointRow {
   disabled: boolean;
   /** Registered by `listen` for its session (local_certificate set). */
   local: boolean;
+  ordering: EndpointOrdering;
   created_at: Date;
 }
+
+/** 'parcel': a parcel's events are posted one at a time, in sequence order (workflows/parcel-order.ts). */
+export type EndpointOrdering = 'none' | 'parcel';
 
 /** The owner and mode every API read and write is scoped to (isolation, test mode). */
 export interface EndpointScope {
@@ -24,7 +28,7 @@ export interface EndpointScope {
 }
 
 // Never the secret columns: the API shows a secret only in the response that created it.
-const PUBLIC_COLUMNS = `id, account_id, livemode, url, events, description, status, created_at,
+const PUBLIC_COLUMNS = `id, account_id, livemode, url, events, description, status, ordering, created_at,
   disabled_at IS NOT NULL AS disabled, local_certificate IS NOT NULL AS local`;
 
 /**
@@ -33,16 +37,23 @@ const PUBLIC_COLUMNS = `id, account_id, livemode, url, events, description, stat
  */
 export async function insertEndpoint(
   pool: Pool,
-  row: EndpointScope & { id: string; url: string; events: string[]; description: string | null; sealedSecret: string },
+  row: EndpointScope & {
+    id: string;
+    url: string;
+    events: string[];
+    description: string | null;
+    sealedSecret: string;
+    ordering?: EndpointOrdering;
+  },
   limit: number,
 ): Promise<EndpointRow | undefined> {
   const { rows } = await pool.query<EndpointRow>(
-    `INSERT INTO webhook_endpoints (id, account_id, livemode, url, events, description, secret)
-     SELECT $1, $2, $3, $4, $5, $6, $7
+    `INSERT INTO webhook_endpoints (id, account_id, livemode, url, events, description, secret, ordering)
+     SELECT $1, $2, $3, $4, $5, $6, $7, $9
       WHERE (SELECT count(*) FROM webhook_endpoints
               WHERE account_id = $2 AND livemode = $3 AND deleted_at IS NULL) < $8
      RETURNING ${PUBLIC_COLUMNS}`,
-    [row.id, row.accountId, row.livemode, row.url, row.events, row.description, row.sealedSecret, limit],
+    [row.id, row.accountId, row.livemode, row.url, row.events, row.description, row.sealedSecret, limit, row.ordering ?? 'none'],
   );
   return rows[0];
 }
@@ -96,6 +107,7 @@ export interface EndpointChange {
   /** null clears it. */
   description?: string | null;
   disabled?: boolean;
+  ordering?: EndpointOrdering;
 }
 
 /**
@@ -117,7 +129,8 @@ export async function updateEndpoint(
               description = CASE WHEN $6::boolean THEN $7 ELSE description END,
               disabled_at = CASE WHEN $8::boolean IS NULL THEN disabled_at
                                  WHEN $8::boolean THEN COALESCE(disabled_at, now()) END,
-              local_certificate = CASE WHEN $4::text IS NOT NULL AND $4::text <> url THEN NULL ELSE local_certificate END
+              local_certificate = CASE WHEN $4::text IS NOT NULL AND $4::text <> url THEN NULL ELSE local_certificate END,
+              ordering = COALESCE($9, ordering)
         WHERE id = $1 AND account_id = $2 AND livemode = $3 AND deleted_at IS NULL
         RETURNING ${PUBLIC_COLUMNS}
      ), stopped AS (
@@ -134,6 +147,7 @@ export async function updateEndpoint(
       change.description !== undefined,
       change.description ?? null,
       change.disabled ?? null,
+      change.ordering ?? null,
     ],
   );
   return rows[0];

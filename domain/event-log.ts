@@ -23,6 +23,13 @@ export const PostedEvent = Type.Object({
   created: Type.Integer({ description: 'Unix seconds, fixed when the event was created.' }),
   data: Type.Object({}, { additionalProperties: true }),
   livemode: Type.Boolean(),
+  sequence: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      description:
+        "Set on every event about a parcel (data.parcel.id): 1, 2, 3 ... per parcel (account and mode), in publish order. A receiver that has applied a higher sequence for the parcel can drop this event as a stale state. Absent on events without a parcel.",
+    }),
+  ),
 });
 
 export const EventRecord = Type.Object({
