@@ -47,6 +47,10 @@ export const EventDelivery = Type.Object({
   attempts: Type.Integer(),
   last_status_code: Type.Union([Type.Integer(), Type.Null()]),
   last_attempt_at: Type.Union([Type.Integer(), Type.Null()], { description: 'Unix seconds; null before the first attempt.' }),
+  waiting_for: Type.Union([Type.String(), Type.Null()], {
+    description:
+      "To an endpoint with ordering parcel: the parcel's event (evt_...) whose delivery to that endpoint must end before this one's first attempt; null otherwise.",
+  }),
   created: Type.Integer({ description: 'Unix seconds.' }),
 });
 
@@ -72,6 +76,8 @@ function toEventDelivery(row: DeliveryRow): Static<typeof EventDelivery> {
     attempts: row.attempts,
     last_status_code: row.last_status_code,
     last_attempt_at: row.last_attempt_at ? unixSeconds(row.last_attempt_at) : null,
+    // Recorded by the ladder's lane check; once an attempt is made (or the delivery ended) it waits no more.
+    waiting_for: row.status === 'pending' && row.attempts === 0 ? row.waiting_for : null,
     created: unixSeconds(row.created_at),
   };
 }
