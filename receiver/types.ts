@@ -52,6 +52,12 @@ export interface WebhookEvent<TData extends object = Record<string, unknown>> {
   /** Unix seconds when the event happened, not when this attempt was sent. */
   created: number;
   data: TData;
+  /**
+   * On every event about a parcel (`data.parcel.id`): 1, 2, 3 ... per parcel, in the order the events were
+   * published. An event whose sequence is not above the last one you applied for its parcel is a stale state:
+   * drop it. Absent on events without a parcel (`cod.settled`).
+   */
+  sequence?: number;
 }
 
 export type ParcelEvent = WebhookEvent<{ parcel: Parcel }>;

@@ -164,6 +164,38 @@ describe('example receiver', () => {
     expect(await rows(event.id)).toHaveLength(0);
   });
 
+  it('drops a stale parcel state: an event whose sequence is not above the last one applied for its parcel', async () => {
+    gate = Promise.resolve();
+    const parcelId = `p_${randomBytes(6).toString('hex')}`;
+    const parcelEvent = (sequence: number, status: string): WebhookEvent => ({
+      id: `evt_${randomBytes(8).toString('hex')}`,
+      object: 'event',
+      type: `parcel.${status}`,
+      created: NOW - 3,
+      data: { parcel: { id: parcelId, status: status.toUpperCase() } },
+      sequence,
+    });
+    const deliver = async (event: WebhookEvent) => {
+      const body = JSON.stringify(event);
+      expect((await post(body, signatureHeader(body, [SECRET], NOW))).status).toBe(200);
+      return (await outcomesOf(event.id, 1))[0];
+    };
+    // in_transit (2) arrives before created (1): created is stale and must not set the status back.
+    const inTransit = parcelEvent(2, 'in_transit');
+    const created = parcelEvent(1, 'created');
+    const delivered = parcelEvent(3, 'delivered');
+    const sameAsLast = parcelEvent(3, 'delivered');
+    expect(await deliver(inTransit)).toBe('processed');
+    expect(await deliver(created)).toBe('stale');
+    expect(await deliver(delivered)).toBe('processed');
+    expect(await deliver(sameAsLast)).toBe('stale');
+    expect(handled.filter((id) => [inTransit.id, created.id, delivered.id, sameAsLast.id].includes(id))).toEqual([inTransit.id, delivered.id]);
+    // Stored and marked processed all the same: a stale event is answered, never retried.
+    expect((await rows(created.id))[0]?.processed_at).toBeInstanceOf(Date);
+    // An event without a parcel sequence is never stale.
+    expect(await deliver(codSettled())).toBe('processed');
+  });
+
   it('answers other bad input with a 4xx, never a 500', async () => {
     const notEvent = '{"hello":"world"}';
     const signedNotEvent = await post(notEvent, signatureHeader(notEvent, [SECRET], NOW));
