@@ -1,4 +1,4 @@
-import { condition, log, proxyActivities, setHandler } from '@temporalio/workflow';
+import { condition, log, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import {
   predecessorDoneSignal,
   type DeliverEventInput,
@@ -28,17 +28,19 @@ const RECHECK_MAX_MS = 30_000;
 const LONG_WAIT_MS = 3_600_000;
 const LONG_WAIT_RECHECK_MS = 300_000;
 
-const { checkParcelLane } = proxyActivities<DeliveryActivities>({
+// An outage of our database keeps the ladder reading (never skipping) the lane.
+const CHECK = { startToCloseTimeout: '15s', retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' } } as const;
+// Best effort: past these the successor's own re-read finds the lane clear.
+const RELEASE = {
   startToCloseTimeout: '15s',
-  // An outage of our database keeps the ladder reading (never skipping) the lane, without history events.
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
-});
-
-const { releaseParcelSuccessor } = proxyActivities<DeliveryActivities>({
-  startToCloseTimeout: '15s',
-  // Best effort: past these the successor's own re-read finds the lane clear.
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 5 },
-});
+} as const;
+
+const regular = { check: proxyActivities<DeliveryActivities>(CHECK), release: proxyActivities<DeliveryActivities>(RELEASE) };
+// A one-ladder workflow (attempt kind 'local') runs both steps inside its workflow task, as it does its attempts:
+// no trip through matching between the predecessor's end and the successor's post. A fan-out keeps regular
+// activities, for the reason core/delivery-policy.ts attemptKindFor gives.
+const local = { check: proxyLocalActivities<DeliveryActivities>(CHECK), release: proxyLocalActivities<DeliveryActivities>(RELEASE) };
 
 function nextRecheckMs(previousMs: number, waitedMs: number): number {
   return waitedMs >= LONG_WAIT_MS ? LONG_WAIT_RECHECK_MS : Math.min(previousMs * 2, RECHECK_MAX_MS);
@@ -54,6 +56,10 @@ export class ParcelLanes {
         this.done.add(`${eventId} ${endpointId}`);
       });
     }
+  }
+
+  private get steps() {
+    return this.input.attemptKind === 'local' ? local : regular;
   }
 
   private lane(endpointId: string): ParcelLaneInput | undefined {
@@ -75,7 +81,7 @@ export class ParcelLanes {
     await this.waitTurn(lane);
     const result = await ladder();
     try {
-      await releaseParcelSuccessor(lane);
+      await this.steps.release.releaseParcelSuccessor(lane);
     } catch (err) {
       log.warn('could not signal the next delivery of the parcel; it finds out on its next check', { ...lane, err });
     }
@@ -86,7 +92,7 @@ export class ParcelLanes {
     const since = Date.now();
     let recheckMs = RECHECK_INITIAL_MS;
     for (;;) {
-      const { waitFor } = await checkParcelLane(lane);
+      const { waitFor } = await this.steps.check.checkParcelLane(lane);
       if (waitFor === null) return;
       const key = `${waitFor.eventId} ${lane.endpointId}`;
       const summary =
