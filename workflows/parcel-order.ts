@@ -6,6 +6,14 @@ import {
   type LadderResult,
   type ParcelLaneInput,
 } from '../core/delivery-contract';
+import {
+  PARCEL_LANE_CHECK,
+  PARCEL_LANE_LONG_WAIT_MS,
+  PARCEL_LANE_LONG_WAIT_RECHECK_MS,
+  PARCEL_LANE_RECHECK_INITIAL_MS,
+  PARCEL_LANE_RECHECK_MAX_MS,
+  PARCEL_LANE_RELEASE,
+} from '../core/delivery-policy';
 import { formatDuration } from '../core/durations';
 
 /**
@@ -18,32 +26,20 @@ import { formatDuration } from '../core/durations';
  * waiting events unwinds from its head and never deadlocks. Each event stays its own workflow.
  */
 
-/** Re-reads of the lane without a signal: doubling from the first, at most RECHECK_MAX_MS apart... */
-const RECHECK_INITIAL_MS = 1_000;
-const RECHECK_MAX_MS = 30_000;
-/**
- * ...and LONG_WAIT_RECHECK_MS apart once the ladder has waited LONG_WAIT_MS: a parcel's events queued behind a
- * failing head may wait for its whole ladder, several times over, and each re-read adds history events.
- */
-const LONG_WAIT_MS = 3_600_000;
-const LONG_WAIT_RECHECK_MS = 300_000;
-
-// An outage of our database keeps the ladder reading (never skipping) the lane.
-const CHECK = { startToCloseTimeout: '15s', retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' } } as const;
-// Best effort: past these the successor's own re-read finds the lane clear.
-const RELEASE = {
-  startToCloseTimeout: '15s',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 5 },
-} as const;
-
-const regular = { check: proxyActivities<DeliveryActivities>(CHECK), release: proxyActivities<DeliveryActivities>(RELEASE) };
+const regular = {
+  check: proxyActivities<DeliveryActivities>(PARCEL_LANE_CHECK),
+  release: proxyActivities<DeliveryActivities>(PARCEL_LANE_RELEASE),
+};
 // A one-ladder workflow (attempt kind 'local') runs both steps inside its workflow task, as it does its attempts:
 // no trip through matching between the predecessor's end and the successor's post. A fan-out keeps regular
 // activities, for the reason core/delivery-policy.ts attemptKindFor gives.
-const local = { check: proxyLocalActivities<DeliveryActivities>(CHECK), release: proxyLocalActivities<DeliveryActivities>(RELEASE) };
+const local = {
+  check: proxyLocalActivities<DeliveryActivities>(PARCEL_LANE_CHECK),
+  release: proxyLocalActivities<DeliveryActivities>(PARCEL_LANE_RELEASE),
+};
 
 function nextRecheckMs(previousMs: number, waitedMs: number): number {
-  return waitedMs >= LONG_WAIT_MS ? LONG_WAIT_RECHECK_MS : Math.min(previousMs * 2, RECHECK_MAX_MS);
+  return waitedMs >= PARCEL_LANE_LONG_WAIT_MS ? PARCEL_LANE_LONG_WAIT_RECHECK_MS : Math.min(previousMs * 2, PARCEL_LANE_RECHECK_MAX_MS);
 }
 
 export class ParcelLanes {
@@ -90,7 +86,7 @@ export class ParcelLanes {
 
   private async waitTurn(lane: ParcelLaneInput): Promise<void> {
     const since = Date.now();
-    let recheckMs = RECHECK_INITIAL_MS;
+    let recheckMs = PARCEL_LANE_RECHECK_INITIAL_MS;
     for (;;) {
       const { waitFor } = await this.steps.check.checkParcelLane(lane);
       if (waitFor === null) return;
