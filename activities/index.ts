@@ -5,6 +5,7 @@ import type { DeliveryActivities } from '../core/delivery-contract';
 import { databaseVersion, type Pool } from '../domain/database';
 import type { Config } from '../infra/config';
 import type { Mailer } from '../infra/mailer';
+import { createParcelOrderActivities } from './parcel-order';
 import { createRecordAttempt } from './record-attempt';
 import { createRetentionActivities } from './retention';
 import { createSignAndPost } from './sign-and-post';
@@ -33,5 +34,6 @@ export function createActivities(deps: ActivityDeps): DeliveryActivities {
     recordAttempt: createRecordAttempt(deps),
     ...createSupervisorActivities(deps),
     ...createRetentionActivities(deps),
+    ...createParcelOrderActivities(deps),
   };
 }

@@ -29,6 +29,7 @@ import { BARE_WORKFLOWS, bareEagerPhase, bareTemporalPhase, EAGER_WORKFLOWS, eng
 import { startReceiver } from './receiver';
 import { backlogScenario } from './scenarios/backlog';
 import { fanOutScenario } from './scenarios/fan-out';
+import { orderingScenario } from './scenarios/ordering';
 import { publishApiScenario } from './scenarios/publish-api';
 import { slowReceiverScenario } from './scenarios/slow-receiver';
 import { aggregate } from './stats';
@@ -113,6 +114,7 @@ async function main(): Promise<void> {
     await scenario('fan-out', () => fanOutScenario(ctx, receiver, settings.fanOut, settings.reps, scenarioVariant));
     await scenario('slow-receiver', () => slowReceiverScenario(ctx, settings.phaseMs, settings.slowRate, scenarioVariant));
     await scenario('backlog', () => backlogScenario(ctx, settings.backlogEvents, C, scenarioVariant));
+    await scenario('ordering', () => orderingScenario(ctx, scenarioVariant));
 
     const result = {
       startedAt: startedAt.toISOString(),

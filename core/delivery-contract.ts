@@ -54,6 +54,12 @@ export interface DeliverEventInput {
    * workflow's uuid4() like every later attempt.
    */
   firstAttemptIds?: Record<string, string>;
+  /**
+   * Set for an automatic delivery of an event about a parcel when endpoints of its snapshot asked for order per
+   * parcel: their ladders wait for the parcel's event before this one (workflows/parcel-order.ts). Absent: every
+   * ladder starts at once.
+   */
+  parcelOrder?: ParcelOrder;
 }
 
 export type LadderResult =
@@ -261,6 +267,46 @@ export function notPostedRun(details: readonly unknown[] | undefined | null): st
   return typeof first?.run === 'string' ? first.run : undefined;
 }
 
+// ---- Order per parcel ----------------------------------------------------------------------------------------
+
+/** An event's place in its parcel's lane, and which ladders of its workflow keep that order. */
+export interface ParcelOrder {
+  /** data.parcel.id. */
+  parcelId: string;
+  /** The event's `sequence` (1, 2, 3 ... per account, mode and parcel). */
+  sequence: number;
+  /** Endpoints of the snapshot whose ordering was 'parcel' when the event was published. */
+  endpointIds: string[];
+}
+
+/**
+ * One ordered ladder's lane: the automatic deliveries to one endpoint of one parcel's events (account, mode,
+ * parcel id), in sequence order.
+ */
+export interface ParcelLaneInput {
+  endpointId: string;
+  /** This ladder's delivery (dly_...). */
+  deliveryId: string;
+  eventId: string;
+  accountId: string;
+  livemode: boolean;
+  parcelId: string;
+  sequence: number;
+}
+
+/** The delivery that must end before this one is posted; null when the ladder may go. */
+export interface ParcelLaneCheck {
+  waitFor: { eventId: string; sequence: number } | null;
+}
+
+/** Sent to `event:<successor>` when a ladder of an ordered lane ends: its delivery to the endpoint is over. */
+export interface PredecessorDonePayload {
+  eventId: string;
+  endpointId: string;
+}
+
+export const predecessorDoneSignal = defineSignal<[PredecessorDonePayload]>('predecessorDone');
+
 // ---- The endpoint supervisor's messages ----------------------------------------------------------------------
 
 /** A delivery to the endpoint used all its attempts. */
@@ -372,6 +418,10 @@ export interface DeliveryActivities {
   probeDatabase(): Promise<string>;
   /** One bounded batch of retention (EVENT_RETENTION), after the cursor of the previous batch of this run. */
   deleteExpiredBatch(after?: RetentionCursor): Promise<RetentionResult>;
+  /** Whether an ordered ladder must wait, and for which event; records the wait on the delivery for the page. */
+  checkParcelLane(input: ParcelLaneInput): Promise<ParcelLaneCheck>;
+  /** Signals the lane's next ordered delivery, if its workflow runs, that this one has ended (best effort). */
+  releaseParcelSuccessor(input: ParcelLaneInput): Promise<void>;
 }
 
 // ---- Search attributes ---------------------------------------------------------------------------------------

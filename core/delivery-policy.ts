@@ -151,3 +151,26 @@ export const RETENTION_ACTIVITY_RETRY = { initialInterval: '5s', backoffCoeffici
 
 /** Sent on every post; the URL tells an endpoint's operator who is calling. */
 export const USER_AGENT = 'ParcelWebhooks/1.0 (+https://github.com/parcel-webhooks/parcel-webhooks)';
+
+/**
+ * Order per parcel (workflows/parcel-order.ts): a waiting ladder reads its lane again after this long if no
+ * signal woke it, doubling from PARCEL_LANE_RECHECK_INITIAL_MS to PARCEL_LANE_RECHECK_MAX_MS, and every
+ * PARCEL_LANE_LONG_WAIT_RECHECK_MS once it has waited PARCEL_LANE_LONG_WAIT_MS: a parcel's events queued behind a
+ * failing head may wait for its whole ladder several times over, and each re-read costs history events (6 with
+ * local steps, 11 with regular ones), so a day's wait stays under about 5,000 of them (Temporal's limit is
+ * 50,000). An endpoint removed releases its waiters at their next re-read.
+ */
+export const PARCEL_LANE_RECHECK_INITIAL_MS = 1_000;
+export const PARCEL_LANE_RECHECK_MAX_MS = 30_000;
+export const PARCEL_LANE_LONG_WAIT_MS = 3_600_000;
+export const PARCEL_LANE_LONG_WAIT_RECHECK_MS = 300_000;
+/** Reading the lane is retried until Postgres answers: an outage delays an ordered ladder, never skips its wait. */
+export const PARCEL_LANE_CHECK = {
+  startToCloseTimeout: '15s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
+} as const;
+/** Waking the successor is best effort: past these retries its own re-read finds the lane clear. */
+export const PARCEL_LANE_RELEASE = {
+  startToCloseTimeout: '15s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 5 },
+} as const;

@@ -57,6 +57,13 @@ function eventSchema<K extends EventType, D extends TSchema>(type: K, data: D) {
       created: Type.Integer({ description: `When the event happened, not when this attempt was sent. ${UNIX_SECONDS}` }),
       livemode: Type.Optional(Type.Boolean({ description: 'true for live mode, false for test mode.' })),
       data: data,
+      sequence: Type.Optional(
+        Type.Integer({
+          minimum: 1,
+          description:
+            'On every event about a parcel (data.parcel.id): 1, 2, 3 ... per parcel, in publish order. An event whose sequence is not above the last one applied for its parcel is a stale state. Absent on events without a parcel and on test events.',
+        }),
+      ),
     },
     { title: type, description: EVENT_FIRES_WHEN[type], additionalProperties: false },
   );

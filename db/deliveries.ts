@@ -27,6 +27,8 @@ export interface DeliveryRow {
   attempts: number;
   last_status_code: number | null;
   last_attempt_at: Date | null;
+  /** An ordered delivery's lane check found it must wait for this event's delivery (db/parcel-lanes.ts). */
+  waiting_for: string | null;
   created_at: Date;
 }
 

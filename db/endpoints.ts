@@ -15,8 +15,12 @@ export interface EndpointRow {
   disabled: boolean;
   /** Registered by `listen` for its session (local_certificate set). */
   local: boolean;
+  ordering: EndpointOrdering;
   created_at: Date;
 }
+
+/** 'parcel': a parcel's events are posted one at a time, in sequence order (workflows/parcel-order.ts). */
+export type EndpointOrdering = 'none' | 'parcel';
 
 /** The owner and mode every API read and write is scoped to (isolation, test mode). */
 export interface EndpointScope {
@@ -25,7 +29,7 @@ export interface EndpointScope {
 }
 
 // Never the secret columns: the API shows a secret only in the response that created it.
-const PUBLIC_COLUMNS = `id, account_id, livemode, url, events, description, status, created_at,
+const PUBLIC_COLUMNS = `id, account_id, livemode, url, events, description, status, ordering, created_at,
   disabled_at IS NOT NULL AS disabled, local_certificate IS NOT NULL AS local`;
 
 /** A new endpoint's row: `certificate` only for a listen session's endpoint (pinned, loopback). */
@@ -36,6 +40,7 @@ export interface NewEndpoint extends EndpointScope {
   description: string | null;
   sealedSecret: string;
   certificate?: string;
+  ordering?: EndpointOrdering;
 }
 
 /**
@@ -47,12 +52,12 @@ export async function insertEndpoint(pool: Pool, row: NewEndpoint, limit: number
   return withTransaction(pool, async (tx) => {
     await lockAccountBudget(tx, 'webhook_endpoints', row.accountId, row.livemode);
     const { rows } = await tx.query<EndpointRow>(
-      `INSERT INTO webhook_endpoints (id, account_id, livemode, url, events, description, secret, local_certificate)
-       SELECT $1, $2, $3, $4, $5, $6, $7, $8
+      `INSERT INTO webhook_endpoints (id, account_id, livemode, url, events, description, secret, local_certificate, ordering)
+       SELECT $1, $2, $3, $4, $5, $6, $7, $8, $10
         WHERE (SELECT count(*) FROM webhook_endpoints
                 WHERE account_id = $2 AND livemode = $3 AND deleted_at IS NULL) < $9
        RETURNING ${PUBLIC_COLUMNS}`,
-      [row.id, row.accountId, row.livemode, row.url, row.events, row.description, row.sealedSecret, row.certificate ?? null, limit],
+      [row.id, row.accountId, row.livemode, row.url, row.events, row.description, row.sealedSecret, row.certificate ?? null, limit, row.ordering ?? 'none'],
     );
     return rows[0];
   });
@@ -107,6 +112,7 @@ export interface EndpointChange {
   /** null clears it. */
   description?: string | null;
   disabled?: boolean;
+  ordering?: EndpointOrdering;
 }
 
 /**
@@ -128,7 +134,8 @@ export async function updateEndpoint(
               description = CASE WHEN $6::boolean THEN $7 ELSE description END,
               disabled_at = CASE WHEN $8::boolean IS NULL THEN disabled_at
                                  WHEN $8::boolean THEN COALESCE(disabled_at, now()) END,
-              local_certificate = CASE WHEN $4::text IS NOT NULL AND $4::text <> url THEN NULL ELSE local_certificate END
+              local_certificate = CASE WHEN $4::text IS NOT NULL AND $4::text <> url THEN NULL ELSE local_certificate END,
+              ordering = COALESCE($9, ordering)
         WHERE id = $1 AND account_id = $2 AND livemode = $3 AND deleted_at IS NULL
         RETURNING ${PUBLIC_COLUMNS}
      ), stopped AS (
@@ -145,6 +152,7 @@ export async function updateEndpoint(
       change.description !== undefined,
       change.description ?? null,
       change.disabled ?? null,
+      change.ordering ?? null,
     ],
   );
   return rows[0];

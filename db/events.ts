@@ -17,6 +17,8 @@ export interface EventRow {
   attempted: boolean;
   /** Endpoint id -> its automatic delivery (dly_...), for the workflow input. */
   delivery_ids: Record<string, string>;
+  /** Its place among its parcel's events (1, 2, 3 ...); null for an event without a parcel. */
+  sequence: number | null;
 }
 
 export interface NewEvent {
@@ -25,30 +27,48 @@ export interface NewEvent {
   livemode: boolean;
   type: string;
   created: number;
+  /** The envelope without `sequence`: the statement appends it when the event has a parcel. */
   body: string;
+  /** data.parcel.id: the event is numbered in this parcel's sequence. */
+  parcelId: string | null;
 }
 
 const FOREIGN_KEY_VIOLATION = '23503';
 
 // An event stored earlier, with what a caller needs to start (or not restart) its delivery.
-const EXISTING_COLUMNS = `id, account_id, livemode, type, created, body, endpoint_ids, false AS inserted,
+const EXISTING_COLUMNS = `id, account_id, livemode, type, created, body, endpoint_ids, sequence, false AS inserted,
        EXISTS (SELECT 1 FROM delivery_attempts WHERE event_id = $1) AS attempted,
        (SELECT COALESCE(jsonb_object_agg(endpoint_id, id), '{}') FROM deliveries
          WHERE event_id = $1 AND trigger = 'automatic') AS delivery_ids`;
 
+// The stored body is the posted one: a numbered event's `sequence` is appended to the envelope in SQL, as its
+// last member, since the number is only known inside the statement.
+const NUMBERED_BODY = `CASE WHEN n.last_sequence IS NULL THEN $6
+                            ELSE left($6, -1) || ',"sequence":' || n.last_sequence || '}' END`;
+
 const INSERT_EVENT_WITH_FAN_OUT = preparedStatement(
   'events_insert_with_fan_out',
   `WITH targets AS (
-         SELECT COALESCE(array_agg(id ORDER BY created_at, id), '{}') AS ids
+         SELECT COALESCE(array_agg(id ORDER BY created_at, id), '{}') AS ids,
+                COALESCE(array_agg(id ORDER BY created_at, id) FILTER (WHERE ordering = 'parcel'), '{}') AS ordered
            FROM webhook_endpoints
           WHERE account_id = $2 AND livemode = $3 AND deleted_at IS NULL AND disabled_at IS NULL
             AND (events = '{}' OR $4 = ANY (events))
+       ), numbered AS (
+         -- the parcel's next number; its row stays locked until commit, so one parcel's publishes take turns
+         INSERT INTO parcel_sequences AS s (account_id, livemode, parcel_id, last_sequence)
+         SELECT $2, $3, $7, 1 WHERE $7::text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM events WHERE id = $1)
+         ON CONFLICT (account_id, livemode, parcel_id) DO UPDATE SET last_sequence = s.last_sequence + 1
+         RETURNING last_sequence
        ), inserted AS (
          -- nobody to deliver to: handed off as stored (db/outbox.ts)
-         INSERT INTO events (id, account_id, livemode, type, created, body, endpoint_ids, dispatched_at)
-         SELECT $1, $2, $3, $4, $5, $6, ids, CASE WHEN cardinality(ids) = 0 THEN now() END FROM targets
+         INSERT INTO events (id, account_id, livemode, type, created, body, endpoint_ids, dispatched_at,
+                             parcel_id, sequence, ordered_endpoint_ids)
+         SELECT $1, $2, $3, $4, $5, ${NUMBERED_BODY}, ids, CASE WHEN cardinality(ids) = 0 THEN now() END,
+                $7, n.last_sequence, CASE WHEN n.last_sequence IS NULL THEN '{}' ELSE ordered END
+           FROM targets LEFT JOIN numbered n ON true
          ON CONFLICT (id) DO NOTHING
-         RETURNING id, account_id, livemode, type, created, body, endpoint_ids
+         RETURNING id, account_id, livemode, type, created, body, endpoint_ids, sequence
        ), automatic AS (
          INSERT INTO deliveries (id, event_id, endpoint_id, account_id, livemode, trigger)
          SELECT ${SQL_NEW_DELIVERY_ID}, i.id, target, i.account_id, i.livemode, 'automatic'
@@ -65,15 +85,16 @@ const INSERT_EVENT_WITH_FAN_OUT = preparedStatement(
 
 /**
  * One round trip: the subscribed endpoints (this account and mode, not removed, not disabled, all kinds or this
- * kind), the event with that snapshot and an automatic delivery per endpoint, or the existing row when the id
- * was already used. Returns null when the account does not exist, and undefined when a concurrent insert of the
- * same id committed after this statement began.
+ * kind), the parcel's next sequence number when the event has a parcel, the event with that snapshot and an
+ * automatic delivery per endpoint, or the existing row when the id was already used (no number is taken then,
+ * except by a concurrent publish of the same id, which leaves a gap). Returns null when the account does not
+ * exist, and undefined when a concurrent insert of the same id committed after this statement began.
  */
 export async function insertEventWithFanOut(pool: Pool, event: NewEvent): Promise<EventRow | null | undefined> {
   try {
     const { rows } = await pool.query<EventRow>({
       ...INSERT_EVENT_WITH_FAN_OUT,
-      values: [event.id, event.accountId, event.livemode, event.type, event.created, event.body],
+      values: [event.id, event.accountId, event.livemode, event.type, event.created, event.body, event.parcelId],
     });
     return rows[0];
   } catch (err) {
@@ -150,7 +171,7 @@ export async function findEventOf(
  * since it goes to one endpoint only, through its one `test` delivery made in the same statement. The event has
  * no automatic delivery to hand off; its delivery waits in the outbox (db/outbox.ts) like a resend.
  */
-export async function insertTestEvent(pool: Pool, event: NewEvent, endpointId: string): Promise<void> {
+export async function insertTestEvent(pool: Pool, event: Omit<NewEvent, 'parcelId'>, endpointId: string): Promise<void> {
   await pool.query(
     `WITH inserted AS (
        INSERT INTO events (id, account_id, livemode, type, created, body, endpoint_ids, dispatched_at)

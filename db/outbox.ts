@@ -18,6 +18,11 @@ export interface UndispatchedEvent {
   endpoint_ids: string[];
   /** Endpoint id -> its automatic delivery (dly_...). */
   delivery_ids: Record<string, string>;
+  /** The event's parcel and its number in it; null for an event without a parcel. */
+  parcel_id: string | null;
+  sequence: number | null;
+  /** Endpoints of the snapshot that keep order per parcel (migration 1763780001000). */
+  ordered_endpoint_ids: string[];
 }
 
 const CLAIM_UNDISPATCHED = preparedStatement(
@@ -36,7 +41,7 @@ const CLAIM_UNDISPATCHED = preparedStatement(
      UPDATE events ev SET dispatch_lease_until = now() + make_interval(secs => $3::float8 / 1000)
        FROM claimable c, relaxed
       WHERE ev.id = c.id
-     RETURNING ev.id, ev.account_id, ev.livemode, ev.type, ev.endpoint_ids,
+     RETURNING ev.id, ev.account_id, ev.livemode, ev.type, ev.endpoint_ids, ev.parcel_id, ev.sequence, ev.ordered_endpoint_ids,
                (SELECT COALESCE(jsonb_object_agg(d.endpoint_id, d.id), '{}') FROM deliveries d
                  WHERE d.event_id = ev.id AND d.trigger = 'automatic') AS delivery_ids`,
 );

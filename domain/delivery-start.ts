@@ -8,6 +8,7 @@ import {
   type DeliverEventInput,
   type DeliverEventWorkflow,
   type DeliveryTrigger,
+  type ParcelOrder,
 } from '../core/delivery-contract';
 import { attemptKindFor, localAttemptTaskTimeoutMs } from '../core/delivery-policy';
 import { formatDuration } from '../core/durations';
@@ -33,6 +34,8 @@ export interface DeliveryStart {
   endpointIds: string[];
   /** Endpoint id -> its delivery (dly_...). */
   deliveryIds: Record<string, string>;
+  /** An automatic delivery of a parcel's event with endpoints that keep order per parcel. */
+  parcelOrder?: ParcelOrder;
 }
 
 /**
@@ -69,7 +72,9 @@ export function firstAttemptId(deliveryId: string): string {
 
 function firstAttemptIds(start: DeliveryStart, attemptKind: AttemptKind): Record<string, string> | undefined {
   if (attemptKind !== 'local') return undefined;
+  // An ordered ladder's attempt 1 waits for its turn in the workflow: never posted early beside the start.
   const ids = start.endpointIds.flatMap((endpointId) => {
+    if (start.parcelOrder?.endpointIds.includes(endpointId)) return [];
     const deliveryId = start.deliveryIds[endpointId];
     return deliveryId ? [[endpointId, firstAttemptId(deliveryId)] as const] : [];
   });
@@ -95,6 +100,7 @@ export function deliveryInput(start: DeliveryStart, config: Config): DeliverEven
     failingThreshold: config.delivery.failingThreshold,
     attemptKind,
     ...(firstIds ? { firstAttemptIds: firstIds } : {}),
+    ...(start.parcelOrder ? { parcelOrder: start.parcelOrder } : {}),
   };
 }
 
@@ -121,6 +127,13 @@ function describe(input: DeliverEventInput): { staticSummary: string; staticDeta
       ...(asked ? [`**${trigger}** delivery \`${input.deliveryIds?.[input.endpointIds[0]!]}\``, ''] : []),
       `**Endpoints**: ${input.endpointIds.map((id) => `\`${id}\``).join(', ')}`,
       '',
+      ...(input.parcelOrder
+        ? [
+            `**In order per parcel** \`${input.parcelOrder.parcelId}\`, sequence ${input.parcelOrder.sequence}, to ` +
+              input.parcelOrder.endpointIds.map((id) => `\`${id}\``).join(', '),
+            '',
+          ]
+        : []),
       `**Ladder**: ${input.retryDelaysMs.length + 1} attempts, waits ${ladder}; ` +
         `timeout ${formatDuration(input.timeoutMs)} per attempt; failing after ${input.failingThreshold} abandoned deliveries`,
     ].join('\n'),

@@ -4,7 +4,7 @@ import { EVENT_TYPES, isEventType } from '../core/event-catalog';
 import { newId } from '../core/ids';
 import { generateSecret, sealSecret } from '../core/secrets';
 import * as endpoints from '../db/endpoints';
-import type { EndpointRow, EndpointScope } from '../db/endpoints';
+import type { EndpointOrdering, EndpointRow, EndpointScope } from '../db/endpoints';
 import type { Pool } from '../db/pool';
 import type { Config } from '../infra/config';
 import { checkWebhookUrl, type Lookup } from '../infra/ssrf';
@@ -26,6 +26,10 @@ export const DESCRIPTION_MAX_LENGTH = 500;
 export const MAX_ROTATION_GRACE_SECONDS = 7 * 86_400;
 const ENDPOINT_ID = /^we_[A-Za-z0-9]{1,64}$/;
 
+export const ENDPOINT_ORDERINGS = ['none', 'parcel'] as const;
+export const ORDERING_DESCRIPTION =
+  "parcel: a parcel's events are posted in sequence order, each once the one before it was delivered to this endpoint, abandoned, or skipped; other parcels are never held up. none (default): events go out as soon as they can.";
+
 export const EndpointRecord = Type.Object({
   id: Type.String(),
   object: Type.Literal('webhook_endpoint'),
@@ -38,6 +42,7 @@ export const EndpointRecord = Type.Object({
     description: 'disabled: by its owner, receives nothing. failing: deliveries keep being abandoned (cleared by a success).',
   }),
   livemode: Type.Boolean(),
+  ordering: Type.Union([Type.Literal('none'), Type.Literal('parcel')], { description: ORDERING_DESCRIPTION }),
   created: Type.Integer({ description: 'Unix seconds.' }),
 });
 export type EndpointRecord = Static<typeof EndpointRecord>;
@@ -65,6 +70,7 @@ export function toEndpointRecord(row: EndpointRow): EndpointRecord {
     description: row.description,
     status: row.disabled ? 'disabled' : row.status,
     livemode: row.livemode,
+    ordering: row.ordering,
     created: unixSeconds(row.created_at),
   };
 }
@@ -107,10 +113,20 @@ function validateDescription(description: string | null | undefined): string | n
   return description;
 }
 
+/** 'none' or 'parcel'; anything else (a form, the CLI, a client past the schema) is a 400. */
+export function validateOrdering(ordering: string | undefined): EndpointOrdering | undefined {
+  if (ordering === undefined) return undefined;
+  if (!(ENDPOINT_ORDERINGS as readonly string[]).includes(ordering)) {
+    throw new ApiError('parameter_invalid', `Invalid ordering: must be one of ${ENDPOINT_ORDERINGS.join(', ')}.`, { param: 'ordering' });
+  }
+  return ordering as EndpointOrdering;
+}
+
 export interface RegisterInput {
   url: string;
   events?: string[];
   description?: string;
+  ordering?: string;
 }
 
 /**
@@ -141,6 +157,7 @@ export async function registerEndpoint(
 ): Promise<EndpointWithSecret> {
   const events = validateEventTypes(input.events ?? []);
   const description = validateDescription(input.description);
+  const ordering = validateOrdering(input.ordering);
   const url = await checkWebhookUrl(input.url, {
     allowPrivateTargets: deps.config.webhook.allowPrivateTargets,
     lookup: deps.lookup,
@@ -149,7 +166,7 @@ export async function registerEndpoint(
   const id = newId('endpoint');
   const row = await endpoints.insertEndpoint(
     deps.pool,
-    { ...scope, id, url: url.href, events, description, sealedSecret: seal(deps, secret, id) },
+    { ...scope, id, url: url.href, events, description, sealedSecret: seal(deps, secret, id), ordering },
     MAX_ENDPOINTS_PER_MODE,
   );
   if (!row) throw endpointLimitReached();
@@ -214,6 +231,7 @@ export interface UpdateInput {
   events?: string[];
   description?: string | null;
   disabled?: boolean;
+  ordering?: string;
 }
 
 /**
@@ -227,7 +245,7 @@ export async function updateEndpoint(
   id: string,
   input: UpdateInput,
 ): Promise<EndpointRecord> {
-  const change: endpoints.EndpointChange = { disabled: input.disabled };
+  const change: endpoints.EndpointChange = { disabled: input.disabled, ordering: validateOrdering(input.ordering) };
   if (input.events !== undefined) change.events = validateEventTypes(input.events);
   if (input.description !== undefined) change.description = validateDescription(input.description);
   if (input.url !== undefined) {

@@ -23,6 +23,13 @@ export const PostedEvent = Type.Object({
   created: Type.Integer({ description: 'Unix seconds, fixed when the event was created.' }),
   data: Type.Object({}, { additionalProperties: true }),
   livemode: Type.Boolean(),
+  sequence: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      description:
+        "Set on every event about a parcel (data.parcel.id): 1, 2, 3 ... per parcel (account and mode), in publish order. A receiver that has applied a higher sequence for the parcel can drop this event as a stale state. Absent on events without a parcel.",
+    }),
+  ),
 });
 
 export const EventRecord = Type.Object({
@@ -40,6 +47,10 @@ export const EventDelivery = Type.Object({
   attempts: Type.Integer(),
   last_status_code: Type.Union([Type.Integer(), Type.Null()]),
   last_attempt_at: Type.Union([Type.Integer(), Type.Null()], { description: 'Unix seconds; null before the first attempt.' }),
+  waiting_for: Type.Union([Type.String(), Type.Null()], {
+    description:
+      "To an endpoint with ordering parcel: the parcel's event (evt_...) whose delivery to that endpoint must end before this one's first attempt; null otherwise.",
+  }),
   created: Type.Integer({ description: 'Unix seconds.' }),
 });
 
@@ -65,6 +76,8 @@ function toEventDelivery(row: DeliveryRow): Static<typeof EventDelivery> {
     attempts: row.attempts,
     last_status_code: row.last_status_code,
     last_attempt_at: row.last_attempt_at ? unixSeconds(row.last_attempt_at) : null,
+    // Recorded by the ladder's lane check; once an attempt is made (or the delivery ended) it waits no more.
+    waiting_for: row.status === 'pending' && row.attempts === 0 ? row.waiting_for : null,
     created: unixSeconds(row.created_at),
   };
 }

@@ -35,6 +35,11 @@ export interface EventEnvelope {
   created: number;
   data: Record<string, unknown>;
   livemode: boolean;
+  /**
+   * Set on every event about a parcel (data.parcel.id): 1, 2, 3 ... per account, mode and parcel, in publish
+   * order, so a receiver can tell a stale state from a newer one. Absent on events without a parcel.
+   */
+  sequence?: number;
 }
 
 export interface PublishedEvent {
@@ -89,6 +94,12 @@ function checkEventData(type: EventType, data: Record<string, unknown>): void {
   throw new ApiError('invalid_event_data', issue ? issueMessage(issue, param, type) : `data does not have the shape of a ${type} event.`, { param });
 }
 
+/** The parcel an event is about, numbered in that parcel's sequence: data.parcel.id, when it is set. */
+export function parcelIdOf(data: Record<string, unknown>): string | null {
+  const parcel = data.parcel;
+  return isObject(parcel) && typeof parcel.id === 'string' && parcel.id !== '' ? parcel.id : null;
+}
+
 export function validateEventInput(input: PublishInput): { type: EventType; data: Record<string, unknown> } {
   if (!isEventType(input.type)) {
     throw new ApiError('unknown_event_type', `Unknown event type ${JSON.stringify(input.type)}; use one of ${EVENT_TYPES.join(', ')}.`, {
@@ -119,9 +130,10 @@ async function storeEvent(
     livemode: input.livemode,
   };
   const row = { id: envelope.id, accountId: input.accountId, livemode: input.livemode, type, created: envelope.created };
-  const stored = await insertEventWithFanOut(pool, { ...row, body: JSON.stringify(envelope) });
+  // The sequence is taken and appended to these bytes by the insert (db/events.ts), in the same round trip.
+  const stored = await insertEventWithFanOut(pool, { ...row, body: JSON.stringify(envelope), parcelId: parcelIdOf(data) });
   if (stored === null) throw new ApiError('resource_missing', `No such account: ${input.accountId}.`, { param: 'account_id' });
-  if (stored?.inserted) return { row: stored, event: envelope };
+  if (stored?.inserted) return { row: stored, event: stored.sequence === null ? envelope : { ...envelope, sequence: stored.sequence } };
   // A concurrent publish of the same id committed after our statement's snapshot: read it now.
   const existing = stored ?? (await findEvent(pool, envelope.id));
   if (!existing) throw new Error(`event ${envelope.id} neither inserted nor found`);

@@ -64,6 +64,9 @@ function fromEvent(row: UndispatchedEvent): DeliveryStart {
     trigger: 'automatic',
     endpointIds: row.endpoint_ids,
     deliveryIds: row.delivery_ids,
+    ...(row.parcel_id !== null && row.sequence !== null && row.ordered_endpoint_ids.length > 0
+      ? { parcelOrder: { parcelId: row.parcel_id, sequence: row.sequence, endpointIds: row.ordered_endpoint_ids } }
+      : {}),
   };
 }
 

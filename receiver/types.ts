@@ -51,6 +51,12 @@ interface EventOf<TType extends string, TData> {
   /** true for live mode, false for test mode. */
   livemode?: boolean;
   data: TData;
+  /**
+   * On every event about a parcel (`data.parcel.id`): 1, 2, 3 ... per parcel, in the order the events were
+   * published. An event whose sequence is not above the last one you applied for its parcel is a stale state:
+   * drop it. Absent on events without a parcel (`cod.settled`).
+   */
+  sequence?: number;
 }
 
 /** A parcel was booked. */

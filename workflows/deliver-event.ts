@@ -34,6 +34,7 @@ import {
 import { formatDuration } from '../core/durations';
 import { attemptIdFromUuid } from '../core/ids';
 import { DatabaseGate } from './database-gate';
+import { ParcelLanes } from './parcel-order';
 
 const { recordAttempt } = proxyActivities<DeliveryActivities>({
   startToCloseTimeout: RECORD_ATTEMPT_TIMEOUT,
@@ -203,10 +204,14 @@ async function runLadder(input: DeliverEventInput, endpointId: string, gate: Dat
 
 /**
  * One event, one workflow (workflow id `event:<id>`): a ladder per endpoint of the publish-time snapshot,
- * side by side. Attempts are activities Temporal never retries; the gaps are durable timers.
+ * side by side. Attempts are activities Temporal never retries; the gaps are durable timers. A ladder to an
+ * endpoint that keeps order per parcel starts in its turn (workflows/parcel-order.ts).
  */
 export async function deliverEvent(input: DeliverEventInput): Promise<DeliverEventResult> {
   const gate = new DatabaseGate();
-  const endpoints = await Promise.all(input.endpointIds.map((endpointId) => runLadder(input, endpointId, gate)));
+  const lanes = new ParcelLanes(input);
+  const endpoints = await Promise.all(
+    input.endpointIds.map((endpointId) => lanes.run(endpointId, () => runLadder(input, endpointId, gate))),
+  );
   return { eventId: input.eventId, endpoints };
 }

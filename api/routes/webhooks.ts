@@ -6,6 +6,7 @@ import {
   EndpointRecord,
   EndpointWithSecret,
   MAX_ROTATION_GRACE_SECONDS,
+  ORDERING_DESCRIPTION,
   deleteEndpoint,
   getEndpoint,
   listEndpoints,
@@ -28,6 +29,8 @@ const EndpointParams = Type.Object({ id: Type.String({ description: 'Webhook end
 
 const DEFAULT_LIMIT = 10;
 
+const Ordering = Type.Union([Type.Literal('none'), Type.Literal('parcel')], { description: ORDERING_DESCRIPTION });
+
 const RegisterBody = Type.Object(
   {
     url: Type.String({ description: 'https URL that receives the events (at most 2048 characters).' }),
@@ -39,6 +42,7 @@ const RegisterBody = Type.Object(
     description: Type.Optional(
       Type.String({ maxLength: DESCRIPTION_MAX_LENGTH, description: `Optional label, at most ${DESCRIPTION_MAX_LENGTH} characters.` }),
     ),
+    ordering: Type.Optional(Ordering),
   },
   { additionalProperties: false },
 );
@@ -81,6 +85,7 @@ const UpdateBody = Type.Object(
     disabled: Type.Optional(
       Type.Boolean({ description: 'true: receives nothing and its pending retries stop. false: enabled again, nothing replayed.' }),
     ),
+    ordering: Type.Optional(Ordering),
   },
   { additionalProperties: false },
 );

@@ -36,11 +36,24 @@ export function scopeOf(ctx: PageContext) {
 }
 
 /** What the endpoint form sent, as the domain takes it: no box ticked is every kind, an empty field is none. */
-export function endpointInput(body: FormBody): { values: EndpointFormValues; input: { url: string; events?: string[]; description?: string } } {
-  const values = { url: text(body, 'url').trim(), description: text(body, 'description'), events: list(body, 'events') };
+export function endpointInput(body: FormBody): {
+  values: EndpointFormValues;
+  input: { url: string; events?: string[]; description?: string; ordering: string };
+} {
+  const values = {
+    url: text(body, 'url').trim(),
+    description: text(body, 'description'),
+    events: list(body, 'events'),
+    ordered: list(body, 'ordering').includes('parcel'),
+  };
   return {
     values,
-    input: { url: values.url, events: values.events.length ? values.events : undefined, description: optional(body, 'description') },
+    input: {
+      url: values.url,
+      events: values.events.length ? values.events : undefined,
+      description: optional(body, 'description'),
+      ordering: values.ordered ? 'parcel' : 'none',
+    },
   };
 }
 
@@ -173,6 +186,7 @@ export default async function endpointRoutes(app: FastifyInstance, options: Dash
         url: input.url,
         events: input.events ?? [],
         description: input.description ?? null,
+        ordering: input.ordering,
       });
     } catch (err) {
       return formFailed(reply, ctx, request.params.id, 'change', err, values);

@@ -10,6 +10,8 @@ export interface EndpointFormValues {
   description: string;
   /** Empty: every kind. */
   events: string[];
+  /** "Deliver in order per parcel" ticked (ordering 'parcel'). */
+  ordered?: boolean;
 }
 
 /** Which endpoint actions the domain offers yet; a form is shown only when its function exists. */
@@ -67,7 +69,18 @@ ${checkboxGroup({
   hint: 'Leave every box empty to receive every kind, including kinds added later.',
   invalid: param === 'events',
   options: input.eventTypes.map((kind) => ({ value: kind, label: kind, checked: input.values.events.includes(kind) })),
-})}`;
+})}
+${orderingField(input.prefix, input.values.ordered ?? false, param === 'ordering')}`;
+}
+
+/** The endpoint's ordering as one box: ticked is 'parcel', unticked 'none'. */
+function orderingField(prefix: string, ordered: boolean, invalid: boolean): Html {
+  const id = `${prefix}-ordering`;
+  return html`<div class="check${invalid ? ' invalid' : ''}">
+<input type="checkbox" id="${id}" name="ordering" value="parcel" aria-describedby="${id}-hint"${ordered ? html` checked` : ''}>
+<label for="${id}">Deliver in order per parcel</label>
+<p class="hint" id="${id}-hint">A parcel's next event is sent only once the one before it was delivered or given up. Other parcels are never held up.</p>
+</div>`;
 }
 
 export interface EndpointsPageInput {
@@ -97,7 +110,7 @@ export function endpointsPage(ctx: PageContext, input: EndpointsPageInput): Html
 <form method="post" action="${paths.endpoints(ctx.mode)}" class="stack" novalidate>
 ${errorSummary(input.error, { url: 'add-url', description: 'add-description', events: 'add-event-0' })}
 ${csrfField(ctx.csrfToken)}
-${endpointFields({ prefix: 'add', values: input.form ?? { url: '', description: '', events: [] }, eventTypes: input.eventTypes, error: input.error })}
+${endpointFields({ prefix: 'add', values: input.form ?? { url: '', description: '', events: [], ordered: false }, eventTypes: input.eventTypes, error: input.error })}
 <div class="actions"><button type="submit">Add endpoint</button></div>
 </form>
 </section>`;
@@ -212,7 +225,7 @@ function changeForm(ctx: PageContext, input: EndpointPageInput): Html {
   const all = input.eventTypes.every((kind) => endpoint.events.includes(kind));
   const values = input.error?.form === 'change' && input.error.values
     ? input.error.values
-    : { url: endpoint.url, description: endpoint.description ?? '', events: all ? [] : endpoint.events };
+    : { url: endpoint.url, description: endpoint.description ?? '', events: all ? [] : endpoint.events, ordered: endpoint.ordering === 'parcel' };
   const error = input.error?.form === 'change' ? input.error.error : undefined;
   return html`<section class="panel" aria-labelledby="change-title">
 <h2 id="change-title">Change endpoint</h2>
@@ -273,6 +286,7 @@ ${failingNote(endpoint, input, ctx.now)}
 <div><dt>Status</dt><dd>${endpointStatus(endpoint)}</dd></div>
 <div><dt>Description</dt><dd>${endpoint.description ?? html`<span class="muted">None</span>`}</dd></div>
 <div><dt>Events</dt><dd>${eventsSummary(endpoint, input.eventTypes)}</dd></div>
+<div><dt>Order</dt><dd>${endpoint.ordering === 'parcel' ? 'In order per parcel' : html`<span class="muted">As they come</span>`}</dd></div>
 <div><dt>Created</dt><dd>${stamp(endpoint.created)}</dd></div>
 <div><dt>ID</dt><dd><code>${endpoint.id}</code></dd></div>
 </dl>

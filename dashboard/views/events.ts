@@ -98,13 +98,19 @@ ${selectField({
 </section>`;
 }
 
+/** An ordered delivery held back behind the parcel's event before it (endpoint ordering 'parcel'). */
+function waitingFor(ctx: PageContext, delivery: EventDeliveryView): Html | '' {
+  if (!delivery.waiting_for) return '';
+  return html`<div class="muted small-text">waiting for <a href="${paths.event(ctx.mode, delivery.waiting_for)}"><code>${delivery.waiting_for}</code></a></div>`;
+}
+
 export function eventPage(ctx: PageContext, input: EventPageInput): Html {
   const { event } = input;
   const deliveries = input.event.deliveries.map(
     (delivery) => html`<tr>
 <td>${endpointName(input, delivery.endpoint_id)}</td>
 <td>${triggerLabel(delivery.trigger)}</td>
-<td>${DELIVERY_STATUS[delivery.status]}${delivery.reason ? html`<div class="muted small-text">${delivery.reason.replace(/_/g, ' ')}</div>` : ''}</td>
+<td>${DELIVERY_STATUS[delivery.status]}${delivery.reason ? html`<div class="muted small-text">${delivery.reason.replace(/_/g, ' ')}</div>` : ''}${waitingFor(ctx, delivery)}</td>
 <td>${delivery.attempts}</td>
 <td>${delivery.last_status_code ?? html`<span class="muted">None</span>`}</td>
 <td>${delivery.last_attempt_at === null ? html`<span class="muted">Not yet</span>` : stamp(delivery.last_attempt_at)}</td>

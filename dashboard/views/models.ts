@@ -70,6 +70,8 @@ export interface EndpointView {
   created: number;
   /** Disabled endpoints that are also failing keep the mark: shown beside the status. */
   failing?: boolean;
+  /** 'parcel': a parcel's events are delivered one at a time, in order. */
+  ordering?: 'none' | 'parcel';
 }
 
 export interface NotificationView {
@@ -117,6 +119,8 @@ export interface EventDeliveryView {
   attempts: number;
   last_status_code: number | null;
   last_attempt_at: number | null;
+  /** An ordered delivery held back until this event's delivery to the same endpoint has ended. */
+  waiting_for?: string | null;
 }
 
 export interface EventDetailView extends EventView {

@@ -1,6 +1,6 @@
 import type { Pool, PoolClient } from 'pg';
 import type { ParcelEvent } from '../types';
-import { lockUnprocessed, markProcessed, unprocessedEventIds } from './store';
+import { applyParcelSequence, lockUnprocessed, markProcessed, unprocessedEventIds } from './store';
 
 /**
  * The slow work for one event (crediting a wallet, emailing the customer, ...). It runs after the reply, inside
@@ -8,7 +8,8 @@ import { lockUnprocessed, markProcessed, unprocessedEventIds } from './store';
  */
 export type EventHandler = (event: ParcelEvent, tx: PoolClient) => Promise<void>;
 
-export type ProcessOutcome = 'processed' | 'already_processed';
+/** `stale`: a parcel event older than the parcel's state already applied (its `sequence`): stored, not applied. */
+export type ProcessOutcome = 'processed' | 'already_processed' | 'stale';
 
 export interface ProcessorHooks {
   onError(err: unknown, eventId: string): void;
@@ -53,10 +54,13 @@ export class EventProcessor {
         await client.query('COMMIT');
         return 'already_processed';
       }
-      await this.handler(event, client);
+      // Events of a parcel can arrive out of order (a retry that lands after a newer event): never let an older
+      // state overwrite a newer one.
+      const current = await applyParcelSequence(client, event);
+      if (current) await this.handler(event, client);
       await markProcessed(client, eventId);
       await client.query('COMMIT');
-      return 'processed';
+      return current ? 'processed' : 'stale';
     } catch (err) {
       await client.query('ROLLBACK').catch(() => undefined);
       throw err;

@@ -15,14 +15,41 @@ CREATE TABLE IF NOT EXISTS received_webhook_events (
   processed_at timestamptz
 )`;
 
+/** The last parcel state applied, per parcel: an event with a sequence not above it is stale. */
+export const PARCEL_SEQUENCES_TABLE_DDL = `
+CREATE TABLE IF NOT EXISTS applied_parcel_sequences (
+  parcel_id  text PRIMARY KEY,
+  sequence   integer NOT NULL
+)`;
+
 export async function ensureEventsTable(pool: Pool): Promise<void> {
-  try {
-    await pool.query(EVENTS_TABLE_DDL);
-  } catch (err) {
-    // Two receivers starting together can both pass IF NOT EXISTS; the loser's duplicate error means "exists".
-    const code = (err as { code?: string }).code;
-    if (code !== '23505' && code !== '42P07') throw err;
+  for (const ddl of [EVENTS_TABLE_DDL, PARCEL_SEQUENCES_TABLE_DDL]) {
+    try {
+      await pool.query(ddl);
+    } catch (err) {
+      // Two receivers starting together can both pass IF NOT EXISTS; the loser's duplicate error means "exists".
+      const code = (err as { code?: string }).code;
+      if (code !== '23505' && code !== '42P07') throw err;
+    }
   }
+}
+
+/**
+ * In the processing transaction: records the event's sequence as its parcel's latest state and returns true,
+ * or returns false when a state as new or newer was already applied (a stale event, to drop). The parcel's row
+ * stays locked until the transaction ends, so two events of one parcel are never applied side by side. An event
+ * without a parcel sequence is never stale. One table per endpoint's mode: parcel ids are the service's own.
+ */
+export async function applyParcelSequence(client: PoolClient, event: ParcelEvent): Promise<boolean> {
+  const parcel = (event.data as { parcel?: { id?: unknown } }).parcel;
+  if (typeof event.sequence !== 'number' || typeof parcel?.id !== 'string') return true;
+  const result = await client.query(
+    `INSERT INTO applied_parcel_sequences (parcel_id, sequence) VALUES ($1, $2)
+     ON CONFLICT (parcel_id) DO UPDATE SET sequence = EXCLUDED.sequence
+      WHERE applied_parcel_sequences.sequence < EXCLUDED.sequence`,
+    [parcel.id, event.sequence],
+  );
+  return result.rowCount === 1;
 }
 
 /**

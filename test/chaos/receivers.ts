@@ -11,6 +11,8 @@ export interface EndpointProfile {
   behaviour: Behaviour;
   /** Kinds it subscribes to; 'all' registers without `events`. */
   events: readonly EventType[] | 'all';
+  /** Registered with ordering 'parcel': the run counts its inversions, which must be zero. */
+  ordering?: 'parcel';
 }
 
 /** The one kind only flaky-all takes (see PROFILES). */
@@ -29,6 +31,13 @@ export const PROFILES: readonly EndpointProfile[] = [
   { name: 'flaky-some', behaviour: 'flaky', events: ['parcel.in_transit', 'parcel.delivered', 'parcel.returned', 'cod.settled'] },
   { name: 'slow', behaviour: 'slow', events: ['parcel.created', 'parcel.at_pickup_station', 'parcel.delivered', 'parcel.cancelled'] },
   { name: 'down', behaviour: 'down', events: ['cod.settled'] },
+  // Flaky, so a parcel's next event often waits for the retries of the one before it.
+  {
+    name: 'ordered',
+    behaviour: 'flaky',
+    events: EVENT_TYPES.filter((type) => type !== ONE_ENDPOINT_KIND && type !== 'cod.settled'),
+    ordering: 'parcel',
+  },
 ];
 
 export const FLAKY_FAILURE_RATE = 0.3;
@@ -63,6 +72,9 @@ export interface ReceivedDelivery {
   inTime: boolean;
   /** 'ok', or why the signature did not verify. */
   signature: string;
+  /** data.parcel.id and the event's `sequence`, when it has them. */
+  parcelId: string | null;
+  sequence: number | null;
 }
 
 const header = (request: ReceivedRequest, name: string): string | undefined => {
@@ -93,12 +105,16 @@ export function verifySignature(rawBody: Buffer, signatureHeader: string | undef
   return matches ? 'ok' : 'no v1 value matches the endpoint secret';
 }
 
-function eventIdOf(rawBody: Buffer): string | null {
+function eventOf(rawBody: Buffer): { eventId: string | null; parcelId: string | null; sequence: number | null } {
   try {
-    const parsed = JSON.parse(rawBody.toString('utf8')) as { id?: unknown };
-    return typeof parsed.id === 'string' ? parsed.id : null;
+    const parsed = JSON.parse(rawBody.toString('utf8')) as { id?: unknown; sequence?: unknown; data?: { parcel?: { id?: unknown } } };
+    return {
+      eventId: typeof parsed.id === 'string' ? parsed.id : null,
+      parcelId: typeof parsed.data?.parcel?.id === 'string' ? parsed.data.parcel.id : null,
+      sequence: typeof parsed.sequence === 'number' ? parsed.sequence : null,
+    };
   } catch {
-    return null;
+    return { eventId: null, parcelId: null, sequence: null };
   }
 }
 
@@ -140,7 +156,7 @@ export async function startReceivers(seed: number, deliveryTimeoutMs: number): P
     attach(endpoint) {
       const { profile } = endpoint;
       receiver.script(`/${profile.name}`, (_index, request) => {
-        const eventId = eventIdOf(request.rawBody);
+        const { eventId, parcelId, sequence } = eventOf(request.rawBody);
         const key = `${profile.name}\u0000${eventId}`;
         const nth = (counts.get(key) ?? 0) + 1;
         counts.set(key, nth);
@@ -157,6 +173,8 @@ export async function startReceivers(seed: number, deliveryTimeoutMs: number): P
           delayMs,
           inTime: delayMs < deliveryTimeoutMs,
           signature: eventId === null ? 'body is not an event' : verifySignature(request.rawBody, header(request, 'service-signature'), endpoint.secret, request.receivedAt),
+          parcelId,
+          sequence,
         });
         return reply;
       });

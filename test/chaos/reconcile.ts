@@ -27,6 +27,8 @@ import type { PublishCall, PublishResult } from './traffic';
  *   endpoint's ladders in the order they ended (a success resets the streak, an exhausted ladder adds one),
  *   each crossing of the threshold is one episode and one notification.
  * - health out of step: the endpoint's abandoned_streak or status differs from that replay.
+ * - inversion (an endpoint with ordering 'parcel' only): a request for a parcel's event whose `sequence` is
+ *   below one the endpoint already received for that parcel, in the receiver's order of arrival.
  */
 
 export interface Finding {
@@ -54,6 +56,8 @@ export interface EndpointReport {
   recordsWithoutRequest: Finding[];
   duplicates: Duplicate[];
   signatureFailures: Finding[];
+  /** Ordered endpoints only: arrivals below a sequence already seen for the parcel. */
+  inversions: Finding[];
   health: {
     stored: { status: string; streak: number; notifications: number } | undefined;
     expected: { status: string; streak: number; notifications: number };
@@ -197,6 +201,26 @@ function expectedHealth(attempts: AttemptRow[], ladderLength: number, threshold:
   return { status: failing ? 'failing' : 'enabled', streak, notifications };
 }
 
+/** In arrival order: each request whose sequence is below the highest its parcel had reached. */
+function inversionsOf(received: ReceivedDelivery[]): Finding[] {
+  const highest = new Map<string, { sequence: number; eventId: string }>();
+  const found: Finding[] = [];
+  for (const r of [...received].sort((a, b) => a.receivedAt - b.receivedAt)) {
+    if (r.parcelId === null || r.sequence === null) continue;
+    const seen = highest.get(r.parcelId);
+    if (seen && r.sequence < seen.sequence) {
+      found.push({
+        eventId: r.eventId ?? '?',
+        deliveryId: r.deliveryId ?? undefined,
+        detail: `parcel ${r.parcelId} sequence ${r.sequence} arrived at ${at(r.receivedAt)}, after sequence ${seen.sequence} (${seen.eventId})`,
+      });
+    } else if (!seen || r.sequence > seen.sequence) {
+      highest.set(r.parcelId, { sequence: r.sequence, eventId: r.eventId ?? '?' });
+    }
+  }
+  return found;
+}
+
 function endpointReport(endpoint: RegisteredEndpoint, facts: RunFacts, crashes: ProcessEvent[], accepted: Map<string, Accepted>): EndpointReport {
   const { records, ladderLength } = facts;
   const received = facts.received.filter((r) => r.endpoint === endpoint.profile.name);
@@ -224,6 +248,7 @@ function endpointReport(endpoint: RegisteredEndpoint, facts: RunFacts, crashes: 
     recordsWithoutRequest: [],
     duplicates: [],
     signatureFailures: [],
+    inversions: endpoint.profile.ordering === 'parcel' ? inversionsOf(received) : [],
     health: { stored: undefined, expected: expectedHealth(attempts, ladderLength, facts.failingThreshold), falseAlarms: [], outOfStep: [] },
   };
 
@@ -380,6 +405,7 @@ export function reconcile(facts: RunFacts): RunReport {
     'records without a request': sum((r) => r.recordsWithoutRequest.length),
     'unexplained duplicate 2xx': sum((r) => r.duplicates.filter((d) => !d.explained).length),
     'signature failures': sum((r) => r.signatureFailures.length),
+    'inversions at ordered endpoints': sum((r) => r.inversions.length),
     'false failing alarms': sum((r) => r.health.falseAlarms.length),
     'endpoint health out of step': sum((r) => r.health.outOfStep.length),
     'API 5xx answers': api.serverErrors,

@@ -40,9 +40,17 @@ export const PUBLISH_TIMEOUT_MS = 10_000;
 /** A caller keeps retrying one event for this long before giving up on it. */
 export const PUBLISH_RETRY_BUDGET_MS = 120_000;
 
-function eventData(rng: Rng, type: EventType, nowSeconds: number): Record<string, unknown> {
-  const parcelId = `pcl_${rng.hex(16)}`;
-  const parcelNumber = `PN${rng.int(100000, 999999)}`;
+interface PlannedParcel {
+  id: string;
+  number: string;
+}
+
+/** About this many events per parcel: an ordered endpoint then sees each parcel's events queue behind each other. */
+const EVENTS_PER_PARCEL = 5;
+
+function eventData(rng: Rng, type: EventType, nowSeconds: number, parcel: PlannedParcel): Record<string, unknown> {
+  const parcelId = parcel.id;
+  const parcelNumber = parcel.number;
   if (type === 'cod.settled') {
     return {
       cod_settlement: {
@@ -76,13 +84,17 @@ function eventData(rng: Rng, type: EventType, nowSeconds: number): Record<string
 export function planEvents(rng: Rng, seed: number, count: number, spanMs: number): PlannedEvent[] {
   const step = spanMs / count;
   const nowSeconds = Math.floor(Date.now() / 1000);
+  const parcels: PlannedParcel[] = Array.from({ length: Math.max(1, Math.ceil(count / EVENTS_PER_PARCEL)) }, () => ({
+    id: `pcl_${rng.hex(16)}`,
+    number: `PN${rng.int(100000, 999999)}`,
+  }));
   return Array.from({ length: count }, (_, i) => {
     const type = rng.pick(EVENT_TYPES);
     return {
       id: `evt_chaos${seed}_${String(i).padStart(4, '0')}`,
       type,
       offsetMs: Math.round(i * step + rng.next() * step * 0.8),
-      data: eventData(rng, type, nowSeconds),
+      data: eventData(rng, type, nowSeconds, rng.pick(parcels)),
     };
   });
 }

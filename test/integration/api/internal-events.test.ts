@@ -50,8 +50,9 @@ describe('POST /internal/v1/events', () => {
     await deliveryResult(h.tw.client, id);
     expect(h.receiver.at('/internal')).toHaveLength(1);
     expect(JSON.parse(h.receiver.at('/internal')[0]!.rawBody.toString())).toEqual({
-      id, object: 'event', type: 'parcel.at_pickup_station', created: first.json().created, data: body.data, livemode: true,
+      id, object: 'event', type: 'parcel.at_pickup_station', created: first.json().created, data: body.data, livemode: true, sequence: 1,
     });
+    expect(first.json().sequence).toBe(1);
 
     const other = await createAccount(h.tw.pool);
     const conflict = await post({ ...body, account_id: other });

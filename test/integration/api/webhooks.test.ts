@@ -54,6 +54,7 @@ describe('webhook endpoints API', () => {
         description: 'orders',
         status: 'enabled',
         livemode: false,
+        ordering: 'none',
         created: expect.any(Number),
         secret: expect.stringMatching(/^whsec_[A-Za-z0-9]{32}$/),
       });
@@ -174,6 +175,41 @@ describe('webhook endpoints API', () => {
       const res = await register({ url: PUBLIC_URL }, reader.headers);
       expect(res.statusCode).toBe(403);
       expect(res.json().error).toMatchObject({ code: 'insufficient_scope', scope: 'webhooks:manage' });
+    });
+  });
+
+  describe('ordering', () => {
+    it('registers and changes ordering (none by default, or parcel); GET shows it; a bad value is a 400', async () => {
+      const created = await register({ url: PUBLIC_URL, ordering: 'parcel' });
+      expect(created.statusCode, created.body).toBe(200);
+      expect(created.json().ordering).toBe('parcel');
+      const id = created.json().id as string;
+      const patch = (payload: object) =>
+        api.app.inject({ method: 'PATCH', url: `/v1/webhooks/${id}`, headers: merchant.headers, payload });
+      const changed = await patch({ ordering: 'none' });
+      expect(changed.statusCode, changed.body).toBe(200);
+      expect(changed.json().ordering).toBe('none');
+      expect((await patch({ description: 'kept' })).json().ordering).toBe('none');
+      const read = await api.app.inject({ method: 'GET', url: `/v1/webhooks/${id}`, headers: merchant.headers });
+      expect(read.json().ordering).toBe('none');
+
+      const badPatch = await patch({ ordering: 'fifo' });
+      expect(badPatch.statusCode).toBe(400);
+      expect(badPatch.json().error).toMatchObject({ code: 'parameter_invalid', param: 'ordering' });
+      await expectRefused({ url: PUBLIC_URL, ordering: 'sorted' }, 400, 'parameter_invalid', 'ordering');
+      await expectRefused({ url: PUBLIC_URL, ordering: null }, 400, 'parameter_invalid', 'ordering');
+    });
+
+    it('is declared in the OpenAPI document', async () => {
+      const doc = (await api.app.inject({ method: 'GET', url: '/docs/json' })).json();
+      const post = doc.paths['/v1/webhooks'].post;
+      const values = (schema: { anyOf: { enum: string[] }[] }) => schema.anyOf.flatMap((s) => s.enum);
+      expect(values(post.requestBody.content['application/json'].schema.properties.ordering)).toEqual(['none', 'parcel']);
+      const record = post.responses['200'].content['application/json'].schema;
+      expect(record.required).toContain('ordering');
+      expect(values(record.properties.ordering)).toEqual(['none', 'parcel']);
+      const patch = doc.paths['/v1/webhooks/{id}'].patch;
+      expect(values(patch.requestBody.content['application/json'].schema.properties.ordering)).toEqual(['none', 'parcel']);
     });
   });
 

@@ -260,6 +260,45 @@ describe('developers page', () => {
     expect(errors).toEqual([]);
   });
 
+  it('registers an endpoint that delivers in order per parcel, shows an event waiting for the one before, and turns it off', async () => {
+    const { page, accountId, errors } = await signedIn();
+    const path = `/ordered-${accountId}`;
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByLabel('Endpoint URL').fill(`${receiver.url}${path}`);
+    await page.getByLabel('Deliver in order per parcel').check();
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    await page.getByRole('textbox', { name: 'Signing secret' }).waitFor();
+    expect(await page.getByText('In order per parcel', { exact: true }).count()).toBe(1);
+
+    // The parcel's first event fails every attempt (about 8 s of ladder): the second waits for it meanwhile.
+    receiver.script(path, (index) => ({ status: index < 3 ? 500 : 200 }));
+    const publish = async () => {
+      const response = await fetch(`${origin}/internal/v1/events`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${INTERNAL_TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ account_id: accountId, livemode: false, type: 'parcel.in_transit', data: { parcel: parcel({ id: `p_${accountId}` }) } }),
+      });
+      return (await response.json()) as { id: string; sequence: number };
+    };
+    const first = await publish();
+    const second = await publish();
+    expect([first.sequence, second.sequence]).toEqual([1, 2]);
+    await page.goto(`${origin}/dashboard/test/events/${second.id}`);
+    await expect
+      .poll(async () => (await page.reload(), page.getByText(`waiting for ${first.id}`).count()), { timeout: 10_000 })
+      .toBe(1);
+    await waitFor(() => receiver.at(path).length === 4, { what: 'the second event posted after the first was abandoned', timeoutMs: 30_000 });
+    expect(JSON.parse(receiver.at(path)[3]!.rawBody.toString()).id).toBe(second.id);
+
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByRole('link', { name: `${receiver.url}${path}`, exact: true }).click();
+    await page.locator('#change-ordering').uncheck();
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await expect.poll(() => page.getByRole('status').filter({ hasText: 'Endpoint saved.' }).count()).toBe(1);
+    expect(await page.getByText('As they come', { exact: true }).count()).toBe(1);
+    expect(errors).toEqual([]);
+  });
+
   it('refuses a cross-site POST (403 csrf_failed) and a same-site one without the token', async () => {
     const { page, accountId } = await signedIn();
     const keysBefore = await tw.pool.query('SELECT count(*)::int AS n FROM api_keys WHERE account_id = $1', [accountId]);

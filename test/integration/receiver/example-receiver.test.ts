@@ -5,7 +5,7 @@ import pg from 'pg';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signatureHeader } from '../../../core/signing';
-import type { CodSettledEvent } from '../../../receiver/index';
+import type { CodSettledEvent, ParcelEvent, ParcelStageEvent } from '../../../receiver/index';
 import { receiverConfigFromEnv } from '../../../receiver/example/main';
 import { buildReceiver, type Receiver } from '../../../receiver/example/server';
 import { FIXTURES } from '../../helpers/env';
@@ -166,6 +166,52 @@ describe('example receiver', () => {
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe(reason);
     expect(await rows(event.id)).toHaveLength(0);
+  });
+
+  it('drops a stale parcel state: an event whose sequence is not above the last one applied for its parcel', async () => {
+    gate = Promise.resolve();
+    const parcelId = `p_${randomBytes(6).toString('hex')}`;
+    const parcel = (status: string) => ({
+      id: parcelId,
+      parcel_number: 'PCL-1',
+      tracking_number: 'TRK-1',
+      status: status.toUpperCase(),
+      payment_status: 'PAID',
+      total_fee: 250,
+      currency: 'KES',
+      description: 'Books',
+      package_size: 'SMALL',
+      recipient_name: 'Amina',
+      pickup_run_id: 'run_1',
+    });
+    const parcelEvent = (sequence: number, status: string): ParcelEvent =>
+      ({
+        id: `evt_${randomBytes(8).toString('hex')}`,
+        object: 'event',
+        type: `parcel.${status}` as ParcelStageEvent['type'],
+        created: NOW - 3,
+        data: { parcel: parcel(status) },
+        sequence,
+      }) as ParcelStageEvent;
+    const deliver = async (event: ParcelEvent) => {
+      const body = JSON.stringify(event);
+      expect((await post(body, signatureHeader(body, [SECRET], NOW))).status).toBe(200);
+      return (await outcomesOf(event.id, 1))[0];
+    };
+    // in_transit (2) arrives before created (1): created is stale and must not set the status back.
+    const inTransit = parcelEvent(2, 'in_transit');
+    const created = parcelEvent(1, 'created');
+    const delivered = parcelEvent(3, 'delivered');
+    const sameAsLast = parcelEvent(3, 'delivered');
+    expect(await deliver(inTransit)).toBe('processed');
+    expect(await deliver(created)).toBe('stale');
+    expect(await deliver(delivered)).toBe('processed');
+    expect(await deliver(sameAsLast)).toBe('stale');
+    expect(handled.filter((id) => [inTransit.id, created.id, delivered.id, sameAsLast.id].includes(id))).toEqual([inTransit.id, delivered.id]);
+    // Stored and marked processed all the same: a stale event is answered, never retried.
+    expect((await rows(created.id))[0]?.processed_at).toBeInstanceOf(Date);
+    // An event without a parcel sequence is never stale.
+    expect(await deliver(codSettled())).toBe('processed');
   });
 
   it('answers other bad input with a 4xx, never a 500', async () => {

@@ -80,11 +80,34 @@ describe('replay: workflow code stays deterministic', () => {
     await keep('supervisor', `endpoint-supervisor:${down.id}`);
     await supervisor.terminate('replay test done');
 
+    // Order per parcel: the second event of a parcel waits for the first (held open by the receiver until the
+    // second is seen waiting), once as a one-ladder workflow (local steps) and once beside an unordered endpoint.
+    for (const [name, unordered] of [['parcel-order-local', false], ['parcel-order', true]] as const) {
+      const account = await createAccount(h.tw.pool);
+      const ordered = await createEndpoint(h.tw.pool, { accountId: account, url: `${h.receiver.url}/replay-${name}` });
+      await h.tw.pool.query(`UPDATE webhook_endpoints SET ordering = 'parcel' WHERE id = $1`, [ordered.id]);
+      if (unordered) await createEndpoint(h.tw.pool, { accountId: account, url: `${h.receiver.url}/replay-${name}-unordered` });
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      h.receiver.script(`/replay-${name}`, (i) => (i === 0 ? { status: 200, until: held } : { status: 200 }));
+      const inOrder = () =>
+        publishEvent({ pool: h.tw.pool }, { accountId: account, livemode: false, type: 'parcel.in_transit', data: { parcel: parcel({ id: `p_${name}` }) } });
+      const first = await inOrder();
+      const second = await inOrder();
+      await waitFor(async () => {
+        const { rows } = await h.tw.pool.query('SELECT waiting_for FROM deliveries WHERE event_id = $1 AND endpoint_id = $2', [second.event.id, ordered.id]);
+        return rows[0]?.waiting_for === first.event.id;
+      }, { what: `${name}: the second event waiting` });
+      release();
+      await deliveryResult(h.tw.client, second.event.id);
+      await keep(name, second.workflowId as string);
+    }
+
     // Retention, as its schedule runs it (nothing here is 30 days old: one batch that finds nothing).
     const retentionId = `event-retention:replay-${Date.now()}`;
     await h.tw.client.workflow.execute('purgeExpiredEvents', { taskQueue: config.temporal.taskQueue, workflowId: retentionId });
     await keep('retention', retentionId);
-    expect(Object.keys(recorded)).toHaveLength(5);
+    expect(Object.keys(recorded)).toHaveLength(7);
   });
 
   it('replays the recorded runs', async () => {
