@@ -130,7 +130,9 @@ export function exampleEvent<K extends EventType>(type: K): EventBody<K> {
           },
         };
   const suffix = String(EVENT_TYPES.indexOf(type) + 1).padStart(2, '0');
-  return { id: `evt_3kTq9vWx2mYp8rLz${suffix}`, object: 'event', type, created: EXAMPLE_CREATED, livemode: false, data } as EventBody<K>;
+  const body = { id: `evt_3kTq9vWx2mYp8rLz${suffix}`, object: 'event', type, created: EXAMPLE_CREATED, livemode: false, data };
+  // A parcel's events are numbered in publish order; the example is that parcel's event in its lifecycle's place.
+  return (type === 'cod.settled' ? body : { ...body, sequence: EVENT_TYPES.indexOf(type) + 1 }) as EventBody<K>;
 }
 
 /** One kind as the catalogs show it (developers page, docs/events.md, OpenAPI): all from the schemas above. */
