@@ -20,9 +20,9 @@ import { DeliveryAttemptRecord, listDeliveries } from '../../domain/deliveries';
 import { EVENT_TYPES } from '../../core/event-catalog';
 import type { Lookup } from '../../infra/ssrf';
 import { authOf } from '../plugins/auth';
-import { errorResponses as errors, Limit, listOf } from '../schemas';
+import { errorResponses as errors, Limit, listOf, UnixSeconds } from '../schemas';
 
-/** Webhook endpoints (spec 4, DESIGN.md "API decisions"): thin handlers over domain/endpoints.ts and domain/deliveries.ts. */
+/** Webhook endpoints: thin handlers over domain/endpoints.ts and domain/deliveries.ts. */
 
 const EndpointParams = Type.Object({ id: Type.String({ description: 'Webhook endpoint id (we_...).' }) });
 
@@ -87,8 +87,8 @@ const UpdateBody = Type.Object(
 
 const RecoverBody = Type.Object(
   {
-    since: Type.Integer({ minimum: 0, description: 'Unix seconds: events created at or after this.' }),
-    until: Type.Optional(Type.Integer({ minimum: 0, description: 'Unix seconds: events created at or before this; default now.' })),
+    since: UnixSeconds('Unix seconds: events created at or after this.'),
+    until: Type.Optional(UnixSeconds('Unix seconds: events created at or before this; default now.')),
   },
   { additionalProperties: false },
 );
