@@ -160,7 +160,13 @@ function fromSchema(schema: JsonSchema): fc.Arbitrary<unknown> {
   if (variants) return fc.oneof(...variants.map(fromSchema));
   if (schema.enum) return fc.constantFrom(...schema.enum);
   const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
-  if (type === 'integer') return fc.integer({ min: schema.minimum ?? -1000, max: schema.maximum ?? 2_000_000_000 });
+  if (type === 'integer') {
+    const min = schema.minimum ?? -1000;
+    const max = schema.maximum ?? 2_000_000_000;
+    // Boundaries and sizes no column or clock holds, besides values in range.
+    const edges = [min - 1, min, max, max + 1, 2 ** 31, 2 ** 32, 2 ** 53 - 1, 2 ** 53 + 2, 2 ** 63, 1e21, 8.64e15];
+    return fc.oneof({ weight: 3, arbitrary: fc.integer({ min, max }) }, fc.constantFrom(...edges));
+  }
   if (type === 'number') return fc.double({ noNaN: true, noDefaultInfinity: true });
   if (type === 'boolean') return fc.boolean();
   if (type === 'null') return fc.constant(null);
