@@ -13,8 +13,16 @@ export interface Observed {
   body: string;
 }
 
-/** Where a secret may appear: a webhook secret is shown on registration and rotation only. */
-const SHOWS_WEBHOOK_SECRET = [/^POST \/v1\/webhooks$/, /^POST \/v1\/webhooks\/[^/]+\/secret\/rotate$/];
+/** Where a secret may appear: once, in the answer that creates it (the API and the developers page alike). */
+const SHOWN_ONCE: Record<string, RegExp[]> = {
+  'a webhook secret': [
+    /^POST \/v1\/webhooks$/,
+    /^POST \/v1\/webhooks\/[^/]+\/secret\/rotate$/,
+    /^POST \/dashboard\/[^/]+\/endpoints$/,
+    /^POST \/dashboard\/[^/]+\/endpoints\/[^/]+\/rotate$/,
+  ],
+  'an API key': [/^POST \/dashboard\/[^/]+\/keys$/],
+};
 
 /** Things a response must never contain unless the request itself sent them. */
 const LEAKS: Array<{ what: string; pattern: RegExp }> = [
@@ -43,9 +51,8 @@ export function leaks(request: FuzzRequest, response: Observed, secrets: readonl
   const problems: string[] = [];
   const sent = requestText(request);
   const where = `${request.method} ${request.url.split('?')[0]}`;
-  const mayShowWebhookSecret = response.statusCode < 300 && SHOWS_WEBHOOK_SECRET.some((p) => p.test(where));
   for (const { what, pattern } of LEAKS) {
-    if (what === 'a webhook secret' && mayShowWebhookSecret) continue;
+    if (response.statusCode < 300 && (SHOWN_ONCE[what] ?? []).some((p) => p.test(where))) continue;
     for (const match of response.body.matchAll(pattern)) {
       if (!sent.includes(match[0])) problems.push(`response contains ${what}: ${JSON.stringify(match[0].slice(0, 80))}`);
     }

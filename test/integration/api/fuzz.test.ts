@@ -2,7 +2,10 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiFixture, bearer, type ApiFixture } from '../../helpers/api';
 import { testConfig } from '../../helpers/env';
+import { ALL_SCOPES } from '../../../core/scopes';
+import { createApiKey } from '../../../domain/api-keys';
 import { problemsWith, type Observed } from '../../helpers/fuzz-checks';
+import { pageRequest, type PageRoute, type PageSession } from '../../helpers/page-arbitraries';
 import {
   INTERNAL_OPERATIONS,
   operationsOf,
@@ -105,6 +108,50 @@ async function freshContext(): Promise<FuzzContext> {
   return ctx;
 }
 
+let signIns = 0;
+
+/** A developers page session (through a real sign-in link) of an account with an endpoint and an event per mode. */
+async function pageSession(): Promise<PageSession> {
+  const test = await fixture.key({ mode: 'test', status: 'active' });
+  const live = await createApiKey(fixture.pool, { accountId: test.account_id, mode: 'live', scopes: [...ALL_SCOPES] });
+  secrets.push(test.key, live.key);
+  const ids = { test: await rows(test.key, test.account_id, false), live: await rows(live.key, test.account_id, true) };
+  const link = await fixture.app.inject({ method: 'POST', url: '/internal/v1/dashboard/sessions', headers: bearer(TOKEN), payload: { account_id: test.account_id } });
+  expect(link.statusCode, link.body).toBe(201);
+  // Each sign-in from its own address: the page limits link openings per address.
+  signIns += 1;
+  const opened = await fixture.app.inject({ method: 'GET', url: new URL(link.json().url).pathname, remoteAddress: `10.0.${signIns >> 8}.${signIns & 255}` });
+  const cookie = String(opened.headers['set-cookie'] ?? '').split(';')[0] as string;
+  expect(cookie, opened.body).toMatch(/^parcel_dashboard_session=./);
+  const page = await fixture.app.inject({ method: 'GET', url: '/dashboard/test/keys', headers: { cookie } });
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(page.body)?.[1];
+  expect(csrf, page.body.slice(0, 300)).toBeDefined();
+  return { cookie, csrf: csrf as string, origin: 'http://localhost:80', ids };
+}
+
+async function rows(key: string, accountId: string, livemode: boolean): Promise<{ endpoints: string[]; events: string[] }> {
+  const endpoint = await fixture.app.inject({ method: 'POST', url: '/v1/webhooks', headers: bearer(key), payload: { url: 'https://127.0.0.1:9/page' } });
+  expect(endpoint.statusCode, endpoint.body).toBe(200);
+  const event = await fixture.app.inject({
+    method: 'POST',
+    url: '/internal/v1/events',
+    headers: bearer(TOKEN),
+    payload: { account_id: accountId, livemode, type: 'parcel.delivered', data: { parcel: PARCEL } },
+  });
+  expect(event.statusCode, event.body).toBe(201);
+  return { endpoints: [endpoint.json().id], events: [event.json().id] };
+}
+
+/** Everything the router serves that the OpenAPI document does not describe: the developers page and the docs. */
+function pageRoutes(): PageRoute[] {
+  return servedRoutes()
+    .filter((route) => / \/(dashboard|docs|openapi\.json)/.test(route))
+    .map((route) => {
+      const [method, path] = route.split(' ') as [string, string];
+      return { method, path };
+    });
+}
+
 /** "METHOD /path" for every route, read back from the router's tree (HEAD is GET's shadow). */
 function servedRoutes(): string[] {
   const routes: string[] = [];
@@ -144,6 +191,26 @@ describe('every route, fuzzed from the OpenAPI document', () => {
           { seed: SEED, numRuns: RUNS },
         );
       }
+    }
+  });
+});
+
+describe('the developers page and the docs, fuzzed from the router', () => {
+  it('answers every generated page request and form post without a 5xx, a hang or a leak', { timeout: 60_000 + RUNS * 600 }, async () => {
+    const routes = pageRoutes();
+    expect(routes.filter((route) => route.method === 'POST').length).toBeGreaterThanOrEqual(10);
+    for (const route of routes) {
+      // A fresh session per route: sign-out ends one, and a suspended or deleted row must not starve the next.
+      const session = await pageSession();
+      await fc.assert(
+        fc.asyncProperty(pageRequest(route, session), async (request) => {
+          const response = await send(request);
+          if (STATS) count({ method: route.method, path: route.path, parameters: [], auth: 'none' }, 'page', response);
+          const problems = problemsWith(request, response, secrets);
+          if (problems.length > 0) throw new Error(`${request.method} ${request.url.slice(0, 200)}\n${problems.join('\n')}`);
+        }),
+        { seed: SEED, numRuns: Math.ceil(RUNS / 2) },
+      );
     }
   });
 });
