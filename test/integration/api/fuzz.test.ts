@@ -6,6 +6,7 @@ import { ALL_SCOPES } from '../../../core/scopes';
 import { createApiKey } from '../../../domain/api-keys';
 import { problemsWith, type Observed } from '../../helpers/fuzz-checks';
 import { pageRequest, type PageRoute, type PageSession } from '../../helpers/page-arbitraries';
+import { rawExchange, rawRequest, toBytes } from '../../helpers/raw-http';
 import {
   INTERNAL_OPERATIONS,
   operationsOf,
@@ -25,7 +26,7 @@ import {
  */
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20_261_125);
-const RUNS = Number(process.env.FUZZ_RUNS ?? 100);
+const RUNS = Number(process.env.FUZZ_RUNS ?? 60);
 const REQUEST_TIMEOUT_MS = 10_000;
 const TOKEN = 'internal-token-for-fuzzing-0123456789';
 /** FUZZ_STATS=1: print how often each route answered each status and code, to see what the generators reach. */
@@ -212,6 +213,25 @@ describe('the developers page and the docs, fuzzed from the router', () => {
         { seed: SEED, numRuns: Math.ceil(RUNS / 2) },
       );
     }
+  });
+});
+
+describe('requests as bytes on a real socket', () => {
+  it('answers repeated, oversized and broken heads in the wire shape, never with a 5xx', { timeout: 60_000 + RUNS * 300 }, async () => {
+    const address = await fixture.app.listen({ port: 0, host: '127.0.0.1' });
+    const port = Number(new URL(address).port);
+    const ctx = await freshContext();
+    const paths = ['/v1/webhooks', `/v1/webhooks/${ctx.test.endpoints[0]}`, `/v1/webhooks/${ctx.test.endpoints[0]}/recover`, '/v1/events', '/internal/v1/events', '/healthz', '/dashboard/test/keys'];
+    await fc.assert(
+      fc.asyncProperty(rawRequest(paths, ctx.test.key), async (request) => {
+        const bytes = toBytes(request);
+        const response = await rawExchange(port, bytes);
+        if (STATS) count({ method: 'RAW', path: request.path.split('/').slice(0, 3).join('/').slice(0, 20), parameters: [], auth: 'none' }, 'raw', response);
+        const problems = problemsWith({ method: request.method, url: request.path, headers: {}, payload: bytes.toString('latin1') }, response, secrets);
+        if (problems.length > 0) throw new Error(`${JSON.stringify(bytes.toString('latin1').slice(0, 400))}\n${problems.join('\n')}`);
+      }),
+      { seed: SEED, numRuns: RUNS },
+    );
   });
 });
 
