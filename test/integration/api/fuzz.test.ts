@@ -7,15 +7,8 @@ import { createApiKey } from '../../../domain/api-keys';
 import { problemsWith, type Observed } from '../../helpers/fuzz-checks';
 import { pageRequest, type PageRoute, type PageSession } from '../../helpers/page-arbitraries';
 import { rawExchange, rawRequest, toBytes } from '../../helpers/raw-http';
-import {
-  INTERNAL_OPERATIONS,
-  operationsOf,
-  requestFor,
-  type FuzzContext,
-  type FuzzRequest,
-  type ModeFixture,
-  type Operation,
-} from '../../helpers/openapi-arbitraries';
+import { requestFor, type FuzzContext, type FuzzRequest, type ModeFixture } from '../../helpers/openapi-arbitraries';
+import { INTERNAL_OPERATIONS, operationsOf, type Operation } from '../../helpers/openapi-operations';
 
 /**
  * Hostile input, property-based: requests generated from the OpenAPI document for every route (and the hidden
