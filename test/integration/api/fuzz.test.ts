@@ -83,16 +83,7 @@ const PARCEL = {
 async function modeFixture(mode: 'test' | 'live'): Promise<ModeFixture> {
   const created = await fixture.key({ mode, status: 'active' });
   secrets.push(created.key);
-  const endpoint = await fixture.app.inject({ method: 'POST', url: '/v1/webhooks', headers: bearer(created.key), payload: { url: 'https://127.0.0.1:9/seed' } });
-  expect(endpoint.statusCode, endpoint.body).toBe(200);
-  const event = await fixture.app.inject({
-    method: 'POST',
-    url: '/internal/v1/events',
-    headers: bearer(TOKEN),
-    payload: { account_id: created.account_id, livemode: mode === 'live', type: 'parcel.delivered', data: { parcel: PARCEL } },
-  });
-  expect(event.statusCode, event.body).toBe(201);
-  return { key: created.key, accountId: created.account_id, endpoints: [endpoint.json().id], events: [event.json().id] };
+  return { key: created.key, accountId: created.account_id, ...(await rows(created.key, created.account_id, mode === 'live')) };
 }
 
 /** Each operation starts from its own accounts, so one operation's deletes and disables never starve the next. */
@@ -123,6 +114,7 @@ async function pageSession(): Promise<PageSession> {
   return { cookie, csrf: csrf as string, origin: 'http://localhost:80', ids };
 }
 
+/** One endpoint (through the API, with the key) and one published event of an account in a mode. */
 async function rows(key: string, accountId: string, livemode: boolean): Promise<{ endpoints: string[]; events: string[] }> {
   const endpoint = await fixture.app.inject({ method: 'POST', url: '/v1/webhooks', headers: bearer(key), payload: { url: 'https://127.0.0.1:9/page' } });
   expect(endpoint.statusCode, endpoint.body).toBe(200);
