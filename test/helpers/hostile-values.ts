@@ -86,6 +86,23 @@ const BAD_UTF8 = [[0x80], [0xc0, 0xaf], [0xe0, 0x80, 0xaf], [0xed, 0xa0, 0x80], 
 
 export type BodyTwist = (json: string) => string | Buffer;
 
+/**
+ * One field of a JSON object body set to a value nested deeper than any recursive serializer's stack, written as
+ * text (JSON.stringify would overflow here); the body's other fields are kept.
+ */
+export function deepField(names: readonly string[]): fc.Arbitrary<BodyTwist> {
+  const field = names.length > 0 ? fc.constantFrom(...names) : fc.constant('x');
+  return fc.tuple(field, fc.constantFrom(2_000, 6_000, 10_000, 30_000), fc.boolean()).map(
+    ([name, depth, asArray]): BodyTwist =>
+      (json) => {
+        const [open, close] = asArray ? ['[', ']'] : ['{"a":', '}'];
+        const deep = `${open.repeat(depth)}1${close.repeat(depth)}`;
+        const fields = json.startsWith('{') && json.length > 2 ? `${json.slice(1, -1)},` : '';
+        return `{${fields}${JSON.stringify(name)}:${deep}}`;
+      },
+  );
+}
+
 /** Ways to break a JSON body on the wire while keeping (or not) its text. */
 export const bodyTwist: fc.Arbitrary<BodyTwist> = fc.oneof(
   fc.constant<BodyTwist>((json) => json),
@@ -107,18 +124,23 @@ export const bodyTwist: fc.Arbitrary<BodyTwist> = fc.oneof(
     (text): BodyTwist => () => text,
   ),
   fc.integer({ min: 1, max: 20_000 }).map((depth): BodyTwist => () => `${'['.repeat(depth)}${']'.repeat(depth)}`),
-  // A field nested deeper than any recursive serializer's stack, written as text (JSON.stringify would overflow here).
-  fc.tuple(fc.constantFrom('data', 'description', 'events', 'url', 'endpoint_id'), fc.constantFrom(2_000, 10_000, 30_000), fc.boolean()).map(
-    ([field, depth, asArray]): BodyTwist =>
-      (json) => {
-        const [open, close] = asArray ? ['[', ']'] : ['{"a":', '}'];
-        const deep = `${open.repeat(depth)}1${close.repeat(depth)}`;
-        const fields = json.startsWith('{') && json.length > 2 ? `${json.slice(1, -1)},` : '';
-        return `{${fields}"${field}":${deep}}`;
-      },
-  ),
+  deepField(['data', 'description', 'events', 'url', 'endpoint_id']),
   fc.uint8Array({ maxLength: 200 }).map((bytes): BodyTwist => () => Buffer.from(bytes)),
 );
+
+const DEEP_MARKER = '\u0001deep\u0001';
+
+/**
+ * A body as JSON text with one field nested `depth` levels deep, inside the field when it holds an object (so
+ * the object's own fields, like data.parcel, stay valid), written as text past JSON.stringify's stack.
+ */
+export function withDeepValue(value: Record<string, unknown>, field: string, depth: number, asArray: boolean): string {
+  const current = value[field];
+  const inside = typeof current === 'object' && current !== null && !Array.isArray(current);
+  const marked = { ...value, [field]: inside ? { ...current, nested: DEEP_MARKER } : DEEP_MARKER };
+  const [open, close] = asArray ? ['[', ']'] : ['{"a":', '}'];
+  return JSON.stringify(marked).replace(JSON.stringify(DEEP_MARKER), `${open.repeat(depth)}1${close.repeat(depth)}`);
+}
 
 /** A JSON value nested `depth` levels deep, as objects or arrays. */
 export function nested(depth: number, leaf: unknown = 1, asArray = false): unknown {

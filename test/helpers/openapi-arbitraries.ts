@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { EVENT_TYPES } from '../../core/event-catalog';
-import { anyJson, bodyTwist, cursor, nested, oddEncoding, oddIntegerText, oddString } from './hostile-values';
+import { anyJson, bodyTwist, cursor, nested, withDeepValue, oddEncoding, oddIntegerText, oddString } from './hostile-values';
 import type { JsonSchema, Operation, Parameter } from './openapi-operations';
 
 /**
@@ -55,13 +55,14 @@ const URLS = [
 function validValue(name: string, schema: JsonSchema, own: ModeFixture, ctx: FuzzContext): fc.Arbitrary<unknown> {
   if (name === 'url') return fc.constantFrom(...URLS);
   if (name === 'events') return fc.array(fc.constantFrom(...EVENT_TYPES), { maxLength: 3 });
-  if (name === 'type') return fc.constantFrom(...EVENT_TYPES);
+  // Mostly the kind whose data below is valid, so publishing gets past its checks to storing.
+  if (name === 'type') return fc.oneof({ weight: 3, arbitrary: fc.constant('parcel.delivered') }, fc.constantFrom(...EVENT_TYPES));
   if (name === 'account_id') return fc.constantFrom(own.accountId, ctx.test.accountId, ctx.live.accountId);
   if (name === 'endpoint_id') return pick(own.endpoints, 'we_none');
   if (name === 'event_id') return pick(own.events, 'evt_none');
   if (name === 'id') return fc.stringMatching(/^evt_fuzz_[A-Za-z0-9]{1,12}$/);
   if (name === 'starting_after') return cursor([...own.events, ...own.endpoints, ...ctx.foreign]);
-  if (name === 'data') return fc.constantFrom({ parcel: PARCEL }, { cod_settlement: { amount: 100, currency: 'KES' } }, {});
+  if (name === 'data') return fc.oneof({ weight: 3, arbitrary: fc.constant({ parcel: PARCEL }) }, fc.constantFrom({ cod_settlement: { amount: 100, currency: 'KES' } }, {}));
   return fromSchema(schema);
 }
 
@@ -125,6 +126,18 @@ function body(schema: JsonSchema, own: ModeFixture, ctx: FuzzContext, chaos: boo
     ? fc.oneof({ weight: 3, arbitrary: fc.constant<Mutation>((value) => value) }, oneFieldWrong(field), extra, anyJson.map((whole): Mutation => () => whole))
     : fc.oneof({ weight: 2, arbitrary: fc.constant<Mutation>((value) => value) }, { weight: 3, arbitrary: oneFieldWrong(field) });
   return fc.tuple(valid, mutation).map(([value, mutate]) => mutate(value));
+}
+
+/** A valid body with one field nested thousands of levels deep (inside it, when it is an object). */
+function deepBody(schema: JsonSchema, own: ModeFixture, ctx: FuzzContext): fc.Arbitrary<string> {
+  const names = Object.keys(schema.properties ?? {});
+  const valid = body(schema, own, ctx, false).filter((value): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value));
+  // Object fields first: a deep value inside one (data.nested) keeps the body valid all the way to storing it.
+  const objects = names.filter((name) => schema.properties?.[name]?.type === 'object');
+  const field = names.length === 0 ? fc.constant('x') : objects.length > 0 ? fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...objects) }, fc.constantFrom(...names)) : fc.constantFrom(...names);
+  // Objects take 6 bytes a level and arrays 2: each depth stays under the body limit.
+  const nest = fc.oneof(fc.constantFrom(4_000, 9_000).map((depth) => [depth, false] as const), fc.constantFrom(9_000, 25_000).map((depth) => [depth, true] as const));
+  return fc.tuple(valid, field, nest).map(([value, name, [depth, asArray]]) => withDeepValue(value, name, depth, asArray));
 }
 
 function omit(value: Record<string, unknown>, name: string): Record<string, unknown> {
@@ -281,7 +294,9 @@ function focusedRequest(op: Operation, own: ModeFixture, ctx: FuzzContext): fc.A
   const path = fc
     .tuple(...Array.from({ length: pathParamCount(op) }, () => fc.oneof({ weight: 5, arbitrary: pick(ownIds(own, op.path), 'we_none') }, oddString)))
     .map((values) => fillPath(op, values.map(encode)));
-  const payload = op.body ? body(op.body, own, ctx, false).map((value) => JSON.stringify(value) ?? '') : fc.constant(undefined);
+  const payload: fc.Arbitrary<string | Buffer | undefined> = op.body
+    ? fc.oneof({ weight: 4, arbitrary: body(op.body, own, ctx, false).map((value) => JSON.stringify(value) ?? '') }, deepBody(op.body, own, ctx))
+    : fc.constant(undefined);
   const headers: Record<string, string> = { authorization: goodAuthorization(op, own, ctx) };
   if (op.body) headers['content-type'] = 'application/json';
   return fc
