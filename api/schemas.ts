@@ -32,6 +32,14 @@ export function Limit(defaultLimit: number, description = `Page size, 1 to ${MAX
   return Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE, default: defaultLimit, description });
 }
 
+/** The last second of the year 9999: a timestamp every store and clock of ours can hold (Postgres's int8 cannot hold 2^63). */
+export const MAX_UNIX_SECONDS = 253_402_300_799;
+
+/** A point in time in Unix seconds, from 1970 to the end of 9999. */
+export function UnixSeconds(description: string) {
+  return Type.Integer({ minimum: 0, maximum: MAX_UNIX_SECONDS, description });
+}
+
 /** A page of a list (Stripe's shape); every response made with a test key carries livemode false. */
 export function listOf<T extends TSchema, U extends TSchema>(item: T, url: U) {
   return Type.Object({

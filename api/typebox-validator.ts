@@ -63,11 +63,40 @@ function convertQuery(schema: TSchema, raw: unknown): unknown {
   return { ...converted, ...keep };
 }
 
+/**
+ * How deep a JSON body may nest. Bodies are small (the body limit) but JSON.parse reads any depth, while
+ * JSON.stringify, Postgres's jsonb and the delivery path recurse: a body of a few kilobytes of brackets would
+ * overflow a stack there and fail as our error. Event data is a handful of levels deep; this leaves room.
+ */
+export const MAX_BODY_DEPTH = 32;
+
+/** The nesting depth of a parsed JSON value, without recursion (the value may be deeper than any stack). */
+export function jsonDepth(value: unknown, stopAfter = MAX_BODY_DEPTH): number {
+  let deepest = 0;
+  const pending: Array<[unknown, number]> = [[value, 0]];
+  while (pending.length > 0) {
+    const [current, depth] = pending.pop() as [unknown, number];
+    if (typeof current !== 'object' || current === null) continue;
+    deepest = Math.max(deepest, depth + 1);
+    if (deepest > stopAfter) return deepest;
+    for (const child of Object.values(current)) pending.push([child, depth + 1]);
+  }
+  return deepest;
+}
+
+const TOO_DEEP: Issue = {
+  keyword: 'maxDepth',
+  instancePath: '',
+  message: `nested more than ${MAX_BODY_DEPTH} levels deep`,
+  params: { limit: MAX_BODY_DEPTH },
+};
+
 export const strictTypeBoxCompiler: FastifySchemaCompiler<TSchema> = ({ schema, httpPart }) => {
   const check = Compile(schema);
   return (input: unknown) => {
     // No body at all is read as an empty object, so a missing field is named rather than "must be object".
     const raw = httpPart === 'body' && (input === undefined || input === null) ? {} : input;
+    if (httpPart === 'body' && jsonDepth(raw) > MAX_BODY_DEPTH) return { error: [TOO_DEEP] as never };
     const value = httpPart === 'body' ? raw : convertQuery(schema, raw);
     if (check.Check(value)) return { value };
     return { error: firstUseful(check.Errors(value) as unknown as Issue[]) as never };

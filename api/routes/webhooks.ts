@@ -21,7 +21,7 @@ import { DeliveryAttemptRecord, listDeliveries } from '../../domain/deliveries';
 import { EVENT_TYPES } from '../../core/event-catalog';
 import type { Lookup } from '../../infra/ssrf';
 import { authOf } from '../plugins/auth';
-import { errorResponses as errors, Limit, listOf } from '../schemas';
+import { errorResponses as errors, Limit, listOf, UnixSeconds } from '../schemas';
 
 /** Webhook endpoints: thin handlers over domain/endpoints.ts, domain/deliveries.ts and domain/redelivery.ts. */
 
@@ -92,8 +92,8 @@ const UpdateBody = Type.Object(
 
 const RecoverBody = Type.Object(
   {
-    since: Type.Integer({ minimum: 0, description: 'Unix seconds: events created at or after this.' }),
-    until: Type.Optional(Type.Integer({ minimum: 0, description: 'Unix seconds: events created at or before this; default now.' })),
+    since: UnixSeconds('Unix seconds: events created at or after this.'),
+    until: Type.Optional(UnixSeconds('Unix seconds: events created at or before this; default now.')),
   },
   { additionalProperties: false },
 );
