@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { EVENT_TYPES } from '../../core/event-catalog';
 import { anyJson, bodyTwist, cursor, nested, withDeepValue, oddEncoding, oddIntegerText, oddString } from './hostile-values';
 import type { JsonSchema, Operation, Parameter } from './openapi-operations';
+import { parcel } from './delivery';
 
 /**
  * Requests generated from the OpenAPI document (app.swagger()), for the property-based API suite: for each
@@ -66,15 +67,8 @@ function validValue(name: string, schema: JsonSchema, own: ModeFixture, ctx: Fuz
   return fromSchema(schema);
 }
 
-const PARCEL = {
-  id: '5f0c2a8e-4b7d-4c1e-9a3f-2d6b8e1f7c40',
-  parcel_number: 'PCL-104233',
-  tracking_number: 'TRK8842301KE',
-  status: 'DELIVERED',
-  payment_status: 'PAID',
-  total_fee: 350,
-  currency: 'KES',
-};
+/** A whole parcel, as publishing requires. */
+const PARCEL = parcel();
 
 function fromSchema(schema: JsonSchema): fc.Arbitrary<unknown> {
   const variants = schema.anyOf ?? schema.oneOf;

@@ -9,6 +9,7 @@ import { pageRequest, type PageRoute, type PageSession } from '../../helpers/pag
 import { rawExchange, rawRequest, toBytes } from '../../helpers/raw-http';
 import { requestFor, type FuzzContext, type FuzzRequest, type ModeFixture } from '../../helpers/openapi-arbitraries';
 import { INTERNAL_OPERATIONS, operationsOf, type Operation } from '../../helpers/openapi-operations';
+import { parcel } from '../../helpers/delivery';
 
 /**
  * Hostile input, property-based: requests generated from the OpenAPI document for every route (and the hidden
@@ -69,15 +70,8 @@ async function send(request: FuzzRequest): Promise<Observed> {
   }
 }
 
-const PARCEL = {
-  id: '5f0c2a8e-4b7d-4c1e-9a3f-2d6b8e1f7c40',
-  parcel_number: 'PCL-1',
-  tracking_number: 'TRK1',
-  status: 'DELIVERED',
-  payment_status: 'PAID',
-  total_fee: 1,
-  currency: 'KES',
-};
+/** A whole parcel, as publishing requires. */
+const PARCEL = parcel();
 
 /** A fresh account of a mode with one endpoint and one event, made through the API as a merchant would. */
 async function modeFixture(mode: 'test' | 'live'): Promise<ModeFixture> {
@@ -105,7 +99,14 @@ async function pageSession(): Promise<PageSession> {
   expect(link.statusCode, link.body).toBe(201);
   // Each sign-in from its own address: the page limits link openings per address.
   signIns += 1;
-  const opened = await fixture.app.inject({ method: 'GET', url: new URL(link.json().url).pathname, remoteAddress: `10.0.${signIns >> 8}.${signIns & 255}` });
+  // Opening a link only shows its Sign in button; the button's same-origin post signs in.
+  const opened = await fixture.app.inject({
+    method: 'POST',
+    url: new URL(link.json().url).pathname,
+    remoteAddress: `10.0.${signIns >> 8}.${signIns & 255}`,
+    headers: { origin: 'http://localhost:80', 'content-type': 'application/x-www-form-urlencoded' },
+    payload: '',
+  });
   const cookie = String(opened.headers['set-cookie'] ?? '').split(';')[0] as string;
   expect(cookie, opened.body).toMatch(/^parcel_dashboard_session=./);
   const page = await fixture.app.inject({ method: 'GET', url: '/dashboard/test/keys', headers: { cookie } });
