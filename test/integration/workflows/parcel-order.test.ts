@@ -46,7 +46,7 @@ describe('order per parcel', () => {
     const otherAccount = await publish('p_a', 'parcel.in_transit', false, await createAccount(h.tw.pool));
     const settlement = await publishEvent(
       { pool: h.tw.pool },
-      { accountId, livemode: false, type: 'cod.settled', data: { cod_settlement: { id: 'cs_1', parcel_id: 'p_a' } } },
+      { accountId, livemode: false, type: 'cod.settled', data: { cod_settlement: { id: 'cs_1', parcel_id: 'p_a', parcel_number: 'PCL-1', amount: 350, currency: 'KES', settled_at: 1764000000 } } },
     );
     expect(a.map((e) => e.sequence)).toEqual([1, 2, 3]);
     expect(b.map((e) => e.sequence)).toEqual([1, 2]);
