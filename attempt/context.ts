@@ -1,6 +1,6 @@
 import type { SignAndPostInput, SkipReason } from '../core/delivery-contract';
 import { openSecret, SecretUnavailableError } from '../core/secrets';
-import { loadAttemptContext, type AttemptClaim } from '../db/attempt-claims';
+import { loadAttemptContext, type AttemptClaim, type RateTokenRequest } from '../db/attempt-claims';
 import type { Pool } from '../db/pool';
 import { withinDeadline } from './deadline';
 import type { AttemptDeps } from './deps';
@@ -30,6 +30,16 @@ export interface DeliveryContext {
   fresh: boolean;
   /** Ended from outside while its ladder waited (the endpoint was disabled): the ladder stops here. */
   deliveryStopped: boolean;
+  /** Set when the attempt may not post yet (the endpoint's rate limit or Retry-After); nothing was claimed. */
+  throttled?: Throttle;
+}
+
+/** Why and until when an attempt waits before posting; `reservedSecond` is the token it holds meanwhile. */
+export interface Throttle {
+  untilMs: number;
+  reservedSecond: number | null;
+  /** The endpoint's limit; null when only its Retry-After holds the attempt back. */
+  rateLimit: number | null;
 }
 
 /**
@@ -46,8 +56,9 @@ export async function loadDeliveryContext(
   key?: Buffer,
   claim?: AttemptClaim,
   deliveryId?: string,
+  token?: RateTokenRequest,
 ): Promise<DeliveryContext | undefined> {
-  const row = await loadAttemptContext(pool, endpointId, eventId, { claim, deliveryId });
+  const row = await loadAttemptContext(pool, endpointId, eventId, { claim, deliveryId, token });
   if (!row) return undefined;
   const secrets = [openSecret(row.secret, key)];
   if (row.previous_secret !== null) secrets.push(openSecret(row.previous_secret, key));
@@ -63,7 +74,11 @@ export async function loadDeliveryContext(
     localCertificate: row.local_certificate,
     secrets,
   };
-  return { endpoint, body: row.event_body, fresh: row.fresh, deliveryStopped: row.delivery_status === 'skipped' };
+  const throttled =
+    row.throttled_until_ms === null
+      ? undefined
+      : { untilMs: row.throttled_until_ms, reservedSecond: row.reserved_second, rateLimit: row.rate_limit };
+  return { endpoint, body: row.event_body, fresh: row.fresh, deliveryStopped: row.delivery_status === 'skipped', throttled };
 }
 
 /** The endpoint as a delivery sees it, without an event. */
@@ -78,10 +93,15 @@ export type ReadContext = DeliveryContext | undefined | 'secretUnavailable';
  * The attempt's read, within its deadline. Our database not answering throws (nothing was posted). A secret that
  * cannot be opened is this endpoint's problem, not an outage: it comes back as `secretUnavailable`.
  */
-export async function readContext(deps: AttemptDeps, input: SignAndPostInput, claim: AttemptClaim | undefined): Promise<ReadContext> {
+export async function readContext(
+  deps: AttemptDeps,
+  input: SignAndPostInput,
+  claim: AttemptClaim | undefined,
+  token: RateTokenRequest,
+): Promise<ReadContext> {
   try {
     const key = deps.config.webhook.secretEncryptionKey;
-    const context = loadDeliveryContext(deps.pool, input.endpointId, input.eventId, key, claim, input.deliveryId);
+    const context = loadDeliveryContext(deps.pool, input.endpointId, input.eventId, key, claim, input.deliveryId, token);
     return await withinDeadline(context, 'reading the endpoint');
   } catch (err) {
     if (err instanceof SecretUnavailableError) return 'secretUnavailable';

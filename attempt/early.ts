@@ -42,8 +42,8 @@ export interface EarlyAttemptsOptions {
 const UNCLAIMED_KEEP_MS = 120_000;
 
 /**
- * One early attempt. Whatever keeps it from posting (a claim already held, our database, an endpoint to skip)
- * is left to the workflow's try, which meets it again. An answer it could not record is handed back at once (a
+ * One early attempt. Whatever keeps it from posting (a claim already held, our database, an endpoint to skip,
+ * no rate token this second) is left to the workflow's try, which meets it again. An answer it could not record is handed back at once (a
  * try in this process records it through the recordAttempt activity) and written on in the background until
  * Postgres answers (`write`), for a try in another process to adopt.
  */
@@ -62,6 +62,8 @@ async function earlyAttempt(
       return { outcome: { kind: 'skipped', reason: run.reason } };
     case 'notPosted':
       return { notPostedRun: run.run };
+    // No token this second: the workflow's try asks again (and reserves one); nothing was claimed.
+    case 'throttled':
     case 'claimed':
       return {};
   }

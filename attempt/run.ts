@@ -1,6 +1,7 @@
 import { attemptRecord, type AttemptOutcome, type SignAndPostInput, type SkipReason } from '../core/delivery-contract';
+import { RATE_LIMIT_USABLE_MS } from '../core/delivery-policy';
 import { claimFor, releaseClaim, type AttemptClaim, type AttemptTrigger } from './claim';
-import { readContext, skipReason, type DeliveryContext, type ReadContext } from './context';
+import { readContext, skipReason, type DeliveryContext, type ReadContext, type Throttle } from './context';
 import { withinDeadline } from './deadline';
 import { logOf, type AttemptDeps } from './deps';
 import { postAttempt } from './post';
@@ -17,21 +18,27 @@ export type AttemptRun =
   /** Nothing posted: our database did not answer. `run` names the claim this run may have left. */
   | { kind: 'notPosted'; error: Error; run?: string }
   /** Nothing posted: another run holds the attempt (or it is recorded). */
-  | { kind: 'claimed'; claim: AttemptClaim; url: string };
+  | { kind: 'claimed'; claim: AttemptClaim; url: string }
+  /** Nothing posted, nothing claimed: the endpoint's rate limit or Retry-After holds the attempt until then. */
+  | { kind: 'throttled'; throttle: Throttle };
 
 /**
- * One attempt, the same steps whoever runs it: claim (in the read), read, skip or sign and post, record. The
- * workflow's try and the dispatcher's early run differ only in the trigger, which names the claim; what each
- * makes of the result is theirs (try.ts, early.ts). One round trip before the post, one after.
+ * One attempt, the same steps whoever runs it: take a rate token and claim (in the read), read, skip or sign and
+ * post, record. The workflow's try and the dispatcher's early run differ only in the trigger, which names the
+ * claim and says whether a throttled attempt reserves a later token (the early run does not: it leaves the
+ * attempt to the workflow's try); what each makes of the result is theirs (try.ts, early.ts). One round trip
+ * before the post, one after.
  */
 export async function runAttempt(deps: AttemptDeps, input: SignAndPostInput, trigger: AttemptTrigger): Promise<AttemptRun> {
   const claim = claimFor(input, trigger);
+  const token = { reserve: trigger === 'workflow', reservedSecond: input.reservedSecond, usableMs: RATE_LIMIT_USABLE_MS };
   let context: ReadContext;
   try {
-    context = await readContext(deps, input, claim);
+    context = await readContext(deps, input, claim, token);
   } catch (err) {
     return { kind: 'notPosted', error: err as Error, run: claim?.run };
   }
+  if (context && context !== 'secretUnavailable' && context.throttled) return { kind: 'throttled', throttle: context.throttled };
   if (claim && context && context !== 'secretUnavailable' && !context.fresh) return { kind: 'claimed', claim, url: context.endpoint.url };
   const reason = skipReason(context);
   if (reason) return skip(deps, input, reason, claim);
@@ -66,6 +73,7 @@ async function postAndRecord(deps: AttemptDeps, input: SignAndPostInput, context
     error: result.error,
     durationMs: result.durationMs,
     url: context.endpoint.url,
+    ...(result.retryAfterMs === undefined ? {} : { retryAfterMs: result.retryAfterMs }),
   };
   try {
     const stored = await recordInline(deps.pool, record);

@@ -151,3 +151,19 @@ export const RETENTION_ACTIVITY_RETRY = { initialInterval: '5s', backoffCoeffici
 
 /** Sent on every post; the URL tells an endpoint's operator who is calling. */
 export const USER_AGENT = 'ParcelWebhooks/1.0 (+https://github.com/parcel-webhooks/parcel-webhooks)';
+
+/**
+ * Retry-After (on a 429 or 503 answer) is honoured up to this far ahead: an endpoint asking for more is posted to
+ * again after 6 hours all the same, so a typo on its side cannot park its deliveries for days.
+ */
+export const RETRY_AFTER_MAX_MS = 6 * 3_600_000;
+
+/**
+ * A rate-limited endpoint's tokens of the current second are handed out only this far into the second; past it,
+ * the attempt reserves a token of the next one. The post then reaches the receiver within the clock second its
+ * token counts in, even when it takes a few hundred ms to go out (a limit is judged by arrivals per second).
+ */
+export const RATE_LIMIT_USABLE_MS = 800;
+
+/** A throttled attempt's timer is set this long past the second it waits for, so it never wakes just before it. */
+export const THROTTLE_WAKE_MARGIN_MS = 5;
