@@ -14,6 +14,8 @@ export interface EndpointRow {
   disabled: boolean;
   /** Registered by `listen` for its session (local_certificate set). */
   local: boolean;
+  /** Deliveries per clock second at most; null: no limit. */
+  rate_limit: number | null;
   created_at: Date;
 }
 
@@ -25,7 +27,7 @@ export interface EndpointScope {
 
 // Never the secret columns: the API shows a secret only in the response that created it.
 const PUBLIC_COLUMNS = `id, account_id, livemode, url, events, description, status, created_at,
-  disabled_at IS NOT NULL AS disabled, local_certificate IS NOT NULL AS local`;
+  disabled_at IS NOT NULL AS disabled, local_certificate IS NOT NULL AS local, rate_limit`;
 
 /**
  * Inserts unless the account already has `limit` live endpoints in this mode; undefined then. Two concurrent
@@ -33,16 +35,23 @@ const PUBLIC_COLUMNS = `id, account_id, livemode, url, events, description, stat
  */
 export async function insertEndpoint(
   pool: Pool,
-  row: EndpointScope & { id: string; url: string; events: string[]; description: string | null; sealedSecret: string },
+  row: EndpointScope & {
+    id: string;
+    url: string;
+    events: string[];
+    description: string | null;
+    sealedSecret: string;
+    rateLimit: number | null;
+  },
   limit: number,
 ): Promise<EndpointRow | undefined> {
   const { rows } = await pool.query<EndpointRow>(
-    `INSERT INTO webhook_endpoints (id, account_id, livemode, url, events, description, secret)
-     SELECT $1, $2, $3, $4, $5, $6, $7
+    `INSERT INTO webhook_endpoints (id, account_id, livemode, url, events, description, secret, rate_limit)
+     SELECT $1, $2, $3, $4, $5, $6, $7, $9
       WHERE (SELECT count(*) FROM webhook_endpoints
               WHERE account_id = $2 AND livemode = $3 AND deleted_at IS NULL) < $8
      RETURNING ${PUBLIC_COLUMNS}`,
-    [row.id, row.accountId, row.livemode, row.url, row.events, row.description, row.sealedSecret, limit],
+    [row.id, row.accountId, row.livemode, row.url, row.events, row.description, row.sealedSecret, limit, row.rateLimit],
   );
   return rows[0];
 }
@@ -96,6 +105,8 @@ export interface EndpointChange {
   /** null clears it. */
   description?: string | null;
   disabled?: boolean;
+  /** Deliveries per second; null removes the limit. */
+  rateLimit?: number | null;
 }
 
 /**
@@ -117,7 +128,8 @@ export async function updateEndpoint(
               description = CASE WHEN $6::boolean THEN $7 ELSE description END,
               disabled_at = CASE WHEN $8::boolean IS NULL THEN disabled_at
                                  WHEN $8::boolean THEN COALESCE(disabled_at, now()) END,
-              local_certificate = CASE WHEN $4::text IS NOT NULL AND $4::text <> url THEN NULL ELSE local_certificate END
+              local_certificate = CASE WHEN $4::text IS NOT NULL AND $4::text <> url THEN NULL ELSE local_certificate END,
+              rate_limit = CASE WHEN $9::boolean THEN $10::integer ELSE rate_limit END
         WHERE id = $1 AND account_id = $2 AND livemode = $3 AND deleted_at IS NULL
         RETURNING ${PUBLIC_COLUMNS}
      ), stopped AS (
@@ -134,6 +146,8 @@ export async function updateEndpoint(
       change.description !== undefined,
       change.description ?? null,
       change.disabled ?? null,
+      change.rateLimit !== undefined,
+      change.rateLimit ?? null,
     ],
   );
   return rows[0];

@@ -38,6 +38,9 @@ export const EndpointRecord = Type.Object({
     description: 'disabled: by its owner, receives nothing. failing: deliveries keep being abandoned (cleared by a success).',
   }),
   livemode: Type.Boolean(),
+  rate_limit: Type.Union([Type.Integer({ minimum: 1, maximum: 1000 }), Type.Null()], {
+    description: 'Deliveries per clock second at most (1 to 1000), across all workers; null: no limit.',
+  }),
   created: Type.Integer({ description: 'Unix seconds.' }),
 });
 export type EndpointRecord = Static<typeof EndpointRecord>;
@@ -65,6 +68,7 @@ export function toEndpointRecord(row: EndpointRow): EndpointRecord {
     description: row.description,
     status: row.disabled ? 'disabled' : row.status,
     livemode: row.livemode,
+    rate_limit: row.rate_limit,
     created: unixSeconds(row.created_at),
   };
 }
@@ -107,10 +111,29 @@ function validateDescription(description: string | null | undefined): string | n
   return description;
 }
 
+/** An endpoint's rate limit: deliveries per clock second, whole, within these bounds; null for none. */
+export const RATE_LIMIT_MIN = 1;
+export const RATE_LIMIT_MAX = 1000;
+
+/** Checked here as well as by the API's schema: the page and the CLI come through here too. */
+export function validateRateLimit(rateLimit: unknown): number | null {
+  if (rateLimit === null) return null;
+  if (typeof rateLimit !== 'number' || !Number.isInteger(rateLimit) || rateLimit < RATE_LIMIT_MIN || rateLimit > RATE_LIMIT_MAX) {
+    throw new ApiError(
+      'parameter_invalid',
+      `The rate limit is a whole number of deliveries per second from ${RATE_LIMIT_MIN} to ${RATE_LIMIT_MAX}, or null for none.`,
+      { param: 'rate_limit' },
+    );
+  }
+  return rateLimit;
+}
+
 export interface RegisterInput {
   url: string;
   events?: string[];
   description?: string;
+  /** Deliveries per second; absent or null: no limit. */
+  rate_limit?: number | null;
 }
 
 /**
@@ -127,6 +150,7 @@ export async function registerEndpoint(
 ): Promise<EndpointWithSecret> {
   const events = validateEventTypes(input.events ?? []);
   const description = validateDescription(input.description);
+  const rateLimit = validateRateLimit(input.rate_limit ?? null);
   const url = await checkWebhookUrl(input.url, {
     allowPrivateTargets: deps.config.webhook.allowPrivateTargets,
     lookup: deps.lookup,
@@ -141,6 +165,7 @@ export async function registerEndpoint(
       events,
       description,
       sealedSecret: sealSecret(secret, deps.config.webhook.secretEncryptionKey),
+      rateLimit,
     },
     MAX_ENDPOINTS_PER_MODE,
   );
@@ -211,6 +236,8 @@ export interface UpdateInput {
   events?: string[];
   description?: string | null;
   disabled?: boolean;
+  /** null removes the limit. */
+  rate_limit?: number | null;
 }
 
 /**
@@ -227,6 +254,7 @@ export async function updateEndpoint(
   const change: endpoints.EndpointChange = { disabled: input.disabled };
   if (input.events !== undefined) change.events = validateEventTypes(input.events);
   if (input.description !== undefined) change.description = validateDescription(input.description);
+  if (input.rate_limit !== undefined) change.rateLimit = validateRateLimit(input.rate_limit);
   if (input.url !== undefined) {
     const url = await checkWebhookUrl(input.url, { allowPrivateTargets: deps.config.webhook.allowPrivateTargets, lookup: deps.lookup });
     change.url = url.href;

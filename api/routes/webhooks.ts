@@ -6,6 +6,8 @@ import {
   EndpointRecord,
   EndpointWithSecret,
   MAX_ROTATION_GRACE_SECONDS,
+  RATE_LIMIT_MAX,
+  RATE_LIMIT_MIN,
   deleteEndpoint,
   getEndpoint,
   listEndpoints,
@@ -28,6 +30,9 @@ const EndpointParams = Type.Object({ id: Type.String({ description: 'Webhook end
 
 const DEFAULT_LIMIT = 10;
 
+const RateLimit = (description: string) =>
+  Type.Union([Type.Integer({ minimum: RATE_LIMIT_MIN, maximum: RATE_LIMIT_MAX }), Type.Null()], { description });
+
 const RegisterBody = Type.Object(
   {
     url: Type.String({ description: 'https URL that receives the events (at most 2048 characters).' }),
@@ -38,6 +43,9 @@ const RegisterBody = Type.Object(
     ),
     description: Type.Optional(
       Type.String({ maxLength: DESCRIPTION_MAX_LENGTH, description: `Optional label, at most ${DESCRIPTION_MAX_LENGTH} characters.` }),
+    ),
+    rate_limit: Type.Optional(
+      RateLimit(`Deliveries per clock second at most, ${RATE_LIMIT_MIN} to ${RATE_LIMIT_MAX}, across all workers. Omitted or null: no limit.`),
     ),
   },
   { additionalProperties: false },
@@ -81,6 +89,7 @@ const UpdateBody = Type.Object(
     disabled: Type.Optional(
       Type.Boolean({ description: 'true: receives nothing and its pending retries stop. false: enabled again, nothing replayed.' }),
     ),
+    rate_limit: Type.Optional(RateLimit(`Deliveries per clock second at most, ${RATE_LIMIT_MIN} to ${RATE_LIMIT_MAX}; null removes the limit.`)),
   },
   { additionalProperties: false },
 );

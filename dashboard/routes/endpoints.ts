@@ -34,12 +34,32 @@ export function scopeOf(ctx: PageContext) {
   return { accountId: ctx.account.id, livemode: ctx.mode === 'live' };
 }
 
+/** The rate limit field: empty is no limit; anything but digits is passed on as NaN for the domain to refuse. */
+function rateLimitOf(raw: string): number | null {
+  const value = raw.trim();
+  if (value === '') return null;
+  return /^\d+$/.test(value) ? Number(value) : Number.NaN;
+}
+
 /** What the endpoint form sent, as the domain takes it: no box ticked is every kind, an empty field is none. */
-export function endpointInput(body: FormBody): { values: EndpointFormValues; input: { url: string; events?: string[]; description?: string } } {
-  const values = { url: text(body, 'url').trim(), description: text(body, 'description'), events: list(body, 'events') };
+export function endpointInput(body: FormBody): {
+  values: EndpointFormValues;
+  input: { url: string; events?: string[]; description?: string; rate_limit: number | null };
+} {
+  const values = {
+    url: text(body, 'url').trim(),
+    description: text(body, 'description'),
+    events: list(body, 'events'),
+    rateLimit: text(body, 'rate_limit'),
+  };
   return {
     values,
-    input: { url: values.url, events: values.events.length ? values.events : undefined, description: optional(body, 'description') },
+    input: {
+      url: values.url,
+      events: values.events.length ? values.events : undefined,
+      description: optional(body, 'description'),
+      rate_limit: rateLimitOf(values.rateLimit),
+    },
   };
 }
 
@@ -171,6 +191,7 @@ export default async function endpointRoutes(app: FastifyInstance, options: Dash
         url: input.url,
         events: input.events ?? [],
         description: input.description ?? null,
+        rate_limit: input.rate_limit,
       });
     } catch (err) {
       return formFailed(reply, ctx, request.params.id, 'change', err, values);

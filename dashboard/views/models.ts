@@ -70,6 +70,8 @@ export interface EndpointView {
   created: number;
   /** Disabled endpoints that are also failing keep the mark: shown beside the status. */
   failing?: boolean;
+  /** Deliveries per second at most; null or absent: no limit. */
+  rate_limit?: number | null;
 }
 
 export interface NotificationView {
