@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { EVENT_TYPES } from '../../core/event-catalog';
+import { registerEndpoint, updateEndpoint, type EndpointRecord } from '../../domain/endpoints';
 import { recoverEndpoint, sendTestEvent } from '../../domain/redelivery';
 import { CliError, print, type CliContext } from '../context';
 import { merchantScope } from './events';
@@ -11,11 +12,76 @@ function unixSeconds(raw: string, name: string): number {
   return Math.floor(ms / 1000);
 }
 
-/** `webhooks recover|test`: operators acting for a merchant, through the same functions as the API. */
+/** `--rate-limit`: a whole number, or `none` to remove the limit; anything else is left for the domain to refuse. */
+function rateLimitOption(raw: string): number | null {
+  if (raw === 'none') return null;
+  return /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
+}
+
+function eventsOption(raw: string | undefined): string[] | undefined {
+  return raw === undefined ? undefined : raw.split(',').map((kind) => kind.trim()).filter((kind) => kind !== '');
+}
+
+function describeEndpoint(endpoint: EndpointRecord): string {
+  const limit = endpoint.rate_limit === null ? 'no rate limit' : `rate limit ${endpoint.rate_limit}/s`;
+  return `${endpoint.id}  ${endpoint.status}  ${endpoint.url}  (${limit})`;
+}
+
+interface EndpointOptions {
+  account: string;
+  mode: string;
+  url?: string;
+  events?: string;
+  description?: string;
+  rateLimit?: string;
+}
+
+/** `webhooks create|update|recover|test`: operators acting for a merchant, through the same functions as the API. */
 export function registerWebhooks(program: Command, ctx: CliContext): void {
-  const webhooks = program.command('webhooks').description("Recover an endpoint's missed events, send it a test event");
+  const webhooks = program.command('webhooks').description("Register or change an endpoint, recover its missed events, send it a test event");
   // Stored only, like a publish: a worker's dispatcher starts the deliveries, so no Temporal connection.
   const deps = () => ({ pool: ctx.pool, config: ctx.config });
+
+  webhooks
+    .command('create')
+    .description('Register a webhook endpoint; its signing secret is shown once')
+    .requiredOption('--account <id>', 'the merchant account (acct_...)')
+    .requiredOption('--mode <mode>', 'test or live')
+    .requiredOption('--url <url>', 'https URL that receives the events')
+    .option('--events <kinds>', `comma-separated event kinds (default every kind): ${EVENT_TYPES.join(', ')}`)
+    .option('--description <text>', 'a label')
+    .option('--rate-limit <n>', 'at most n deliveries per second, 1 to 1000 (default no limit)')
+    .option('--json', 'print one JSON document')
+    .action(async (options: EndpointOptions & { url: string }, command: Command) => {
+      const endpoint = await registerEndpoint(deps(), merchantScope(options), {
+        url: options.url,
+        events: eventsOption(options.events),
+        description: options.description,
+        rate_limit: options.rateLimit === undefined ? undefined : rateLimitOption(options.rateLimit),
+      });
+      print(command, endpoint, () => `${describeEndpoint(endpoint)}\nsigning secret (shown once): ${endpoint.secret}`);
+    });
+
+  webhooks
+    .command('update')
+    .description('Change a webhook endpoint; options left out stay as they are')
+    .argument('<we_id>')
+    .requiredOption('--account <id>', 'the merchant account (acct_...)')
+    .requiredOption('--mode <mode>', 'test or live')
+    .option('--url <url>', 'new https URL')
+    .option('--events <kinds>', 'comma-separated event kinds; empty: every kind')
+    .option('--description <text>', 'a label')
+    .option('--rate-limit <n>', 'at most n deliveries per second, 1 to 1000; none removes the limit')
+    .option('--json', 'print one JSON document')
+    .action(async (id: string, options: EndpointOptions, command: Command) => {
+      const endpoint = await updateEndpoint(deps(), merchantScope(options), id, {
+        url: options.url,
+        events: eventsOption(options.events),
+        description: options.description,
+        rate_limit: options.rateLimit === undefined ? undefined : rateLimitOption(options.rateLimit),
+      });
+      print(command, endpoint, () => describeEndpoint(endpoint));
+    });
 
   webhooks
     .command('recover')
