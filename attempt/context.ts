@@ -32,6 +32,8 @@ export interface DeliveryContext {
   deliveryStopped: boolean;
   /** Set when the attempt may not post yet (the endpoint's rate limit or Retry-After); nothing was claimed. */
   throttled?: Throttle;
+  /** The rate token it holds: the clock second (Unix seconds) it counts in; absent when the endpoint has no limit. */
+  token?: { second: number; rateLimit: number | null };
 }
 
 /** Why and until when an attempt waits before posting; `reservedSecond` is the token it holds meanwhile. */
@@ -78,7 +80,14 @@ export async function loadDeliveryContext(
     row.throttled_until_ms === null
       ? undefined
       : { untilMs: row.throttled_until_ms, reservedSecond: row.reserved_second, rateLimit: row.rate_limit };
-  return { endpoint, body: row.event_body, fresh: row.fresh, deliveryStopped: row.delivery_status === 'skipped', throttled };
+  return {
+    endpoint,
+    body: row.event_body,
+    fresh: row.fresh,
+    deliveryStopped: row.delivery_status === 'skipped',
+    throttled,
+    token: row.granted_second === null ? undefined : { second: row.granted_second, rateLimit: row.rate_limit },
+  };
 }
 
 /** The endpoint as a delivery sees it, without an event. */

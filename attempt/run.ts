@@ -1,5 +1,5 @@
 import { attemptRecord, type AttemptOutcome, type SignAndPostInput, type SkipReason } from '../core/delivery-contract';
-import { RATE_LIMIT_USABLE_MS } from '../core/delivery-policy';
+import { RATE_LIMIT_POST_BY_MS, RATE_LIMIT_USABLE_MS } from '../core/delivery-policy';
 import { claimFor, releaseClaim, type AttemptClaim, type AttemptTrigger } from './claim';
 import { readContext, skipReason, type DeliveryContext, type ReadContext, type Throttle } from './context';
 import { withinDeadline } from './deadline';
@@ -20,7 +20,7 @@ export type AttemptRun =
   /** Nothing posted: another run holds the attempt (or it is recorded). */
   | { kind: 'claimed'; claim: AttemptClaim; url: string }
   /** Nothing posted, nothing claimed: the endpoint's rate limit or Retry-After holds the attempt until then. */
-  | { kind: 'throttled'; throttle: Throttle };
+  | { kind: 'throttled'; throttle: Throttle; run?: string };
 
 /**
  * One attempt, the same steps whoever runs it: take a rate token and claim (in the read), read, skip or sign and
@@ -31,10 +31,10 @@ export type AttemptRun =
  */
 export async function runAttempt(deps: AttemptDeps, input: SignAndPostInput, trigger: AttemptTrigger): Promise<AttemptRun> {
   const claim = claimFor(input, trigger);
-  const token = { reserve: trigger === 'workflow', reservedSecond: input.reservedSecond, usableMs: RATE_LIMIT_USABLE_MS };
+  const asked = { reserve: trigger === 'workflow', reservedSecond: input.reservedSecond, usableMs: RATE_LIMIT_USABLE_MS };
   let context: ReadContext;
   try {
-    context = await readContext(deps, input, claim, token);
+    context = await readContext(deps, input, claim, asked);
   } catch (err) {
     return { kind: 'notPosted', error: err as Error, run: claim?.run };
   }
@@ -42,7 +42,20 @@ export async function runAttempt(deps: AttemptDeps, input: SignAndPostInput, tri
   if (claim && context && context !== 'secretUnavailable' && !context.fresh) return { kind: 'claimed', claim, url: context.endpoint.url };
   const reason = skipReason(context);
   if (reason) return skip(deps, input, reason, claim);
+  const { token } = context as DeliveryContext;
+  if (token && Date.now() >= token.second * 1000 + RATE_LIMIT_POST_BY_MS) return late(deps, claim, token.rateLimit);
   return { kind: 'posted', outcome: await postAndRecord(deps, input, context as DeliveryContext & { body: string }) };
+}
+
+/**
+ * The rate token came back too late in its second for the post to arrive within it. Nothing is posted and the
+ * token is let go (it stays counted, so the limit only errs low): the claim goes back, as a skip's does, and the
+ * attempt asks for a token again at once. The run is named, so a claim that could not be given back does not
+ * stop the next try.
+ */
+async function late(deps: AttemptDeps, claim: AttemptClaim | undefined, rateLimit: number | null): Promise<AttemptRun> {
+  if (claim) await withinDeadline(releaseClaim(deps.pool, claim), 'releasing the claim').catch(() => undefined);
+  return { kind: 'throttled', throttle: { untilMs: Date.now(), reservedSecond: null, rateLimit }, run: claim?.run };
 }
 
 /**

@@ -38,7 +38,7 @@ export async function workflowTry(deps: TryDeps, input: SignAndPostInput): Promi
       // The wait is measured here, on the clock that just compared with the database's, and lands in history.
       const { untilMs, reservedSecond, rateLimit } = run.throttle;
       const waitMs = Math.max(1, Math.ceil(untilMs - Date.now()) + THROTTLE_WAKE_MARGIN_MS);
-      return { kind: 'throttled', untilMs, waitMs, reservedSecond, rateLimit };
+      return { kind: 'throttled', untilMs, waitMs, reservedSecond, rateLimit, ...(run.run ? { notPostedRun: run.run } : {}) };
     }
     case 'notPosted':
       throw databaseUnavailable(run.error, run.run);

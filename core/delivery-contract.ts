@@ -198,6 +198,8 @@ export interface Throttled {
   reservedSecond: number | null;
   /** The endpoint's limit per second; null when only its Retry-After holds the attempt back. */
   rateLimit: number | null;
+  /** A local try that had claimed the attempt before finding its token too late: it posted nothing. */
+  notPostedRun?: string;
 }
 
 export type AttemptOutcome =

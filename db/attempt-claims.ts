@@ -56,6 +56,8 @@ export interface EndpointForDeliveryRow {
   throttled_until_ms: number | null;
   /** The second (Unix seconds) whose token the throttled attempt holds; null when it holds none. */
   reserved_second: number | null;
+  /** The second (Unix seconds) whose token this attempt may post on now; null when it needs none. */
+  granted_second: number | null;
 }
 
 /** Asked by an attempt that must take a token before posting (every attempt; not a read of the endpoint alone). */
@@ -76,11 +78,13 @@ const LOAD_ATTEMPT_CONTEXT = preparedStatement(
   `WITH relaxed AS (
        SELECT set_config('synchronous_commit', 'off', true) WHERE $3::text IS NOT NULL
      ), token AS (
-       SELECT t.wait_until_ms, t.reserved_second
+       SELECT t.wait_until_ms, t.reserved_second, t.granted_second
          FROM webhook_endpoints e,
               LATERAL take_rate_token(e.id, e.rate_limit, e.not_before, $9::bigint, $8::boolean, $10::integer) t
         WHERE e.id = $1 AND $8::boolean IS NOT NULL AND (e.rate_limit IS NOT NULL OR e.not_before > now())
           AND e.disabled_at IS NULL AND e.deleted_at IS NULL
+          -- no token for an attempt another run holds (a try adopting an early run's post)
+          AND NOT EXISTS (SELECT 1 FROM attempt_claims c WHERE c.attempt_id = $3::text AND NOT COALESCE(c.run = ANY ($7::text[]), false))
      ), claimed AS (
        INSERT INTO attempt_claims (attempt_id, run, try) SELECT $3::text, $6::text, $4::integer
         WHERE $3::text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM token WHERE wait_until_ms IS NOT NULL)
@@ -100,6 +104,7 @@ const LOAD_ATTEMPT_CONTEXT = preparedStatement(
             e.local_certificate, e.rate_limit,
             (SELECT wait_until_ms FROM token) AS throttled_until_ms,
             (SELECT reserved_second FROM token) AS reserved_second,
+            (SELECT granted_second FROM token) AS granted_second,
             (SELECT status FROM deliveries
               WHERE id = COALESCE($5::text, (SELECT id FROM deliveries
                                               WHERE event_id = $2::text AND endpoint_id = $1 AND trigger = 'automatic'))

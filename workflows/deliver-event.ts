@@ -149,6 +149,7 @@ async function attemptOnce(
             : await signAndPost.executeWithOptions(options, [input]);
         gate.release(ladder);
         if (outcome.kind === 'throttled') {
+          if (outcome.notPostedRun !== undefined) notPostedRuns.push(outcome.notPostedRun);
           await sleep(outcome.waitMs, { summary: throttledSummary(outcome, labels.throttle) });
           input = { ...input, reservedSecond: outcome.reservedSecond ?? undefined };
           continue;

@@ -16,8 +16,10 @@ CREATE TABLE endpoint_rate_tokens (
 );
 
 -- One attempt asks for a token before it posts (db/attempt-claims.ts calls this inside the attempt's read).
--- Returns nulls when the attempt may post now. Otherwise wait_until_ms is when to ask again (Unix ms), and
--- reserved_second the second it holds a token of, which the next ask redeems while the clock is in that second.
+-- When the attempt may post now, wait_until_ms is null and granted_second names the second its token counts in
+-- (null when the endpoint has no limit): the attempt posts only while the clock is still early in that second.
+-- Otherwise wait_until_ms is when to ask again (Unix ms), and reserved_second the second it holds a token of,
+-- which the next ask redeems while the clock is in that second.
 --   p_limit       the endpoint's rate_limit; null: no counting, only not_before holds the attempt back.
 --   p_not_before  the endpoint's not_before (Retry-After): nothing goes out before it.
 --   p_reserved    the second this attempt reserved when it was last throttled; null when none.
@@ -28,7 +30,7 @@ CREATE TABLE endpoint_rate_tokens (
 -- asking instead of every waiter asking again at each second.
 CREATE FUNCTION take_rate_token(
   p_endpoint text, p_limit integer, p_not_before timestamptz, p_reserved bigint, p_reserve boolean, p_usable_ms integer,
-  OUT wait_until_ms double precision, OUT reserved_second bigint
+  OUT wait_until_ms double precision, OUT reserved_second bigint, OUT granted_second bigint
 ) LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   now_ms double precision := extract(epoch FROM clock_timestamp()) * 1000;
@@ -49,6 +51,7 @@ BEGIN
   END IF;
   IF p_reserved IS NOT NULL AND p_reserved >= start THEN
     IF p_reserved = cur THEN
+      granted_second := cur;
       RETURN;
     END IF;
     wait_until_ms := p_reserved * 1000;
@@ -75,6 +78,8 @@ BEGIN
       IF candidate > cur THEN
         wait_until_ms := candidate * 1000;
         reserved_second := candidate;
+      ELSE
+        granted_second := candidate;
       END IF;
       RETURN;
     END IF;
