@@ -54,6 +54,7 @@ describe('webhook endpoints API', () => {
         description: 'orders',
         status: 'enabled',
         livemode: false,
+        rate_limit: null,
         created: expect.any(Number),
         secret: expect.stringMatching(/^whsec_[A-Za-z0-9]{32}$/),
       });
