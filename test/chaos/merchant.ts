@@ -51,6 +51,7 @@ export async function createMerchant(options: { databaseUrl: string; apiUrl: str
     const url = options.receivers.url(profile);
     const body: Record<string, unknown> = { url, description: `chaos: ${profile.behaviour}` };
     if (profile.events !== 'all') body.events = profile.events;
+    if (profile.rateLimit !== undefined) body.rate_limit = profile.rateLimit;
     const { id, secret } = await register(options.apiUrl, String(key.key), body);
     const endpoint = { profile, id, secret, url };
     options.receivers.attach(endpoint);

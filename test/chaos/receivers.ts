@@ -11,6 +11,8 @@ export interface EndpointProfile {
   behaviour: Behaviour;
   /** Kinds it subscribes to; 'all' registers without `events`. */
   events: readonly EventType[] | 'all';
+  /** Registered with this rate_limit: the receiver must never see more requests in one clock second. */
+  rateLimit?: number;
 }
 
 /** The one kind only flaky-all takes (see PROFILES). */
@@ -29,6 +31,8 @@ export const PROFILES: readonly EndpointProfile[] = [
   { name: 'flaky-some', behaviour: 'flaky', events: ['parcel.in_transit', 'parcel.delivered', 'parcel.returned', 'cod.settled'] },
   { name: 'slow', behaviour: 'slow', events: ['parcel.created', 'parcel.at_pickup_station', 'parcel.delivered', 'parcel.cancelled'] },
   { name: 'down', behaviour: 'down', events: ['cod.settled'] },
+  // Bursts of these kinds exceed 2 per second: its deliveries wait their turn, and none may arrive early.
+  { name: 'limited', behaviour: 'ok', events: ['parcel.created', 'parcel.in_transit', 'parcel.delivered'], rateLimit: 2 },
 ];
 
 export const FLAKY_FAILURE_RATE = 0.3;

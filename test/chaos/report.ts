@@ -34,6 +34,7 @@ function endpointDetails(r: EndpointReport): string[] {
     ...details('duplicate 2xx, UNEXPLAINED', unexplained),
     ...details('duplicate 2xx, explained', explained),
     ...details('signature failures', r.signatureFailures),
+    ...details('rate limit breaches', r.limitBreaches),
     ...details('false failing alarms', r.health.falseAlarms),
     ...details('health out of step', r.health.outOfStep),
   ];
