@@ -62,8 +62,10 @@ async function earlyAttempt(
       return { outcome: { kind: 'skipped', reason: run.reason } };
     case 'notPosted':
       return { notPostedRun: run.run };
-    // No token this second: the workflow's try asks again (and reserves one); nothing was claimed.
+    // No token this second: the workflow's try asks again (and reserves one). A token that came too late had
+    // been claimed with: the claim is given back, and named so a try in this process may take it regardless.
     case 'throttled':
+      return run.run ? { notPostedRun: run.run } : {};
     case 'claimed':
       return {};
   }

@@ -30,6 +30,8 @@ export interface RateLimitResult {
   requests: number;
   attemptsOnRecord: number;
   failedAttempts: number;
+  /** Requests in each clock second of the drain, in order: the shape behind the figures above. */
+  perSecond: number[];
 }
 
 /** Arrivals (performance.now() of this process) counted per wall-clock second, the receiver's judge of a limit. */
@@ -92,6 +94,7 @@ export async function rateLimitScenario(ctx: BenchContext, variant: EngineVarian
       requests: receiver.requests,
       attemptsOnRecord: rows[0]?.attempts ?? 0,
       failedAttempts: rows[0]?.failed ?? 0,
+      perSecond: seconds.length === 0 ? [] : Array.from({ length: (seconds.at(-1) as number) - (seconds[0] as number) + 1 }, (_, i) => counts.get((seconds[0] as number) + i) ?? 0),
     };
   } finally {
     await engine.stop();

@@ -35,6 +35,7 @@ CREATE FUNCTION take_rate_token(
 DECLARE
   now_ms double precision := extract(epoch FROM clock_timestamp()) * 1000;
   cur bigint := floor(now_ms / 1000);
+  held_until bigint;
   start bigint;
   candidate bigint;
   fresh_row boolean;
@@ -45,11 +46,12 @@ BEGIN
     END IF;
     RETURN;
   END IF;
+  held_until := ceil(extract(epoch FROM p_not_before))::bigint;
   start := CASE WHEN now_ms - cur * 1000 < p_usable_ms THEN cur ELSE cur + 1 END;
-  IF p_not_before IS NOT NULL THEN
-    start := greatest(start, ceil(extract(epoch FROM p_not_before))::bigint);
-  END IF;
-  IF p_reserved IS NOT NULL AND p_reserved >= start THEN
+  start := greatest(start, held_until);
+  -- A reservation is redeemed anywhere in its own second (the attempt then checks it can still post in time)
+  -- and kept while that second is ahead; one whose second has passed, or that not_before overtook, is given up.
+  IF p_reserved >= cur AND p_reserved >= coalesce(held_until, p_reserved) THEN
     IF p_reserved = cur THEN
       granted_second := cur;
       RETURN;
