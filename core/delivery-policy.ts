@@ -163,14 +163,14 @@ export const RETRY_AFTER_MAX_MS = 6 * 3_600_000;
  * the attempt reserves a token of the next one. A limit is judged by arrivals per clock second, so a post must
  * reach the receiver within the second its token counts in.
  */
-export const RATE_LIMIT_USABLE_MS = 600;
+export const RATE_LIMIT_USABLE_MS = 500;
 
 /**
  * ...and an attempt holding a token posts only until this far into the token's second (its read may have been
  * slow to come back); later it posts nothing, gives its claim back and asks again. The rest of the second is left
  * for the request to travel.
  */
-export const RATE_LIMIT_POST_BY_MS = 800;
+export const RATE_LIMIT_POST_BY_MS = 700;
 
 /** A throttled attempt's timer is set this long past the second it waits for, so it never wakes just before it. */
 export const THROTTLE_WAKE_MARGIN_MS = 5;

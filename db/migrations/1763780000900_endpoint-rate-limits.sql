@@ -39,6 +39,7 @@ DECLARE
   start bigint;
   candidate bigint;
   fresh_row boolean;
+  nth integer;
 BEGIN
   IF p_limit IS NULL THEN
     IF p_not_before IS NOT NULL AND p_not_before > clock_timestamp() THEN
@@ -72,13 +73,15 @@ BEGIN
     END IF;
     INSERT INTO endpoint_rate_tokens AS t (endpoint_id, second, taken) VALUES (p_endpoint, candidate, 1)
     ON CONFLICT (endpoint_id, second) DO UPDATE SET taken = t.taken + 1 WHERE t.taken < p_limit
-    RETURNING (xmax = 0) INTO fresh_row;
+    RETURNING (xmax = 0), t.taken INTO fresh_row, nth;
     IF FOUND THEN
       IF fresh_row THEN
         DELETE FROM endpoint_rate_tokens WHERE endpoint_id = p_endpoint AND second < cur - 60;
       END IF;
       IF candidate > cur THEN
-        wait_until_ms := candidate * 1000;
+        -- The n-th reservation of a second wakes n/limit into the first half of its usable part: the second's
+        -- attempts reach the workers (and the receiver) spread out, not all at its first millisecond.
+        wait_until_ms := candidate * 1000 + floor((nth - 1) * (p_usable_ms / 2.0) / p_limit);
         reserved_second := candidate;
       ELSE
         granted_second := candidate;
