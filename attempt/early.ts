@@ -43,9 +43,9 @@ const UNCLAIMED_KEEP_MS = 120_000;
 
 /**
  * One early attempt. Whatever keeps it from posting (a claim already held, our database, an endpoint to skip,
- * no rate token this second) is left to the workflow's try, which meets it again. An answer it could not record is handed back at once (a
- * try in this process records it through the recordAttempt activity) and written on in the background until
- * Postgres answers (`write`), for a try in another process to adopt.
+ * no rate token this second) is left to the workflow's try, which meets it again. An answer it could not record
+ * is handed back at once (a try in this process records it through the recordAttempt activity) and written on in
+ * the background until Postgres answers (`write`), for a try in another process to adopt.
  */
 async function earlyAttempt(
   deps: AttemptDeps,

@@ -19,7 +19,10 @@ export type AttemptRun =
   | { kind: 'notPosted'; error: Error; run?: string }
   /** Nothing posted: another run holds the attempt (or it is recorded). */
   | { kind: 'claimed'; claim: AttemptClaim; url: string }
-  /** Nothing posted, nothing claimed: the endpoint's rate limit or Retry-After holds the attempt until then. */
+  /**
+   * Nothing posted, nothing claimed (or the claim given back, `run` naming it): the endpoint's rate limit or
+   * Retry-After holds the attempt until then.
+   */
   | { kind: 'throttled'; throttle: Throttle; run?: string };
 
 /**
