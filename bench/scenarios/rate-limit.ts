@@ -84,10 +84,19 @@ export async function rateLimitScenario(ctx: BenchContext, variant: EngineVarian
     const seconds = [...counts.keys()].sort((a, b) => a - b);
     const inner = seconds.slice(1, -1);
     const innerCount = inner.reduce((sum, s) => sum + (counts.get(s) ?? 0), 0);
-    const { rows } = await ctx.pool.query<{ attempts: number; failed: number }>(
-      `SELECT count(*)::int AS attempts, count(*) FILTER (WHERE NOT succeeded)::int AS failed FROM delivery_attempts WHERE endpoint_id = $1`,
-      [endpointId],
-    );
+    // A record is written just after its answer: the last ones may land a moment after their arrivals.
+    const onRecord = async () =>
+      (
+        await ctx.pool.query<{ attempts: number; failed: number }>(
+          `SELECT count(*)::int AS attempts, count(*) FILTER (WHERE NOT succeeded)::int AS failed FROM delivery_attempts WHERE endpoint_id = $1`,
+          [endpointId],
+        )
+      ).rows;
+    let rows = await onRecord();
+    for (let waited = 0; (rows[0]?.attempts ?? 0) < arrivals.length && waited < 30_000; waited += 500) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      rows = await onRecord();
+    }
     return {
       events,
       delivered: arrivals.length,
