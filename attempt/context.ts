@@ -1,6 +1,6 @@
 import type { SignAndPostInput, SkipReason } from '../core/delivery-contract';
 import { openSecret, SecretUnavailableError, type KeyRing } from '../core/secrets';
-import { loadAttemptContext, type AttemptClaim } from '../db/attempt-claims';
+import { loadAttemptContext, type AttemptClaim, type RateTokenRequest } from '../db/attempt-claims';
 import type { Pool } from '../db/pool';
 import { withinDeadline } from './deadline';
 import type { AttemptDeps } from './deps';
@@ -30,6 +30,18 @@ export interface DeliveryContext {
   fresh: boolean;
   /** Ended from outside while its ladder waited (the endpoint was disabled): the ladder stops here. */
   deliveryStopped: boolean;
+  /** Set when the attempt may not post yet (the endpoint's rate limit or Retry-After); nothing was claimed. */
+  throttled?: Throttle;
+  /** The rate token it holds: the clock second (Unix seconds) it counts in; absent when the endpoint has no limit. */
+  token?: { second: number; rateLimit: number | null };
+}
+
+/** Why and until when an attempt waits before posting; `reservedSecond` is the token it holds meanwhile. */
+export interface Throttle {
+  untilMs: number;
+  reservedSecond: number | null;
+  /** The endpoint's limit; null when only its Retry-After holds the attempt back. */
+  rateLimit: number | null;
 }
 
 /**
@@ -46,8 +58,9 @@ export async function loadDeliveryContext(
   ring: KeyRing = [],
   claim?: AttemptClaim,
   deliveryId?: string,
+  token?: RateTokenRequest,
 ): Promise<DeliveryContext | undefined> {
-  const row = await loadAttemptContext(pool, endpointId, eventId, { claim, deliveryId });
+  const row = await loadAttemptContext(pool, endpointId, eventId, { claim, deliveryId, token });
   if (!row) return undefined;
   // Any stored form opens (core/secrets.ts), so a delivery reading while `secrets reencrypt` runs signs alike.
   const secrets = [openSecret(row.secret, row.id, ring)];
@@ -64,7 +77,18 @@ export async function loadDeliveryContext(
     localCertificate: row.local_certificate,
     secrets,
   };
-  return { endpoint, body: row.event_body, fresh: row.fresh, deliveryStopped: row.delivery_status === 'skipped' };
+  const throttled =
+    row.throttled_until_ms === null
+      ? undefined
+      : { untilMs: row.throttled_until_ms, reservedSecond: row.reserved_second, rateLimit: row.rate_limit };
+  return {
+    endpoint,
+    body: row.event_body,
+    fresh: row.fresh,
+    deliveryStopped: row.delivery_status === 'skipped',
+    throttled,
+    token: row.granted_second === null ? undefined : { second: row.granted_second, rateLimit: row.rate_limit },
+  };
 }
 
 /** The endpoint as a delivery sees it, without an event. */
@@ -79,10 +103,15 @@ export type ReadContext = DeliveryContext | undefined | 'secretUnavailable';
  * The attempt's read, within its deadline. Our database not answering throws (nothing was posted). A secret that
  * cannot be opened is this endpoint's problem, not an outage: it comes back as `secretUnavailable`.
  */
-export async function readContext(deps: AttemptDeps, input: SignAndPostInput, claim: AttemptClaim | undefined): Promise<ReadContext> {
+export async function readContext(
+  deps: AttemptDeps,
+  input: SignAndPostInput,
+  claim: AttemptClaim | undefined,
+  token: RateTokenRequest,
+): Promise<ReadContext> {
   try {
     const ring = deps.config.webhook.secretEncryptionKeys;
-    const context = loadDeliveryContext(deps.pool, input.endpointId, input.eventId, ring, claim, input.deliveryId);
+    const context = loadDeliveryContext(deps.pool, input.endpointId, input.eventId, ring, claim, input.deliveryId, token);
     return await withinDeadline(context, 'reading the endpoint');
   } catch (err) {
     if (err instanceof SecretUnavailableError) return 'secretUnavailable';

@@ -42,10 +42,10 @@ export interface EarlyAttemptsOptions {
 const UNCLAIMED_KEEP_MS = 120_000;
 
 /**
- * One early attempt. Whatever keeps it from posting (a claim already held, our database, an endpoint to skip)
- * is left to the workflow's try, which meets it again. An answer it could not record is handed back at once (a
- * try in this process records it through the recordAttempt activity) and written on in the background until
- * Postgres answers (`write`), for a try in another process to adopt.
+ * One early attempt. Whatever keeps it from posting (a claim already held, our database, an endpoint to skip,
+ * no rate token this second) is left to the workflow's try, which meets it again. An answer it could not record
+ * is handed back at once (a try in this process records it through the recordAttempt activity) and written on in
+ * the background until Postgres answers (`write`), for a try in another process to adopt.
  */
 async function earlyAttempt(
   deps: AttemptDeps,
@@ -62,6 +62,10 @@ async function earlyAttempt(
       return { outcome: { kind: 'skipped', reason: run.reason } };
     case 'notPosted':
       return { notPostedRun: run.run };
+    // No token this second: the workflow's try asks again (and reserves one). A token that came too late had
+    // been claimed with: the claim is given back, and named so a try in this process may take it regardless.
+    case 'throttled':
+      return run.run ? { notPostedRun: run.run } : {};
     case 'claimed':
       return {};
   }

@@ -1,6 +1,7 @@
 import { attemptRecord, type AttemptOutcome, type SignAndPostInput, type SkipReason } from '../core/delivery-contract';
+import { RATE_LIMIT_POST_BY_MS, RATE_LIMIT_USABLE_MS } from '../core/delivery-policy';
 import { claimFor, releaseClaim, type AttemptClaim, type AttemptTrigger } from './claim';
-import { readContext, skipReason, type DeliveryContext, type ReadContext } from './context';
+import { readContext, skipReason, type DeliveryContext, type ReadContext, type Throttle } from './context';
 import { withinDeadline } from './deadline';
 import { logOf, type AttemptDeps } from './deps';
 import { postAttempt } from './post';
@@ -17,25 +18,47 @@ export type AttemptRun =
   /** Nothing posted: our database did not answer. `run` names the claim this run may have left. */
   | { kind: 'notPosted'; error: Error; run?: string }
   /** Nothing posted: another run holds the attempt (or it is recorded). */
-  | { kind: 'claimed'; claim: AttemptClaim; url: string };
+  | { kind: 'claimed'; claim: AttemptClaim; url: string }
+  /**
+   * Nothing posted, nothing claimed (or the claim given back, `run` naming it): the endpoint's rate limit or
+   * Retry-After holds the attempt until then.
+   */
+  | { kind: 'throttled'; throttle: Throttle; run?: string };
 
 /**
- * One attempt, the same steps whoever runs it: claim (in the read), read, skip or sign and post, record. The
- * workflow's try and the dispatcher's early run differ only in the trigger, which names the claim; what each
- * makes of the result is theirs (try.ts, early.ts). One round trip before the post, one after.
+ * One attempt, the same steps whoever runs it: take a rate token and claim (in the read), read, skip or sign and
+ * post, record. The workflow's try and the dispatcher's early run differ only in the trigger, which names the
+ * claim and says whether a throttled attempt reserves a later token (the early run does not: it leaves the
+ * attempt to the workflow's try); what each makes of the result is theirs (try.ts, early.ts). One round trip
+ * before the post, one after.
  */
 export async function runAttempt(deps: AttemptDeps, input: SignAndPostInput, trigger: AttemptTrigger): Promise<AttemptRun> {
   const claim = claimFor(input, trigger);
+  const asked = { reserve: trigger === 'workflow', reservedSecond: input.reservedSecond, usableMs: RATE_LIMIT_USABLE_MS };
   let context: ReadContext;
   try {
-    context = await readContext(deps, input, claim);
+    context = await readContext(deps, input, claim, asked);
   } catch (err) {
     return { kind: 'notPosted', error: err as Error, run: claim?.run };
   }
+  if (context && context !== 'secretUnavailable' && context.throttled) return { kind: 'throttled', throttle: context.throttled };
   if (claim && context && context !== 'secretUnavailable' && !context.fresh) return { kind: 'claimed', claim, url: context.endpoint.url };
   const reason = skipReason(context);
   if (reason) return skip(deps, input, reason, claim);
+  const { token } = context as DeliveryContext;
+  if (token && Date.now() >= token.second * 1000 + RATE_LIMIT_POST_BY_MS) return late(deps, claim, token.rateLimit);
   return { kind: 'posted', outcome: await postAndRecord(deps, input, context as DeliveryContext & { body: string }) };
+}
+
+/**
+ * The rate token came back too late in its second for the post to arrive within it. Nothing is posted and the
+ * token is let go (it stays counted, so the limit only errs low): the claim goes back, as a skip's does, and the
+ * attempt asks for a token again at once. The run is named, so a claim that could not be given back does not
+ * stop the next try.
+ */
+async function late(deps: AttemptDeps, claim: AttemptClaim | undefined, rateLimit: number | null): Promise<AttemptRun> {
+  if (claim) await withinDeadline(releaseClaim(deps.pool, claim), 'releasing the claim').catch(() => undefined);
+  return { kind: 'throttled', throttle: { untilMs: Date.now(), reservedSecond: null, rateLimit }, run: claim?.run };
 }
 
 /**
@@ -66,6 +89,7 @@ async function postAndRecord(deps: AttemptDeps, input: SignAndPostInput, context
     error: result.error,
     durationMs: result.durationMs,
     url: context.endpoint.url,
+    ...(result.retryAfterMs === undefined ? {} : { retryAfterMs: result.retryAfterMs }),
   };
   try {
     const stored = await recordInline(deps.pool, record);

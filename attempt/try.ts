@@ -1,5 +1,5 @@
 import type { AttemptOutcome, SignAndPostInput } from '../core/delivery-contract';
-import { SIGN_AND_POST_MARGIN_MS } from '../core/delivery-policy';
+import { SIGN_AND_POST_MARGIN_MS, THROTTLE_WAKE_MARGIN_MS } from '../core/delivery-policy';
 import { adoptEarlyRecord } from './adopt';
 import type { AttemptDeps } from './deps';
 import type { EarlyAttemptSource } from './early';
@@ -34,6 +34,12 @@ export async function workflowTry(deps: TryDeps, input: SignAndPostInput): Promi
       return run.outcome;
     case 'skipped':
       return { kind: 'skipped', reason: run.reason };
+    case 'throttled': {
+      // The wait is measured here, on the clock that just compared with the database's, and lands in history.
+      const { untilMs, reservedSecond, rateLimit } = run.throttle;
+      const waitMs = Math.max(1, Math.ceil(untilMs - Date.now()) + THROTTLE_WAKE_MARGIN_MS);
+      return { kind: 'throttled', untilMs, waitMs, reservedSecond, rateLimit, ...(run.run ? { notPostedRun: run.run } : {}) };
+    }
     case 'notPosted':
       throw databaseUnavailable(run.error, run.run);
     case 'claimed': {

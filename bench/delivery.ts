@@ -5,7 +5,7 @@
  *   engine-*     publish -> deliverEvent -> check, sign, POST, record, one endpoint per event, per variant;
  * each as `*-load` (BENCH_CONCURRENCY in flight: deliveries/s) and `*-idle` (one at a time: latency). These
  * steady phases run BENCH_REPS times, interleaved, each a warm-up then a measured window, and are reported as
- * medians with their spread. Then the scenarios, once each: publish-api, fan-out, slow-receiver, backlog.
+ * medians with their spread. Then the scenarios, once each: publish-api, fan-out, slow-receiver, backlog, rate-limit.
  * Knobs: bench/bench-config.ts. Results: bench/results/<date>.json (plot: bench/plot.ts). With `--cluster`, the full Temporal server on
  * PostgreSQL (bench/cluster.ts) instead of the dev server, on fresh databases too (its CPU and persistence
  * requests are not metered there).
@@ -31,6 +31,7 @@ import { backlogScenario } from './scenarios/backlog';
 import { fanOutScenario } from './scenarios/fan-out';
 import { orderingScenario } from './scenarios/ordering';
 import { publishApiScenario } from './scenarios/publish-api';
+import { rateLimitScenario } from './scenarios/rate-limit';
 import { slowReceiverScenario } from './scenarios/slow-receiver';
 import { aggregate } from './stats';
 import { VARIANTS } from './variants';
@@ -115,6 +116,7 @@ async function main(): Promise<void> {
     await scenario('slow-receiver', () => slowReceiverScenario(ctx, settings.phaseMs, settings.slowRate, scenarioVariant));
     await scenario('backlog', () => backlogScenario(ctx, settings.backlogEvents, C, scenarioVariant));
     await scenario('ordering', () => orderingScenario(ctx, scenarioVariant));
+    await scenario('rate-limit', () => rateLimitScenario(ctx, scenarioVariant));
 
     const result = {
       startedAt: startedAt.toISOString(),

@@ -144,6 +144,11 @@ export interface SignAndPostInput extends AttemptIdentity {
    * claim may be an execution whose outcome was lost with its workflow task, and may have posted.
    */
   notPostedRuns?: string[];
+  /**
+   * The second (Unix seconds) whose rate token this attempt reserved when it was last throttled: it posts on
+   * that token if the clock is still in that second, else it asks for a token again.
+   */
+  reservedSecond?: number;
 }
 
 /** What one POST ended with (infra/http-client.ts); every value fits in history (RESPONSE_BODY_CHARS). */
@@ -155,6 +160,11 @@ export interface AttemptResult {
   error: DeliveryError | null;
   durationMs: number;
   succeeded: boolean;
+  /**
+   * A 429 or 503 answer's Retry-After, as a delay from the answer in ms (capped at RETRY_AFTER_MAX_MS): the
+   * endpoint is posted to by nobody before then, and this delivery's next attempt waits at least as long.
+   */
+  retryAfterMs?: number;
 }
 
 /** The stored attempt (table delivery_attempts): its identity and its result. */
@@ -181,9 +191,27 @@ export type SkipReason =
   // unsigned or badly signed is never an option, and retrying will not fix it
   | 'secret_unavailable';
 
+/**
+ * Nothing was posted and nothing claimed: the endpoint's rate limit (or a Retry-After it answered) holds this
+ * attempt back. It is not an attempt: the workflow waits `waitMs` on a durable timer, then tries the same
+ * attempt again carrying `reservedSecond`, the token it holds for then.
+ */
+export interface Throttled {
+  kind: 'throttled';
+  /** When to try again, Unix ms on the database's clock (for the timer's summary). */
+  untilMs: number;
+  waitMs: number;
+  reservedSecond: number | null;
+  /** The endpoint's limit per second; null when only its Retry-After holds the attempt back. */
+  rateLimit: number | null;
+  /** A local try that had claimed the attempt before finding its token too late: it posted nothing. */
+  notPostedRun?: string;
+}
+
 export type AttemptOutcome =
   | { kind: 'skipped'; reason: SkipReason }
-  | (Pick<AttemptResult, 'statusCode' | 'error' | 'durationMs'> &
+  | Throttled
+  | (Pick<AttemptResult, 'statusCode' | 'error' | 'durationMs' | 'retryAfterMs'> &
       RecordResult & {
         kind: 'attempted';
         url: string;

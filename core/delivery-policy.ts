@@ -174,3 +174,26 @@ export const PARCEL_LANE_RELEASE = {
   startToCloseTimeout: '15s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 5 },
 } as const;
+
+/**
+ * Retry-After (on a 429 or 503 answer) is honoured up to this far ahead: an endpoint asking for more is posted to
+ * again after 6 hours all the same, so a typo on its side cannot park its deliveries for days.
+ */
+export const RETRY_AFTER_MAX_MS = 6 * 3_600_000;
+
+/**
+ * A rate-limited endpoint's tokens of the current second are handed out only this far into the second; past it,
+ * the attempt reserves a token of the next one. A limit is judged by arrivals per clock second, so a post must
+ * reach the receiver within the second its token counts in.
+ */
+export const RATE_LIMIT_USABLE_MS = 500;
+
+/**
+ * ...and an attempt holding a token posts only until this far into the token's second (its read may have been
+ * slow to come back); later it posts nothing, gives its claim back and asks again. The rest of the second is left
+ * for the request to travel.
+ */
+export const RATE_LIMIT_POST_BY_MS = 700;
+
+/** A throttled attempt's timer is set this long past the second it waits for, so it never wakes just before it. */
+export const THROTTLE_WAKE_MARGIN_MS = 5;

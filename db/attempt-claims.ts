@@ -50,15 +50,44 @@ export interface EndpointForDeliveryRow {
   event_body: string | null;
   /** False when a claim was asked for and another run holds the attempt (or it is recorded): it must not post. */
   fresh: boolean;
+  /** The endpoint's limit (deliveries per clock second); null when it has none. */
+  rate_limit: number | null;
+  /** Set when the attempt may not post yet (rate limit or Retry-After): when to ask again, Unix ms. */
+  throttled_until_ms: number | null;
+  /** The second (Unix seconds) whose token the throttled attempt holds; null when it holds none. */
+  reserved_second: number | null;
+  /** The second (Unix seconds) whose token this attempt may post on now; null when it needs none. */
+  granted_second: number | null;
 }
 
-// The claim ($3 attempt id, $6 run, $4 try, $7 runs whose claim may be taken) rides in the endpoint's read.
+/** Asked by an attempt that must take a token before posting (every attempt; not a read of the endpoint alone). */
+export interface RateTokenRequest {
+  /** false: a token of the current second or nothing, no reservation (the dispatcher's early attempt). */
+  reserve: boolean;
+  /** The second this attempt reserved when it was last throttled. */
+  reservedSecond?: number;
+  /** How far into a second its tokens are handed out (core/delivery-policy.ts RATE_LIMIT_USABLE_MS). */
+  usableMs: number;
+}
+
+// The claim ($3 attempt id, $6 run, $4 try, $7 runs whose claim may be taken) rides in the endpoint's read, and so
+// does the rate token ($8 reserve, $9 reserved second, $10 usable ms): asked only of an endpoint that has a limit
+// or a Retry-After pending, so the others pay nothing for it. A throttled attempt claims nothing.
 const LOAD_ATTEMPT_CONTEXT = preparedStatement(
   'endpoints_load_attempt_context',
   `WITH relaxed AS (
        SELECT set_config('synchronous_commit', 'off', true) WHERE $3::text IS NOT NULL
+     ), token AS (
+       SELECT t.wait_until_ms, t.reserved_second, t.granted_second
+         FROM webhook_endpoints e,
+              LATERAL take_rate_token(e.id, e.rate_limit, e.not_before, $9::bigint, $8::boolean, $10::integer) t
+        WHERE e.id = $1 AND $8::boolean IS NOT NULL AND (e.rate_limit IS NOT NULL OR e.not_before > now())
+          AND e.disabled_at IS NULL AND e.deleted_at IS NULL
+          -- no token for an attempt another run holds (a try adopting an early run's post)
+          AND NOT EXISTS (SELECT 1 FROM attempt_claims c WHERE c.attempt_id = $3::text AND NOT COALESCE(c.run = ANY ($7::text[]), false))
      ), claimed AS (
-       INSERT INTO attempt_claims (attempt_id, run, try) SELECT $3::text, $6::text, $4::integer WHERE $3::text IS NOT NULL
+       INSERT INTO attempt_claims (attempt_id, run, try) SELECT $3::text, $6::text, $4::integer
+        WHERE $3::text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM token WHERE wait_until_ms IS NOT NULL)
        ON CONFLICT (attempt_id) DO UPDATE SET run = EXCLUDED.run, try = EXCLUDED.try, claimed_at = now()
         WHERE attempt_claims.run = ANY ($7::text[])
        RETURNING 1
@@ -72,7 +101,10 @@ const LOAD_ATTEMPT_CONTEXT = preparedStatement(
             (SELECT body FROM events WHERE id = $2::text) AS event_body,
             $3::text IS NULL
               OR (EXISTS (SELECT 1 FROM claimed) AND NOT EXISTS (SELECT 1 FROM delivery_attempts WHERE id = $3::text)) AS fresh,
-            e.local_certificate,
+            e.local_certificate, e.rate_limit,
+            (SELECT wait_until_ms FROM token) AS throttled_until_ms,
+            (SELECT reserved_second FROM token) AS reserved_second,
+            (SELECT granted_second FROM token) AS granted_second,
             (SELECT status FROM deliveries
               WHERE id = COALESCE($5::text, (SELECT id FROM deliveries
                                               WHERE event_id = $2::text AND endpoint_id = $1 AND trigger = 'automatic'))
@@ -83,8 +115,9 @@ const LOAD_ATTEMPT_CONTEXT = preparedStatement(
 
 /**
  * The endpoint, the event's stored body and the delivery's status in one round trip, claiming the attempt in the
- * same statement when a claim is given (a local attempt then pays one row write, not one more query). Not scoped
- * by account: the caller holds an endpoint id from the event's fan-out snapshot.
+ * same statement when a claim is given (a local attempt then pays one row write, not one more query), and taking
+ * the endpoint's rate token when `token` is given (take_rate_token, in the endpoint-rate-limits migration). Not
+ * scoped by account: the caller holds an endpoint id from the event's fan-out snapshot.
  *
  * The claim's commit does not wait for the WAL flush (measured: 0.5 ms instead of 4-7 ms at p50, before every
  * post): a claim is lost only if Postgres itself crashes within ~0.6 s of writing it while the worker also dies
@@ -95,7 +128,7 @@ export async function loadAttemptContext(
   pool: Pool,
   endpointId: string,
   eventId: string | null,
-  options: { claim?: AttemptClaim; deliveryId?: string } = {},
+  options: { claim?: AttemptClaim; deliveryId?: string; token?: RateTokenRequest } = {},
 ): Promise<EndpointForDeliveryRow | undefined> {
   const { rows } = await pool.query<EndpointForDeliveryRow>({
     ...LOAD_ATTEMPT_CONTEXT,
@@ -107,6 +140,9 @@ export async function loadAttemptContext(
       options.deliveryId ?? null,
       options.claim?.run ?? null,
       options.claim?.notPostedRuns ?? [],
+      options.token?.reserve ?? null,
+      options.token?.reservedSecond ?? null,
+      options.token?.usableMs ?? null,
     ],
   });
   return rows[0];

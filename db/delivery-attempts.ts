@@ -31,6 +31,10 @@ const INSERT_ATTEMPT = preparedStatement(
        UPDATE webhook_endpoints SET abandoned_streak = 0, status = 'enabled'
         WHERE id = $2 AND $12::boolean AND (abandoned_streak > 0 OR status = 'failing')
         RETURNING id
+     ), paused AS (
+       -- A Retry-After answer (never a success, so never the row reset updates): nobody posts before it.
+       UPDATE webhook_endpoints SET not_before = GREATEST(not_before, now() + $15::float8 * interval '1 millisecond')
+        WHERE id = $2 AND $15::float8 IS NOT NULL AND NOT $12::boolean AND EXISTS (SELECT 1 FROM inserted)
      )
      SELECT COALESCE(
               (SELECT succeeded FROM inserted),
@@ -42,7 +46,7 @@ const INSERT_ATTEMPT = preparedStatement(
 /**
  * One round trip: the attempt row (idempotent on delivery and attempt, so the first writer wins), its delivery's
  * progress (status, attempts, last status code and time) and, on success, the reset of the endpoint's failing
- * mark. The reset only touches a row that has something to reset, so the common success costs no extra write;
+ * mark; an answer with Retry-After sets the endpoint's not_before (every attempt to it waits until then). The reset only touches a row that has something to reset, so the common success costs no extra write;
  * it is here, not in db/endpoints.ts, because a second statement would be a second round trip on every delivery.
  */
 export async function insertAttempt(pool: Pool, record: AttemptRecord): Promise<RecordResult> {
@@ -63,6 +67,7 @@ export async function insertAttempt(pool: Pool, record: AttemptRecord): Promise<
       record.succeeded,
       record.deliveryId,
       record.finalAttempt,
+      record.retryAfterMs ?? null,
     ],
   });
   const row = rows[0];

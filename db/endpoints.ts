@@ -16,6 +16,8 @@ export interface EndpointRow {
   /** Registered by `listen` for its session (local_certificate set). */
   local: boolean;
   ordering: EndpointOrdering;
+  /** Deliveries per clock second at most; null: no limit. */
+  rate_limit: number | null;
   created_at: Date;
 }
 
@@ -30,7 +32,7 @@ export interface EndpointScope {
 
 // Never the secret columns: the API shows a secret only in the response that created it.
 const PUBLIC_COLUMNS = `id, account_id, livemode, url, events, description, status, ordering, created_at,
-  disabled_at IS NOT NULL AS disabled, local_certificate IS NOT NULL AS local`;
+  disabled_at IS NOT NULL AS disabled, local_certificate IS NOT NULL AS local, rate_limit`;
 
 /** A new endpoint's row: `certificate` only for a listen session's endpoint (pinned, loopback). */
 export interface NewEndpoint extends EndpointScope {
@@ -41,6 +43,8 @@ export interface NewEndpoint extends EndpointScope {
   sealedSecret: string;
   certificate?: string;
   ordering?: EndpointOrdering;
+  /** Deliveries per clock second at most; null: no limit. */
+  rateLimit?: number | null;
 }
 
 /**
@@ -52,12 +56,24 @@ export async function insertEndpoint(pool: Pool, row: NewEndpoint, limit: number
   return withTransaction(pool, async (tx) => {
     await lockAccountBudget(tx, 'webhook_endpoints', row.accountId, row.livemode);
     const { rows } = await tx.query<EndpointRow>(
-      `INSERT INTO webhook_endpoints (id, account_id, livemode, url, events, description, secret, local_certificate, ordering)
-       SELECT $1, $2, $3, $4, $5, $6, $7, $8, $10
+      `INSERT INTO webhook_endpoints (id, account_id, livemode, url, events, description, secret, local_certificate, ordering, rate_limit)
+       SELECT $1, $2, $3, $4, $5, $6, $7, $8, $10, $11
         WHERE (SELECT count(*) FROM webhook_endpoints
                 WHERE account_id = $2 AND livemode = $3 AND deleted_at IS NULL) < $9
        RETURNING ${PUBLIC_COLUMNS}`,
-      [row.id, row.accountId, row.livemode, row.url, row.events, row.description, row.sealedSecret, row.certificate ?? null, limit, row.ordering ?? 'none'],
+      [
+        row.id,
+        row.accountId,
+        row.livemode,
+        row.url,
+        row.events,
+        row.description,
+        row.sealedSecret,
+        row.certificate ?? null,
+        limit,
+        row.ordering ?? 'none',
+        row.rateLimit ?? null,
+      ],
     );
     return rows[0];
   });
@@ -113,6 +129,8 @@ export interface EndpointChange {
   description?: string | null;
   disabled?: boolean;
   ordering?: EndpointOrdering;
+  /** Deliveries per second; null removes the limit. */
+  rateLimit?: number | null;
 }
 
 /**
@@ -135,7 +153,8 @@ export async function updateEndpoint(
               disabled_at = CASE WHEN $8::boolean IS NULL THEN disabled_at
                                  WHEN $8::boolean THEN COALESCE(disabled_at, now()) END,
               local_certificate = CASE WHEN $4::text IS NOT NULL AND $4::text <> url THEN NULL ELSE local_certificate END,
-              ordering = COALESCE($9, ordering)
+              ordering = COALESCE($9, ordering),
+              rate_limit = CASE WHEN $10::boolean THEN $11::integer ELSE rate_limit END
         WHERE id = $1 AND account_id = $2 AND livemode = $3 AND deleted_at IS NULL
         RETURNING ${PUBLIC_COLUMNS}
      ), stopped AS (
@@ -153,6 +172,8 @@ export async function updateEndpoint(
       change.description ?? null,
       change.disabled ?? null,
       change.ordering ?? null,
+      change.rateLimit !== undefined,
+      change.rateLimit ?? null,
     ],
   );
   return rows[0];

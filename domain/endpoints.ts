@@ -43,6 +43,9 @@ export const EndpointRecord = Type.Object({
   }),
   livemode: Type.Boolean(),
   ordering: Type.Union([Type.Literal('none'), Type.Literal('parcel')], { description: ORDERING_DESCRIPTION }),
+  rate_limit: Type.Union([Type.Integer({ minimum: 1, maximum: 1000 }), Type.Null()], {
+    description: 'Deliveries per clock second at most (1 to 1000), across all workers; null: no limit.',
+  }),
   created: Type.Integer({ description: 'Unix seconds.' }),
 });
 export type EndpointRecord = Static<typeof EndpointRecord>;
@@ -71,6 +74,7 @@ export function toEndpointRecord(row: EndpointRow): EndpointRecord {
     status: row.disabled ? 'disabled' : row.status,
     livemode: row.livemode,
     ordering: row.ordering,
+    rate_limit: row.rate_limit,
     created: unixSeconds(row.created_at),
   };
 }
@@ -122,11 +126,30 @@ export function validateOrdering(ordering: string | undefined): EndpointOrdering
   return ordering as EndpointOrdering;
 }
 
+/** An endpoint's rate limit: deliveries per clock second, whole, within these bounds; null for none. */
+export const RATE_LIMIT_MIN = 1;
+export const RATE_LIMIT_MAX = 1000;
+
+/** Checked here as well as by the API's schema: the page and the CLI come through here too. */
+export function validateRateLimit(rateLimit: unknown): number | null {
+  if (rateLimit === null) return null;
+  if (typeof rateLimit !== 'number' || !Number.isInteger(rateLimit) || rateLimit < RATE_LIMIT_MIN || rateLimit > RATE_LIMIT_MAX) {
+    throw new ApiError(
+      'parameter_invalid',
+      `The rate limit is a whole number of deliveries per second from ${RATE_LIMIT_MIN} to ${RATE_LIMIT_MAX}, or null for none.`,
+      { param: 'rate_limit' },
+    );
+  }
+  return rateLimit;
+}
+
 export interface RegisterInput {
   url: string;
   events?: string[];
   description?: string;
   ordering?: string;
+  /** Deliveries per second; absent or null: no limit. */
+  rate_limit?: number | null;
 }
 
 /**
@@ -158,6 +181,7 @@ export async function registerEndpoint(
   const events = validateEventTypes(input.events ?? []);
   const description = validateDescription(input.description);
   const ordering = validateOrdering(input.ordering);
+  const rateLimit = validateRateLimit(input.rate_limit ?? null);
   const url = await checkWebhookUrl(input.url, {
     allowPrivateTargets: deps.config.webhook.allowPrivateTargets,
     lookup: deps.lookup,
@@ -166,7 +190,7 @@ export async function registerEndpoint(
   const id = newId('endpoint');
   const row = await endpoints.insertEndpoint(
     deps.pool,
-    { ...scope, id, url: url.href, events, description, sealedSecret: seal(deps, secret, id), ordering },
+    { ...scope, id, url: url.href, events, description, sealedSecret: seal(deps, secret, id), ordering, rateLimit },
     MAX_ENDPOINTS_PER_MODE,
   );
   if (!row) throw endpointLimitReached();
@@ -232,6 +256,8 @@ export interface UpdateInput {
   description?: string | null;
   disabled?: boolean;
   ordering?: string;
+  /** null removes the limit. */
+  rate_limit?: number | null;
 }
 
 /**
@@ -248,6 +274,7 @@ export async function updateEndpoint(
   const change: endpoints.EndpointChange = { disabled: input.disabled, ordering: validateOrdering(input.ordering) };
   if (input.events !== undefined) change.events = validateEventTypes(input.events);
   if (input.description !== undefined) change.description = validateDescription(input.description);
+  if (input.rate_limit !== undefined) change.rateLimit = validateRateLimit(input.rate_limit);
   if (input.url !== undefined) {
     const url = await checkWebhookUrl(input.url, { allowPrivateTargets: deps.config.webhook.allowPrivateTargets, lookup: deps.lookup });
     change.url = url.href;

@@ -5,6 +5,7 @@ import { Agent } from 'undici';
 import type { Config } from './config';
 import type { AttemptResult, DeliveryError } from '../core/delivery-contract';
 import { RESPONSE_BODY_CHARS, RESPONSE_BODY_MAX_BYTES } from '../core/delivery-policy';
+import { honoursRetryAfter, parseRetryAfter } from '../core/retry-after';
 import { guardedLookup, isPublicAddress } from './ssrf';
 
 /**
@@ -104,7 +105,7 @@ function localAgent(certificate: string): Agent {
 
 /**
  * One POST, never retried and never redirected. Success is a 2xx within timeoutMs (spec 3.1); the whole
- * exchange, body prefix included, is bounded by the same deadline.
+ * exchange, body prefix included, is bounded by the same deadline. A 429 or 503 brings its Retry-After along.
  */
 export async function postWebhook(
   agent: Agent,
@@ -152,6 +153,8 @@ export async function postWebhook(
       signal: AbortSignal.timeout(request.timeoutMs),
     });
     const statusCode = response.statusCode;
+    // Read as the answer arrives: an HTTP date is a time, and the delay counts from the answer.
+    const retryAfterMs = honoursRetryAfter(statusCode) ? parseRetryAfter(response.headers['retry-after'], Date.now()) : undefined;
     const responseBody = await readPrefix(response.body);
     const redirect = statusCode >= 300 && statusCode < 400;
     return {
@@ -160,6 +163,7 @@ export async function postWebhook(
       error: redirect ? 'redirect' : null,
       durationMs: elapsed(),
       succeeded: statusCode >= 200 && statusCode < 300,
+      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
     };
   } catch (err) {
     return fail(classifyError(err));

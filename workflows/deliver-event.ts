@@ -22,6 +22,7 @@ import {
   type DeliveryActivities,
   type LadderResult,
   type SignAndPostInput,
+  type Throttled,
 } from '../core/delivery-contract';
 import {
   DB_UNAVAILABLE_INITIAL_BACKOFF_MS,
@@ -81,6 +82,12 @@ function notPostedSummary(err: unknown, attempt: number, backoffMs: number): str
   return `${why}: retry attempt ${attempt} in ${formatDuration(backoffMs)}`;
 }
 
+/** The throttle timer's summary: which attempt waits, for what, and until when (UTC, to the second). */
+function throttledSummary(throttled: Throttled, label: string): string {
+  const why = throttled.rateLimit === null ? 'its Retry-After' : `its rate limit (${throttled.rateLimit}/s)`;
+  return `throttled: ${label} waits for ${why} until ${new Date(throttled.untilMs).toISOString().slice(11, 19)}`;
+}
+
 /** The execution a local try's not-posted failure names (its details); undefined for a regular activity's. */
 function runOf(err: unknown): string | undefined {
   const failure = attemptFailure(err);
@@ -109,11 +116,21 @@ async function recordLostAttempt(input: SignAndPostInput, err: unknown, activity
   return { kind: 'attempted', ...stored, recovered, statusCode: null, error: record.error, durationMs: activityTimeoutMs, url: '', recorded: true };
 }
 
+type Decided = Exclude<AttemptOutcome, Throttled>;
+
 /**
  * One attempt, whatever our own database does: retried until it was either posted or skipped. While the
- * database is down, one ladder of the event probes and the rest wait at the gate.
+ * database is down, one ladder of the event probes and the rest wait at the gate. An attempt throttled by its
+ * endpoint's rate limit or Retry-After waits on a timer (holding no slot and no claim) and is tried again with
+ * the token it reserved; that wait is not an attempt.
  */
-async function attemptOnce(input: SignAndPostInput, kind: AttemptKind, summary: string, gate: DatabaseGate): Promise<AttemptOutcome> {
+async function attemptOnce(
+  input: SignAndPostInput,
+  kind: AttemptKind,
+  labels: { summary: string; throttle: string },
+  gate: DatabaseGate,
+): Promise<Decided> {
+  const { summary } = labels;
   const activityTimeoutMs = input.timeoutMs + SIGN_AND_POST_MARGIN_MS;
   const ladder = input.endpointId;
   let backoffMs = DB_UNAVAILABLE_INITIAL_BACKOFF_MS;
@@ -132,6 +149,12 @@ async function attemptOnce(input: SignAndPostInput, kind: AttemptKind, summary: 
             ? await signAndPostLocally.executeWithOptions(options, [{ ...input, claimTry: tries++, notPostedRuns: [...notPostedRuns] }])
             : await signAndPost.executeWithOptions(options, [input]);
         gate.release(ladder);
+        if (outcome.kind === 'throttled') {
+          if (outcome.notPostedRun !== undefined) notPostedRuns.push(outcome.notPostedRun);
+          await sleep(outcome.waitMs, { summary: throttledSummary(outcome, labels.throttle) });
+          input = { ...input, reservedSecond: outcome.reservedSecond ?? undefined };
+          continue;
+        }
         if (outcome.kind === 'attempted' && !outcome.recorded && outcome.record) {
           const stored = await recordAttempt(outcome.record);
           // An early run keeps writing its record too (attempt/early.ts) and may have written first, clearing the
@@ -174,7 +197,8 @@ async function runLadder(input: DeliverEventInput, endpointId: string, gate: Dat
     const drawn = attemptIdFromUuid(uuid4());
     const attemptId = (n === 1 ? input.firstAttemptIds?.[endpointId] : undefined) ?? drawn;
     const request = attemptInput(input, endpointId, n, attemptId);
-    const outcome = await attemptOnce(request, input.attemptKind, attemptSummary(n, total, url ?? endpointId), gate);
+    const labels = { summary: attemptSummary(n, total, url ?? endpointId), throttle: `attempt ${n}/${total} to ${endpointId}` };
+    const outcome = await attemptOnce(request, input.attemptKind, labels, gate);
     if (outcome.kind === 'skipped') return { endpointId, outcome: 'skipped', attempts: n - 1, reason: outcome.reason };
     url = outcome.url || url;
     if (outcome.succeeded) {
@@ -190,7 +214,10 @@ async function runLadder(input: DeliverEventInput, endpointId: string, gate: Dat
     }
     const delay = input.retryDelaysMs[n - 1];
     if (delay !== undefined) {
-      await sleep(delay, { summary: `retry ${n + 1}/${total} of ${endpointId} in ${formatDuration(delay)}` });
+      // An answer's Retry-After may ask for longer than the ladder; never for less.
+      const wait = Math.max(delay, outcome.retryAfterMs ?? 0);
+      const why = wait > delay ? ' (Retry-After)' : '';
+      await sleep(wait, { summary: `retry ${n + 1}/${total} of ${endpointId} in ${formatDuration(wait)}${why}` });
     }
   }
   await notifySupervisor({

@@ -7,6 +7,8 @@ import {
   EndpointWithSecret,
   MAX_ROTATION_GRACE_SECONDS,
   ORDERING_DESCRIPTION,
+  RATE_LIMIT_MAX,
+  RATE_LIMIT_MIN,
   deleteEndpoint,
   getEndpoint,
   listEndpoints,
@@ -30,6 +32,8 @@ const EndpointParams = Type.Object({ id: Type.String({ description: 'Webhook end
 const DEFAULT_LIMIT = 10;
 
 const Ordering = Type.Union([Type.Literal('none'), Type.Literal('parcel')], { description: ORDERING_DESCRIPTION });
+const RateLimit = (description: string) =>
+  Type.Union([Type.Integer({ minimum: RATE_LIMIT_MIN, maximum: RATE_LIMIT_MAX }), Type.Null()], { description });
 
 const RegisterBody = Type.Object(
   {
@@ -43,6 +47,9 @@ const RegisterBody = Type.Object(
       Type.String({ maxLength: DESCRIPTION_MAX_LENGTH, description: `Optional label, at most ${DESCRIPTION_MAX_LENGTH} characters.` }),
     ),
     ordering: Type.Optional(Ordering),
+    rate_limit: Type.Optional(
+      RateLimit(`Deliveries per clock second at most, ${RATE_LIMIT_MIN} to ${RATE_LIMIT_MAX}, across all workers. Omitted or null: no limit.`),
+    ),
   },
   { additionalProperties: false },
 );
@@ -86,6 +93,7 @@ const UpdateBody = Type.Object(
       Type.Boolean({ description: 'true: receives nothing and its pending retries stop. false: enabled again, nothing replayed.' }),
     ),
     ordering: Type.Optional(Ordering),
+    rate_limit: Type.Optional(RateLimit(`Deliveries per clock second at most, ${RATE_LIMIT_MIN} to ${RATE_LIMIT_MAX}; null removes the limit.`)),
   },
   { additionalProperties: false },
 );

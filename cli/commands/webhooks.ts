@@ -12,57 +12,82 @@ function unixSeconds(raw: string, name: string): number {
   return Math.floor(ms / 1000);
 }
 
-function describeEndpoint(endpoint: EndpointRecord): string {
-  return `${endpoint.id}  ${endpoint.url}  ${endpoint.status}  ordering ${endpoint.ordering}`;
+/** `--rate-limit`: a whole number, or `none` to remove the limit; anything else is left for the domain to refuse. */
+function rateLimitOption(raw: string): number | null {
+  if (raw === 'none') return null;
+  return /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
 }
 
-/** `webhooks create|update`: registering and changing an endpoint as the API does (its checks, its errors). */
-function registerEndpointCommands(webhooks: Command, ctx: CliContext): void {
-  const deps = () => ({ pool: ctx.pool, config: ctx.config });
-  webhooks
-    .command('create')
-    .description('Register a webhook endpoint; its signing secret is printed once')
-    .argument('<url>')
-    .requiredOption('--account <id>', 'the merchant account (acct_...)')
-    .requiredOption('--mode <mode>', 'test or live')
-    .option('--events <kinds>', `comma-separated event kinds (default every kind): ${EVENT_TYPES.join(', ')}`)
-    .option('--description <text>', 'a label')
-    .option('--ordering <ordering>', "none (default) or parcel: a parcel's events one at a time, in sequence order")
-    .option('--json', 'print one JSON document')
-    .action(async (url: string, options: { account: string; mode: string; events?: string; description?: string; ordering?: string }, command: Command) => {
-      const events = options.events?.split(',').map((kind) => kind.trim()).filter(Boolean);
-      const created = await registerEndpoint(deps(), merchantScope(options), {
-        url,
-        events,
-        description: options.description,
-        ordering: options.ordering,
-      });
-      print(command, created, () => `${describeEndpoint(created)}\nsecret ${created.secret} (shown once)`);
-    });
+function eventsOption(raw: string | undefined): string[] | undefined {
+  return raw === undefined ? undefined : raw.split(',').map((kind) => kind.trim()).filter((kind) => kind !== '');
+}
 
-  webhooks
-    .command('update')
-    .description('Change a webhook endpoint')
-    .argument('<we_id>')
-    .requiredOption('--account <id>', 'the merchant account (acct_...)')
-    .requiredOption('--mode <mode>', 'test or live')
-    .option('--url <url>', 'a new https URL')
-    .option('--ordering <ordering>', 'none or parcel')
-    .option('--json', 'print one JSON document')
-    .action(async (id: string, options: { account: string; mode: string; url?: string; ordering?: string }, command: Command) => {
-      const updated = await updateEndpoint(deps(), merchantScope(options), id, { url: options.url, ordering: options.ordering });
-      print(command, updated, () => describeEndpoint(updated));
-    });
+function describeEndpoint(endpoint: EndpointRecord): string {
+  const limit = endpoint.rate_limit === null ? 'no rate limit' : `rate limit ${endpoint.rate_limit}/s`;
+  return `${endpoint.id}  ${endpoint.status}  ${endpoint.url}  (${limit}, ordering ${endpoint.ordering})`;
+}
+
+interface EndpointOptions {
+  account: string;
+  mode: string;
+  url?: string;
+  events?: string;
+  description?: string;
+  rateLimit?: string;
+  ordering?: string;
 }
 
 /** `webhooks create|update|recover|test`: operators acting for a merchant, through the same functions as the API. */
 export function registerWebhooks(program: Command, ctx: CliContext): void {
-  const webhooks = program
-    .command('webhooks')
-    .description("Register or change an endpoint, recover its missed events, send it a test event");
+  const webhooks = program.command('webhooks').description("Register or change an endpoint, recover its missed events, send it a test event");
   // Stored only, like a publish: a worker's dispatcher starts the deliveries, so no Temporal connection.
   const deps = () => ({ pool: ctx.pool, config: ctx.config });
-  registerEndpointCommands(webhooks, ctx);
+
+  webhooks
+    .command('create')
+    .description('Register a webhook endpoint; its signing secret is shown once')
+    .argument('[url]', 'https URL that receives the events (or --url)')
+    .requiredOption('--account <id>', 'the merchant account (acct_...)')
+    .requiredOption('--mode <mode>', 'test or live')
+    .option('--url <url>', 'https URL that receives the events')
+    .option('--events <kinds>', `comma-separated event kinds (default every kind): ${EVENT_TYPES.join(', ')}`)
+    .option('--description <text>', 'a label')
+    .option('--rate-limit <n>', 'at most n deliveries per second, 1 to 1000 (default no limit)')
+    .option('--ordering <ordering>', "none (default) or parcel: a parcel's events one at a time, in sequence order")
+    .option('--json', 'print one JSON document')
+    .action(async (url: string | undefined, options: EndpointOptions, command: Command) => {
+      const endpoint = await registerEndpoint(deps(), merchantScope(options), {
+        url: url ?? options.url ?? '',
+        events: eventsOption(options.events),
+        description: options.description,
+        rate_limit: options.rateLimit === undefined ? undefined : rateLimitOption(options.rateLimit),
+        ordering: options.ordering,
+      });
+      print(command, endpoint, () => `${describeEndpoint(endpoint)}\nsigning secret (shown once): ${endpoint.secret}`);
+    });
+
+  webhooks
+    .command('update')
+    .description('Change a webhook endpoint; options left out stay as they are')
+    .argument('<we_id>')
+    .requiredOption('--account <id>', 'the merchant account (acct_...)')
+    .requiredOption('--mode <mode>', 'test or live')
+    .option('--url <url>', 'new https URL')
+    .option('--events <kinds>', 'comma-separated event kinds; empty: every kind')
+    .option('--description <text>', 'a label')
+    .option('--rate-limit <n>', 'at most n deliveries per second, 1 to 1000; none removes the limit')
+    .option('--ordering <ordering>', 'none or parcel')
+    .option('--json', 'print one JSON document')
+    .action(async (id: string, options: EndpointOptions, command: Command) => {
+      const endpoint = await updateEndpoint(deps(), merchantScope(options), id, {
+        url: options.url,
+        events: eventsOption(options.events),
+        description: options.description,
+        rate_limit: options.rateLimit === undefined ? undefined : rateLimitOption(options.rateLimit),
+        ordering: options.ordering,
+      });
+      print(command, endpoint, () => describeEndpoint(endpoint));
+    });
 
   webhooks
     .command('recover')

@@ -35,16 +35,24 @@ export function scopeOf(ctx: PageContext) {
   return { accountId: ctx.account.id, livemode: ctx.mode === 'live' };
 }
 
+/** The rate limit field: empty is no limit; anything but digits is passed on as NaN for the domain to refuse. */
+function rateLimitOf(raw: string): number | null {
+  const value = raw.trim();
+  if (value === '') return null;
+  return /^\d+$/.test(value) ? Number(value) : Number.NaN;
+}
+
 /** What the endpoint form sent, as the domain takes it: no box ticked is every kind, an empty field is none. */
 export function endpointInput(body: FormBody): {
   values: EndpointFormValues;
-  input: { url: string; events?: string[]; description?: string; ordering: string };
+  input: { url: string; events?: string[]; description?: string; ordering: string; rate_limit: number | null };
 } {
   const values = {
     url: text(body, 'url').trim(),
     description: text(body, 'description'),
     events: list(body, 'events'),
     ordered: list(body, 'ordering').includes('parcel'),
+    rateLimit: text(body, 'rate_limit'),
   };
   return {
     values,
@@ -53,6 +61,7 @@ export function endpointInput(body: FormBody): {
       events: values.events.length ? values.events : undefined,
       description: optional(body, 'description'),
       ordering: values.ordered ? 'parcel' : 'none',
+      rate_limit: rateLimitOf(values.rateLimit),
     },
   };
 }
@@ -187,6 +196,7 @@ export default async function endpointRoutes(app: FastifyInstance, options: Dash
         events: input.events ?? [],
         description: input.description ?? null,
         ordering: input.ordering,
+        rate_limit: input.rate_limit,
       });
     } catch (err) {
       return formFailed(reply, ctx, request.params.id, 'change', err, values);

@@ -12,6 +12,8 @@ export interface EndpointFormValues {
   events: string[];
   /** "Deliver in order per parcel" ticked (ordering 'parcel'). */
   ordered?: boolean;
+  /** As typed; empty: no limit. */
+  rateLimit?: string;
 }
 
 /** Which endpoint actions the domain offers yet; a form is shown only when its function exists. */
@@ -62,6 +64,15 @@ ${field({
   maxLength: 500,
   invalid: param === 'description',
 })}
+${field({
+  id: `${input.prefix}-rate-limit`,
+  name: 'rate_limit',
+  label: 'Rate limit (per second)',
+  value: input.values.rateLimit ?? '',
+  maxLength: 4,
+  hint: 'At most this many deliveries per second, 1 to 1000; later ones wait their turn. Empty: no limit.',
+  invalid: param === 'rate_limit',
+})}
 ${checkboxGroup({
   legend: 'Events to send',
   name: 'events',
@@ -108,7 +119,7 @@ export function endpointsPage(ctx: PageContext, input: EndpointsPageInput): Html
     : html`<section class="panel" aria-labelledby="add-title">
 <h2 id="add-title">Add endpoint</h2>
 <form method="post" action="${paths.endpoints(ctx.mode)}" class="stack" novalidate>
-${errorSummary(input.error, { url: 'add-url', description: 'add-description', events: 'add-event-0' })}
+${errorSummary(input.error, { url: 'add-url', description: 'add-description', rate_limit: 'add-rate-limit', events: 'add-event-0' })}
 ${csrfField(ctx.csrfToken)}
 ${endpointFields({ prefix: 'add', values: input.form ?? { url: '', description: '', events: [], ordered: false }, eventTypes: input.eventTypes, error: input.error })}
 <div class="actions"><button type="submit">Add endpoint</button></div>
@@ -225,12 +236,18 @@ function changeForm(ctx: PageContext, input: EndpointPageInput): Html {
   const all = input.eventTypes.every((kind) => endpoint.events.includes(kind));
   const values = input.error?.form === 'change' && input.error.values
     ? input.error.values
-    : { url: endpoint.url, description: endpoint.description ?? '', events: all ? [] : endpoint.events, ordered: endpoint.ordering === 'parcel' };
+    : {
+        url: endpoint.url,
+        description: endpoint.description ?? '',
+        events: all ? [] : endpoint.events,
+        ordered: endpoint.ordering === 'parcel',
+        rateLimit: endpoint.rate_limit?.toString() ?? '',
+      };
   const error = input.error?.form === 'change' ? input.error.error : undefined;
   return html`<section class="panel" aria-labelledby="change-title">
 <h2 id="change-title">Change endpoint</h2>
 <form method="post" action="${paths.endpointAction(ctx.mode, endpoint.id, 'update')}" class="stack" novalidate>
-${errorSummary(error, { url: 'change-url', description: 'change-description', events: 'change-event-0' })}
+${errorSummary(error, { url: 'change-url', description: 'change-description', rate_limit: 'change-rate-limit', events: 'change-event-0' })}
 ${csrfField(ctx.csrfToken)}
 ${endpointFields({ prefix: 'change', values, eventTypes: input.eventTypes, error })}
 <div class="actions"><button type="submit">Save changes</button></div>
@@ -287,6 +304,7 @@ ${failingNote(endpoint, input, ctx.now)}
 <div><dt>Description</dt><dd>${endpoint.description ?? html`<span class="muted">None</span>`}</dd></div>
 <div><dt>Events</dt><dd>${eventsSummary(endpoint, input.eventTypes)}</dd></div>
 <div><dt>Order</dt><dd>${endpoint.ordering === 'parcel' ? 'In order per parcel' : html`<span class="muted">As they come</span>`}</dd></div>
+<div><dt>Rate limit (per second)</dt><dd>${endpoint.rate_limit ?? html`<span class="muted">None</span>`}</dd></div>
 <div><dt>Created</dt><dd>${stamp(endpoint.created)}</dd></div>
 <div><dt>ID</dt><dd><code>${endpoint.id}</code></dd></div>
 </dl>

@@ -32,6 +32,7 @@ const FIELD_NAMES: Record<string, string> = {
   url: 'URL',
   description: 'Description',
   events: 'Events',
+  rate_limit: 'Rate limit (per second)',
   scopes: 'Permissions',
   expires: 'Expires',
   expires_at: 'Expires',

@@ -72,6 +72,8 @@ export interface EndpointView {
   failing?: boolean;
   /** 'parcel': a parcel's events are delivered one at a time, in order. */
   ordering?: 'none' | 'parcel';
+  /** Deliveries per second at most; null or absent: no limit. */
+  rate_limit?: number | null;
 }
 
 export interface NotificationView {

@@ -52,6 +52,7 @@ export async function createMerchant(options: { databaseUrl: string; apiUrl: str
     const body: Record<string, unknown> = { url, description: `chaos: ${profile.behaviour}` };
     if (profile.events !== 'all') body.events = profile.events;
     if (profile.ordering) body.ordering = profile.ordering;
+    if (profile.rateLimit !== undefined) body.rate_limit = profile.rateLimit;
     const { id, secret } = await register(options.apiUrl, String(key.key), body);
     const endpoint = { profile, id, secret, url };
     options.receivers.attach(endpoint);

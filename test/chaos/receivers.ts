@@ -13,6 +13,8 @@ export interface EndpointProfile {
   events: readonly EventType[] | 'all';
   /** Registered with ordering 'parcel': the run counts its inversions, which must be zero. */
   ordering?: 'parcel';
+  /** Registered with this rate_limit: the receiver must never see more requests in one clock second. */
+  rateLimit?: number;
 }
 
 /** The one kind only flaky-all takes (see PROFILES). */
@@ -38,6 +40,8 @@ export const PROFILES: readonly EndpointProfile[] = [
     events: EVENT_TYPES.filter((type) => type !== ONE_ENDPOINT_KIND && type !== 'cod.settled'),
     ordering: 'parcel',
   },
+  // Bursts of these kinds exceed 2 per second: its deliveries wait their turn, and none may arrive early.
+  { name: 'limited', behaviour: 'ok', events: ['parcel.created', 'parcel.in_transit', 'parcel.delivered'], rateLimit: 2 },
 ];
 
 export const FLAKY_FAILURE_RATE = 0.3;

@@ -23,6 +23,8 @@ import type { PublishCall, PublishResult } from './traffic';
  *   answer would have been recorded: the dead worker could not record it, the workflow timed the attempt out
  *   and posted again. Anything else is unexplained.
  * - signature failure: the receiver's own HMAC check over the raw body failed.
+ * - rate limit breach: a clock second (the receiver's) in which E, registered with a rate_limit, got more
+ *   requests than that limit.
  * - false failing alarm: a notification (or the failing mark) beyond what the records call for: replaying the
  *   endpoint's ladders in the order they ended (a success resets the streak, an exhausted ladder adds one),
  *   each crossing of the threshold is one episode and one notification.
@@ -58,6 +60,8 @@ export interface EndpointReport {
   signatureFailures: Finding[];
   /** Ordered endpoints only: arrivals below a sequence already seen for the parcel. */
   inversions: Finding[];
+  /** Clock seconds in which the receiver got more requests than the endpoint's rate_limit. */
+  limitBreaches: Finding[];
   health: {
     stored: { status: string; streak: number; notifications: number } | undefined;
     expected: { status: string; streak: number; notifications: number };
@@ -221,6 +225,19 @@ function inversionsOf(received: ReceivedDelivery[]): Finding[] {
   return found;
 }
 
+/** Every clock second of the receiver's with more requests than the endpoint's rate_limit; none without a limit. */
+function limitBreaches(endpoint: RegisteredEndpoint, received: ReceivedDelivery[]): Finding[] {
+  const limit = endpoint.profile.rateLimit;
+  if (limit === undefined) return [];
+  const bySecond = groupBy(received, (r) => String(Math.floor(r.receivedAt / 1000)));
+  return [...bySecond]
+    .filter(([, requests]) => requests.length > limit)
+    .map(([second, requests]) => ({
+      eventId: requests[0]?.eventId ?? '?',
+      detail: `${requests.length} requests in the second from ${new Date(Number(second) * 1000).toISOString()}, limit ${limit}`,
+    }));
+}
+
 function endpointReport(endpoint: RegisteredEndpoint, facts: RunFacts, crashes: ProcessEvent[], accepted: Map<string, Accepted>): EndpointReport {
   const { records, ladderLength } = facts;
   const received = facts.received.filter((r) => r.endpoint === endpoint.profile.name);
@@ -249,6 +266,7 @@ function endpointReport(endpoint: RegisteredEndpoint, facts: RunFacts, crashes: 
     duplicates: [],
     signatureFailures: [],
     inversions: endpoint.profile.ordering === 'parcel' ? inversionsOf(received) : [],
+    limitBreaches: limitBreaches(endpoint, received),
     health: { stored: undefined, expected: expectedHealth(attempts, ladderLength, facts.failingThreshold), falseAlarms: [], outOfStep: [] },
   };
 
@@ -406,6 +424,7 @@ export function reconcile(facts: RunFacts): RunReport {
     'unexplained duplicate 2xx': sum((r) => r.duplicates.filter((d) => !d.explained).length),
     'signature failures': sum((r) => r.signatureFailures.length),
     'inversions at ordered endpoints': sum((r) => r.inversions.length),
+    'rate limit breaches': sum((r) => r.limitBreaches.length),
     'false failing alarms': sum((r) => r.health.falseAlarms.length),
     'endpoint health out of step': sum((r) => r.health.outOfStep.length),
     'API 5xx answers': api.serverErrors,

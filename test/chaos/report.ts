@@ -35,6 +35,7 @@ function endpointDetails(r: EndpointReport): string[] {
     ...details('duplicate 2xx, explained', explained),
     ...details('signature failures', r.signatureFailures),
     ...details('inversions (a parcel event below a sequence already received)', r.inversions),
+    ...details('rate limit breaches', r.limitBreaches),
     ...details('false failing alarms', r.health.falseAlarms),
     ...details('health out of step', r.health.outOfStep),
   ];

@@ -55,6 +55,7 @@ describe('webhook endpoints API', () => {
         status: 'enabled',
         livemode: false,
         ordering: 'none',
+        rate_limit: null,
         created: expect.any(Number),
         secret: expect.stringMatching(/^whsec_[A-Za-z0-9]{32}$/),
       });

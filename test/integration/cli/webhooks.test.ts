@@ -1,25 +1,27 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPool, type Pool } from '../../../db/pool';
 import { testDatabaseUrl } from '../../helpers/database';
+import { createAccount } from '../../helpers/fixtures';
 
 const BIN = path.join(__dirname, '..', '..', '..', 'cli', 'bin.js');
-/** Each CLI run compiles the TypeScript sources through tsx: several seconds on a loaded 2-core box. */
+/** Each CLI run compiles the TypeScript sources through tsx: about 2 s idle, several on a loaded 2-core box. */
 const CLI_TEST_TIMEOUT_MS = 240_000;
-// A public address literal: passes the SSRF guard without any DNS.
-const PUBLIC_URL = 'https://93.184.215.14/hook';
 
 interface Run {
   code: number;
+  stdout: string;
   json: any;
 }
 
+/** The real CLI binary against this run's database, bounded in time; a public IP literal needs no DNS. */
 function cli(...args: string[]): Promise<Run> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      [BIN, ...args, '--json'],
-      { env: { ...process.env, DATABASE_URL: testDatabaseUrl(), LOG_LEVEL: 'silent' }, timeout: 30_000 },
+      [BIN, ...args],
+      { env: { ...process.env, DATABASE_URL: testDatabaseUrl(), LOG_LEVEL: 'silent', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' }, timeout: 60_000 },
       (error, stdout) => {
         let json: unknown;
         try {
@@ -27,29 +29,72 @@ function cli(...args: string[]): Promise<Run> {
         } catch {
           json = undefined;
         }
-        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, json });
+        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, json });
       },
     );
   });
 }
 
-describe('CLI: webhooks create|update (--json)', () => {
-  it('registers an endpoint with --ordering, changes it, and refuses a bad value with the API code', async () => {
-    const account = (await cli('accounts', 'create', '--name', 'Ordered Duka')).json.id as string;
-    const scope = ['--account', account, '--mode', 'test'];
-    const created = await cli('webhooks', 'create', PUBLIC_URL, ...scope, '--ordering', 'parcel');
-    expect(created.code).toBe(0);
-    expect(created.json).toMatchObject({ object: 'webhook_endpoint', url: PUBLIC_URL, ordering: 'parcel', livemode: false });
-    expect(created.json.secret).toMatch(/^whsec_/);
+describe('CLI: webhooks create and update', () => {
+  let pool: Pool;
+  beforeAll(() => {
+    pool = createPool(testDatabaseUrl());
+  });
+  afterAll(async () => {
+    await pool?.end();
+  });
 
-    const updated = await cli('webhooks', 'update', created.json.id, ...scope, '--ordering', 'none');
-    expect(updated.code).toBe(0);
-    expect(updated.json).toMatchObject({ id: created.json.id, ordering: 'none' });
+  it(
+    'registers an endpoint with --rate-limit, changes it, removes it with none, and refuses a bad value',
+    async () => {
+      const account = await createAccount(pool, { status: 'active' });
+      const scope = ['--account', account, '--mode', 'test'];
+      const created = await cli('webhooks', 'create', ...scope, '--url', 'https://93.184.215.14/cli', '--rate-limit', '40', '--json');
+      expect(created.code, created.stdout).toBe(0);
+      expect(created.json).toMatchObject({ object: 'webhook_endpoint', url: 'https://93.184.215.14/cli', rate_limit: 40, livemode: false });
+      expect(created.json.secret).toMatch(/^whsec_/);
+      const id = created.json.id as string;
 
-    const refused = await cli('webhooks', 'update', created.json.id, ...scope, '--ordering', 'sorted');
-    expect(refused.code).toBe(1);
-    expect(refused.json.error.code).toBe('parameter_invalid');
-    const plain = await cli('webhooks', 'create', PUBLIC_URL, ...scope);
-    expect(plain.json.ordering).toBe('none');
-  }, CLI_TEST_TIMEOUT_MS);
+      const updated = await cli('webhooks', 'update', id, ...scope, '--rate-limit', '5', '--json');
+      expect(updated.code, updated.stdout).toBe(0);
+      expect(updated.json).toMatchObject({ id, rate_limit: 5 });
+      expect(updated.json).not.toHaveProperty('secret');
+
+      const refused = await cli('webhooks', 'update', id, ...scope, '--rate-limit', '1001', '--json');
+      expect(refused.code).not.toBe(0);
+      expect(refused.json.error).toMatchObject({ code: 'parameter_invalid' });
+      const { rows } = await pool.query('SELECT rate_limit FROM webhook_endpoints WHERE id = $1', [id]);
+      expect(rows[0].rate_limit).toBe(5);
+
+      const removed = await cli('webhooks', 'update', id, ...scope, '--rate-limit', 'none');
+      expect(removed.code, removed.stdout).toBe(0);
+      expect(removed.stdout).toContain('no rate limit');
+      expect((await pool.query('SELECT rate_limit FROM webhook_endpoints WHERE id = $1', [id])).rows[0].rate_limit).toBeNull();
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'registers an endpoint with --ordering, changes it, and refuses a bad value with the API code',
+    async () => {
+      const account = await createAccount(pool, { status: 'active' });
+      const scope = ['--account', account, '--mode', 'test'];
+      const url = 'https://93.184.215.14/ordered';
+      const created = await cli('webhooks', 'create', url, ...scope, '--ordering', 'parcel', '--json');
+      expect(created.code, created.stdout).toBe(0);
+      expect(created.json).toMatchObject({ object: 'webhook_endpoint', url, ordering: 'parcel', livemode: false });
+      expect(created.json.secret).toMatch(/^whsec_/);
+
+      const updated = await cli('webhooks', 'update', created.json.id, ...scope, '--ordering', 'none', '--json');
+      expect(updated.code, updated.stdout).toBe(0);
+      expect(updated.json).toMatchObject({ id: created.json.id, ordering: 'none' });
+
+      const refused = await cli('webhooks', 'update', created.json.id, ...scope, '--ordering', 'sorted', '--json');
+      expect(refused.code).toBe(1);
+      expect(refused.json.error.code).toBe('parameter_invalid');
+      const plain = await cli('webhooks', 'create', url, ...scope, '--json');
+      expect(plain.json.ordering).toBe('none');
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
 });

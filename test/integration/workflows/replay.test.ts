@@ -107,6 +107,22 @@ describe('replay: workflow code stays deterministic', () => {
     const retentionId = `event-retention:replay-${Date.now()}`;
     await h.tw.client.workflow.execute('purgeExpiredEvents', { taskQueue: config.temporal.taskQueue, workflowId: retentionId });
     await keep('retention', retentionId);
+
+    // Rate limit 1: three events at once, the third waits on its throttle timer before its one attempt.
+    const limitedAccount = await createAccount(h.tw.pool);
+    const limited = await createEndpoint(h.tw.pool, { accountId: limitedAccount, url: `${h.receiver.url}/replay-limited` });
+    await h.tw.pool.query('UPDATE webhook_endpoints SET rate_limit = 1 WHERE id = $1', [limited.id]);
+    const burst = [await publish(limitedAccount), await publish(limitedAccount), await publish(limitedAccount)];
+    for (const event of burst) await deliveryResult(h.tw.client, event.event.id);
+    await keep('throttled', burst[2]!.workflowId as string);
+
+    // A 429 with Retry-After: the retry waits for it rather than the ladder's 10 ms.
+    h.receiver.script('/replay-retry-after', (i) => (i === 0 ? { status: 429, headers: { 'retry-after': '1' } } : { status: 200 }));
+    const patient = await createAccount(h.tw.pool);
+    await createEndpoint(h.tw.pool, { accountId: patient, url: `${h.receiver.url}/replay-retry-after` });
+    const retryAfter = await publish(patient);
+    await deliveryResult(h.tw.client, retryAfter.event.id);
+    await keep('retry-after', retryAfter.workflowId as string);
     expect(Object.keys(recorded)).toHaveLength(7);
   });
 

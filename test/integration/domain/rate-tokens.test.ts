@@ -1,0 +1,117 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadDeliveryContext } from '../../../attempt';
+import { createPool, type Pool } from '../../../db/pool';
+import { publishedToOneEndpoint } from '../../helpers/delivery';
+import { createAccount } from '../../helpers/fixtures';
+import { testDatabaseUrl } from '../../helpers/database';
+import { waitFor } from '../../helpers/wait';
+
+interface Token {
+  wait_until_ms: number | null;
+  reserved_second: number | null;
+  granted_second: number | null;
+}
+
+/**
+ * The rate tokens (take_rate_token, asked in the attempt's read): counted per endpoint per clock second of the
+ * database, the earliest second with room reserved for a throttled attempt, redeemed in that second.
+ */
+describe('rate tokens', () => {
+  let pool: Pool;
+  beforeAll(() => {
+    pool = createPool(testDatabaseUrl());
+  });
+  afterAll(async () => {
+    await pool?.end();
+  });
+
+  const endpoint = () => `we_tok${randomUUID().replace(/-/g, '').slice(0, 16)}`;
+  /** Whole-second usable window: the test decides seconds, not the clock's position within one. */
+  async function take(id: string, limit: number | null, options: { reserved?: number; reserve?: boolean; notBefore?: string } = {}): Promise<Token> {
+    const { rows } = await pool.query<Token>('SELECT * FROM take_rate_token($1, $2, $3::timestamptz, $4, $5, 1000)', [
+      id,
+      limit,
+      options.notBefore ?? null,
+      options.reserved ?? null,
+      options.reserve ?? true,
+    ]);
+    return rows[0]!;
+  }
+  const dbSecond = async () => Number((await pool.query<{ s: string }>('SELECT floor(extract(epoch FROM clock_timestamp()))::bigint AS s')).rows[0]!.s);
+  /** Waits for the start of a second, so a handful of statements all run within it. */
+  const freshSecond = () =>
+    waitFor(async () => {
+      const { rows } = await pool.query<{ ms: number }>('SELECT ((extract(epoch FROM clock_timestamp()) * 1000)::bigint % 1000)::int AS ms');
+      return rows[0]!.ms < 300 ? dbSecond() : undefined;
+    }, { intervalMs: 20, what: 'the start of a second' });
+
+  it('hands out the limit in the current second, then reserves the earliest later second with room', async () => {
+    const id = endpoint();
+    const now = await freshSecond();
+    expect(await take(id, 2)).toEqual({ wait_until_ms: null, reserved_second: null, granted_second: now });
+    expect(await take(id, 2)).toEqual({ wait_until_ms: null, reserved_second: null, granted_second: now });
+    expect(await take(id, 2)).toEqual({ wait_until_ms: (now + 1) * 1000, reserved_second: now + 1, granted_second: null });
+    // The second reservation of a second wakes later within it (half the usable window spread over the limit).
+    expect(await take(id, 2)).toEqual({ wait_until_ms: (now + 1) * 1000 + 250, reserved_second: now + 1, granted_second: null });
+    expect(await take(id, 2)).toEqual({ wait_until_ms: (now + 2) * 1000, reserved_second: now + 2, granted_second: null });
+    // Asking again before its second comes keeps the same reservation and counts nothing more.
+    expect(await take(id, 2, { reserved: now + 2 })).toEqual({ wait_until_ms: (now + 2) * 1000, reserved_second: now + 2, granted_second: null });
+    // The early attempt reserves nothing: it learns when room comes, and leaves it.
+    expect(await take(id, 2, { reserve: false })).toEqual({ wait_until_ms: (now + 2) * 1000, reserved_second: null, granted_second: null });
+    const { rows } = await pool.query('SELECT second, taken FROM endpoint_rate_tokens WHERE endpoint_id = $1 ORDER BY second', [id]);
+    expect(rows.map((r) => [Number(r.second) - now, r.taken])).toEqual([
+      [0, 2],
+      [1, 2],
+      [2, 1],
+    ]);
+  });
+
+  it('redeems a reservation in its own second without counting it again, and reserves anew once it has passed', async () => {
+    const id = endpoint();
+    const now = await freshSecond();
+    expect(await take(id, 1, { reserved: now })).toEqual({ wait_until_ms: null, reserved_second: null, granted_second: now });
+    const stale = await take(id, 1, { reserved: now - 3 });
+    expect(stale.granted_second).toBe(now);
+    expect((await pool.query('SELECT count(*)::int AS n FROM endpoint_rate_tokens WHERE endpoint_id = $1', [id])).rows[0].n).toBe(1);
+  });
+
+  it('holds every attempt until not_before (Retry-After), with or without a limit, and never counts without one', async () => {
+    const id = endpoint();
+    const now = await freshSecond();
+    const notBefore = new Date((now + 5) * 1000 + 250).toISOString();
+    expect(await take(id, null, { notBefore })).toEqual({ wait_until_ms: (now + 5) * 1000 + 250, reserved_second: null, granted_second: null });
+    expect(await take(id, 3, { notBefore })).toEqual({ wait_until_ms: (now + 6) * 1000, reserved_second: now + 6, granted_second: null });
+    expect(await take(id, null)).toEqual({ wait_until_ms: null, reserved_second: null, granted_second: null });
+    const { rows } = await pool.query('SELECT second FROM endpoint_rate_tokens WHERE endpoint_id = $1', [id]);
+    expect(rows.map((r) => Number(r.second) - now)).toEqual([6]);
+  });
+
+  it('deletes seconds long past when it opens a new one', async () => {
+    const id = endpoint();
+    const now = await dbSecond();
+    await pool.query('INSERT INTO endpoint_rate_tokens (endpoint_id, second, taken) VALUES ($1, $2, 5), ($1, $3, 5)', [id, now - 600, now - 10]);
+    await take(id, 5);
+    const { rows } = await pool.query('SELECT second FROM endpoint_rate_tokens WHERE endpoint_id = $1 ORDER BY second', [id]);
+    expect(rows.map((r) => Number(r.second) - now).filter((s) => s < -1)).toEqual([-10]);
+  });
+
+  it("an endpoint without a limit or Retry-After takes no token and writes nothing in the attempt's read", async () => {
+    const accountId = await createAccount(pool);
+    const { endpointId, eventId, input } = await publishedToOneEndpoint(pool, accountId);
+    const token = { reserve: true, usableMs: 1000 };
+    const context = await loadDeliveryContext(pool, endpointId, eventId, undefined, undefined, input.deliveryId, token);
+    expect(context?.throttled).toBeUndefined();
+    expect(context?.token).toBeUndefined();
+    expect((await pool.query('SELECT count(*)::int AS n FROM endpoint_rate_tokens WHERE endpoint_id = $1', [endpointId])).rows[0].n).toBe(0);
+
+    await pool.query('UPDATE webhook_endpoints SET rate_limit = 1 WHERE id = $1', [endpointId]);
+    const first = await loadDeliveryContext(pool, endpointId, eventId, undefined, undefined, input.deliveryId, token);
+    const second = await loadDeliveryContext(pool, endpointId, eventId, undefined, undefined, input.deliveryId, token);
+    const taken = [first, second].filter((c) => c?.token !== undefined).length;
+    const throttled = [first, second].filter((c) => c?.throttled !== undefined).length;
+    // One second's one token, unless the clock ticked between the two reads.
+    expect(taken + throttled).toBe(2);
+    expect(taken).toBeGreaterThanOrEqual(1);
+  });
+});
