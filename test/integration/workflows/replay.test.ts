@@ -123,7 +123,7 @@ describe('replay: workflow code stays deterministic', () => {
     const retryAfter = await publish(patient);
     await deliveryResult(h.tw.client, retryAfter.event.id);
     await keep('retry-after', retryAfter.workflowId as string);
-    expect(Object.keys(recorded)).toHaveLength(7);
+    expect(Object.keys(recorded)).toHaveLength(9);
   });
 
   it('replays the recorded runs', async () => {
