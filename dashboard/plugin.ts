@@ -9,6 +9,7 @@ import assetRoutes from './routes/assets';
 import endpointRoutes from './routes/endpoints';
 import eventRoutes from './routes/events';
 import keyRoutes from './routes/keys';
+import overviewRoutes from './routes/overview';
 import signInRoutes from './routes/sign-in';
 import { checkSameOrigin, readSessionCookie } from './session';
 import { sendPage, setSecurityHeaders } from './security-headers';
@@ -71,6 +72,7 @@ export default async function dashboardPlugin(app: FastifyInstance): Promise<voi
   });
   await app.register(assetRoutes, { assets });
   await app.register(signInRoutes, routeOptions);
+  await app.register(overviewRoutes, routeOptions);
   await app.register(keyRoutes, routeOptions);
   await app.register(endpointRoutes, routeOptions);
   await app.register(eventRoutes, routeOptions);

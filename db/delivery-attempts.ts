@@ -1,4 +1,5 @@
 import type { AttemptRecord, DeliveryTrigger, RecordResult } from '../core/delivery-contract';
+import { LATENCY_BUCKETS, latencyBucket, oneResponse } from '../core/delivery-stats';
 import { preparedStatement, type Pool } from './pool';
 
 /**
@@ -31,6 +32,17 @@ const INSERT_ATTEMPT = preparedStatement(
        UPDATE webhook_endpoints SET abandoned_streak = 0, status = 'enabled'
         WHERE id = $2 AND $12::boolean AND (abandoned_streak > 0 OR status = 'failing')
         RETURNING id
+     ), counted AS (
+       -- the charts' hourly counts (db/delivery-stats.ts): $15 the shard, $16 the response's histogram bucket
+       INSERT INTO delivery_hourly_stats AS s
+         (endpoint_id, hour, shard, account_id, livemode, succeeded, failed, abandoned, latency_histogram)
+       SELECT $2, date_trunc('hour', now(), 'UTC'), $15, $5, $6, $12::boolean::integer,
+              (NOT $12::boolean AND NOT $14::boolean)::integer, (NOT $12::boolean AND $14::boolean)::integer, $17::integer[]
+         FROM inserted
+       ON CONFLICT (endpoint_id, hour, shard) DO UPDATE
+          SET succeeded = s.succeeded + EXCLUDED.succeeded, failed = s.failed + EXCLUDED.failed,
+              abandoned = s.abandoned + EXCLUDED.abandoned,
+              latency_histogram[$16] = s.latency_histogram[$16] + EXCLUDED.latency_histogram[$16]
      )
      SELECT COALESCE(
               (SELECT succeeded FROM inserted),
@@ -39,13 +51,19 @@ const INSERT_ATTEMPT = preparedStatement(
             EXISTS (SELECT 1 FROM reset) AS recovered`,
 );
 
+/** Shards of an endpoint's hour in delivery_hourly_stats: concurrent attempts to one endpoint spread over them. */
+const STATS_SHARDS = 8;
+
 /**
  * One round trip: the attempt row (idempotent on delivery and attempt, so the first writer wins), its delivery's
- * progress (status, attempts, last status code and time) and, on success, the reset of the endpoint's failing
- * mark. The reset only touches a row that has something to reset, so the common success costs no extra write;
+ * progress (status, attempts, last status code and time), its count in the endpoint's hour (only when this
+ * statement recorded it) and, on success, the reset of the endpoint's failing mark. The reset only touches a row that has something to reset, so the common success costs no extra write;
  * it is here, not in db/endpoints.ts, because a second statement would be a second round trip on every delivery.
  */
 export async function insertAttempt(pool: Pool, record: AttemptRecord): Promise<RecordResult> {
+  // Response times of answers only: a refused connection is fast and a timeout is the limit, neither the receiver's.
+  const bucket = record.statusCode === null ? 1 : latencyBucket(record.durationMs);
+  const histogram = record.statusCode === null ? new Array<number>(LATENCY_BUCKETS).fill(0) : oneResponse(bucket);
   const { rows } = await pool.query<{ succeeded: boolean | null; recovered: boolean }>({
     ...INSERT_ATTEMPT,
     values: [
@@ -63,6 +81,9 @@ export async function insertAttempt(pool: Pool, record: AttemptRecord): Promise<
       record.succeeded,
       record.deliveryId,
       record.finalAttempt,
+      Math.floor(Math.random() * STATS_SHARDS),
+      bucket,
+      histogram,
     ],
   });
   const row = rows[0];
