@@ -106,6 +106,10 @@ export interface EventView {
   created: number;
   livemode: boolean;
   pending_webhooks?: number;
+  /** Where its delivery stands, from its deliveries. */
+  delivery_state?: 'delivered' | 'retrying' | 'abandoned' | 'none';
+  /** The parcel it is about, when it names one. */
+  parcel_number?: string;
 }
 
 export interface EventDeliveryView {

@@ -14,7 +14,7 @@ CREATE INDEX events_parcel_refs_idx ON events USING gin (event_parcel_refs(body)
 
 -- Events not delivered (retrying or abandoned) are found from their unfinished deliveries, newest events first,
 -- instead of reading every event of the account.
-CREATE INDEX deliveries_unfinished_idx ON deliveries (account_id, livemode, event_id) WHERE status <> 'succeeded';
+CREATE INDEX deliveries_unfinished_idx ON deliveries (account_id, livemode, event_id) WHERE status IN ('pending', 'failed');
 
 -- Down Migration
 
