@@ -70,7 +70,7 @@
     var date = new Date(el.getAttribute('data-hour'));
     if (isNaN(date.getTime())) return;
     el.textContent = el.getAttribute('data-format') === 'day'
-      ? date.toLocaleDateString(undefined, { day: 'numeric', month: 'short' }) + ' ' + date.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' })
+      ? date.toLocaleDateString(undefined, { weekday: 'short', day: 'numeric' })
       : date.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
   });
   document.querySelectorAll('[data-zone-note]').forEach(function (el) {

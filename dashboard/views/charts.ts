@@ -33,7 +33,7 @@ export function milliseconds(ms: number | null): string {
 }
 
 const utcTime = (hour: Date) => hour.toISOString().slice(11, 16);
-const utcDay = (hour: Date) => hour.toLocaleDateString('en-GB', { timeZone: 'UTC', day: 'numeric', month: 'short' });
+const utcDay = (hour: Date) => hour.toLocaleDateString('en-GB', { timeZone: 'UTC', weekday: 'short', day: 'numeric' });
 
 /** "In the last 24 hours, 120 attempts: 110 succeeded (91.7%), ..." */
 export function summarySentence(health: Pick<EndpointHealthView, 'totals' | 'p50Ms' | 'p95Ms'>, period: string): string {

@@ -1,5 +1,4 @@
 import { percent, sparkline } from './charts';
-import { table } from './components';
 import { endpointStatus } from './endpoints';
 import { plural } from './format';
 import { html, type Html } from './html';
@@ -30,16 +29,20 @@ export function overviewOrder(summaries: readonly EndpointSummaryView[]): Endpoi
     .map(({ summary }) => summary);
 }
 
-function row(ctx: PageContext, summary: EndpointSummaryView): Html {
+/** One endpoint as a card: its address, three facts and the day's sparkline; reads as a list on a phone too. */
+function card(ctx: PageContext, summary: EndpointSummaryView): Html {
   const { endpoint, totals } = summary;
   const failures = totals.failed + totals.abandoned;
-  return html`<tr>
-<td class="url"><a href="${paths.endpoint(ctx.mode, endpoint.id)}">${endpoint.url}</a>${endpoint.description ? html`<div class="muted">${endpoint.description}</div>` : ''}</td>
-<td>${endpointStatus(endpoint)}</td>
-<td class="number${totals.successRate !== null && totals.successRate < 0.95 ? ' rate-low' : ''}">${totals.successRate === null ? html`<span class="muted">No attempts</span>` : percent(totals.successRate)}</td>
-<td class="number">${totals.attempts}${failures > 0 ? html`<div class="muted small-text">${failures} failed</div>` : ''}</td>
-<td class="spark-cell">${sparkline(summary.hours, totals, endpoint.url)}</td>
-</tr>`;
+  const low = totals.successRate !== null && totals.successRate < 0.95;
+  return html`<li class="overview-item">
+<div class="overview-endpoint"><a class="url" href="${paths.endpoint(ctx.mode, endpoint.id)}">${endpoint.url}</a>${endpoint.description ? html`<div class="muted">${endpoint.description}</div>` : ''}</div>
+<dl class="overview-facts">
+<div><dt>Status</dt><dd>${endpointStatus(endpoint)}</dd></div>
+<div><dt>Success, 24 h</dt><dd class="${low ? 'rate-low' : ''}">${totals.successRate === null ? html`<span class="muted">No attempts</span>` : percent(totals.successRate)}</dd></div>
+<div><dt>Attempts, 24 h</dt><dd>${totals.attempts}${failures > 0 ? html` <span class="muted small-text">(${failures} failed)</span>` : ''}</dd></div>
+</dl>
+<div class="overview-spark">${sparkline(summary.hours, totals, endpoint.url)}</div>
+</li>`;
 }
 
 export function overviewPage(ctx: PageContext, input: OverviewPageInput): Html {
@@ -56,12 +59,12 @@ create an <a href="${paths.keys(ctx.mode)}">API key</a> to call the API.`;
         : ''
     }
 <p class="lede">How your ${ctx.mode}-mode endpoints did over the last 24 hours. Open one for its hourly chart and its deliveries.</p>
-${table({
-  caption: `${ctx.mode === 'test' ? 'Test' : 'Live'} endpoints, failing first`,
-  head: ['Endpoint', 'Status', 'Success, 24 h', 'Attempts, 24 h', 'Last 24 hours'],
-  rows: ordered.map((summary) => row(ctx, summary)),
-  empty,
-})}
+${
+  ordered.length === 0
+    ? html`<p class="empty">${empty}</p>`
+    : html`<h2 id="overview-list-title">${ctx.mode === 'test' ? 'Test' : 'Live'} endpoints, failing first</h2>
+<ul class="overview-list" aria-labelledby="overview-list-title">${ordered.map((summary) => card(ctx, summary))}</ul>`
+}
 <ul class="quick-links">
 <li><a href="${paths.endpoints(ctx.mode)}">Manage endpoints</a></li>
 <li><a href="${paths.events(ctx.mode, { deliveryState: 'not_delivered' })}">Events not delivered</a></li>
