@@ -19,8 +19,8 @@ export const OUTCOME_LABELS: Record<Outcome, string> = {
 };
 
 const WIDTH = 960;
-const HEIGHT = 260;
-const MARGIN = { top: 12, right: 12, bottom: 28, left: 44 };
+const HEIGHT = 300;
+const MARGIN = { top: 20, right: 12, bottom: 40, left: 60 };
 
 export function percent(rate: number | null): string {
   if (rate === null) return 'No attempts';
@@ -96,8 +96,11 @@ ${yTicks.map(
   (value) => html`<g class="grid"><line x1="${MARGIN.left}" x2="${WIDTH - MARGIN.right}" y1="${y(value).toFixed(1)}" y2="${y(value).toFixed(1)}"></line><text class="axis-label" x="${MARGIN.left - 6}" y="${y(value).toFixed(1)}" text-anchor="end" dominant-baseline="middle">${value}</text></g>`,
 )}
 ${bars(health.hours, (hour) => x(hour), x.bandwidth(), y)}
-${ticks(health.hours, daily).map(
-  (row) => html`<text class="axis-label" x="${(x(row.hour.toISOString()) ?? 0).toFixed(1)}" y="${HEIGHT - 8}" data-hour="${row.hour.toISOString()}" data-format="${daily ? 'day' : 'time'}">${daily ? utcDay(row.hour) : utcTime(row.hour)}</text>`,
+${ticks(health.hours, daily)
+  // A label starting near the right edge would be cut off.
+  .filter((row) => (x(row.hour.toISOString()) ?? 0) < WIDTH - MARGIN.right - 70)
+  .map(
+  (row) => html`<text class="axis-label" x="${(x(row.hour.toISOString()) ?? 0).toFixed(1)}" y="${HEIGHT - 10}" data-hour="${row.hour.toISOString()}" data-format="${daily ? 'day' : 'time'}">${daily ? utcDay(row.hour) : utcTime(row.hour)}</text>`,
 )}
 </svg>
 <figcaption><p id="${id}-summary" class="chart-summary">${sentence}</p>
