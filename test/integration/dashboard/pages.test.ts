@@ -50,7 +50,7 @@ describe('developers page', () => {
     const accountId = await createAccount(tw.pool, { status: options.status ?? 'active', name: options.name ?? 'Duka Letu', email: 'ops@duka.example' });
     const tab = await browser.newPage();
     await tab.page.goto((await signInLink(accountId)).url);
-    await tab.page.waitForURL('**/dashboard/test/keys');
+    await tab.page.waitForURL('**/dashboard/test');
     return { ...tab, accountId };
   }
 
@@ -82,7 +82,7 @@ describe('developers page', () => {
 
     const first = await browser.newPage();
     await first.page.goto(link.url);
-    await first.page.waitForURL('**/dashboard/test/keys');
+    await first.page.waitForURL('**/dashboard/test');
     await expect.poll(() => first.page.locator('.account').textContent()).toBe('Duka Letu');
     const [cookie] = await first.context.cookies();
     expect(cookie).toMatchObject({ name: 'parcel_dashboard_session', httpOnly: true, sameSite: 'Strict', secure: false, path: '/dashboard' });
@@ -106,7 +106,7 @@ describe('developers page', () => {
     expect(printed.url.startsWith(`${origin}/dashboard/sign-in/`)).toBe(true);
     const third = await browser.newPage();
     await third.page.goto(printed.url);
-    await third.page.waitForURL('**/dashboard/test/keys');
+    await third.page.waitForURL('**/dashboard/test');
 
     // Signing out ends the session on the server: the old cookie opens nothing any more.
     const [kept] = await third.context.cookies();
