@@ -50,7 +50,10 @@ describe('developers page', () => {
     const accountId = await createAccount(tw.pool, { status: options.status ?? 'active', name: options.name ?? 'Duka Letu', email: 'ops@duka.example' });
     const tab = await browser.newPage();
     await tab.page.goto((await signInLink(accountId)).url);
+    // Signing in lands on the overview; these tests start from the keys.
     await tab.page.waitForURL('**/dashboard/test');
+    await tab.page.getByRole('link', { name: 'API keys' }).click();
+    await tab.page.waitForURL('**/dashboard/test/keys');
     return { ...tab, accountId };
   }
 

@@ -62,6 +62,8 @@ describe('developers page screenshots', () => {
     const signIn = (await (await post('/internal/v1/dashboard/sessions', { account_id: accountId })).json()) as { url: string };
     await page.goto(signIn.url);
     await page.waitForURL('**/dashboard/test');
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await page.waitForURL('**/dashboard/test/keys');
 
     // Keys: the current one in use, its replacement just created (shown once).
     const createKey = async (description: string) => {
