@@ -68,7 +68,6 @@ ${
 <ul class="quick-links">
 <li><a href="${paths.endpoints(ctx.mode)}">Manage endpoints</a></li>
 <li><a href="${paths.events(ctx.mode, { deliveryState: 'not_delivered' })}">Events not delivered</a></li>
-<li><a href="${paths.keys(ctx.mode)}">API keys</a></li>
 </ul>`,
   });
 }
