@@ -41,7 +41,7 @@ export function summarySentence(health: Pick<EndpointHealthView, 'totals' | 'p50
   if (totals.attempts === 0) return `No delivery attempts in the ${period}.`;
   const attempts = `${totals.attempts} attempt${totals.attempts === 1 ? '' : 's'}`;
   const answers = health.p50Ms === null ? 'No answers were received.' : `Response time: median ${milliseconds(health.p50Ms)}, 95th percentile ${milliseconds(health.p95Ms)}.`;
-  return `In the ${period}, ${attempts}: ${totals.succeeded} succeeded (${percent(totals.successRate)}), ${totals.failed} failed and were retried, ${totals.abandoned} abandoned. ${answers}`;
+  return `In the ${period}, ${attempts}: ${totals.succeeded} succeeded (${percent(totals.successRate)}), ${totals.failed} failed and ${totals.failed === 1 ? 'was' : 'were'} retried, ${totals.abandoned} abandoned. ${answers}`;
 }
 
 /** Which hours get an axis label: every 6 hours over a day, midnight UTC over a week. */
