@@ -39,11 +39,14 @@ async function generate(pool: Pool, attempts: number): Promise<number> {
     `INSERT INTO webhook_endpoints (id, account_id, livemode, url, secret)
      SELECT 'we_b' || g, ${ACCOUNT_OF('g')}, false, 'https://bench.example/' || g, 'whsec_bench' FROM generate_series(1, ${ENDPOINTS}) g`,
   );
-  // Scratch rows: attempts without their events and deliveries, so their foreign keys go first.
+  // Scratch rows: attempts without their events and deliveries, so their foreign keys go first, and so do the
+  // constraints and indexes no chart reads (loading is several times faster); the endpoint index stays for
+  // rawAttempts7d.
   await pool.query(`DO $$ DECLARE c record; BEGIN
-    FOR c IN SELECT conname FROM pg_constraint WHERE conrelid = 'delivery_attempts'::regclass AND contype = 'f' LOOP
-      EXECUTE format('ALTER TABLE delivery_attempts DROP CONSTRAINT %I', c.conname);
+    FOR c IN SELECT conname FROM pg_constraint WHERE conrelid = 'delivery_attempts'::regclass AND contype IN ('f', 'p', 'u') LOOP
+      EXECUTE format('ALTER TABLE delivery_attempts DROP CONSTRAINT %I CASCADE', c.conname);
     END LOOP; END $$`);
+  await pool.query('DROP INDEX IF EXISTS delivery_attempts_event_idx');
   const batch = 1_000_000;
   for (let from = 1; from <= attempts; from += batch) {
     const to = Math.min(attempts, from + batch - 1);
@@ -54,7 +57,7 @@ async function generate(pool: Pool, attempts: number): Promise<number> {
        SELECT 'atmpt_b' || g, 'we_b' || e, 'evt_b' || g, 'parcel.delivered', ${ACCOUNT_OF('e')}, false, 1,
               CASE WHEN g % 100 < 93 THEN 200 ELSE 500 END, NULL, NULL, 20 + (g * 7919) % 400 + CASE WHEN g % 50 = 0 THEN 1500 ELSE 0 END,
               g % 100 < 93, now() - ((g * 104729) % 5184000) * interval '1 second', 'dly_b' || g
-         FROM generate_series(${from}, ${to}) g, LATERAL (SELECT ${ENDPOINT_OF('g')} AS e) pick`,
+         FROM generate_series(${from}::bigint, ${to}::bigint) g, LATERAL (SELECT ${ENDPOINT_OF('g')} AS e) pick`,
     );
   }
   await pool.query(
@@ -68,7 +71,7 @@ async function generate(pool: Pool, attempts: number): Promise<number> {
                FROM delivery_attempts) a
       GROUP BY endpoint_id, hour, shard`,
   );
-  await pool.query('VACUUM ANALYZE delivery_attempts');
+  await pool.query('ANALYZE delivery_attempts');
   await pool.query('VACUUM ANALYZE delivery_hourly_stats');
   const { rows } = await pool.query<{ n: number }>('SELECT count(*)::integer AS n FROM delivery_hourly_stats');
   return rows[0]?.n ?? 0;
