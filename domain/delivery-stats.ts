@@ -40,14 +40,18 @@ function bounds(now: Date, hours: number): { window: Date[]; from: Date; until: 
   return { window, from, until: new Date((window[window.length - 1] as Date).getTime() + HOUR_MS) };
 }
 
+/** The response-time percentiles of an endpoint over a window (the chart's summary line). */
+export async function endpointLatency(pool: Pool, endpointId: string, window: ChartWindow, now = new Date()): Promise<Pick<EndpointHealth, 'p50Ms' | 'p95Ms'>> {
+  const { from, until } = bounds(now, CHART_WINDOWS[window]);
+  const histogram = await endpointLatencyHistogram(pool, endpointId, from, until);
+  return { p50Ms: percentile(histogram, 0.5), p95Ms: percentile(histogram, 0.95) };
+}
+
 export async function endpointHealth(pool: Pool, endpointId: string, window: ChartWindow, now = new Date()): Promise<EndpointHealth> {
   const { window: hourStarts, from, until } = bounds(now, CHART_WINDOWS[window]);
-  const [found, histogram] = await Promise.all([
-    listEndpointHours(pool, endpointId, from, until),
-    endpointLatencyHistogram(pool, endpointId, from, until),
-  ]);
+  const [found, latency] = await Promise.all([listEndpointHours(pool, endpointId, from, until), endpointLatency(pool, endpointId, window, now)]);
   const hours = fillHours(hourStarts, found);
-  return { window, hours, totals: totalsOf(hours), p50Ms: percentile(histogram, 0.5), p95Ms: percentile(histogram, 0.95) };
+  return { window, hours, totals: totalsOf(hours), ...latency };
 }
 
 export interface EndpointSummary {

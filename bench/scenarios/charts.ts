@@ -1,7 +1,6 @@
 import { dropDatabase, prepareDatabase } from '../../db/migrate';
-import { endpointLatencyHistogram, listEndpointsHours } from '../../db/delivery-stats';
 import { createPool, type Pool } from '../../db/pool';
-import { endpointHealth, endpointsLastDay } from '../../domain/delivery-stats';
+import { endpointHealth, endpointLatency, endpointsLastDay } from '../../domain/delivery-stats';
 import type { BenchContext } from '../engine';
 
 /**
@@ -110,8 +109,7 @@ export async function chartsScenario(ctx: BenchContext, attempts: number, log: (
       chart24h: (run) => endpointHealth(pool, endpointFor(run), '24h', now),
       chart7d: (run) => endpointHealth(pool, endpointFor(run), '7d', now),
       overview: () => endpointsLastDay(pool, bigAccount, now),
-      overviewHours: () => listEndpointsHours(pool, bigAccount, new Date(now.getTime() - 86_400_000), now),
-      summary7d: (run) => endpointLatencyHistogram(pool, endpointFor(run), week, now),
+      summary7d: (run) => endpointLatency(pool, endpointFor(run), '7d', now),
       rawAttempts7d: (run) =>
         pool.query(
           `SELECT date_trunc('hour', created_at, 'UTC') AS hour, count(*) FILTER (WHERE succeeded) AS succeeded, count(*) FILTER (WHERE NOT succeeded) AS failed,

@@ -1,7 +1,8 @@
 import { scaleBand, scaleLinear } from 'd3-scale';
 import { area, curveStepAfter, stack } from 'd3-shape';
 import { html, type Html } from './html';
-import type { EndpointHealthView, HourCountsView, OutcomeTotalsView } from './models';
+import type { EndpointHealthView, HourCountsView, OutcomeTotalsView, PageContext } from './models';
+import { paths } from './paths';
 
 /**
  * Delivery charts drawn on the server as SVG: attempts per UTC hour stacked by outcome, and a small sparkline.
@@ -134,4 +135,25 @@ export function sparkline(hours: readonly HourCountsView[], totals: OutcomeTotal
 <line class="spark-base" x1="0" x2="${SPARK_WIDTH}" y1="${SPARK_HEIGHT - 0.5}" y2="${SPARK_HEIGHT - 0.5}"></line>
 ${layers.map((layer) => html`<path class="spark-${layer.key}" d="${shape(layer as never) ?? ''}"></path>`)}
 </svg>`;
+}
+
+const WINDOW_LABELS = { '24h': 'Last 24 hours', '7d': 'Last 7 days' } as const;
+
+/** The chart of the endpoint's deliveries and the switch between its two windows: two links, no script. */
+export function healthSection(ctx: PageContext, endpointId: string, health: EndpointHealthView): Html {
+  const link = (window: '24h' | '7d') =>
+    html`<a href="${paths.endpoint(ctx.mode, endpointId, { window: window === '24h' ? undefined : window })}#delivery-health"${window === health.window ? html` aria-current="page"` : ''}>${WINDOW_LABELS[window]}</a>`;
+  const period = health.window === '24h' ? 'last 24 hours' : 'last 7 days';
+  const { totals } = health;
+  return html`<section class="panel" id="delivery-health" aria-labelledby="health-title">
+<div class="panel-head"><h2 id="health-title">Deliveries</h2>
+<nav class="segmented" aria-label="Chart period">${link('24h')}${link('7d')}</nav></div>
+<dl class="stats">
+<div><dt>Success rate</dt><dd>${totals.successRate === null ? html`<span class="muted">No attempts</span>` : percent(totals.successRate)}</dd></div>
+<div><dt>Attempts</dt><dd>${totals.attempts}</dd></div>
+<div><dt>Response time, median</dt><dd>${health.p50Ms === null ? html`<span class="muted">None</span>` : `${health.p50Ms} ms`}</dd></div>
+<div><dt>Response time, 95th percentile</dt><dd>${health.p95Ms === null ? html`<span class="muted">None</span>` : `${health.p95Ms} ms`}</dd></div>
+</dl>
+${hourlyChart({ id: 'health-chart', title: `Delivery attempts per hour, ${period}`, period, health })}
+</section>`;
 }

@@ -1,4 +1,4 @@
-import { hourlyChart } from './charts';
+import { healthSection } from './charts';
 import { badge, checkboxGroup, confirmForm, errorSummary, field, selectField, shownOnce, table } from './components';
 import { plural, stamp, time } from './format';
 import { html, type Html } from './html';
@@ -246,27 +246,6 @@ ${field({ id: 'recover-until', name: 'until', label: 'Until (UTC)', type: 'datet
 </section>`;
 }
 
-const WINDOW_LABELS = { '24h': 'Last 24 hours', '7d': 'Last 7 days' } as const;
-
-/** The chart of the endpoint's deliveries and the switch between its two windows: two links, no script. */
-function healthSection(ctx: PageContext, endpoint: EndpointView, health: EndpointHealthView): Html {
-  const link = (window: '24h' | '7d') =>
-    html`<a href="${paths.endpoint(ctx.mode, endpoint.id, { window: window === '24h' ? undefined : window })}#delivery-health"${window === health.window ? html` aria-current="page"` : ''}>${WINDOW_LABELS[window]}</a>`;
-  const period = health.window === '24h' ? 'last 24 hours' : 'last 7 days';
-  const { totals } = health;
-  return html`<section class="panel" id="delivery-health" aria-labelledby="health-title">
-<div class="panel-head"><h2 id="health-title">Deliveries</h2>
-<nav class="segmented" aria-label="Chart period">${link('24h')}${link('7d')}</nav></div>
-<dl class="stats">
-<div><dt>Success rate</dt><dd>${totals.successRate === null ? html`<span class="muted">No attempts</span>` : `${(totals.successRate * 100).toFixed(totals.successRate === 1 ? 0 : 1)}%`}</dd></div>
-<div><dt>Attempts</dt><dd>${totals.attempts}</dd></div>
-<div><dt>Response time, median</dt><dd>${health.p50Ms === null ? html`<span class="muted">None</span>` : `${health.p50Ms} ms`}</dd></div>
-<div><dt>Response time, 95th percentile</dt><dd>${health.p95Ms === null ? html`<span class="muted">None</span>` : `${health.p95Ms} ms`}</dd></div>
-</dl>
-${hourlyChart({ id: 'health-chart', title: `Delivery attempts per hour, ${period}`, period, health })}
-</section>`;
-}
-
 function notificationsList(input: EndpointPageInput, now?: Date): Html {
   if (input.notifications.length === 0) return html``;
   return html`<section class="panel" aria-labelledby="notifications-title">
@@ -300,7 +279,7 @@ ${failingNote(endpoint, input, ctx.now)}
 <div><dt>Created</dt><dd>${stamp(endpoint.created)}</dd></div>
 <div><dt>ID</dt><dd><code>${endpoint.id}</code></dd></div>
 </dl>
-${input.health ? healthSection(ctx, endpoint, input.health) : ''}
+${input.health ? healthSection(ctx, endpoint.id, input.health) : ''}
 <p><a class="button secondary" href="${paths.deliveries(ctx.mode, endpoint.id)}">Deliveries</a></p>
 ${writable ? actions(ctx, input) : ''}
 ${writable && input.features.change ? changeForm(ctx, input) : ''}
