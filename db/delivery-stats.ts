@@ -50,3 +50,16 @@ export async function listEndpointsHours(
   );
   return rows;
 }
+
+/**
+ * Retention: at most `limit` rows of hours that began before `cutoff` (found through the BRIN index on hour:
+ * rows are written in hour order). The charts read at most the last 7 days.
+ */
+export async function deleteHoursBefore(db: Db, cutoff: Date, limit: number): Promise<number> {
+  const { rowCount } = await db.query(
+    `DELETE FROM delivery_hourly_stats WHERE ctid = ANY (ARRAY(
+       SELECT ctid FROM delivery_hourly_stats WHERE hour < $1 LIMIT $2))`,
+    [cutoff, limit],
+  );
+  return rowCount ?? 0;
+}

@@ -7,7 +7,7 @@ import {
   type HourCounts,
   type OutcomeTotals,
 } from '../core/delivery-stats';
-import { endpointLatencyHistogram, listEndpointHours, listEndpointsHours } from '../db/delivery-stats';
+import { deleteHoursBefore, endpointLatencyHistogram, listEndpointHours, listEndpointsHours } from '../db/delivery-stats';
 import type { Pool } from '../db/pool';
 
 /**
@@ -71,4 +71,12 @@ export async function endpointsLastDay(pool: Pool, endpointIds: readonly string[
     const hours = fillHours(window, byEndpoint.get(endpointId) ?? []);
     return { endpointId, hours, totals: totalsOf(hours) };
   });
+}
+
+/** Hourly counts are kept this long: the longest chart (7 days) and the hour in progress, with a day to spare. */
+export const HOURLY_STATS_RETENTION_MS = 8 * 86_400_000;
+
+/** Retention: one batch of hourly counts older than any chart reads. */
+export async function deleteOldHours(pool: Pool, limit: number, now = new Date()): Promise<number> {
+  return deleteHoursBefore(pool, new Date(now.getTime() - HOURLY_STATS_RETENTION_MS), limit);
 }

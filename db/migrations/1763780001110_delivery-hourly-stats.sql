@@ -21,6 +21,9 @@ CREATE TABLE delivery_hourly_stats (
   PRIMARY KEY (endpoint_id, hour, shard)
 );
 
+-- Retention deletes hours older than the charts read (domain/delivery-stats.ts); rows arrive in hour order.
+CREATE INDEX delivery_hourly_stats_hour_idx ON delivery_hourly_stats USING brin (hour);
+
 -- The last eight days of attempts already recorded, so the charts start full.
 WITH a AS (
   SELECT da.endpoint_id, date_trunc('hour', da.created_at, 'UTC') AS hour, da.account_id, da.livemode, da.succeeded,
