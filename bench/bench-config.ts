@@ -19,6 +19,8 @@ export interface BenchConfig {
   backlogEvents: number;
   fanOut: number;
   slowRate: number;
+  /** Attempts the charts scenario generates (BENCH_CHART_ATTEMPTS). */
+  chartAttempts: number;
   out: string | undefined;
 }
 
@@ -42,6 +44,7 @@ export function benchConfig(argv: string[] = process.argv.slice(2)): BenchConfig
     backlogEvents: Math.round(num('BENCH_BACKLOG_EVENTS', 10_000)),
     fanOut: Math.max(1, Math.round(num('BENCH_FANOUT', 100))),
     slowRate: num('BENCH_SLOW_RATE', 8),
+    chartAttempts: Math.round(num('BENCH_CHART_ATTEMPTS', 10_000_000)),
     out: process.env.BENCH_OUT,
   };
 }

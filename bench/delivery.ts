@@ -5,7 +5,8 @@
  *   engine-*     publish -> deliverEvent -> check, sign, POST, record, one endpoint per event, per variant;
  * each as `*-load` (BENCH_CONCURRENCY in flight: deliveries/s) and `*-idle` (one at a time: latency). These
  * steady phases run BENCH_REPS times, interleaved, each a warm-up then a measured window, and are reported as
- * medians with their spread. Then the scenarios, once each: publish-api, fan-out, slow-receiver, backlog, rate-limit.
+ * medians with their spread. Then the scenarios, once each: publish-api, fan-out, slow-receiver, backlog, rate-limit,
+ * ordering, charts.
  * Knobs: bench/bench-config.ts. Results: bench/results/<date>.json (plot: bench/plot.ts). With `--cluster`, the full Temporal server on
  * PostgreSQL (bench/cluster.ts) instead of the dev server, on fresh databases too (its CPU and persistence
  * requests are not metered there).
@@ -28,6 +29,7 @@ import { machineInfo } from './machine';
 import { BARE_WORKFLOWS, bareEagerPhase, bareTemporalPhase, EAGER_WORKFLOWS, enginePhase, plainPostPhase, type PhaseResult } from './phases';
 import { startReceiver } from './receiver';
 import { backlogScenario } from './scenarios/backlog';
+import { chartsScenario } from './scenarios/charts';
 import { fanOutScenario } from './scenarios/fan-out';
 import { orderingScenario } from './scenarios/ordering';
 import { publishApiScenario } from './scenarios/publish-api';
@@ -117,6 +119,7 @@ async function main(): Promise<void> {
     await scenario('backlog', () => backlogScenario(ctx, settings.backlogEvents, C, scenarioVariant));
     await scenario('ordering', () => orderingScenario(ctx, scenarioVariant));
     await scenario('rate-limit', () => rateLimitScenario(ctx, scenarioVariant));
+    await scenario('charts', () => chartsScenario(ctx, settings.chartAttempts, log));
 
     const result = {
       startedAt: startedAt.toISOString(),

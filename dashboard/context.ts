@@ -49,7 +49,9 @@ export function parseModeParam(value: string): Mode {
 export function pageContext(request: FastifyRequest, assets: AssetTable, mode: Mode, extra: Partial<PageContext> = {}): PageContext {
   const session = request.dashboardSession;
   if (!session) throw new Error('page rendered without a session: the route lacks config.dashboard');
-  const sections: Section[] = FEATURES.events ? ['keys', 'endpoints', 'events', 'event-types'] : ['keys', 'endpoints', 'event-types'];
+  const sections: Section[] = FEATURES.events
+    ? ['overview', 'keys', 'endpoints', 'events', 'event-types']
+    : ['overview', 'keys', 'endpoints', 'event-types'];
   return { account: session.account, mode, csrfToken: session.csrfToken, assets: assets.urls, sections, ...extra };
 }
 

@@ -10,6 +10,7 @@ import endpointRoutes from './routes/endpoints';
 import eventRoutes from './routes/events';
 import eventTypeRoutes from './routes/event-types';
 import keyRoutes from './routes/keys';
+import overviewRoutes from './routes/overview';
 import signInRoutes from './routes/sign-in';
 import { checkSameOrigin, readSessionCookie } from './session';
 import { sendPage, setSecurityHeaders } from './security-headers';
@@ -72,6 +73,7 @@ export default async function dashboardPlugin(app: FastifyInstance): Promise<voi
   });
   await app.register(assetRoutes, { assets });
   await app.register(signInRoutes, routeOptions);
+  await app.register(overviewRoutes, routeOptions);
   await app.register(keyRoutes, routeOptions);
   await app.register(endpointRoutes, routeOptions);
   await app.register(eventRoutes, routeOptions);

@@ -1,4 +1,5 @@
 import type { AttemptRecord, DeliveryTrigger, RecordResult } from '../core/delivery-contract';
+import { LATENCY_BUCKETS, latencyBucket, oneResponse } from '../core/delivery-stats';
 import { preparedStatement, type Pool } from './pool';
 
 /**
@@ -35,6 +36,17 @@ const INSERT_ATTEMPT = preparedStatement(
        -- A Retry-After answer (never a success, so never the row reset updates): nobody posts before it.
        UPDATE webhook_endpoints SET not_before = GREATEST(not_before, now() + $15::float8 * interval '1 millisecond')
         WHERE id = $2 AND $15::float8 IS NOT NULL AND NOT $12::boolean AND EXISTS (SELECT 1 FROM inserted)
+     ), counted AS (
+       -- the charts' hourly counts (db/delivery-stats.ts): $16 the shard, $17 the response's histogram bucket
+       INSERT INTO delivery_hourly_stats AS s
+         (endpoint_id, hour, shard, account_id, livemode, succeeded, failed, abandoned, latency_histogram)
+       SELECT $2, date_trunc('hour', now(), 'UTC'), $16, $5, $6, $12::boolean::integer,
+              (NOT $12::boolean AND NOT $14::boolean)::integer, (NOT $12::boolean AND $14::boolean)::integer, $18::integer[]
+         FROM inserted
+       ON CONFLICT (endpoint_id, hour, shard) DO UPDATE
+          SET succeeded = s.succeeded + EXCLUDED.succeeded, failed = s.failed + EXCLUDED.failed,
+              abandoned = s.abandoned + EXCLUDED.abandoned,
+              latency_histogram[$17] = s.latency_histogram[$17] + EXCLUDED.latency_histogram[$17]
      )
      SELECT COALESCE(
               (SELECT succeeded FROM inserted),
@@ -43,13 +55,20 @@ const INSERT_ATTEMPT = preparedStatement(
             EXISTS (SELECT 1 FROM reset) AS recovered`,
 );
 
+/** Shards of an endpoint's hour in delivery_hourly_stats: concurrent attempts to one endpoint spread over them. */
+const STATS_SHARDS = 8;
+
 /**
  * One round trip: the attempt row (idempotent on delivery and attempt, so the first writer wins), its delivery's
- * progress (status, attempts, last status code and time) and, on success, the reset of the endpoint's failing
- * mark; an answer with Retry-After sets the endpoint's not_before (every attempt to it waits until then). The reset only touches a row that has something to reset, so the common success costs no extra write;
+ * progress (status, attempts, last status code and time), its count in the endpoint's hour (only when this
+ * statement recorded it) and, on success, the reset of the endpoint's failing mark; an answer with Retry-After sets
+ * the endpoint's not_before (every attempt to it waits until then). The reset only touches a row that has something to reset, so the common success costs no extra write;
  * it is here, not in db/endpoints.ts, because a second statement would be a second round trip on every delivery.
  */
 export async function insertAttempt(pool: Pool, record: AttemptRecord): Promise<RecordResult> {
+  // Response times of answers only: a refused connection is fast and a timeout is the limit, neither the receiver's.
+  const bucket = record.statusCode === null ? 1 : latencyBucket(record.durationMs);
+  const histogram = record.statusCode === null ? new Array<number>(LATENCY_BUCKETS).fill(0) : oneResponse(bucket);
   const { rows } = await pool.query<{ succeeded: boolean | null; recovered: boolean }>({
     ...INSERT_ATTEMPT,
     values: [
@@ -68,6 +87,9 @@ export async function insertAttempt(pool: Pool, record: AttemptRecord): Promise<
       record.deliveryId,
       record.finalAttempt,
       record.retryAfterMs ?? null,
+      Math.floor(Math.random() * STATS_SHARDS),
+      bucket,
+      histogram,
     ],
   });
   const row = rows[0];

@@ -108,17 +108,44 @@ export async function findEvent(pool: Pool, id: string): Promise<Omit<EventRow, 
   return rows[0];
 }
 
-/** An event as merchants read it: the posted body and how many endpoints still have a delivery running. */
+/** Where an event's delivery stands, from its deliveries (domain/event-log.ts explains each value). */
+export type EventDeliveryState = 'delivered' | 'retrying' | 'abandoned' | 'none';
+
+/** An event as merchants read it: the posted body, how many endpoints still have a delivery running, its state. */
 export interface EventListRow {
   id: string;
   type: string;
   body: string;
   livemode: boolean;
   pending_webhooks: number;
+  delivery_state: EventDeliveryState;
 }
 
+// Per endpoint the best of its deliveries counts (a resend that succeeded makes up for an abandoned delivery);
+// an endpoint whose deliveries were all skipped was never sent the event and does not count.
+const DELIVERY_STATE = `(SELECT CASE WHEN count(*) = 0 THEN 'none'
+                WHEN bool_or(p.state = 'pending') THEN 'retrying'
+                WHEN bool_or(p.state = 'failed') THEN 'abandoned'
+                ELSE 'delivered' END
+     FROM (SELECT CASE WHEN bool_or(d.status = 'succeeded') THEN 'succeeded'
+                       WHEN bool_or(d.status = 'pending') THEN 'pending'
+                       WHEN bool_or(d.status = 'failed') THEN 'failed' END AS state
+             FROM deliveries d WHERE d.event_id = ev.id GROUP BY d.endpoint_id) p
+    WHERE p.state IS NOT NULL)`;
+
 const LIST_COLUMNS = `ev.id, ev.type, ev.body, ev.livemode,
-  (SELECT count(DISTINCT d.endpoint_id)::integer FROM deliveries d WHERE d.event_id = ev.id AND d.status = 'pending') AS pending_webhooks`;
+  (SELECT count(DISTINCT d.endpoint_id)::integer FROM deliveries d WHERE d.event_id = ev.id AND d.status = 'pending') AS pending_webhooks,
+  ${DELIVERY_STATE} AS delivery_state`;
+
+export interface EventListFilter {
+  type?: string;
+  /** Only events in one of these states. */
+  deliveryStates?: readonly EventDeliveryState[];
+  /** The event with this id. */
+  id?: string;
+  /** Events about this parcel: its id, number or tracking number (migration event-filters, event_parcel_refs). */
+  parcel?: string;
+}
 
 /**
  * Newest first by publication (inserted_at keeps the order of events of the same second), this account and mode
@@ -127,10 +154,14 @@ const LIST_COLUMNS = `ev.id, ev.type, ev.body, ev.livemode,
 export async function listEventsOf(
   pool: Pool,
   scope: { accountId: string; livemode: boolean },
-  page: { limit: number; startingAfter?: string; type?: string },
+  page: { limit: number; startingAfter?: string } & EventListFilter,
 ): Promise<{ rows: EventListRow[]; hasMore: boolean } | undefined> {
   const params: unknown[] = [scope.accountId, scope.livemode, page.limit + 1];
   const where = ['ev.account_id = $1', 'ev.livemode = $2'];
+  const param = (value: unknown): string => {
+    params.push(value);
+    return `$${params.length}`;
+  };
   if (page.startingAfter !== undefined) {
     const cursor = await pool.query('SELECT 1 FROM events WHERE id = $1 AND account_id = $2 AND livemode = $3', [
       page.startingAfter,
@@ -138,17 +169,23 @@ export async function listEventsOf(
       scope.livemode,
     ]);
     if (cursor.rowCount === 0) return undefined;
-    params.push(page.startingAfter);
     // Compared in SQL so the cursor keeps inserted_at's microseconds.
-    where.push(`(ev.inserted_at, ev.id) < (SELECT inserted_at, id FROM events WHERE id = $${params.length})`);
+    where.push(`(ev.inserted_at, ev.id) < (SELECT inserted_at, id FROM events WHERE id = ${param(page.startingAfter)})`);
   }
-  if (page.type !== undefined) {
-    params.push(page.type);
-    where.push(`ev.type = $${params.length}`);
+  if (page.type !== undefined) where.push(`ev.type = ${param(page.type)}`);
+  if (page.id !== undefined) where.push(`ev.id = ${param(page.id)}`);
+  if (page.parcel !== undefined) where.push(`event_parcel_refs(ev.body) @> ARRAY[${param(page.parcel)}::text]`);
+  const states = page.deliveryStates;
+  if (states !== undefined && !states.some((state) => state === 'delivered' || state === 'none')) {
+    // Only unfinished states: read from the deliveries still pending or failed (deliveries_unfinished_idx).
+    where.push(`ev.id IN (SELECT event_id FROM deliveries WHERE account_id = $1 AND livemode = $2 AND status IN ('pending', 'failed'))`);
   }
+  const stateFilter = states === undefined ? '' : `WHERE listed.delivery_state = ANY (${param(states)}::text[])`;
   const { rows } = await pool.query<EventListRow>(
-    `SELECT ${LIST_COLUMNS} FROM events ev WHERE ${where.join(' AND ')}
-      ORDER BY ev.inserted_at DESC, ev.id DESC LIMIT $3`,
+    `SELECT id, type, body, livemode, pending_webhooks, delivery_state FROM (
+       SELECT ${LIST_COLUMNS}, ev.inserted_at FROM events ev WHERE ${where.join(' AND ')}
+     ) listed ${stateFilter}
+      ORDER BY inserted_at DESC, id DESC LIMIT $3`,
     params,
   );
   return { rows: rows.slice(0, page.limit), hasMore: rows.length > page.limit };

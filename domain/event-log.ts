@@ -3,7 +3,7 @@ import { ApiError } from '../core/errors';
 import { EVENT_TYPES, isEventType } from '../core/event-catalog';
 import { listEventDeliveries, type DeliveryRow } from '../db/deliveries';
 import type { EndpointScope } from '../db/endpoints';
-import { findEventOf, listEventsOf, type EventListRow } from '../db/events';
+import { findEventOf, listEventsOf, type EventDeliveryState, type EventListRow } from '../db/events';
 import type { Pool } from '../db/pool';
 import { DeliveryTriggerSchema } from './deliveries';
 import { unixSeconds, type Page } from './endpoints';
@@ -11,7 +11,8 @@ import { EVENT_ID_PATTERN } from './events';
 
 /**
  * The events merchants read (GET /v1/events, GET /v1/events/:id, the developers page, the CLI): each as it was
- * posted, with how many endpoints still have a delivery running and, for one event, every delivery of it.
+ * posted, with how many endpoints still have a delivery running, where its delivery stands and, for one event,
+ * every delivery of it. The list filters by kind, delivery state, id and parcel.
  * Scoped to one account and mode; anything else is resource_missing.
  */
 
@@ -32,9 +33,29 @@ export const PostedEvent = Type.Object({
   ),
 });
 
+/**
+ * Where an event's delivery stands, from its deliveries; per endpoint the best of its deliveries counts, so a
+ * resend that succeeded makes up for an abandoned delivery, and an endpoint never sent the event (every delivery
+ * skipped: disabled, removed) does not count.
+ */
+export const DELIVERY_STATES = {
+  delivered: 'Every endpoint it was sent to received it.',
+  retrying: 'Some endpoint has not received it yet and is being retried.',
+  abandoned: 'Some endpoint never received it: every attempt failed; nothing is retrying.',
+  none: 'It was sent to no endpoint (none subscribed, or each was disabled or removed first).',
+} as const satisfies Record<EventDeliveryState, string>;
+
+/** The `delivery_state` filter: a state, or `not_delivered` for retrying and abandoned together. */
+export const DELIVERY_STATE_FILTERS = ['not_delivered', 'delivered', 'retrying', 'abandoned', 'none'] as const;
+export type DeliveryStateFilter = (typeof DELIVERY_STATE_FILTERS)[number];
+
 export const EventRecord = Type.Object({
   ...PostedEvent.properties,
   pending_webhooks: Type.Integer({ description: 'Endpoints with a delivery of this event still running.' }),
+  delivery_state: Type.Union(
+    [Type.Literal('delivered'), Type.Literal('retrying'), Type.Literal('abandoned'), Type.Literal('none')],
+    { description: Object.entries(DELIVERY_STATES).map(([state, meaning]) => `${state}: ${meaning}`).join(' ') },
+  ),
 });
 export type EventRecord = Static<typeof EventRecord>;
 
@@ -63,7 +84,14 @@ export type EventWithDeliveries = Static<typeof EventWithDeliveries>;
 function toEventRecord(row: EventListRow): EventRecord {
   // The stored bytes are the posted event: shown as they were sent.
   const posted = JSON.parse(row.body) as Omit<EventRecord, 'pending_webhooks'>;
-  return { ...posted, livemode: row.livemode, pending_webhooks: row.pending_webhooks };
+  return { ...posted, livemode: row.livemode, pending_webhooks: row.pending_webhooks, delivery_state: row.delivery_state };
+}
+
+/** The parcel number an event is about (a parcel event's parcel, a settlement's parcel), if it names one. */
+export function parcelNumberOf(event: { data: unknown }): string | undefined {
+  const data = event.data as { parcel?: { parcel_number?: unknown }; cod_settlement?: { parcel_number?: unknown } } | null;
+  const number = data?.parcel?.parcel_number ?? data?.cod_settlement?.parcel_number;
+  return typeof number === 'string' ? number : undefined;
 }
 
 function toEventDelivery(row: DeliveryRow): Static<typeof EventDelivery> {
@@ -87,19 +115,46 @@ function eventMissing(id: string, param?: string): ApiError {
   return new ApiError('resource_missing', `No such event: '${shown}'.`, param ? { param } : {});
 }
 
-/** Newest first by publication; `type` must be a known kind. */
-export async function listEvents(
-  pool: Pool,
-  scope: EndpointScope,
-  page: { limit: number; startingAfter?: string; type?: string },
-): Promise<Page<EventRecord>> {
+export interface EventListQuery {
+  limit: number;
+  startingAfter?: string;
+  /** A known kind. */
+  type?: string;
+  deliveryState?: string;
+  /** One event by its id (evt_...). */
+  id?: string;
+  /** A parcel's id, parcel number or tracking number. */
+  parcel?: string;
+}
+
+const MAX_SEARCH_LENGTH = 200;
+
+function deliveryStates(filter: string | undefined): EventDeliveryState[] | undefined {
+  if (filter === undefined) return undefined;
+  if (!(DELIVERY_STATE_FILTERS as readonly string[]).includes(filter)) {
+    throw new ApiError('parameter_invalid', `Unknown delivery state ${JSON.stringify(filter.slice(0, 100))}; use one of ${DELIVERY_STATE_FILTERS.join(', ')}.`, {
+      param: 'delivery_state',
+    });
+  }
+  return filter === 'not_delivered' ? ['retrying', 'abandoned'] : [filter as EventDeliveryState];
+}
+
+/** Newest first by publication, narrowed by kind, delivery state, id or parcel; `type` must be a known kind. */
+export async function listEvents(pool: Pool, scope: EndpointScope, page: EventListQuery): Promise<Page<EventRecord>> {
   if (page.type !== undefined && !isEventType(page.type)) {
     throw new ApiError('unknown_event_type', `Unknown event type ${JSON.stringify(page.type.slice(0, 100))}; use one of ${EVENT_TYPES.join(', ')}.`, {
       param: 'type',
     });
   }
+  const states = deliveryStates(page.deliveryState);
+  if (page.parcel !== undefined && (page.parcel.length === 0 || page.parcel.length > MAX_SEARCH_LENGTH)) {
+    throw new ApiError('parameter_invalid', `A parcel is found by its id, number or tracking number, 1 to ${MAX_SEARCH_LENGTH} characters.`, { param: 'parcel' });
+  }
+  // An id that cannot be an event's finds nothing (not an error: it is a search).
+  if (page.id !== undefined && !EVENT_ID_PATTERN.test(page.id)) return { data: [], hasMore: false };
   const cursor = page.startingAfter;
-  const result = cursor === undefined || EVENT_ID_PATTERN.test(cursor) ? await listEventsOf(pool, scope, page) : undefined;
+  const filter = { limit: page.limit, startingAfter: page.startingAfter, type: page.type, id: page.id, parcel: page.parcel, deliveryStates: states };
+  const result = cursor === undefined || EVENT_ID_PATTERN.test(cursor) ? await listEventsOf(pool, scope, filter) : undefined;
   if (!result) throw eventMissing(cursor ?? '', 'starting_after');
   return { data: result.rows.map(toEventRecord), hasMore: result.hasMore };
 }

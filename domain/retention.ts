@@ -6,10 +6,11 @@ import { deleteEventsWithAttempts, listExpiredEvents } from '../db/events';
 import { deleteNotificationsBefore } from '../db/notifications';
 import { withTransaction, type Pool } from '../db/pool';
 import { eventIdsWithOpenWorkflows } from '../infra/temporal';
+import { deleteOldHours } from './delivery-stats';
 
 /**
  * Retention (EVENT_RETENTION): events older than the cutoff are deleted with their attempts, deliveries and
- * abandonment records, and so are old notifications and the developers page's sign-in links and sessions that
+ * abandonment records, the charts' hourly counts older than a week, and old notifications and the developers page's sign-in links and sessions that
  * stopped being usable before the cutoff, each in bounded batches, never an event whose delivery is
  * still running: one with a delivery workflow Temporal still has open is kept (and looked at again next run).
  */
@@ -34,6 +35,8 @@ export async function deleteExpired(
   const notifications = await deleteNotificationsBefore(deps.pool, options.cutoff, options.limit);
   const abandonments = await deleteAbandonmentsBefore(deps.pool, options.cutoff, options.limit);
   const signIns = await deleteSignInsEndedBefore(deps.pool, options.cutoff, options.limit);
+  // The charts' hourly counts have a window of their own: nothing reads them after a week.
+  const hours = await deleteOldHours(deps.pool, options.limit);
   const last = candidates.at(-1);
   return {
     events,
@@ -44,6 +47,7 @@ export async function deleteExpired(
       candidates.length === options.limit ||
       notifications === options.limit ||
       abandonments === options.limit ||
+      hours === options.limit ||
       signIns >= options.limit,
     after: last ? { insertedAt: last.inserted_at.toISOString(), id: last.id } : options.after,
   };

@@ -18,6 +18,16 @@ const ListQuery = Type.Object(
     limit: Type.Optional(Limit(DEFAULT_LIMIT)),
     starting_after: Type.Optional(Type.String({ description: 'An event id (evt_...): the page after it.' })),
     type: Type.Optional(Type.String({ description: `Only events of this kind: ${EVENT_TYPES.join(', ')}.` })),
+    delivery_state: Type.Optional(
+      Type.Union(
+        [Type.Literal('not_delivered'), Type.Literal('delivered'), Type.Literal('retrying'), Type.Literal('abandoned'), Type.Literal('none')],
+        { description: 'Only events whose delivery_state is this; not_delivered is retrying or abandoned.' },
+      ),
+    ),
+    id: Type.Optional(Type.String({ description: 'Only the event with this id (evt_...).' })),
+    parcel: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 200, description: "Only events about this parcel: its id, parcel_number or tracking_number (a settlement's parcel_id or parcel_number)." }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -48,9 +58,9 @@ export default async function eventRoutes(fastify: FastifyInstance): Promise<voi
     '/v1/events',
     { config, schema: { tags, summary: 'List events, newest first', querystring: ListQuery, response: { 200: listOf(EventRecord, Type.String()), ...errors } } },
     async (request) => {
-      const { limit = DEFAULT_LIMIT, starting_after: startingAfter, type } = request.query;
+      const { limit = DEFAULT_LIMIT, starting_after: startingAfter, type, delivery_state: deliveryState, id, parcel } = request.query;
       const auth = authOf(request);
-      const page = await listEvents(app.pg, auth, { limit, startingAfter, type });
+      const page = await listEvents(app.pg, auth, { limit, startingAfter, type, deliveryState, id, parcel });
       return { object: 'list' as const, data: page.data, has_more: page.hasMore, url: '/v1/events', livemode: auth.livemode };
     },
   );

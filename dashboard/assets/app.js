@@ -58,7 +58,23 @@
     var date = new Date(el.getAttribute('datetime'));
     if (isNaN(date.getTime())) return;
     el.title = el.textContent;
-    el.textContent = date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+    el.textContent = date.toLocaleString(undefined, el.getAttribute('data-local') === 'hour'
+      ? { dateStyle: 'medium', timeStyle: 'short' }
+      : { dateStyle: 'medium', timeStyle: 'medium' });
+  });
+
+  // Chart hour labels: the server writes the UTC hour; show the reader's own time of that instant.
+  var zone = '';
+  try { zone = Intl.DateTimeFormat().resolvedOptions().timeZone || ''; } catch (e) { zone = ''; }
+  document.querySelectorAll('[data-hour]').forEach(function (el) {
+    var date = new Date(el.getAttribute('data-hour'));
+    if (isNaN(date.getTime())) return;
+    el.textContent = el.getAttribute('data-format') === 'day'
+      ? date.toLocaleDateString(undefined, { weekday: 'short', day: 'numeric' })
+      : date.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
+  });
+  document.querySelectorAll('[data-zone-note]').forEach(function (el) {
+    el.textContent = zone ? 'Hours start on the hour in UTC; labels in your time zone (' + zone + ').' : 'Hours start on the hour in UTC; labels in your time zone.';
   });
 
   // A form that came back with an error: take the keyboard there.

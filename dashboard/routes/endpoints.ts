@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../core/errors';
 import { EVENT_TYPES } from '../../core/event-catalog';
 import { listDeliveries } from '../../domain/deliveries';
+import { endpointHealth, isChartWindow, type ChartWindow } from '../../domain/delivery-stats';
 import {
   deleteEndpoint,
   getEndpoint,
@@ -77,13 +78,16 @@ export default async function endpointRoutes(app: FastifyInstance, options: Dash
     reply: FastifyReply,
     ctx: PageContext,
     endpoint: EndpointRecord,
-    extra: Partial<Pick<EndpointPageInput, 'secret' | 'error'>> = {},
+    extra: Partial<Pick<EndpointPageInput, 'secret' | 'error'>> & { window?: ChartWindow } = {},
     status = 200,
   ) {
-    const notifications = await listNotificationsForEndpoint(deps().pool, scopeOf(ctx), endpoint.id);
+    const [notifications, health] = await Promise.all([
+      listNotificationsForEndpoint(deps().pool, scopeOf(ctx), endpoint.id),
+      endpointHealth(deps().pool, endpoint.id, extra.window ?? '24h', ctx.now),
+    ]);
     return sendPage(
       reply,
-      endpointPage(ctx, { endpoint, eventTypes: EVENT_TYPES, notifications, features: FEATURES.endpoint, ...extra }),
+      endpointPage(ctx, { endpoint, eventTypes: EVENT_TYPES, notifications, features: FEATURES.endpoint, health, ...extra }),
       status,
     );
   }
@@ -110,9 +114,11 @@ export default async function endpointRoutes(app: FastifyInstance, options: Dash
     }
   });
 
-  app.get<EndpointParams>('/dashboard/:mode/endpoints/:id', { schema: hide, config: { dashboard: 'page' } }, async (request, reply) => {
+  app.get<EndpointParams & { Querystring: { window?: string } }>('/dashboard/:mode/endpoints/:id', { schema: hide, config: { dashboard: 'page' } }, async (request, reply) => {
     const ctx = context(request, { notice: notice(request.query) });
-    return renderEndpoint(reply, ctx, await getEndpoint(deps(), scopeOf(ctx), request.params.id));
+    // The chart's window: the last 24 hours unless the "Last 7 days" link asked for the week.
+    const window = isChartWindow(request.query.window) ? request.query.window : '24h';
+    return renderEndpoint(reply, ctx, await getEndpoint(deps(), scopeOf(ctx), request.params.id), { window });
   });
 
   app.get<EndpointParams & { Querystring: { outcome?: string; starting_after?: string } }>(

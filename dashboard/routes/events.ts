@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { EVENT_TYPES } from '../../core/event-catalog';
 import { listDeliveries } from '../../domain/deliveries';
 import { listEndpoints, MAX_ENDPOINTS_PER_MODE } from '../../domain/endpoints';
-import { getEvent, listEvents } from '../../domain/event-log';
+import { DELIVERY_STATE_FILTERS, getEvent, listEvents, parcelNumberOf } from '../../domain/event-log';
 import { resendEvent } from '../../domain/redelivery';
 import { errorStatus, formError, optional, type FormBody } from '../forms';
 import { notice, pageContext, parseModeParam, type DashboardRouteOptions } from '../context';
@@ -26,15 +26,22 @@ export default async function eventRoutes(app: FastifyInstance, options: Dashboa
   app.addHook('preHandler', checkPageAction); // pending means test only; the session's budget of changes
   const deps = () => options.deps();
 
-  app.get<ModeParams & { Querystring: { type?: string; starting_after?: string } }>(
+  app.get<ModeParams & { Querystring: { type?: string; delivery_state?: string; q?: string; starting_after?: string } }>(
     '/dashboard/:mode/events',
     { schema: hide, config: { dashboard: 'page' } },
     async (request, reply) => {
       const ctx = pageContext(request, options.assets, parseModeParam(request.params.mode));
       const type = request.query.type || undefined;
       const startingAfter = request.query.starting_after || undefined;
-      const events = await listEvents(deps().pool, scopeOf(ctx), { limit: EVENTS_PER_PAGE, type, startingAfter });
-      return sendPage(reply, eventsPage(ctx, { events, eventTypes: EVENT_TYPES, type, startingAfter }));
+      // The select offers only known states; anything else is no filter.
+      const state = request.query.delivery_state;
+      const deliveryState = state && (DELIVERY_STATE_FILTERS as readonly string[]).includes(state) ? state : undefined;
+      // One search box: an event id (evt_...) finds that event, anything else a parcel's id, number or tracking number.
+      const q = (request.query.q ?? '').trim().slice(0, 200) || undefined;
+      const search = q === undefined ? {} : /^evt_/.test(q) ? { id: q } : { parcel: q };
+      const page = await listEvents(deps().pool, scopeOf(ctx), { limit: EVENTS_PER_PAGE, type, startingAfter, deliveryState, ...search });
+      const events = { ...page, data: page.data.map((event) => ({ ...event, parcel_number: parcelNumberOf(event) })) };
+      return sendPage(reply, eventsPage(ctx, { events, eventTypes: EVENT_TYPES, type, deliveryState, q, startingAfter }));
     },
   );
 

@@ -58,7 +58,7 @@ export default async function signInRoutes(app: FastifyInstance, options: Dashbo
   };
 
   app.get('/dashboard', { schema: hide, config: { dashboard: 'page' } }, async (_request, reply) =>
-    reply.redirect(paths.keys('test'), 303),
+    reply.redirect(paths.overview('test'), 303),
   );
 
   app.get<{ Querystring: { signed_out?: string } }>('/dashboard/sign-in', { schema: hide }, async (request, reply) => {

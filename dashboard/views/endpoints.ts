@@ -1,8 +1,9 @@
+import { healthSection } from './charts';
 import { badge, checkboxGroup, confirmForm, errorSummary, field, selectField, shownOnce, table } from './components';
 import { plural, stamp, time } from './format';
 import { html, type Html } from './html';
 import { csrfField, layout, readOnly } from './layout';
-import type { EndpointView, FormError, NotificationView, PageContext } from './models';
+import type { EndpointHealthView, EndpointView, FormError, NotificationView, PageContext } from './models';
 import { paths } from './paths';
 
 export interface EndpointFormValues {
@@ -150,6 +151,8 @@ export interface EndpointPageInput {
   eventTypes: readonly string[];
   notifications: NotificationView[];
   features: EndpointFeatures;
+  /** Its deliveries per hour over the chosen window; no chart when absent. */
+  health?: EndpointHealthView;
   /** Just registered or rotated: the only time the secret is shown. */
   secret?: { value: string; reason: 'created' | 'rotated' };
   /** Which form an error belongs to, and what was typed. */
@@ -308,6 +311,7 @@ ${failingNote(endpoint, input, ctx.now)}
 <div><dt>Created</dt><dd>${stamp(endpoint.created)}</dd></div>
 <div><dt>ID</dt><dd><code>${endpoint.id}</code></dd></div>
 </dl>
+${input.health ? healthSection(ctx, endpoint.id, input.health) : ''}
 <p><a class="button secondary" href="${paths.deliveries(ctx.mode, endpoint.id)}">Deliveries</a></p>
 ${writable ? actions(ctx, input) : ''}
 ${writable && input.features.change ? changeForm(ctx, input) : ''}

@@ -10,24 +10,35 @@ export interface EventsPageInput {
   events: Page<EventView>;
   eventTypes: readonly string[];
   type?: string;
+  /** A delivery_state filter (not_delivered, delivered, retrying, abandoned, none). */
+  deliveryState?: string;
+  /** What the search box held: an event id or a parcel's id, number or tracking number. */
+  q?: string;
   startingAfter?: string;
 }
 
-export function eventsPage(ctx: PageContext, input: EventsPageInput): Html {
-  const last = input.events.data[input.events.data.length - 1];
-  const rows = input.events.data.map(
-    (event) => html`<tr>
-<td>${stamp(event.created)}</td>
-<td><a href="${paths.event(ctx.mode, event.id)}"><code>${event.type}</code></a></td>
-<td><code>${event.id}</code></td>
-<td>${event.pending_webhooks ? badge(`${event.pending_webhooks} pending`, 'info') : ''}</td>
-</tr>`,
-  );
-  return layout(ctx, {
-    title: 'Events',
-    section: 'events',
-    body: html`<p class="lede">Every ${ctx.mode}-mode event sent to your endpoints, newest first. Open one to see each attempt and to resend it.</p>
-<form method="get" action="${paths.events(ctx.mode)}" class="row filter">
+const STATE_BADGES: Record<NonNullable<EventView['delivery_state']>, Html> = {
+  delivered: badge('Delivered', 'ok'),
+  retrying: badge('Retrying', 'info'),
+  abandoned: badge('Abandoned', 'danger'),
+  none: badge('Not sent', 'muted'),
+};
+
+const STATE_OPTIONS = [
+  { value: '', label: 'Any state' },
+  { value: 'not_delivered', label: 'Not delivered (retrying or abandoned)' },
+  { value: 'delivered', label: 'Delivered' },
+  { value: 'retrying', label: 'Retrying' },
+  { value: 'abandoned', label: 'Abandoned' },
+  { value: 'none', label: 'Not sent' },
+];
+
+function filters(ctx: PageContext, input: EventsPageInput): Html {
+  return html`<form method="get" action="${paths.events(ctx.mode)}" class="row filter" role="search" aria-label="Filter events">
+<div class="field"><label for="q">Event or parcel</label>
+<p class="hint" id="q-hint">An event id, or a parcel's id, number or tracking number.</p>
+<input id="q" name="q" type="search" value="${input.q ?? ''}" maxlength="200" aria-describedby="q-hint" autocomplete="off" spellcheck="false"></div>
+${selectField({ id: 'delivery_state', name: 'delivery_state', label: 'Delivery', selected: input.deliveryState ?? '', options: STATE_OPTIONS })}
 ${selectField({
   id: 'type',
   name: 'type',
@@ -36,17 +47,43 @@ ${selectField({
   options: [{ value: '', label: 'All kinds' }, ...input.eventTypes.map((kind) => ({ value: kind, label: kind }))],
 })}
 <button type="submit" class="secondary">Filter</button>
-</form>
+${input.type || input.deliveryState || input.q ? html`<a href="${paths.events(ctx.mode)}">Clear</a>` : ''}
+</form>`;
+}
+
+function emptyText(ctx: PageContext, input: EventsPageInput): string {
+  if (input.q) return `No ${ctx.mode} event matches ${input.q}.`;
+  if (input.type || input.deliveryState) return 'No event matches these filters.';
+  return `No ${ctx.mode} events yet.`;
+}
+
+export function eventsPage(ctx: PageContext, input: EventsPageInput): Html {
+  const last = input.events.data[input.events.data.length - 1];
+  const query = { type: input.type, deliveryState: input.deliveryState, q: input.q };
+  const rows = input.events.data.map(
+    (event) => html`<tr>
+<td>${stamp(event.created)}</td>
+<td><a href="${paths.event(ctx.mode, event.id)}"><code>${event.type}</code></a></td>
+<td class="state">${event.delivery_state ? STATE_BADGES[event.delivery_state] : ''}${event.pending_webhooks ? html`<div class="muted small-text">${event.pending_webhooks} pending</div>` : ''}</td>
+<td>${event.parcel_number ?? html`<span class="muted">None</span>`}</td>
+<td><code>${event.id}</code></td>
+</tr>`,
+  );
+  return layout(ctx, {
+    title: 'Events',
+    section: 'events',
+    body: html`<p class="lede">Every ${ctx.mode}-mode event sent to your endpoints, newest first. Open one to see each attempt and to resend it.</p>
+${filters(ctx, input)}
 ${table({
   caption: `${ctx.mode === 'test' ? 'Test' : 'Live'} events, newest first`,
-  head: ['Time', 'Kind', 'ID', html`<span class="visually-hidden">Deliveries pending</span>`],
+  head: ['Time', 'Kind', 'Delivery', 'Parcel', 'ID'],
   rows,
-  empty: input.type ? `No ${input.type} events.` : `No ${ctx.mode} events yet.`,
+  empty: emptyText(ctx, input),
 })}
 ${pager({
   onFirstPage: input.startingAfter === undefined,
-  firstHref: paths.events(ctx.mode, { type: input.type }),
-  nextHref: input.events.hasMore && last ? paths.events(ctx.mode, { type: input.type, startingAfter: last.id }) : undefined,
+  firstHref: paths.events(ctx.mode, query),
+  nextHref: input.events.hasMore && last ? paths.events(ctx.mode, { ...query, startingAfter: last.id }) : undefined,
 })}`,
   });
 }
@@ -130,6 +167,7 @@ export function eventPage(ctx: PageContext, input: EventPageInput): Html {
 <dl class="facts">
 <div><dt>ID</dt><dd><code>${event.id}</code></dd></div>
 <div><dt>Created</dt><dd>${stamp(event.created)}</dd></div>
+<div><dt>Delivery</dt><dd>${event.delivery_state ? STATE_BADGES[event.delivery_state] : html`<span class="muted">Unknown</span>`}</dd></div>
 <div><dt>Still delivering</dt><dd>${event.pending_webhooks ?? 0}</dd></div>
 </dl>
 <h2>Deliveries</h2>

@@ -35,6 +35,7 @@ export function csrfField(token: string): Html {
 }
 
 const SECTIONS: { section: Section; label: string }[] = [
+  { section: 'overview', label: 'Overview' },
   { section: 'keys', label: 'API keys' },
   { section: 'endpoints', label: 'Webhooks' },
   { section: 'events', label: 'Events' },

@@ -5,7 +5,7 @@
 
 export type Mode = 'test' | 'live';
 export type AccountStatus = 'pending' | 'active' | 'suspended';
-export type Section = 'keys' | 'endpoints' | 'events' | 'event-types';
+export type Section = 'overview' | 'keys' | 'endpoints' | 'events' | 'event-types';
 
 export interface AccountView {
   id: string;
@@ -110,6 +110,10 @@ export interface EventView {
   created: number;
   livemode: boolean;
   pending_webhooks?: number;
+  /** Where its delivery stands, from its deliveries. */
+  delivery_state?: 'delivered' | 'retrying' | 'abandoned' | 'none';
+  /** The parcel it is about, when it names one. */
+  parcel_number?: string;
 }
 
 export interface EventDeliveryView {
@@ -133,4 +137,39 @@ export interface EventDetailView extends EventView {
 export interface Page<T> {
   data: T[];
   hasMore: boolean;
+}
+
+/** Attempts of one UTC hour by outcome. */
+export interface HourCountsView {
+  /** Start of the hour. */
+  hour: Date;
+  succeeded: number;
+  failed: number;
+  abandoned: number;
+}
+
+export interface OutcomeTotalsView {
+  succeeded: number;
+  failed: number;
+  abandoned: number;
+  attempts: number;
+  /** 0..1; null without attempts. */
+  successRate: number | null;
+}
+
+/** An endpoint's deliveries over a window of hours, for its chart. */
+export interface EndpointHealthView {
+  window: '24h' | '7d';
+  /** Every hour of the window, oldest first, zeros included. */
+  hours: HourCountsView[];
+  totals: OutcomeTotalsView;
+  p50Ms: number | null;
+  p95Ms: number | null;
+}
+
+/** One endpoint's last day, for the overview. */
+export interface EndpointSummaryView {
+  endpoint: EndpointView;
+  hours: HourCountsView[];
+  totals: OutcomeTotalsView;
 }

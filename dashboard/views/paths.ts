@@ -16,11 +16,14 @@ export const paths = {
   signInLink: (token: string) => `${DASHBOARD}/sign-in/${seg(token)}`,
   signOut: `${DASHBOARD}/sign-out`,
   signOutEverywhere: `${DASHBOARD}/sign-out-everywhere`,
-  section: (mode: Mode, section: Section) => `${DASHBOARD}/${mode}/${section}`,
+  section: (mode: Mode, section: Section) => (section === 'overview' ? `${DASHBOARD}/${mode}` : `${DASHBOARD}/${mode}/${section}`),
+  /** The home page of a mode: every endpoint's last day. */
+  overview: (mode: Mode) => `${DASHBOARD}/${mode}`,
   keys: (mode: Mode) => `${DASHBOARD}/${mode}/keys`,
   revokeKey: (mode: Mode, id: string) => `${DASHBOARD}/${mode}/keys/${seg(id)}/revoke`,
   endpoints: (mode: Mode) => `${DASHBOARD}/${mode}/endpoints`,
-  endpoint: (mode: Mode, id: string) => `${DASHBOARD}/${mode}/endpoints/${seg(id)}`,
+  endpoint: (mode: Mode, id: string, query: { window?: string } = {}) =>
+    withQuery(`${DASHBOARD}/${mode}/endpoints/${seg(id)}`, { window: query.window }),
   endpointAction: (mode: Mode, id: string, action: EndpointAction) =>
     `${DASHBOARD}/${mode}/endpoints/${seg(id)}/${action}`,
   deliveries: (mode: Mode, id: string, query: { outcome?: string; startingAfter?: string } = {}) =>
@@ -28,13 +31,26 @@ export const paths = {
       outcome: query.outcome,
       starting_after: query.startingAfter,
     }),
-  events: (mode: Mode, query: { type?: string; startingAfter?: string } = {}) =>
-    withQuery(`${DASHBOARD}/${mode}/events`, { type: query.type, starting_after: query.startingAfter }),
+  events: (mode: Mode, query: EventsQuery = {}) =>
+    withQuery(`${DASHBOARD}/${mode}/events`, {
+      type: query.type,
+      delivery_state: query.deliveryState,
+      q: query.q,
+      starting_after: query.startingAfter,
+    }),
   event: (mode: Mode, id: string) => `${DASHBOARD}/${mode}/events/${seg(id)}`,
   resend: (mode: Mode, id: string) => `${DASHBOARD}/${mode}/events/${seg(id)}/resend`,
   eventTypes: (mode: Mode) => `${DASHBOARD}/${mode}/event-types`,
   eventTypesTest: (mode: Mode) => `${DASHBOARD}/${mode}/event-types/test`,
 };
+
+/** The events list's filters: kind, delivery state, and an event or parcel to find. */
+export interface EventsQuery {
+  type?: string;
+  deliveryState?: string;
+  q?: string;
+  startingAfter?: string;
+}
 
 export type EndpointAction = 'update' | 'disable' | 'enable' | 'rotate' | 'delete' | 'test' | 'recover';
 

@@ -92,5 +92,8 @@ export async function transferredBytes(page: Page): Promise<{ total: number; res
 export async function signInWithLink(page: Page, url: string): Promise<void> {
   await page.goto(url);
   await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  // Signing in lands on the overview; the tests start from the keys.
+  await page.waitForURL('**/dashboard/test');
+  await page.getByRole('link', { name: 'API keys' }).click();
   await page.waitForURL('**/dashboard/test/keys');
 }

@@ -11,7 +11,9 @@ import { ALL_ENDPOINT_FEATURES, endpointPage, endpointsPage } from '../../dashbo
 import { eventTypesPage } from '../../dashboard/views/event-types';
 import { eventPage, eventsPage } from '../../dashboard/views/events';
 import { keysPage } from '../../dashboard/views/keys';
-import type { AccountStatus, AttemptView, EndpointView, KeyView, Mode, PageContext } from '../../dashboard/views/models';
+import type { AccountStatus, AttemptView, EndpointHealthView, EndpointView, HourCountsView, KeyView, Mode, PageContext } from '../../dashboard/views/models';
+import { overviewPage } from '../../dashboard/views/overview';
+import { fillHours, hourWindow, totalsOf } from '../../core/delivery-stats';
 import { errorPage, signInLinkPage, signInPage } from '../../dashboard/views/public';
 
 /**
@@ -139,6 +141,26 @@ export const ATTEMPTS: AttemptView[] = [
   },
 ];
 
+/** A day or a week of attempts, busier in the afternoon, with failures now and then and a few hours without any. */
+export function sampleHours(hours: number, seed = 1): HourCountsView[] {
+  const found = hourWindow(NOW, hours).map((hour, index) => {
+    const wave = Math.round(40 + 30 * Math.sin(((hour.getUTCHours() - 6) / 24) * 2 * Math.PI) + ((index * 7 + seed * 13) % 11));
+    const quiet = (index + seed) % 17 === 0;
+    return {
+      hour,
+      succeeded: quiet ? 0 : wave,
+      failed: quiet ? 0 : (index * seed) % 5 === 0 ? 6 : 1,
+      abandoned: quiet ? 0 : (index + seed) % 23 === 0 ? 2 : 0,
+    };
+  });
+  return fillHours(hourWindow(NOW, hours), found);
+}
+
+export function sampleHealth(window: '24h' | '7d'): EndpointHealthView {
+  const hours = sampleHours(window === '24h' ? 24 : 168);
+  return { window, hours, totals: totalsOf(hours), p50Ms: 142, p95Ms: 880 };
+}
+
 /** Every page, by a short name, rendered from the samples. */
 export function samplePages(assets: PageContext['assets'], options: { mode?: Mode; status?: AccountStatus } = {}) {
   const ctx = sampleContext({ ...options, assets });
@@ -174,6 +196,17 @@ export function samplePages(assets: PageContext['assets'], options: { mode?: Mod
           },
         ],
       }),
+    'endpoint-chart': () =>
+      endpointPage(ctx, { endpoint: ENDPOINTS[0] as EndpointView, eventTypes: EVENT_TYPES, features: ALL_ENDPOINT_FEATURES, notifications: [], health: sampleHealth('24h') }),
+    'endpoint-chart-week': () =>
+      endpointPage(ctx, { endpoint: ENDPOINTS[0] as EndpointView, eventTypes: EVENT_TYPES, features: ALL_ENDPOINT_FEATURES, notifications: [], health: sampleHealth('7d') }),
+    overview: () =>
+      overviewPage(ctx, {
+        endpoints: ENDPOINTS.map((endpoint, index) => {
+          const hours = sampleHours(24, index + 2);
+          return { endpoint, hours, totals: totalsOf(hours) };
+        }),
+      }),
     deliveries: () =>
       deliveriesPage(ctx, { endpoint: ENDPOINTS[1] as EndpointView, attempts: { data: ATTEMPTS.slice(0, 2), hasMore: true } }),
     events: () =>
@@ -181,8 +214,9 @@ export function samplePages(assets: PageContext['assets'], options: { mode?: Mod
         eventTypes: EVENT_TYPES,
         events: {
           data: [
-            { id: 'evt_cod1', type: 'cod.settled', created: at('2026-03-02T09:40:00Z'), livemode: false, pending_webhooks: 1 },
-            { id: 'evt_p1', type: 'parcel.delivered', created: at('2026-03-02T09:30:00Z'), livemode: false, pending_webhooks: 0 },
+            { id: 'evt_cod1', type: 'cod.settled', created: at('2026-03-02T09:40:00Z'), livemode: false, pending_webhooks: 1, delivery_state: 'retrying', parcel_number: 'PN-1001' },
+            { id: 'evt_p1', type: 'parcel.delivered', created: at('2026-03-02T09:30:00Z'), livemode: false, pending_webhooks: 0, delivery_state: 'delivered', parcel_number: 'PCL-104233' },
+            { id: 'evt_p0', type: 'parcel.created', created: at('2026-03-02T08:30:00Z'), livemode: false, pending_webhooks: 0, delivery_state: 'abandoned', parcel_number: 'PCL-104200' },
           ],
           hasMore: false,
         },

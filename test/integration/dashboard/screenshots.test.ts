@@ -62,6 +62,9 @@ describe('developers page screenshots', () => {
     const signIn = (await (await post('/internal/v1/dashboard/sessions', { account_id: accountId })).json()) as { url: string };
     await page.goto(signIn.url);
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    // Signing in lands on the overview; the tour starts from the keys.
+    await page.waitForURL('**/dashboard/test');
+    await page.getByRole('link', { name: 'API keys' }).click();
     await page.waitForURL('**/dashboard/test/keys');
 
     // Keys: the current one in use, its replacement just created (shown once).
