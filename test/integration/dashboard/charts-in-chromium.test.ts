@@ -16,7 +16,7 @@ import { waitFor } from '../../helpers/wait';
  * overview-phone.png to docs/screenshots.
  */
 
-const INTERNAL_TOKEN = 'internal-token-for-chart-tests';
+const INTERNAL_TOKEN = 'internal-token-for-chart-tests-0123456';
 const UPDATE = process.env.UPDATE_SCREENSHOTS === '1';
 const OUT = UPDATE ? path.join(__dirname, '..', '..', '..', 'docs', 'screenshots') : mkdtempSync(path.join(os.tmpdir(), 'pw-charts-'));
 

@@ -14,7 +14,7 @@ import { createAccount, createApiKey } from '../../helpers/fixtures';
 describe('developers page: what a change may do', () => {
   let f: ApiFixture;
   beforeAll(async () => {
-    f = await apiFixture({ env: { INTERNAL_API_TOKEN: 'internal-token-for-page-actions' } });
+    f = await apiFixture({ env: { INTERNAL_API_TOKEN: 'internal-token-for-page-actions-01234' } });
   });
   afterAll(async () => {
     await f?.close();
