@@ -51,12 +51,12 @@ describe('delivery charts and the events list in Chromium', () => {
     endpoints.ledger = (await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/ledger`, events: ['cod.settled'] })).id;
     const publish = async (type: string, data: unknown) => {
       const response = await post('/internal/v1/events', { account_id: accountId, livemode: false, type, data });
-      expect(response.status).toBe(201);
+      expect(response.status, await response.clone().text()).toBe(201);
       return ((await response.json()) as { id: string }).id;
     };
     events.created = await publish('parcel.created', { parcel: parcel({ id: 'parcel-1', parcel_number: 'PCL-1001', tracking_number: 'TRK-1001' }) });
     events.transit = await publish('parcel.in_transit', { parcel: parcel({ id: 'parcel-2', parcel_number: 'PCL-1002', tracking_number: 'TRK-1002' }) });
-    events.settled = await publish('cod.settled', { cod_settlement: { id: 'cod_1', parcel_id: 'parcel-3', parcel_number: 'PCL-1003', amount: 350, currency: 'KES' } });
+    events.settled = await publish('cod.settled', { cod_settlement: { id: 'cod_1', parcel_id: 'parcel-3', parcel_number: 'PCL-1003', amount: 350, currency: 'KES', settled_at: 1764000000 } });
     await waitFor(
       async () => {
         const { rows } = await h.tw.pool.query<{ unfinished: number }>(
@@ -74,6 +74,7 @@ describe('delivery charts and the events list in Chromium', () => {
     const signIn = (await (await post('/internal/v1/dashboard/sessions', { account_id: accountId })).json()) as { url: string };
     tab = await h.browser.newPage({ viewport: { width: 1280, height: 900 } });
     await tab.page.goto(signIn.url);
+    await tab.page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await tab.page.waitForURL('**/dashboard/test');
     cookies = await tab.context.cookies();
   }, 90_000);
