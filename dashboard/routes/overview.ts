@@ -6,9 +6,9 @@ import { sendPage } from '../security-headers';
 import { overviewPage } from '../views/overview';
 import { scopeOf } from './endpoints';
 
-/** The home page of a mode (/dashboard/:mode): every endpoint's last day (domain/delivery-stats.ts). */
+/** The home page of a mode (/dashboard/test, /dashboard/live; any other name is an unknown page, 404): every endpoint's last day. */
 export default async function overviewRoutes(app: FastifyInstance, options: DashboardRouteOptions): Promise<void> {
-  app.get<{ Params: { mode: string } }>('/dashboard/:mode', { schema: { hide: true }, config: { dashboard: 'page' } }, async (request, reply) => {
+  app.get<{ Params: { mode: string } }>('/dashboard/:mode(^(?:test|live)$)', { schema: { hide: true }, config: { dashboard: 'page' } }, async (request, reply) => {
     const ctx = pageContext(request, options.assets, parseModeParam(request.params.mode), { notice: notice(request.query) });
     const { pool } = options.deps();
     const endpoints = (await listEndpoints(options.deps(), scopeOf(ctx), { limit: MAX_ENDPOINTS_PER_MODE })).data;
