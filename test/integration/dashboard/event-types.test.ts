@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { EVENT_TYPES } from '../../../core/event-catalog';
 import { EVENT_SCHEMAS } from '../../../core/event-schemas';
 import { constructEvent } from '../../../receiver/index';
+import { signInWithLink } from '../../helpers/browser';
 import { createEndpoint } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';
@@ -37,11 +38,7 @@ describe('the event catalog page', () => {
       body: JSON.stringify({ account_id: accountId }),
     });
     const { url } = (await res.json()) as { url: string };
-    await page.goto(url);
-    // Where a sign-in link opens a page with a button rather than signing in on GET, press it.
-    const button = page.getByRole('button', { name: 'Sign in' });
-    if ((await button.count()) > 0) await button.click();
-    await page.waitForURL('**/dashboard/test/**');
+    await signInWithLink(page, url);
   }
 
   it('lists every kind with its schema and example, and sends a test event that a real receiver gets signed', async () => {

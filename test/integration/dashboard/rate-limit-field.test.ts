@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { signInWithLink } from '../../helpers/browser';
 import { useDashboardHarness } from '../../helpers/harness';
 import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';
@@ -18,8 +19,7 @@ describe('developers page: rate limit field', () => {
     });
     expect(response.status).toBe(201);
     const tab = await h.browser.newPage();
-    await tab.page.goto(((await response.json()) as { url: string }).url);
-    await tab.page.waitForURL('**/dashboard/test/keys');
+    await signInWithLink(tab.page, ((await response.json()) as { url: string }).url);
     return { ...tab, accountId };
   }
 
