@@ -3,8 +3,6 @@
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-# patches/ first: the postinstall script applies them to node_modules (worker/worker.ts says why).
-COPY patches ./patches
 # Exactly the lock's versions; it holds every platform's native bindings, so npm ci accepts it anywhere.
 RUN npm ci --no-audit --no-fund
 COPY . .
@@ -14,7 +12,6 @@ FROM node:24-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
-COPY patches ./patches
 # tsx stays: the operator CLI (cli/bin.js) runs from source. temporal-tools/ (building and running Temporal on a
 # developer's machine) stays out: here `start` needs TEMPORAL_ADDRESS and `temporal-server` says to use a checkout.
 RUN npm ci --omit=dev --no-audit --no-fund

@@ -2,15 +2,13 @@ import type { EngineVariant } from './engine';
 
 /**
  * The engine configurations measured side by side, each lever alone and then together. The first, `baseline`, has
- * every lever off: attempts as activities, starts through matching, the SDK's own slots and stack traces. The last,
+ * every lever off: attempts as activities, starts through matching, the SDK's own slots. The last,
  * `all`, is what the product ships (config defaults and worker/worker.ts deliverySlots), with nothing overridden.
  * A variant sets only what an operator can set (environment) or what the product itself chooses (its worker
  * options, its dispatcher's passes): the SDK runs as published in every one of them.
  */
-// Stack traces on is the SDK's own behaviour: every lever but that one is measured with them on.
-const TRACES = { WORKFLOW_STACK_TRACES: 'on' };
-const LOCAL = { DELIVERY_ATTEMPT: 'local', ...TRACES };
-const ACTIVITY = { DELIVERY_ATTEMPT: 'activity', ...TRACES };
+const LOCAL = { DELIVERY_ATTEMPT: 'local' };
+const ACTIVITY = { DELIVERY_ATTEMPT: 'activity' };
 // The SDK's own slot defaults (40 workflow tasks, 100 local activities, a cache sized from memory): undefined
 // hands each back to the SDK, undoing the product's deliverySlots.
 const SDK_SLOTS = { maxConcurrentWorkflowTaskExecutions: undefined, maxConcurrentLocalActivityExecutions: undefined, maxCachedWorkflows: undefined };
@@ -21,10 +19,6 @@ export const VARIANTS: EngineVariant[] = [
   { name: 'eager-start', env: ACTIVITY, eagerStart: true, workerOptions: SDK_SLOTS },
   // The product's slots (WORKER_CONCURRENCY) alone.
   { name: 'slots', env: ACTIVITY },
-  // No promise stack traces in the workflow threads (WORKFLOW_STACK_TRACES off, worker/worker.ts) alone.
-  { name: 'no-stack-traces', env: { ...ACTIVITY, WORKFLOW_STACK_TRACES: 'off' }, workerOptions: SDK_SLOTS },
-  // The shipped defaults but with stack traces on: what that lever is worth with all the others on.
-  { name: 'all-with-stack-traces', eagerStart: true, env: TRACES },
   // The shipped defaults with the engine on Postgres's Unix socket instead of TCP on loopback: a deployment choice
   // (DATABASE_URL), not a product default.
   { name: 'all-unix-socket', eagerStart: true, unixSocket: true },

@@ -58,11 +58,6 @@ export interface Config {
      */
     workerConcurrency: number;
     /**
-     * Whether workflow threads record a stack for every promise, for Temporal's stack trace query
-     * (WORKFLOW_STACK_TRACES, off by default); worker/worker.ts says what it costs.
-     */
-    workflowStackTraces: boolean;
-    /**
      * Whether the outbox dispatcher posts attempt 1 of a one-endpoint local delivery itself, beside starting its
      * workflow, which then adopts the outcome (DELIVERY_EARLY_FIRST_ATTEMPT, on by default; attempt/early.ts).
      */
@@ -316,7 +311,6 @@ export function loadConfig(env: Env = process.env): Config {
       // deliveries/s in all) live traffic keeps most of the engine.
       recoverRatePerSecond: integer(env, 'RECOVER_RATE_PER_SECOND', 10, 1, 1000),
       workerConcurrency: integer(env, 'WORKER_CONCURRENCY', 400, 2, 10_000),
-      workflowStackTraces: boolean(env, 'WORKFLOW_STACK_TRACES', false),
       earlyFirstAttempt: boolean(env, 'DELIVERY_EARLY_FIRST_ATTEMPT', true),
     },
     retention: {

@@ -6,15 +6,11 @@ const path = require('node:path');
 
 const root = path.join(__dirname, '..');
 
-/** Installs dependencies (and applies patches/) when node_modules is missing or older than the lockfile or a patch. */
+/** Installs dependencies when node_modules is missing or older than the lockfile. */
 function ensureInstall() {
   const marker = path.join(root, 'node_modules', '.package-lock.json');
   const lock = path.join(root, 'package-lock.json');
-  // Dependency patches (patches/, applied by the postinstall script) count too: a changed patch needs a reinstall.
-  const newer = (file) => fs.existsSync(file) && fs.statSync(file).mtimeMs > fs.statSync(marker).mtimeMs;
-  const patches = path.join(root, 'patches');
-  const patchFiles = fs.existsSync(patches) ? fs.readdirSync(patches).filter((name) => name.endsWith('.patch')).map((name) => path.join(patches, name)) : [];
-  const stale = !fs.existsSync(marker) || newer(lock) || patchFiles.some(newer);
+  const stale = !fs.existsSync(marker) || fs.statSync(lock).mtimeMs > fs.statSync(marker).mtimeMs;
   if (!stale) return;
   process.stdout.write('installing dependencies...\n');
   // `npm install` keeps an existing node_modules and honours the locked versions; the committed lock is complete

@@ -54,14 +54,8 @@ export function deliverySlots(concurrency: number): Partial<WorkerOptions> {
 }
 
 /*
- * Stack traces (WORKFLOW_STACK_TRACES, off by default). The SDK records a source-mapped stack for every promise a
- * workflow creates, only so that the stack trace query (the Temporal UI's "Call Stack" tab) can answer. In the
- * bench that was half of the CPU of the thread running workflows: a delivery's workflow creates its promises
- * afresh on every run. Off, the query fails with "Workflow stack traces are not enabled on this worker";
- * histories, replay, error stacks and the UI's timeline, pending timers and summaries are unchanged. SDK 1.24 has
- * no such switch: patches/@temporalio+worker+1.24.0.patch adds the worker option `workflowStackTraces` (applied
- * by patch-package on install; patches/README.md says how to port or drop it). Everything else is the SDK as
- * published: workflow code runs in its own workflow thread, under its deadlock timeout.
+ * The Temporal SDK as published: workflow code runs in the SDK's own workflow thread, under its deadlock timeout,
+ * with its promise stack traces for the UI's "Call Stack" tab. The product sets only its slots (deliverySlots).
  */
 export async function createWorker(deps: WorkerDeps): Promise<Worker> {
   const workflowSource: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> = existsSync(PREBUILT_BUNDLE)
@@ -93,7 +87,6 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     }),
     ...workflowSource,
     ...deliverySlots(deps.config.delivery.workerConcurrency),
-    workflowStackTraces: deps.config.delivery.workflowStackTraces,
     ...deps.options,
   });
   earlyAttemptsOf.set(worker, early);

@@ -21,7 +21,6 @@ describe('config', () => {
     expect(config.delivery.failingThreshold).toBe(3);
     expect(config.delivery.attemptKind).toBe('local');
     expect(config.delivery.workerConcurrency).toBe(400);
-    expect(config.delivery.workflowStackTraces).toBe(false);
     expect(config.webhook.allowPrivateTargets).toBe(false);
     expect(config.webhook.secretEncryptionKeys).toEqual([]);
     expect(config.metrics).toEqual({ port: 9464, host: '127.0.0.1' });
@@ -34,12 +33,6 @@ describe('config', () => {
     expect(() => loadConfig({ DELIVERY_ATTEMPT: 'remote' })).toThrow(ConfigError);
     expect(() => loadConfig({ WORKER_CONCURRENCY: '1' })).toThrow(ConfigError);
     expect(() => loadConfig({ WORKER_CONCURRENCY: 'many' })).toThrow(ConfigError);
-  });
-
-  it('reads WORKFLOW_STACK_TRACES as a switch', () => {
-    expect(loadConfig({ WORKFLOW_STACK_TRACES: 'on' }).delivery.workflowStackTraces).toBe(true);
-    expect(loadConfig({ WORKFLOW_STACK_TRACES: 'false' }).delivery.workflowStackTraces).toBe(false);
-    expect(() => loadConfig({ WORKFLOW_STACK_TRACES: 'sometimes' })).toThrow(ConfigError);
   });
 
   it('reads DELIVERY_EARLY_FIRST_ATTEMPT: on by default', () => {
