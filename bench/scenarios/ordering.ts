@@ -7,6 +7,7 @@ import { publishEvent } from '../../domain/events';
 import { SECRET, startEngine, within, type BenchContext, type Engine, type EngineVariant } from '../engine';
 import { TLS_DIR } from '../receiver';
 import { percentile } from '../stats';
+import { exampleEvent } from '../../core/event-schemas';
 
 export interface OrderingResult {
   parcels: number;
@@ -97,7 +98,7 @@ async function phase(ctx: BenchContext, engine: Engine, ordering: 'none' | 'parc
     await Promise.all(
       Array.from({ length: parcels }, async (_, p) => {
         for (let n = 0; n < perParcel; n++) {
-          const data = { parcel: { id: `p_${ordering}_${p}`, status: 'IN_TRANSIT', currency: 'KES' } };
+          const data = { parcel: { ...exampleEvent('parcel.in_transit').data.parcel, id: `p_${ordering}_${p}` } };
           await publishEvent({ pool: ctx.pool }, { accountId, livemode: false, type: 'parcel.in_transit', data });
         }
       }),

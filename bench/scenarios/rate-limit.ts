@@ -3,6 +3,7 @@ import { publishEvent } from '../../domain/events';
 import { SECRET, startEngine, within, type BenchContext, type EngineVariant } from '../engine';
 import { startReceiver } from '../receiver';
 import { runPool } from '../stats';
+import { exampleEvent } from '../../core/event-schemas';
 
 /**
  * BENCH_RATE_LIMIT_EVENTS  events queued for the rate-limited endpoint (default 10000)
@@ -67,7 +68,7 @@ export async function rateLimitScenario(ctx: BenchContext, variant: EngineVarian
   );
   const tag = accountId.slice(-8);
   const ids = Array.from({ length: events }, (_, i) => `evt_ratelimit_${tag}_${i}`);
-  const data = { parcel: { id: 'p_ratelimit', parcel_number: 'PN1', status: 'CREATED', total_fee: 250, currency: 'KES' } };
+  const data = { parcel: { ...exampleEvent('parcel.created').data.parcel, id: 'p_ratelimit' } };
   const t0 = performance.now();
   await runPool(events, 32, (i) => publishEvent({ pool: ctx.pool }, { accountId, livemode: false, type: 'parcel.created', data, id: ids[i] }).then(() => undefined));
   const publishSeconds = (performance.now() - t0) / 1000;
