@@ -16,7 +16,7 @@ import { testDatabaseUrl } from '../../helpers/database';
 const TOKEN = 'internal-token-for-tests-0123456789';
 const BIN = path.join(__dirname, '..', '..', '..', 'cli', 'bin.js');
 
-/** What every outage answer looks like on the wire (DESIGN.md "Contract": never 500, Retry-After). */
+/** What every outage answer looks like on the wire (never a 500; a 503 with Retry-After). */
 function expectOutageAnswer(res: { statusCode: number; headers: Record<string, unknown>; body: string; json(): any }): void {
   expect(res.statusCode).toBe(503);
   expect(res.json().error).toMatchObject({ type: 'api_error', code: 'service_unavailable' });
@@ -25,7 +25,7 @@ function expectOutageAnswer(res: { statusCode: number; headers: Record<string, u
 }
 
 /**
- * Point 1 of issue 11: an outage of Postgres or Temporal is a 503 service_unavailable with Retry-After wherever
+ * An outage of Postgres or Temporal is a 503 service_unavailable with Retry-After wherever
  * it surfaces (publishing, authentication, any route), and the CLI's service_unavailable document with exit 75.
  * Postgres is reached through a proxy the test cuts; Temporal through addresses where nothing listens.
  */
