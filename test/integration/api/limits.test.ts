@@ -1,36 +1,16 @@
-import { execFile } from 'node:child_process';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey as createKeyAsOperator, MAX_ACTIVE_API_KEYS_PER_MODE } from '../../../domain/api-keys';
 import { MAX_ENDPOINTS_PER_MODE, registerEndpoint, registerLocalEndpoint } from '../../../domain/endpoints';
 import { ACCOUNT_RATE_LIMIT_FACTOR } from '../../../api/plugins/rate-limit';
 import { apiFixture, bearer, type ApiFixture } from '../../helpers/api';
-import { testDatabaseUrl } from '../../helpers/database';
 import { createAccount, createApiKey } from '../../helpers/fixtures';
+import { runCli } from '../../helpers/cli';
 
 /** The caps per account and mode (keys, endpoints), counted race-safely, and the API rate limit per account. */
 
 const PUBLIC_URL = 'https://93.184.215.14/hook';
-const BIN = path.join(__dirname, '..', '..', '..', 'cli', 'bin.js');
 
-function cli(...args: string[]): Promise<{ code: number; json: any }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [BIN, ...args],
-      { env: { ...process.env, DATABASE_URL: testDatabaseUrl(), LOG_LEVEL: 'silent' }, timeout: 60_000 },
-      (error, stdout) => {
-        let json: unknown;
-        try {
-          json = JSON.parse(stdout);
-        } catch {
-          json = undefined;
-        }
-        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, json });
-      },
-    );
-  });
-}
+const cli = (...args: string[]) => runCli(args);
 
 describe('limits per account and mode', () => {
   let f: ApiFixture;

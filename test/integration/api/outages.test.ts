@@ -1,5 +1,3 @@
-import { execFile } from 'node:child_process';
-import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import pg from 'pg';
@@ -12,9 +10,9 @@ import { parcel } from '../../helpers/delivery';
 import { createAccount } from '../../helpers/fixtures';
 import { startTcpProxy, type TcpProxy } from '../../helpers/tcp-proxy';
 import { testDatabaseUrl } from '../../helpers/database';
+import { runCli } from '../../helpers/cli';
 
 const TOKEN = 'internal-token-for-tests-0123456789';
-const BIN = path.join(__dirname, '..', '..', '..', 'cli', 'bin.js');
 
 /** What every outage answer looks like on the wire (never a 500; a 503 with Retry-After). */
 function expectOutageAnswer(res: { statusCode: number; headers: Record<string, unknown>; body: string; json(): any }): void {
@@ -124,22 +122,7 @@ describe('outages of our dependencies', () => {
 
   it('the CLI answers an outage with service_unavailable and exit code 75, distinct from a failed command', async () => {
     const port = await freePort();
-    const run = await new Promise<{ code: number; json: any }>((resolve) => {
-      execFile(
-        process.execPath,
-        [BIN, 'accounts', 'list', '--json'],
-        { env: { ...process.env, DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/nothing`, LOG_LEVEL: 'silent' }, timeout: 60_000 },
-        (error, stdout) => {
-          let json: unknown;
-          try {
-            json = JSON.parse(stdout);
-          } catch {
-            json = undefined;
-          }
-          resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, json });
-        },
-      );
-    });
+    const run = await runCli(['accounts', 'list', '--json'], { DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/nothing` });
     expect(run.json?.error?.code).toBe('service_unavailable');
     expect(run.code).toBe(75);
   }, 90_000);

@@ -1,41 +1,10 @@
-import { execFile } from 'node:child_process';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { apiFixture, bearer, type ApiFixture } from '../../helpers/api';
 import { waitFor } from '../../helpers/wait';
-import { testDatabaseUrl } from '../../helpers/database';
+import { CLI_TEST_TIMEOUT_MS, runCli } from '../../helpers/cli';
 
-const BIN = path.join(__dirname, '..', '..', '..', 'cli', 'bin.js');
-/** Each CLI run compiles the TypeScript sources through tsx: about 2 s idle, several on a loaded 2-core box. */
-const CLI_TEST_TIMEOUT_MS = 240_000;
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-  json: any;
-}
-
-/** The real CLI binary against this run's database, bounded in time. */
-function cli(...args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [BIN, ...args],
-      { env: { ...process.env, DATABASE_URL: testDatabaseUrl(), LOG_LEVEL: 'silent' }, timeout: 30_000 },
-      (error, stdout, stderr) => {
-        let json: unknown;
-        try {
-          json = JSON.parse(stdout);
-        } catch {
-          json = undefined;
-        }
-        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr, json });
-      },
-    );
-  });
-}
+const cli = (...args: string[]) => runCli(args, {}, 30_000);
 
 describe('CLI: accounts and keys (--json)', () => {
   let f: ApiFixture;

@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import { createCipheriv, randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -8,12 +7,12 @@ import { listStoredSecrets, replaceStoredSecrets } from '../../../db/endpoints';
 import { rotateEndpointSecret } from '../../../domain/endpoints';
 import { publishEvent } from '../../../domain/events';
 import { reencryptSecrets } from '../../../domain/secret-reencryption';
-import { testDatabaseUrl } from '../../helpers/database';
 import { createEndpoint, deliveryResult, parcel } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';
 import { useDeliveryHarness } from '../../helpers/harness';
 import { independentlyVerified } from '../../helpers/independent-verifier';
+import { runCli } from '../../helpers/cli';
 
 /**
  * `secrets reencrypt` against real Postgres: plain, old-key and old-form secrets moved onto the newest key in
@@ -23,7 +22,6 @@ import { independentlyVerified } from '../../helpers/independent-verifier';
 
 const OLD = randomBytes(32);
 const NEW = randomBytes(32);
-const BIN = path.join(__dirname, '..', '..', '..', 'cli', 'bin.js');
 
 /** The v1 stored form, which still opens: no key id, no associated data. */
 function sealV1(plain: string, key: Buffer): string {
@@ -33,24 +31,7 @@ function sealV1(plain: string, key: Buffer): string {
   return `enc:v1:${iv.toString('base64')}:${cipher.getAuthTag().toString('base64')}:${ciphertext.toString('base64')}`;
 }
 
-function cli(env: Record<string, string>, ...args: string[]): Promise<{ code: number; json: any; stdout: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [BIN, ...args],
-      { env: { ...process.env, DATABASE_URL: testDatabaseUrl(), LOG_LEVEL: 'silent', ...env }, timeout: 60_000 },
-      (error, stdout) => {
-        let json: unknown;
-        try {
-          json = JSON.parse(stdout);
-        } catch {
-          json = undefined;
-        }
-        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, json, stdout });
-      },
-    );
-  });
-}
+const cli = (env: Record<string, string>, ...args: string[]) => runCli(args, env);
 
 describe('secrets reencrypt', () => {
   // The worker holds the new key only: a delivery signs right only once its endpoint's secret has moved.

@@ -1,5 +1,3 @@
-import { execFile } from 'node:child_process';
-import path from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { lifecycle, seededRandom, simulateParcels } from '../../../domain/parcel-simulator';
 import { createEndpoint, parcel } from '../../helpers/delivery';
@@ -7,34 +5,14 @@ import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';
 import { useDeliveryHarness } from '../../helpers/harness';
 import { waitFor } from '../../helpers/wait';
-import { testDatabaseUrl } from '../../helpers/database';
-
-const BIN = path.join(__dirname, '..', '..', '..', 'cli', 'bin.js');
+import { runCli } from '../../helpers/cli';
 
 describe('simulate and events publish', () => {
   const config = testConfig();
   const h = useDeliveryHarness(config);
 
-  function cli(...args: string[]): Promise<{ code: number; json: any; stderr: string }> {
-    const env = {
-      ...process.env,
-      DATABASE_URL: testDatabaseUrl(),
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
-      TEMPORAL_TASK_QUEUE: config.temporal.taskQueue,
-      LOG_LEVEL: 'silent',
-    };
-    return new Promise((resolve) => {
-      execFile(process.execPath, [BIN, ...args], { env, timeout: 60_000 }, (error, stdout, stderr) => {
-        let json: unknown;
-        try {
-          json = JSON.parse(stdout);
-        } catch {
-          json = undefined;
-        }
-        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, json, stderr });
-      });
-    });
-  }
+  const cli = (...args: string[]) =>
+    runCli(args, { TEMPORAL_ADDRESS: inject('temporalAddress'), TEMPORAL_TASK_QUEUE: config.temporal.taskQueue });
 
   it('follows the lifecycle: stages in order, COD settled only after delivery', () => {
     const random = seededRandom(7);

@@ -1,39 +1,11 @@
-import { execFile } from 'node:child_process';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPool, type Pool } from '../../../db/pool';
 import { testDatabaseUrl } from '../../helpers/database';
 import { createAccount } from '../../helpers/fixtures';
+import { CLI_TEST_TIMEOUT_MS, runCli } from '../../helpers/cli';
 
-const BIN = path.join(__dirname, '..', '..', '..', 'cli', 'bin.js');
-/** Each CLI run compiles the TypeScript sources through tsx: about 2 s idle, several on a loaded 2-core box. */
-const CLI_TEST_TIMEOUT_MS = 240_000;
-
-interface Run {
-  code: number;
-  stdout: string;
-  json: any;
-}
-
-/** The real CLI binary against this run's database, bounded in time; a public IP literal needs no DNS. */
-function cli(...args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [BIN, ...args],
-      { env: { ...process.env, DATABASE_URL: testDatabaseUrl(), LOG_LEVEL: 'silent', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' }, timeout: 60_000 },
-      (error, stdout) => {
-        let json: unknown;
-        try {
-          json = JSON.parse(stdout);
-        } catch {
-          json = undefined;
-        }
-        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, json });
-      },
-    );
-  });
-}
+/** A public IP literal passes the SSRF guard without any DNS. */
+const cli = (...args: string[]) => runCli(args, { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' });
 
 describe('CLI: webhooks create and update', () => {
   let pool: Pool;

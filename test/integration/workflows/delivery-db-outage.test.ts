@@ -1,3 +1,4 @@
+import type { Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEarlyAttempts } from '../../../attempt';
 import type { Config } from '../../../infra/config';
@@ -19,33 +20,39 @@ const isBackoffTimer = (e: Record<string, any>) =>
   Boolean(e.timerStartedEventAttributes) && Buffer.from(e.userMetadata?.summary?.data ?? []).toString().includes('database unavailable');
 
 /**
+ * The worker reaches our Postgres through a proxy the test cuts; the test itself reaches it through a direct
+ * pool. Called before the harness, whose worker's config (`db.config`) points at the proxy.
+ */
+function useDatabaseBehindProxy(env: Record<string, string>): { config: Config; proxy: TcpProxy; direct: Pool } {
+  const db = {} as { config: Config; proxy: TcpProxy; direct: Pool };
+  beforeAll(async () => {
+    const url = new URL(testDatabaseUrl());
+    db.proxy = await startTcpProxy({ host: url.hostname, port: Number(url.port || 5432) });
+    const proxied = new URL(url);
+    proxied.port = String(db.proxy.port);
+    db.config = testConfig({ DATABASE_URL: proxied.toString(), ...env });
+    db.direct = createPool(testDatabaseUrl());
+  });
+  afterAll(async () => {
+    await db.direct?.end();
+    await db.proxy?.close();
+  });
+  return db;
+}
+
+/** Whether the event's workflow history holds an event that matches. */
+async function historyHas(client: Client, eventId: string, match: (e: Record<string, any>) => boolean): Promise<boolean> {
+  const history = await client.workflow.getHandle(`event:${eventId}`).fetchHistory();
+  return (history.events ?? []).some((e) => match(e as Record<string, any>));
+}
+
+/**
  * Our own Postgres going away must neither count against an endpoint nor lose or duplicate an attempt. The worker
  * reaches Postgres through a proxy the test cuts.
  */
 describe('delivery: our database down', () => {
-  let config: Config;
-  let proxy: TcpProxy;
-  let direct: Pool;
-
-  const historyHas = async (eventId: string, match: (e: Record<string, any>) => boolean) => {
-    const history = await h.tw.client.workflow.getHandle(`event:${eventId}`).fetchHistory();
-    return (history.events ?? []).some((e) => match(e as Record<string, any>));
-  };
-
-  beforeAll(async () => {
-    const url = new URL(testDatabaseUrl());
-    proxy = await startTcpProxy({ host: url.hostname, port: Number(url.port || 5432) });
-    const proxied = new URL(url);
-    proxied.port = String(proxy.port);
-    config = testConfig({ DATABASE_URL: proxied.toString(), DELIVERY_RETRY_DELAYS: '10ms', DELIVERY_TIMEOUT: '2s' });
-    direct = createPool(testDatabaseUrl());
-  });
-  // After the proxy is up: the worker's config points at it.
-  const h = useDeliveryHarness(() => config);
-  afterAll(async () => {
-    await direct?.end();
-    await proxy?.close();
-  });
+  const db = useDatabaseBehindProxy({ DELIVERY_RETRY_DELAYS: '10ms', DELIVERY_TIMEOUT: '2s' });
+  const h = useDeliveryHarness(() => db.config);
 
   /**
    * Published and handed to Temporal through the direct pool: the worker's own dispatcher, behind the cut proxy,
@@ -53,13 +60,13 @@ describe('delivery: our database down', () => {
    */
   const publish = async (accountId: string) => {
     const published = await publishEvent(
-      { pool: direct },
+      { pool: db.direct },
       { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } },
     );
     await waitFor(
       async () => {
-        await dispatchWaiting({ pool: direct, temporal: h.tw.client, config }, { ids: [published.event.id], limit: 1 });
-        const { rows } = await direct.query('SELECT dispatched_at FROM events WHERE id = $1', [published.event.id]);
+        await dispatchWaiting({ pool: db.direct, temporal: h.tw.client, config: db.config }, { ids: [published.event.id], limit: 1 });
+        const { rows } = await db.direct.query('SELECT dispatched_at FROM events WHERE id = $1', [published.event.id]);
         return rows[0].dispatched_at !== null;
       },
       { what: 'the hand-off to Temporal' },
@@ -68,36 +75,36 @@ describe('delivery: our database down', () => {
   };
 
   it('waits, without posting or counting an attempt, while the endpoint cannot be read', async () => {
-    const accountId = await createAccount(direct);
-    const endpoint = await createEndpoint(direct, { accountId, url: `${h.receiver.url}/before` });
-    await proxy.cut();
+    const accountId = await createAccount(db.direct);
+    const endpoint = await createEndpoint(db.direct, { accountId, url: `${h.receiver.url}/before` });
+    await db.proxy.cut();
     try {
       const published = await publish(accountId);
       await waitFor(
-        () => historyHas(published.event.id, isBackoffTimer),
+        () => historyHas(h.tw.client, published.event.id, isBackoffTimer),
         { what: 'a database-unavailable backoff timer' },
       );
       expect(h.receiver.at('/before')).toHaveLength(0);
-      await proxy.restore();
+      await db.proxy.restore();
       const result = await deliveryResult(h.tw.client, published.event.id);
       expect(result).toMatchObject({ endpoints: [{ outcome: 'delivered', attempts: 1 }] });
       expect(h.receiver.at('/before')).toHaveLength(1);
-      expect((await attemptsOf(direct, endpoint.id)).map((a) => [a.attempt, a.succeeded])).toEqual([[1, true]]);
+      expect((await attemptsOf(db.direct, endpoint.id)).map((a) => [a.attempt, a.succeeded])).toEqual([[1, true]]);
     } finally {
-      await proxy.restore().catch(() => undefined);
+      await db.proxy.restore().catch(() => undefined);
     }
   });
 
   it('lets one ladder probe for all while the database is down: history grows per probe, not per endpoint', async () => {
-    const accountId = await createAccount(direct);
+    const accountId = await createAccount(db.direct);
     const endpoints = [];
-    for (let i = 0; i < 5; i++) endpoints.push(await createEndpoint(direct, { accountId, url: `${h.receiver.url}/gate/${i}` }));
-    await proxy.cut();
+    for (let i = 0; i < 5; i++) endpoints.push(await createEndpoint(db.direct, { accountId, url: `${h.receiver.url}/gate/${i}` }));
+    await db.proxy.cut();
     try {
       const published = await publish(accountId);
       const events = async () => ((await h.tw.client.workflow.getHandle(`event:${published.event.id}`).fetchHistory()).events ?? []) as Record<string, any>[];
       await waitFor(async () => (await events()).filter(isBackoffTimer).length >= 3, { what: 'three probes', timeoutMs: 30_000 });
-      await proxy.restore();
+      await db.proxy.restore();
       const result = (await deliveryResult(h.tw.client, published.event.id, 60_000)) as DeliverEventResult;
       expect(result.endpoints.map((e) => [e.outcome, e.attempts])).toEqual(
         Array.from({ length: 5 }, () => ['delivered', 1]),
@@ -115,35 +122,35 @@ describe('delivery: our database down', () => {
       }
       expect(mostPending).toBe(1);
       for (const endpoint of endpoints) {
-        expect((await attemptsOf(direct, endpoint.id)).map((a) => [a.attempt, a.succeeded])).toEqual([[1, true]]);
+        expect((await attemptsOf(db.direct, endpoint.id)).map((a) => [a.attempt, a.succeeded])).toEqual([[1, true]]);
       }
     } finally {
-      await proxy.restore().catch(() => undefined);
+      await db.proxy.restore().catch(() => undefined);
     }
   }, 90_000);
 
   it('waits, without counting an attempt, while queries to the database hang (partition, failover)', async () => {
-    const accountId = await createAccount(direct);
-    const endpoint = await createEndpoint(direct, { accountId, url: `${h.receiver.url}/stalled` });
+    const accountId = await createAccount(db.direct);
+    const endpoint = await createEndpoint(db.direct, { accountId, url: `${h.receiver.url}/stalled` });
     // Open connections that stop answering: no error comes back, only the activity's own timeout would end it.
-    proxy.stall();
+    db.proxy.stall();
     try {
       const published = await publish(accountId);
       await waitFor(
-        () => historyHas(published.event.id, isBackoffTimer),
+        () => historyHas(h.tw.client, published.event.id, isBackoffTimer),
         { what: 'a database-unavailable backoff timer', timeoutMs: 20_000 },
       );
       // The backoff timer shows the attempt gave up on its own deadline, before its activity timeout.
-      proxy.unstall();
+      db.proxy.unstall();
       const result = await deliveryResult(h.tw.client, published.event.id, 60_000);
       expect(result).toMatchObject({ endpoints: [{ outcome: 'delivered', attempts: 1 }] });
-      expect(await historyHas(published.event.id, (e) => Boolean(e.activityTaskTimedOutEventAttributes))).toBe(false);
+      expect(await historyHas(h.tw.client, published.event.id, (e) => Boolean(e.activityTaskTimedOutEventAttributes))).toBe(false);
       // A local attempt's timeout would be its marker's failure.
-      expect(await historyHas(published.event.id, (e) => Boolean(e.markerRecordedEventAttributes?.failure?.timeoutFailureInfo))).toBe(false);
+      expect(await historyHas(h.tw.client, published.event.id, (e) => Boolean(e.markerRecordedEventAttributes?.failure?.timeoutFailureInfo))).toBe(false);
       expect(h.receiver.at('/stalled')).toHaveLength(1);
-      expect((await attemptsOf(direct, endpoint.id)).map((a) => [a.attempt, a.succeeded, a.error])).toEqual([[1, true, null]]);
+      expect((await attemptsOf(db.direct, endpoint.id)).map((a) => [a.attempt, a.succeeded, a.error])).toEqual([[1, true, null]]);
     } finally {
-      proxy.unstall();
+      db.proxy.unstall();
     }
   }, 90_000);
 });
@@ -153,41 +160,16 @@ describe('delivery: our database down', () => {
  * as the receiver's answer, written once, and the attempt id reaches the receiver once.
  */
 describe.each([{ early: false }, { early: true }])('delivery: our database down between the POST and its record (early first attempt: $early)', ({ early }) => {
-  let config: Config;
-  let proxy: TcpProxy;
-  let direct: Pool;
-
-  const historyHas = async (eventId: string, match: (e: Record<string, any>) => boolean) => {
-    const history = await h.tw.client.workflow.getHandle(`event:${eventId}`).fetchHistory();
-    return (history.events ?? []).some((e) => match(e as Record<string, any>));
-  };
-
-  beforeAll(async () => {
-    const url = new URL(testDatabaseUrl());
-    proxy = await startTcpProxy({ host: url.hostname, port: Number(url.port || 5432) });
-    const proxied = new URL(url);
-    proxied.port = String(proxy.port);
-    config = testConfig({
-      DATABASE_URL: proxied.toString(),
-      DELIVERY_RETRY_DELAYS: '10ms',
-      DELIVERY_TIMEOUT: '2s',
-      DELIVERY_EARLY_FIRST_ATTEMPT: String(early),
-    });
-    direct = createPool(testDatabaseUrl());
-  });
-  const h = useDeliveryHarness(() => config);
-  afterAll(async () => {
-    await direct?.end();
-    await proxy?.close();
-  });
+  const db = useDatabaseBehindProxy({ DELIVERY_RETRY_DELAYS: '10ms', DELIVERY_TIMEOUT: '2s', DELIVERY_EARLY_FIRST_ATTEMPT: String(early) });
+  const h = useDeliveryHarness(() => db.config);
 
   /** Stored through the direct pool and handed to Temporal by `dispatch` (a dispatcher that reaches Postgres). */
   const publish = async (accountId: string, beforeStart?: (input: DeliverEventInput) => void) => {
-    const published = await publishEvent({ pool: direct }, { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } });
+    const published = await publishEvent({ pool: db.direct }, { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } });
     await waitFor(
       async () => {
-        await dispatchWaiting({ pool: direct, temporal: h.tw.client, config, beforeStart }, { ids: [published.event.id], limit: 1 });
-        const { rows } = await direct.query('SELECT dispatched_at FROM events WHERE id = $1', [published.event.id]);
+        await dispatchWaiting({ pool: db.direct, temporal: h.tw.client, config: db.config, beforeStart }, { ids: [published.event.id], limit: 1 });
+        const { rows } = await db.direct.query('SELECT dispatched_at FROM events WHERE id = $1', [published.event.id]);
         return rows[0].dispatched_at !== null;
       },
       { what: 'the hand-off to Temporal' },
@@ -196,29 +178,29 @@ describe.each([{ early: false }, { early: true }])('delivery: our database down 
   };
 
   it('records an attempt posted just before the database went away, once, without posting again', async () => {
-    const accountId = await createAccount(direct);
-    const endpoint = await createEndpoint(direct, { accountId, url: `${h.receiver.url}/after` });
+    const accountId = await createAccount(db.direct);
+    const endpoint = await createEndpoint(db.direct, { accountId, url: `${h.receiver.url}/after` });
     // The endpoint was read through the proxy; cut it while the request is in flight, then answer.
     h.receiver.script('/after', () => {
-      void proxy.cut();
+      void db.proxy.cut();
       return { status: 200, body: 'got it', delayMs: 100 };
     });
     try {
       const published = await publish(accountId);
       await waitFor(
-        () => historyHas(published.event.id, (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'recordAttempt'),
+        () => historyHas(h.tw.client, published.event.id, (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'recordAttempt'),
         { what: 'recordAttempt scheduled by the workflow' },
       );
-      expect(await attemptsOf(direct, endpoint.id)).toHaveLength(0);
-      await proxy.restore();
+      expect(await attemptsOf(db.direct, endpoint.id)).toHaveLength(0);
+      await db.proxy.restore();
       const result = await deliveryResult(h.tw.client, published.event.id);
       expect(result).toMatchObject({ endpoints: [{ outcome: 'delivered', attempts: 1 }] });
       expect(h.receiver.at('/after')).toHaveLength(1);
-      const attempts = await attemptsOf(direct, endpoint.id);
+      const attempts = await attemptsOf(db.direct, endpoint.id);
       expect(attempts.map((a) => [a.attempt, a.status_code, a.response_body, a.succeeded])).toEqual([[1, 200, 'got it', true]]);
       expect(attempts[0]?.id).toBe(h.receiver.at('/after')[0]?.headers['service-delivery']);
     } finally {
-      await proxy.restore().catch(() => undefined);
+      await db.proxy.restore().catch(() => undefined);
     }
   });
 
@@ -231,38 +213,38 @@ describe.each([{ early: false }, { early: true }])('delivery: our database down 
     url.port = String(earlyProxy.port);
     const earlyPool = createPool(url.toString());
     earlyPool.on('error', () => undefined);
-    const http = createHttpAgent(config);
-    const earlyRuns = createEarlyAttempts({ config, pool: earlyPool, http }, { maxInFlight: 10 });
+    const http = createHttpAgent(db.config);
+    const earlyRuns = createEarlyAttempts({ config: db.config, pool: earlyPool, http }, { maxInFlight: 10 });
     try {
-      const accountId = await createAccount(direct);
-      const endpoint = await createEndpoint(direct, { accountId, url: `${h.receiver.url}/early-cut` });
+      const accountId = await createAccount(db.direct);
+      const endpoint = await createEndpoint(db.direct, { accountId, url: `${h.receiver.url}/early-cut` });
       h.receiver.script('/early-cut', (index) => {
         if (index > 0) return { status: 200 };
         void earlyProxy.cut();
         return { status: 500, body: 'upstream down', delayMs: 100 };
       });
       // The worker's Postgres is away during the hand-off, so its own dispatcher cannot take the event first.
-      await proxy.cut();
+      await db.proxy.cut();
       const published = await publish(accountId, (input) => earlyRuns.begin(input));
       await waitFor(() => h.receiver.at('/early-cut').length === 1, { what: 'the early POST' });
-      await waitFor(() => historyHas(published.event.id, isBackoffTimer), { what: "the workflow's try to find the database unavailable" });
-      expect(await attemptsOf(direct, endpoint.id)).toHaveLength(0);
-      await proxy.restore();
+      await waitFor(() => historyHas(h.tw.client, published.event.id, isBackoffTimer), { what: "the workflow's try to find the database unavailable" });
+      expect(await attemptsOf(db.direct, endpoint.id)).toHaveLength(0);
+      await db.proxy.restore();
       await earlyProxy.restore();
 
       const result = await deliveryResult(h.tw.client, published.event.id);
       expect(result).toMatchObject({ endpoints: [{ outcome: 'delivered', attempts: 2 }] });
-      const attempts = await attemptsOf(direct, endpoint.id);
+      const attempts = await attemptsOf(db.direct, endpoint.id);
       expect(attempts.map((a) => [a.attempt, a.status_code, a.response_body, a.error, a.succeeded])).toEqual([
         [1, 500, 'upstream down', null, false],
         [2, 200, 'ok', null, true],
       ]);
       const ids = h.receiver.at('/early-cut').map((r) => r.headers['service-delivery']);
-      const { rows } = await direct.query<{ id: string }>('SELECT id FROM deliveries WHERE event_id = $1', [published.event.id]);
+      const { rows } = await db.direct.query<{ id: string }>('SELECT id FROM deliveries WHERE event_id = $1', [published.event.id]);
       expect(ids).toEqual([firstAttemptId(rows[0]!.id), attempts[1]!.id]);
       await earlyRuns.drain();
     } finally {
-      await proxy.restore().catch(() => undefined);
+      await db.proxy.restore().catch(() => undefined);
       await earlyProxy.close();
       await earlyPool.end();
       await http.close();
