@@ -25,11 +25,6 @@ export function requireTemporalAddress(config: Config): string {
   return config.temporal.address ?? `127.0.0.1:${config.temporal.devPort}`;
 }
 
-export async function connectClient(config: Config): Promise<Client> {
-  const connection = await Connection.connect(temporalConnectionOptions(config, requireTemporalAddress(config)));
-  return new Client({ connection, namespace: config.temporal.namespace });
-}
-
 /** A client whose connection opens on first use, so the API starts (and answers /readyz) while Temporal is down. */
 export function lazyClient(config: Config): Client {
   const connection = Connection.lazy(temporalConnectionOptions(config, requireTemporalAddress(config)));
