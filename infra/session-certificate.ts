@@ -44,6 +44,16 @@ function oid(dotted: string): Buffer {
   return tlv(0x06, Buffer.from(out));
 }
 
+/**
+ * A random positive serial of 16 bytes whose first byte is neither 0x00 nor has its top bit set, so its DER
+ * INTEGER needs no padding byte and has none that is illegal (a leading 0x00 before a byte under 0x80).
+ */
+function serialNumber(): Buffer {
+  const serial = randomBytes(16);
+  serial[0] = ((serial[0] as number) & 0x7f) | 0x01;
+  return serial;
+}
+
 function integer(bytes: Buffer): Buffer {
   // Positive: a leading 1 bit would read as negative.
   return tlv(0x02, (bytes[0] as number) & 0x80 ? Buffer.concat([Buffer.from([0]), bytes]) : bytes);
@@ -82,7 +92,7 @@ export function createSessionCertificate(now = new Date()): SessionCertificate {
   const subject = name('parcel-webhooks listen');
   const tbs = seq(
     explicit(0, integer(Buffer.from([2]))), // v3
-    integer(randomBytes(16)),
+    integer(serialNumber()),
     ECDSA_WITH_SHA256,
     subject,
     seq(utcTime(new Date(now.getTime() - 60_000)), utcTime(new Date(now.getTime() + 86_400_000))),
