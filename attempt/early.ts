@@ -1,4 +1,4 @@
-import { attemptInput, type AttemptOutcome, type DeliverEventInput, type SignAndPostInput } from '../core/delivery-contract';
+import { attemptInput, type AttemptOutcome, type DeliverEventInput, type FirstAttemptOutcome, type SignAndPostInput } from '../core/delivery-contract';
 import { EARLY_RECORD_DRAIN_MS } from '../core/delivery-policy';
 import type { AttemptDeps } from './deps';
 import { recordUntilAnswered } from './record';
@@ -8,9 +8,16 @@ import { runAttempt } from './run';
  * Early first attempts (DELIVERY_EARLY_FIRST_ATTEMPT, on by default). The outbox dispatcher learns of an event
  * within a millisecond of its commit, but its workflow reaches its first attempt only after Temporal has stored
  * the start, handed back the first task and the worker has built the workflow. So for a one-endpoint local
- * delivery the dispatcher makes attempt 1 itself, beside the start, under the attempt id fixed at hand-off
- * (DeliverEventInput.firstAttemptIds), through the same pipeline as the workflow's try (run.ts); the workflow's
- * try then adopts the outcome instead of posting. What that try meets is in index.ts.
+ * delivery the dispatcher makes attempt 1 itself under the attempt id fixed at hand-off
+ * (DeliverEventInput.firstAttemptIds), through the same pipeline as the workflow's try (run.ts).
+ *
+ * Then, by default (DELIVERY_START_AFTER_FIRST_ATTEMPT), the start waits for it (handOff): an attempt 1 that
+ * ended on record rides in the start's input (DeliverEventInput.firstAttemptOutcomes), and the workflow's first
+ * task ends the ladder or waits for attempt 2 without a local activity: one workflow activation instead of two,
+ * and no marker. An attempt 1 that did not end on record (Postgres did not answer, another run holds the
+ * claim, no rate token) starts the workflow as it is, and its try meets the attempt as it would beside the start
+ * (what it meets is in index.ts). With the setting off, the start goes out beside the attempt (begin) and the
+ * try adopts its outcome.
  */
 
 /**
@@ -25,8 +32,16 @@ export interface EarlyAttemptSource {
 }
 
 export interface EarlyAttempts extends EarlyAttemptSource {
-  /** Makes attempt 1 of this delivery now, when it is one to make early and there is room; never waits. */
-  begin(input: DeliverEventInput): void;
+  /**
+   * Makes attempt 1 of this delivery now, when it is one to make early and there is room; never waits. Returns
+   * what the attempt comes to (also when it was made before), or undefined when none is made.
+   */
+  begin(input: DeliverEventInput): Promise<EarlyAttemptResult> | undefined;
+  /**
+   * Makes attempt 1 as begin does and waits for it (at most its own span: the post's timeout, one record
+   * write). Resolves with the input to start the workflow with: carrying the outcome when it is on record.
+   */
+  handOff(input: DeliverEventInput): Promise<DeliverEventInput>;
   /** Early attempts under way (posting, or holding an answer not yet recorded). */
   inFlight(): number;
   /** Resolves when every early post has ended and every unrecorded answer was written or given up (bounded). */
@@ -40,6 +55,15 @@ export interface EarlyAttemptsOptions {
 
 /** How long an outcome no try took is kept (a first task that went to another worker): long past any try. */
 const UNCLAIMED_KEEP_MS = 120_000;
+
+/** What a start may carry as attempt 1: only an outcome already on record, trimmed to what the ladder reads. */
+export function recordedFirstAttempt(result: EarlyAttemptResult): FirstAttemptOutcome | undefined {
+  const outcome = result.outcome;
+  if (outcome?.kind === 'skipped') return outcome;
+  if (outcome?.kind !== 'attempted' || !outcome.recorded) return undefined;
+  const { statusCode, error, durationMs, url, succeeded, recovered, retryAfterMs } = outcome;
+  return { kind: 'attempted', statusCode, error, durationMs, url, succeeded, recovered, recorded: true, early: true, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
+}
 
 /**
  * One early attempt. Whatever keeps it from posting (a claim already held, our database, an endpoint to skip,
@@ -80,24 +104,34 @@ export function createEarlyAttempts(deps: AttemptDeps, options: EarlyAttemptsOpt
     void work.catch(() => undefined).finally(() => running.delete(work));
   };
 
+  const begin = (input: DeliverEventInput): Promise<EarlyAttemptResult> | undefined => {
+    if (input.attemptKind !== 'local' || !input.firstAttemptIds || input.endpointIds.length !== 1) return undefined;
+    const endpointId = input.endpointIds[0]!;
+    const attemptId = input.firstAttemptIds[endpointId];
+    if (!attemptId) return undefined;
+    // Already made here (a start retried after Temporal refused it): its outcome stands.
+    const before = made.get(attemptId);
+    if (before || running.size >= options.maxInFlight || stopped) return before;
+    // Never rejects: whatever went wrong is left to the workflow's try, which finds the claim.
+    const outcome = earlyAttempt(deps, attemptInput(input, endpointId, 1, attemptId), track, () => stopped).catch(
+      (): EarlyAttemptResult => ({}),
+    );
+    made.set(attemptId, outcome);
+    track(outcome);
+    void outcome.then(() => {
+      setTimeout(() => {
+        if (made.get(attemptId) === outcome) made.delete(attemptId);
+      }, UNCLAIMED_KEEP_MS).unref();
+    });
+    return outcome;
+  };
+
   return {
-    begin(input) {
-      if (input.attemptKind !== 'local' || !input.firstAttemptIds || input.endpointIds.length !== 1) return;
-      const endpointId = input.endpointIds[0]!;
-      const attemptId = input.firstAttemptIds[endpointId];
-      // Already made here (a start retried after Temporal refused it): its outcome stands.
-      if (!attemptId || made.has(attemptId) || running.size >= options.maxInFlight || stopped) return;
-      // Never rejects: whatever went wrong is left to the workflow's try, which finds the claim.
-      const outcome = earlyAttempt(deps, attemptInput(input, endpointId, 1, attemptId), track, () => stopped).catch(
-        (): EarlyAttemptResult => ({}),
-      );
-      made.set(attemptId, outcome);
-      track(outcome);
-      void outcome.then(() => {
-        setTimeout(() => {
-          if (made.get(attemptId) === outcome) made.delete(attemptId);
-        }, UNCLAIMED_KEEP_MS).unref();
-      });
+    begin,
+    async handOff(input) {
+      const attempt = begin(input);
+      const first = attempt && recordedFirstAttempt(await attempt);
+      return first ? { ...input, firstAttemptOutcomes: { [input.endpointIds[0]!]: first } } : input;
     },
     take(attemptId) {
       const outcome = made.get(attemptId);

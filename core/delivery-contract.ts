@@ -55,6 +55,12 @@ export interface DeliverEventInput {
    */
   firstAttemptIds?: Record<string, string>;
   /**
+   * Endpoint id -> how its attempt 1 ended, when the dispatcher made it early and its record was written before
+   * the start (attempt/early.ts handOff): the ladder takes it as attempt 1 and tries nothing, so a first
+   * success costs the workflow one task and no local activity. Absent: the ladder makes (or adopts) attempt 1.
+   */
+  firstAttemptOutcomes?: Record<string, FirstAttemptOutcome>;
+  /**
    * Set for an automatic delivery of an event about a parcel when endpoints of its snapshot asked for order per
    * parcel: their ladders wait for the parcel's event before this one (workflows/parcel-order.ts). Absent: every
    * ladder starts at once.
@@ -221,6 +227,9 @@ export type AttemptOutcome =
         /** Posted by the outbox dispatcher beside the workflow's start; the workflow's attempt adopted it. */
         early?: true;
       });
+
+/** Attempt 1 decided and on record before the workflow started: a recorded answer, or a recorded skip. */
+export type FirstAttemptOutcome = Exclude<AttemptOutcome, Throttled>;
 
 /**
  * Attempt n of one endpoint's ladder: pure, so the workflow and the dispatcher's early attempt (attempt/early.ts)

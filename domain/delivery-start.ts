@@ -8,6 +8,7 @@ import {
   type DeliverEventInput,
   type DeliverEventWorkflow,
   type DeliveryTrigger,
+  type FirstAttemptOutcome,
   type ParcelOrder,
 } from '../core/delivery-contract';
 import { attemptKindFor, localAttemptTaskTimeoutMs } from '../core/delivery-policy';
@@ -112,6 +113,12 @@ export function deliveryWorkflowId(input: DeliverEventInput): string {
   return WORKFLOW_ID.delivery(deliveryId);
 }
 
+function describeOutcome(outcome: FirstAttemptOutcome): string {
+  if (outcome.kind === 'skipped') return `skipped (${outcome.reason})`;
+  const answer = outcome.statusCode === null ? (outcome.error ?? 'no answer') : `HTTP ${outcome.statusCode}`;
+  return `${outcome.succeeded ? 'succeeded' : 'failed'}, ${answer} in ${outcome.durationMs} ms`;
+}
+
 function describe(input: DeliverEventInput): { staticSummary: string; staticDetails: string } {
   const mode = input.livemode ? 'live' : 'test';
   const count = input.endpointIds.length;
@@ -136,6 +143,7 @@ function describe(input: DeliverEventInput): { staticSummary: string; staticDeta
         : []),
       `**Ladder**: ${input.retryDelaysMs.length + 1} attempts, waits ${ladder}; ` +
         `timeout ${formatDuration(input.timeoutMs)} per attempt; failing after ${input.failingThreshold} abandoned deliveries`,
+      ...Object.entries(input.firstAttemptOutcomes ?? {}).flatMap(([endpointId, outcome]) => ['', `**Attempt 1** to \`${endpointId}\`, made before the start: ${describeOutcome(outcome)}`]),
     ].join('\n'),
   };
 }

@@ -42,10 +42,11 @@ export interface DispatchDeps {
    */
   eagerStart?: boolean;
   /**
-   * Called with each claimed workflow input (every trigger) just before its start is asked for: the worker posts
-   * attempt 1 there (attempt/early.ts). It must not wait: the start goes out beside it.
+   * Called with each claimed workflow input (every trigger) before its start is asked for; returns the input to
+   * start with. The worker makes attempt 1 there (attempt/early.ts): the start goes out beside it, or once it is
+   * on record, carrying its outcome.
    */
-  beforeStart?: (input: DeliverEventInput) => void;
+  beforeStart?: (input: DeliverEventInput) => DeliverEventInput | Promise<DeliverEventInput>;
   /** Called with the events whose workflows a pass started (or found started), once they are marked dispatched. */
   onDispatched?: (eventIds: string[]) => void;
 }
@@ -116,17 +117,22 @@ const DELIVERIES: OutboxTable<UndispatchedDelivery> = {
 async function dispatchTable<Row extends { id: string }>(
   deps: DispatchDeps,
   table: OutboxTable<Row>,
-  input: { ids?: string[]; limit: number; leaseMs: number },
+  input: { ids?: string[]; limit: number; leaseMs: number; onClaimed?: () => void },
 ): Promise<DispatchResult> {
-  const claimed = await table.claim(deps.pool, input);
+  let claimed: Row[];
+  try {
+    claimed = await table.claim(deps.pool, input);
+  } finally {
+    input.onClaimed?.();
+  }
   // Every start asks to be eager: the SDK asks the server for it only while the worker has a free slot, so a
   // burst beyond the worker's slots goes through matching (worker/worker.ts deliverySlots).
   const options = { taskQueue: deps.config.temporal.taskQueue, eager: deps.eagerStart ?? false, deadlineMs: START_DEADLINE_MS };
   const results = await Promise.allSettled(
-    claimed.map((row) => {
+    claimed.map(async (row) => {
       const workflowInput = deliveryInput(table.start(row), deps.config);
-      deps.beforeStart?.(workflowInput);
-      return startDelivery(deps.temporal, workflowInput, options);
+      const toStart = deps.beforeStart ? await deps.beforeStart(workflowInput) : workflowInput;
+      return startDelivery(deps.temporal, toStart, options);
     }),
   );
   const dispatched = claimed.filter((_, i) => results[i]!.status === 'fulfilled').map((row) => row.id);
@@ -145,14 +151,29 @@ const isDeliveryId = (id: string) => id.startsWith('dly_');
  */
 export async function dispatchWaiting(
   deps: DispatchDeps,
-  input: { ids?: string[]; limit: number; leaseMs?: number },
+  input: {
+    ids?: string[];
+    limit: number;
+    leaseMs?: number;
+    /**
+     * Called once, when the rows are claimed (or claiming failed): from then on the call only waits for its starts,
+     * which may wait for their first attempts (beforeStart), and the caller may claim more beside it.
+     */
+    onClaimed?: () => void;
+  },
 ): Promise<DispatchResult> {
   const leaseMs = input.leaseMs ?? DISPATCH_LEASE_MS;
   const eventIds = input.ids?.filter((id) => !isDeliveryId(id));
   const deliveryIds = input.ids?.filter(isDeliveryId);
+  const tables = (eventIds?.length === 0 ? 0 : 1) + (deliveryIds?.length === 0 ? 0 : 1);
+  let unclaimed = tables;
+  const onClaimed = () => {
+    if (--unclaimed === 0) input.onClaimed?.();
+  };
+  if (tables === 0) input.onClaimed?.();
   const [events, deliveries] = await Promise.all([
-    eventIds?.length === 0 ? undefined : dispatchTable(deps, EVENTS, { ids: eventIds, limit: input.limit, leaseMs }),
-    deliveryIds?.length === 0 ? undefined : dispatchTable(deps, DELIVERIES, { ids: deliveryIds, limit: input.limit, leaseMs }),
+    eventIds?.length === 0 ? undefined : dispatchTable(deps, EVENTS, { ids: eventIds, limit: input.limit, leaseMs, onClaimed }),
+    deliveryIds?.length === 0 ? undefined : dispatchTable(deps, DELIVERIES, { ids: deliveryIds, limit: input.limit, leaseMs, onClaimed }),
   ]);
   if (events && events.dispatched.length > 0) deps.onDispatched?.(events.dispatched);
   const done = [events, deliveries].filter((pass): pass is DispatchResult => pass !== undefined);

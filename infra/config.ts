@@ -62,6 +62,12 @@ export interface Config {
      * workflow, which then adopts the outcome (DELIVERY_EARLY_FIRST_ATTEMPT, on by default; attempt/early.ts).
      */
     earlyFirstAttempt: boolean;
+    /**
+     * Whether the dispatcher starts the workflow once that early attempt 1 is on record, its outcome in the
+     * input, so the workflow's first task needs no local activity (DELIVERY_START_AFTER_FIRST_ATTEMPT, on by
+     * default); off, the start goes out beside the attempt.
+     */
+    startAfterFirstAttempt: boolean;
   };
   retention: {
     /** Events, their attempts and deliveries, and notifications older than this are deleted (EVENT_RETENTION). */
@@ -312,6 +318,7 @@ export function loadConfig(env: Env = process.env): Config {
       recoverRatePerSecond: integer(env, 'RECOVER_RATE_PER_SECOND', 10, 1, 1000),
       workerConcurrency: integer(env, 'WORKER_CONCURRENCY', 400, 2, 10_000),
       earlyFirstAttempt: boolean(env, 'DELIVERY_EARLY_FIRST_ATTEMPT', true),
+      startAfterFirstAttempt: boolean(env, 'DELIVERY_START_AFTER_FIRST_ATTEMPT', true),
     },
     retention: {
       eventRetentionMs: duration(env, 'EVENT_RETENTION', '30d', 60_000, 3650 * 86_400_000),

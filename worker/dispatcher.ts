@@ -97,15 +97,24 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
    * on. A delivery may be a recovery's first: a sweep after it finds when the next one falls due.
    */
   async function dispatchNotified(ids: string[]): Promise<void> {
+    // The pass's place goes to the next one once its rows are claimed: its starts may still wait for their first
+    // attempts (a slow receiver's up to its timeout), and events notified meanwhile must not wait behind them.
+    let passing = true;
+    const handOver = () => {
+      if (!passing) return;
+      passing = false;
+      notifiedPasses--;
+      kick();
+    };
     try {
-      const result = await dispatchWaiting(options, { ids, limit: ids.length });
+      const result = await dispatchWaiting(options, { ids, limit: ids.length, onClaimed: handOver });
       counts.notified += result.dispatched.length;
       outcome(result.error);
       if (result.dispatched.some((id) => id.startsWith('dly_'))) sweepDue = true;
     } catch (err) {
       outcome(err as Error);
     } finally {
-      notifiedPasses--;
+      handOver();
     }
   }
 
@@ -141,10 +150,10 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
   }
 
   /**
-   * Starts what is due. Notified events go out in passes side by side (up to NOTIFIED_PASSES): an event must not
-   * wait for the start of one notified just before it (an eager start takes several milliseconds, and with early
-   * first attempts its first POST waits on its claim). Past that many, notifications gather into batches of up
-   * to DISPATCH_BATCH. One sweep at a time.
+   * Starts what is due. Notified events are claimed in passes side by side (up to NOTIFIED_PASSES claiming at
+   * once): an event must not wait for the claim of one notified just before it. Past that many, notifications
+   * gather into batches of up to DISPATCH_BATCH. A claimed pass goes on starting its workflows beside the next
+   * passes. One sweep at a time.
    */
   function kick(): void {
     if (stopped) return;

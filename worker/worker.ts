@@ -129,8 +129,16 @@ export async function runWorker(worker: Worker, options: RunWorkerOptions): Prom
     log: options.log,
     sweepIntervalMs: options.sweepIntervalMs,
     notifiedPasses: options.notifiedPasses,
-    // Attempt 1 of a one-endpoint delivery goes out beside its start (attempt/early.ts).
-    beforeStart: early ? (input) => early.begin(input) : undefined,
+    // Attempt 1 of a one-endpoint delivery is made by the dispatcher (attempt/early.ts): the start waits for its
+    // record and carries it, or goes out beside it.
+    beforeStart: !early
+      ? undefined
+      : options.config.delivery.startAfterFirstAttempt
+        ? (input) => early.handOff(input)
+        : (input) => {
+            void early.begin(input);
+            return input;
+          },
     onDispatched: options.onDispatched,
   });
   options.onDispatcher?.(dispatcher);

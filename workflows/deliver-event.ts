@@ -198,7 +198,9 @@ async function runLadder(input: DeliverEventInput, endpointId: string, gate: Dat
     const attemptId = (n === 1 ? input.firstAttemptIds?.[endpointId] : undefined) ?? drawn;
     const request = attemptInput(input, endpointId, n, attemptId);
     const labels = { summary: attemptSummary(n, total, url ?? endpointId), throttle: `attempt ${n}/${total} to ${endpointId}` };
-    const outcome = await attemptOnce(request, input.attemptKind, labels, gate);
+    // Attempt 1 made by the dispatcher and on record before the start (attempt/early.ts handOff) is taken as is.
+    const decided = n === 1 ? input.firstAttemptOutcomes?.[endpointId] : undefined;
+    const outcome = decided ?? (await attemptOnce(request, input.attemptKind, labels, gate));
     if (outcome.kind === 'skipped') return { endpointId, outcome: 'skipped', attempts: n - 1, reason: outcome.reason };
     url = outcome.url || url;
     if (outcome.succeeded) {

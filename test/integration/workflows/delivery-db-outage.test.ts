@@ -164,13 +164,17 @@ describe.each([{ early: false }, { early: true }])('delivery: our database down 
   const h = useDeliveryHarness(() => db.config);
 
   /** Stored through the direct pool and handed to Temporal by `dispatch` (a dispatcher that reaches Postgres). */
-  const publish = async (accountId: string, beforeStart?: (input: DeliverEventInput) => void) => {
+  const publish = async (accountId: string, beforeStart?: (input: DeliverEventInput) => DeliverEventInput) => {
     const published = await publishEvent({ pool: db.direct }, { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } });
+    // Handed off once its workflow exists: the harness worker's dispatcher may have started it first, and then
+    // holds the row's lease (its mark may be cut off with the database).
     await waitFor(
       async () => {
         await dispatchWaiting({ pool: db.direct, temporal: h.tw.client, config: db.config, beforeStart }, { ids: [published.event.id], limit: 1 });
-        const { rows } = await db.direct.query('SELECT dispatched_at FROM events WHERE id = $1', [published.event.id]);
-        return rows[0].dispatched_at !== null;
+        return h.tw.client.workflow
+          .getHandle(published.workflowId as string)
+          .describe()
+          .then(() => true, () => false);
       },
       { what: 'the hand-off to Temporal' },
     );
@@ -225,7 +229,11 @@ describe.each([{ early: false }, { early: true }])('delivery: our database down 
       });
       // The worker's Postgres is away during the hand-off, so its own dispatcher cannot take the event first.
       await db.proxy.cut();
-      const published = await publish(accountId, (input) => earlyRuns.begin(input));
+      // Beside the start, as DELIVERY_START_AFTER_FIRST_ATTEMPT=off does: the try meets the early run's claim.
+      const published = await publish(accountId, (input) => {
+        void earlyRuns.begin(input);
+        return input;
+      });
       await waitFor(() => h.receiver.at('/early-cut').length === 1, { what: 'the early POST' });
       await waitFor(() => historyHas(h.tw.client, published.event.id, isBackoffTimer), { what: "the workflow's try to find the database unavailable" });
       expect(await attemptsOf(db.direct, endpoint.id)).toHaveLength(0);

@@ -32,13 +32,20 @@ function markerOutcomes(events: HistoryEvent[]): AttemptOutcome[] {
     });
 }
 
+/** The deliverEvent input the workflow was started with. */
+function startInput(events: HistoryEvent[]): DeliverEventInput {
+  const payload = events[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
+  return JSON.parse(Buffer.from(payload ?? []).toString()) as DeliverEventInput;
+}
+
 /**
- * Early first attempts (attempt/early.ts): the outbox dispatcher posts attempt 1 of a one-endpoint
- * delivery beside its workflow's start, under the id fixed at hand-off, and the workflow's try adopts what it came
- * to. One POST per attempt id whoever meets it first, and the history shows the attempt as before.
+ * Early first attempts (attempt/early.ts): the outbox dispatcher posts attempt 1 of a one-endpoint delivery under
+ * the id fixed at hand-off, and either starts the workflow once it is on record, its outcome in the input, or
+ * beside it, the workflow's try adopting what it came to. One POST per attempt id whoever meets it first, and
+ * the history shows the attempt either way.
  */
-describe('early first attempts', () => {
-  const config = testConfig({ DELIVERY_RETRY_DELAYS: '50ms', DELIVERY_TIMEOUT: '2s' });
+describe.each([{ startAfter: true }, { startAfter: false }])('early first attempts (start after the attempt: $startAfter)', ({ startAfter }) => {
+  const config = testConfig({ DELIVERY_RETRY_DELAYS: '50ms', DELIVERY_TIMEOUT: '2s', DELIVERY_START_AFTER_FIRST_ATTEMPT: String(startAfter) });
   const h = useDeliveryHarness(config);
 
   async function publishTo(pathname: string) {
@@ -60,13 +67,25 @@ describe('early first attempts', () => {
     const claim = await h.tw.pool.query<{ run: string }>('SELECT run FROM attempt_claims WHERE attempt_id = $1', [firstAttemptId(deliveryId)]);
     expect(claim.rows[0]?.run.startsWith(EARLY_ATTEMPT_RUN_PREFIX)).toBe(true);
 
-    // The operator's view: one local-activity marker, its outcome the attempt's, saying it was made early.
     const history = await h.tw.client.workflow.getHandle(workflowId).fetchHistory();
     const events = history.events ?? [];
-    expect(markerOutcomes(events)).toEqual([expect.objectContaining({ kind: 'attempted', statusCode: 200, succeeded: true, early: true })]);
-    expect(events).toHaveLength(6);
+    const made = expect.objectContaining({ kind: 'attempted', statusCode: 200, succeeded: true, recorded: true, early: true });
+    if (startAfter) {
+      // The operator's view: the start's input holds attempt 1's outcome, and the first task ends the workflow
+      // without a local activity (started, task scheduled, started, completed, workflow completed).
+      const input = startInput(events);
+      expect(input.firstAttemptOutcomes).toEqual({ [endpoint.id]: made });
+      expect(markerOutcomes(events)).toEqual([]);
+      expect(events).toHaveLength(5);
+    } else {
+      // One local-activity marker, its outcome the attempt's, saying it was made early.
+      expect(startInput(events).firstAttemptOutcomes).toBeUndefined();
+      expect(markerOutcomes(events)).toEqual([made]);
+      expect(events).toHaveLength(6);
+    }
     if (process.env.UPDATE_HISTORIES === '1') {
-      writeFileSync(path.join(FIXTURES, 'histories', 'success-early-first-attempt.binpb'), temporal.api.history.v1.History.encode(history).finish());
+      const name = startAfter ? 'success-first-attempt-before-start' : 'success-early-first-attempt';
+      writeFileSync(path.join(FIXTURES, 'histories', `${name}.binpb`), temporal.api.history.v1.History.encode(history).finish());
     }
   });
 

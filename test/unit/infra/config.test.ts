@@ -38,6 +38,8 @@ describe('config', () => {
   it('reads DELIVERY_EARLY_FIRST_ATTEMPT: on by default', () => {
     expect(loadConfig({}).delivery.earlyFirstAttempt).toBe(true);
     expect(loadConfig({ DELIVERY_EARLY_FIRST_ATTEMPT: 'off' }).delivery.earlyFirstAttempt).toBe(false);
+    expect(loadConfig({}).delivery.startAfterFirstAttempt).toBe(true);
+    expect(loadConfig({ DELIVERY_START_AFTER_FIRST_ATTEMPT: 'off' }).delivery.startAfterFirstAttempt).toBe(false);
     expect(() => loadConfig({ DELIVERY_EARLY_FIRST_ATTEMPT: 'soon' })).toThrow(ConfigError);
   });
 

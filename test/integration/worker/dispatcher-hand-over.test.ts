@@ -1,0 +1,72 @@
+import type { Client } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DeliverEventInput } from '../../../core/delivery-contract';
+import { createPool, type Pool } from '../../../db/pool';
+import { publishEvent } from '../../../domain/events';
+import { startDispatcher, type Dispatcher } from '../../../worker/dispatcher';
+import { createEndpoint, parcel } from '../../helpers/delivery';
+import { testConfig } from '../../helpers/env';
+import { createAccount } from '../../helpers/fixtures';
+import { waitFor } from '../../helpers/wait';
+
+/**
+ * A start may wait for its first attempt (attempt/early.ts handOff: up to a slow receiver's timeout). The
+ * dispatcher gives a pass's place to the next one as soon as its rows are claimed, so an event notified while an
+ * earlier start waits is started at once, even with one pass at a time. The start and the wait are stand-ins
+ * (the start is recorded, the wait is released by the test); the outbox, its notifications and claims are real.
+ */
+describe('outbox dispatcher: a start waiting for its first attempt', () => {
+  const config = testConfig();
+  let pool: Pool;
+  let dispatcher: Dispatcher | undefined;
+  const started: string[] = [];
+  const held = new Map<string, () => void>();
+
+  beforeAll(async () => {
+    pool = createPool(config.databaseUrl);
+  });
+  afterAll(async () => {
+    for (const release of held.values()) release();
+    await dispatcher?.stop();
+    await pool?.end();
+  });
+
+  it('starts an event notified after it without waiting for it', async () => {
+    const accountId = await createAccount(pool);
+    await createEndpoint(pool, { accountId, url: 'https://receiver.example/hand-over' });
+    const temporal = {
+      workflow: { start: async (_type: string, options: { workflowId: string }) => void started.push(options.workflowId) },
+      withDeadline: (_deadline: number, fn: () => Promise<unknown>) => fn(),
+    } as unknown as Client;
+    let holdNext = true;
+    dispatcher = startDispatcher({
+      pool,
+      temporal,
+      config,
+      notifiedPasses: 1,
+      sweepIntervalMs: 600_000,
+      // The first event's start waits until the test lets it go, as a start behind a slow receiver's attempt does.
+      beforeStart: (input: DeliverEventInput) => {
+        if (!holdNext) return input;
+        holdNext = false;
+        return new Promise<DeliverEventInput>((resolve) => held.set(input.eventId, () => resolve(input)));
+      },
+    });
+    await dispatcher.ready;
+    const publish = () => publishEvent({ pool }, { accountId, livemode: false, type: 'parcel.created', data: { parcel: parcel() } });
+
+    const slow = await publish();
+    await waitFor(() => held.has(slow.event.id), { what: 'the first start to wait' });
+    const next = await publish();
+    await waitFor(() => started.includes(`event:${next.event.id}`), { what: 'the second event to be started beside the waiting one' });
+    expect(started).toEqual([`event:${next.event.id}`]);
+
+    held.get(slow.event.id)!();
+    held.delete(slow.event.id);
+    await waitFor(() => started.includes(`event:${slow.event.id}`), { what: 'the first start once its wait ended' });
+    await waitFor(
+      async () => (await pool.query('SELECT count(*)::int AS n FROM events WHERE dispatched_at IS NULL')).rows[0].n === 0,
+      { what: 'both events marked dispatched' },
+    );
+  });
+});
