@@ -25,6 +25,9 @@ export const VARIANTS: EngineVariant[] = [
   // The shipped defaults but with attempt 1 made by the workflow's own try, not early by the dispatcher beside the
   // start (DELIVERY_EARLY_FIRST_ATTEMPT, attempt/early.ts).
   { name: 'no-early-first-attempt', eagerStart: true, env: { DELIVERY_EARLY_FIRST_ATTEMPT: 'off' } },
+  // The shipped defaults but with the start beside the early attempt 1, the workflow's try adopting its outcome
+  // through a local activity, instead of after it with the outcome in the input (DELIVERY_START_AFTER_FIRST_ATTEMPT).
+  { name: 'start-beside-first-attempt', eagerStart: true, env: { DELIVERY_START_AFTER_FIRST_ATTEMPT: 'off' } },
   // The shipped defaults but with the dispatcher's notified events handed off one pass at a time, each waiting
   // for the one before it (worker/dispatcher.ts NOTIFIED_PASSES).
   { name: 'serial-dispatch', eagerStart: true, notifiedPasses: 1 },
