@@ -39,9 +39,10 @@ export interface EarlyAttempts extends EarlyAttemptSource {
   begin(input: DeliverEventInput): Promise<EarlyAttemptResult> | undefined;
   /**
    * Makes attempt 1 as begin does and waits for it (at most its own span: the post's timeout, one record
-   * write). Resolves with the input to start the workflow with: carrying the outcome when it is on record.
+   * write). Resolves with the input to start the workflow with: carrying the outcome when it is on record. The
+   * input itself, at once, when no early attempt is made (not one to make early, or no room).
    */
-  handOff(input: DeliverEventInput): Promise<DeliverEventInput>;
+  handOff(input: DeliverEventInput): DeliverEventInput | Promise<DeliverEventInput>;
   /** Early attempts under way (posting, or holding an answer not yet recorded). */
   inFlight(): number;
   /** Resolves when every early post has ended and every unrecorded answer was written or given up (bounded). */
@@ -128,10 +129,13 @@ export function createEarlyAttempts(deps: AttemptDeps, options: EarlyAttemptsOpt
 
   return {
     begin,
-    async handOff(input) {
+    handOff(input) {
       const attempt = begin(input);
-      const first = attempt && recordedFirstAttempt(await attempt);
-      return first ? { ...input, firstAttemptOutcomes: { [input.endpointIds[0]!]: first } } : input;
+      if (!attempt) return input;
+      return attempt.then((result) => {
+        const first = recordedFirstAttempt(result);
+        return first ? { ...input, firstAttemptOutcomes: { [input.endpointIds[0]!]: first } } : input;
+      });
     },
     take(attemptId) {
       const outcome = made.get(attemptId);

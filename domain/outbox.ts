@@ -47,6 +47,7 @@ export interface DispatchDeps {
    * on record, carrying its outcome.
    */
   beforeStart?: (input: DeliverEventInput) => DeliverEventInput | Promise<DeliverEventInput>;
+  // A promise only when the start waits (on attempt 1): such starts do not count against a pass's own bound.
   /** Called with the events whose workflows a pass started (or found started), once they are marked dispatched. */
   onDispatched?: (eventIds: string[]) => void;
 }
@@ -117,24 +118,31 @@ const DELIVERIES: OutboxTable<UndispatchedDelivery> = {
 async function dispatchTable<Row extends { id: string }>(
   deps: DispatchDeps,
   table: OutboxTable<Row>,
-  input: { ids?: string[]; limit: number; leaseMs: number; onClaimed?: () => void },
+  input: { ids?: string[]; limit: number; leaseMs: number; onStartsAnswered?: () => void },
 ): Promise<DispatchResult> {
-  let claimed: Row[];
+  let claimed: Row[] = [];
+  let results: PromiseSettledResult<void>[];
   try {
     claimed = await table.claim(deps.pool, input);
-  } finally {
-    input.onClaimed?.();
-  }
-  // Every start asks to be eager: the SDK asks the server for it only while the worker has a free slot, so a
-  // burst beyond the worker's slots goes through matching (worker/worker.ts deliverySlots).
-  const options = { taskQueue: deps.config.temporal.taskQueue, eager: deps.eagerStart ?? false, deadlineMs: START_DEADLINE_MS };
-  const results = await Promise.allSettled(
-    claimed.map(async (row) => {
+    // Every start asks to be eager: the SDK asks the server for it only while the worker has a free slot, so a
+    // burst beyond the worker's slots goes through matching (worker/worker.ts deliverySlots).
+    const options = { taskQueue: deps.config.temporal.taskQueue, eager: deps.eagerStart ?? false, deadlineMs: START_DEADLINE_MS };
+    const prepared = claimed.map((row) => {
       const workflowInput = deliveryInput(table.start(row), deps.config);
-      const toStart = deps.beforeStart ? await deps.beforeStart(workflowInput) : workflowInput;
-      return startDelivery(deps.temporal, toStart, options);
-    }),
-  );
+      return deps.beforeStart ? deps.beforeStart(workflowInput) : workflowInput;
+    });
+    const starts = prepared.map((toStart) =>
+      toStart instanceof Promise
+        ? toStart.then((ready) => startDelivery(deps.temporal, ready, options))
+        : startDelivery(deps.temporal, toStart, options),
+    );
+    // Starts that wait for their first attempt are bounded by the early attempts' own limit; the rest by the pass.
+    await Promise.allSettled(starts.filter((_, i) => !(prepared[i] instanceof Promise)));
+    input.onStartsAnswered?.();
+    results = await Promise.allSettled(starts);
+  } finally {
+    input.onStartsAnswered?.();
+  }
   const dispatched = claimed.filter((_, i) => results[i]!.status === 'fulfilled').map((row) => row.id);
   const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   await table.mark(deps.pool, dispatched);
@@ -156,24 +164,33 @@ export async function dispatchWaiting(
     limit: number;
     leaseMs?: number;
     /**
-     * Called once, when the rows are claimed (or claiming failed): from then on the call only waits for its starts,
-     * which may wait for their first attempts (beforeStart), and the caller may claim more beside it.
+     * Called when Temporal has answered every start that was not waiting for its first attempt (beforeStart), or
+     * the call failed: from then on the call only waits for those, and the caller may claim more beside it.
+     * Called more than once; the caller acts on the first.
      */
-    onClaimed?: () => void;
+    onStartsAnswered?: () => void;
   },
 ): Promise<DispatchResult> {
   const leaseMs = input.leaseMs ?? DISPATCH_LEASE_MS;
   const eventIds = input.ids?.filter((id) => !isDeliveryId(id));
   const deliveryIds = input.ids?.filter(isDeliveryId);
   const tables = (eventIds?.length === 0 ? 0 : 1) + (deliveryIds?.length === 0 ? 0 : 1);
-  let unclaimed = tables;
-  const onClaimed = () => {
-    if (--unclaimed === 0) input.onClaimed?.();
+  // The caller hears once both tables' immediate starts are answered.
+  let unanswered = tables;
+  const onceAnswered = () => {
+    let called = false;
+    return () => {
+      if (called) return;
+      called = true;
+      if (--unanswered === 0) input.onStartsAnswered?.();
+    };
   };
-  if (tables === 0) input.onClaimed?.();
+  if (tables === 0) input.onStartsAnswered?.();
   const [events, deliveries] = await Promise.all([
-    eventIds?.length === 0 ? undefined : dispatchTable(deps, EVENTS, { ids: eventIds, limit: input.limit, leaseMs, onClaimed }),
-    deliveryIds?.length === 0 ? undefined : dispatchTable(deps, DELIVERIES, { ids: deliveryIds, limit: input.limit, leaseMs, onClaimed }),
+    eventIds?.length === 0 ? undefined : dispatchTable(deps, EVENTS, { ids: eventIds, limit: input.limit, leaseMs, onStartsAnswered: onceAnswered() }),
+    deliveryIds?.length === 0
+      ? undefined
+      : dispatchTable(deps, DELIVERIES, { ids: deliveryIds, limit: input.limit, leaseMs, onStartsAnswered: onceAnswered() }),
   ]);
   if (events && events.dispatched.length > 0) deps.onDispatched?.(events.dispatched);
   const done = [events, deliveries].filter((pass): pass is DispatchResult => pass !== undefined);

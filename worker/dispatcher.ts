@@ -97,8 +97,9 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
    * on. A delivery may be a recovery's first: a sweep after it finds when the next one falls due.
    */
   async function dispatchNotified(ids: string[]): Promise<void> {
-    // The pass's place goes to the next one once its rows are claimed: its starts may still wait for their first
-    // attempts (a slow receiver's up to its timeout), and events notified meanwhile must not wait behind them.
+    // The pass's place goes to the next one once Temporal has answered its starts that were not waiting for their
+    // first attempts: those may wait up to a slow receiver's timeout, and events notified meanwhile must not wait
+    // behind them (they are bounded by the early attempts' own limit, WORKER_CONCURRENCY).
     let passing = true;
     const handOver = () => {
       if (!passing) return;
@@ -107,7 +108,7 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
       kick();
     };
     try {
-      const result = await dispatchWaiting(options, { ids, limit: ids.length, onClaimed: handOver });
+      const result = await dispatchWaiting(options, { ids, limit: ids.length, onStartsAnswered: handOver });
       counts.notified += result.dispatched.length;
       outcome(result.error);
       if (result.dispatched.some((id) => id.startsWith('dly_'))) sweepDue = true;
@@ -150,10 +151,10 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
   }
 
   /**
-   * Starts what is due. Notified events are claimed in passes side by side (up to NOTIFIED_PASSES claiming at
-   * once): an event must not wait for the claim of one notified just before it. Past that many, notifications
-   * gather into batches of up to DISPATCH_BATCH. A claimed pass goes on starting its workflows beside the next
-   * passes. One sweep at a time.
+   * Starts what is due. Notified events go out in passes side by side (up to NOTIFIED_PASSES): an event must not
+   * wait for the start of one notified just before it. Past that many, notifications gather into batches of up to
+   * DISPATCH_BATCH. A pass whose other starts are answered goes on waiting for the ones held by their first
+   * attempts beside the next passes. One sweep at a time.
    */
   function kick(): void {
     if (stopped) return;
