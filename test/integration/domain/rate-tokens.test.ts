@@ -109,6 +109,43 @@ describe('rate tokens', () => {
     }
   });
 
+  it('a backlog whose wake-ups all come seconds late still drains at the limit, in place, with no token lost', async () => {
+    const id = endpoint();
+    const limit = 4;
+    const now = await freshSecond();
+    // Three seconds' worth of attempts ask at once: the first second's share posts, the rest get places.
+    const first = await Promise.all(Array.from({ length: 3 * limit }, () => take(id, limit)));
+    const placed = first.filter((t) => t.reserved_second !== null);
+    expect(placed.length).toBeGreaterThanOrEqual(2 * limit);
+    // Every waiter wakes late: after its place's second is over (a worker or a Temporal server too busy).
+    const lastPlace = Math.max(...placed.map((t) => t.reserved_second!));
+    await waitFor(async () => (await dbSecond()) > lastPlace, { intervalMs: 100, what: 'the places to pass' });
+    let waiting = placed.map((t) => ({ reserved: t.reserved_second!, untilMs: 0 }));
+    const granted: number[] = [];
+    await waitFor(
+      async () => {
+        const nowMs = Date.now();
+        const due = waiting.filter((w) => w.untilMs <= nowMs);
+        const answers = await Promise.all(due.map((w) => take(id, limit, { reserved: w.reserved })));
+        waiting = waiting.filter((w) => !due.includes(w));
+        answers.forEach((a, i) => {
+          if (a.granted_second !== null) granted.push(a.granted_second);
+          else waiting.push({ reserved: a.reserved_second!, untilMs: a.wait_until_ms! });
+        });
+        return waiting.length === 0;
+      },
+      { timeoutMs: 30_000, intervalMs: 50, what: 'every late waiter to be granted' },
+    );
+    // Every late waiter posted (none was sent to the back of the queue, which would take a new place), and no
+    // second handed out more than the limit.
+    expect(granted).toHaveLength(placed.length);
+    const { rows } = await pool.query<{ taken: number; granted: number }>(
+      'SELECT coalesce(sum(taken), 0)::int AS taken, coalesce(max(granted), 0)::int AS granted FROM endpoint_rate_tokens WHERE endpoint_id = $1',
+      [id],
+    );
+    expect(rows[0]).toEqual({ taken: 3 * limit, granted: limit });
+  });
+
   it('holds every attempt until not_before (Retry-After), with or without a limit, and never counts without one', async () => {
     const id = endpoint();
     const now = await freshSecond();
