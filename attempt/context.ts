@@ -36,7 +36,7 @@ export interface DeliveryContext {
   token?: { second: number; rateLimit: number | null };
 }
 
-/** Why and until when an attempt waits before posting; `reservedSecond` is the token it holds meanwhile. */
+/** Why and until when an attempt waits before posting; `reservedSecond` is its place in the endpoint's queue. */
 export interface Throttle {
   untilMs: number;
   reservedSecond: number | null;

@@ -46,19 +46,19 @@ export async function runAttempt(deps: AttemptDeps, input: SignAndPostInput, tri
   const reason = skipReason(context);
   if (reason) return skip(deps, input, reason, claim);
   const { token } = context as DeliveryContext;
-  if (token && Date.now() >= token.second * 1000 + RATE_LIMIT_POST_BY_MS) return late(deps, claim, token.rateLimit);
+  if (token && Date.now() >= token.second * 1000 + RATE_LIMIT_POST_BY_MS) return late(deps, claim, token);
   return { kind: 'posted', outcome: await postAndRecord(deps, input, context as DeliveryContext & { body: string }) };
 }
 
 /**
  * The rate token came back too late in its second for the post to arrive within it. Nothing is posted and the
  * token is let go (it stays counted, so the limit only errs low): the claim goes back, as a skip's does, and the
- * attempt asks for a token again at once. The run is named, so a claim that could not be given back does not
- * stop the next try.
+ * attempt asks again at once, keeping its place in the queue (the token's second: it is due, and is told when to
+ * ask again). The run is named, so a claim that could not be given back does not stop the next try.
  */
-async function late(deps: AttemptDeps, claim: AttemptClaim | undefined, rateLimit: number | null): Promise<AttemptRun> {
+async function late(deps: AttemptDeps, claim: AttemptClaim | undefined, token: { second: number; rateLimit: number | null }): Promise<AttemptRun> {
   if (claim) await withinDeadline(releaseClaim(deps.pool, claim), 'releasing the claim').catch(() => undefined);
-  return { kind: 'throttled', throttle: { untilMs: Date.now(), reservedSecond: null, rateLimit }, run: claim?.run };
+  return { kind: 'throttled', throttle: { untilMs: Date.now(), reservedSecond: token.second, rateLimit: token.rateLimit }, run: claim?.run };
 }
 
 /**

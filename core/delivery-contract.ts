@@ -151,8 +151,9 @@ export interface SignAndPostInput extends AttemptIdentity {
    */
   notPostedRuns?: string[];
   /**
-   * The second (Unix seconds) whose rate token this attempt reserved when it was last throttled: it posts on
-   * that token if the clock is still in that second, else it asks for a token again.
+   * The second (Unix seconds) of this attempt's place in its endpoint's rate-limit queue, from when it was last
+   * throttled: once that second has come, the attempt posts in the first second with a token left, however late
+   * it asks, and never goes to the back of the queue.
    */
   reservedSecond?: number;
 }
@@ -200,7 +201,7 @@ export type SkipReason =
 /**
  * Nothing was posted and nothing claimed: the endpoint's rate limit (or a Retry-After it answered) holds this
  * attempt back. It is not an attempt: the workflow waits `waitMs` on a durable timer, then tries the same
- * attempt again carrying `reservedSecond`, the token it holds for then.
+ * attempt again carrying `reservedSecond`, its place in the endpoint's queue.
  */
 export interface Throttled {
   kind: 'throttled';

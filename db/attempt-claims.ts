@@ -54,7 +54,7 @@ export interface EndpointForDeliveryRow {
   rate_limit: number | null;
   /** Set when the attempt may not post yet (rate limit or Retry-After): when to ask again, Unix ms. */
   throttled_until_ms: number | null;
-  /** The second (Unix seconds) whose token the throttled attempt holds; null when it holds none. */
+  /** The second (Unix seconds) of the throttled attempt's place in the queue; null when it holds none. */
   reserved_second: number | null;
   /** The second (Unix seconds) whose token this attempt may post on now; null when it needs none. */
   granted_second: number | null;
@@ -64,7 +64,7 @@ export interface EndpointForDeliveryRow {
 export interface RateTokenRequest {
   /** false: a token of the current second or nothing, no reservation (the dispatcher's early attempt). */
   reserve: boolean;
-  /** The second this attempt reserved when it was last throttled. */
+  /** The second of this attempt's place in the queue, from when it was last throttled. */
   reservedSecond?: number;
   /** How far into a second its tokens are handed out (core/delivery-policy.ts RATE_LIMIT_USABLE_MS). */
   usableMs: number;

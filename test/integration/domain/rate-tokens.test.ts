@@ -15,7 +15,8 @@ interface Token {
 
 /**
  * The rate tokens (take_rate_token, asked in the attempt's read): counted per endpoint per clock second of the
- * database, the earliest second with room reserved for a throttled attempt, redeemed in that second.
+ * database as they are handed out; a throttled attempt holds a place in the queue (the earliest second with room),
+ * redeemed in that second or, when it asks late, in the first second with a token left.
  */
 describe('rate tokens', () => {
   let pool: Pool;
@@ -67,13 +68,82 @@ describe('rate tokens', () => {
     ]);
   });
 
-  it('redeems a reservation in its own second without counting it again, and reserves anew once it has passed', async () => {
+  it('redeems a place in its own second without taking a place again', async () => {
     const id = endpoint();
     const now = await freshSecond();
     expect(await take(id, 1, { reserved: now })).toEqual({ wait_until_ms: null, reserved_second: null, granted_second: now });
-    const stale = await take(id, 1, { reserved: now - 3 });
-    expect(stale.granted_second).toBe(now);
-    expect((await pool.query('SELECT count(*)::int AS n FROM endpoint_rate_tokens WHERE endpoint_id = $1', [id])).rows[0].n).toBe(1);
+    const { rows } = await pool.query('SELECT second, taken, granted FROM endpoint_rate_tokens WHERE endpoint_id = $1', [id]);
+    expect(rows.map((r) => [Number(r.second) - now, r.taken, r.granted])).toEqual([[0, 0, 1]]);
+  });
+
+  it('grants a place that comes due late in the second it asks in, ahead of attempts without one', async () => {
+    const id = endpoint();
+    const now = await freshSecond();
+    // Woken seconds after its place (a busy worker): it posts now, and keeps its place in the queue.
+    expect(await take(id, 2, { reserved: now - 5 })).toEqual({ wait_until_ms: null, reserved_second: null, granted_second: now });
+    // A newcomer gets the second's last token; the next newcomer queues behind.
+    expect(await take(id, 2)).toEqual({ wait_until_ms: null, reserved_second: null, granted_second: now });
+    expect(await take(id, 2)).toEqual({ wait_until_ms: (now + 1) * 1000, reserved_second: now + 1, granted_second: null });
+    // The second's tokens are gone: a due place is not lost, nor sent to the back of the queue; it is asked
+    // again early in the coming seconds, at most `limit` such asks a second, spread as reservations are.
+    expect(await take(id, 2, { reserved: now - 4 })).toEqual({ wait_until_ms: (now + 1) * 1000, reserved_second: now + 1, granted_second: null });
+    expect(await take(id, 2, { reserved: now - 4 })).toEqual({ wait_until_ms: (now + 1) * 1000 + 250, reserved_second: now + 1, granted_second: null });
+    expect(await take(id, 2, { reserved: now - 4 })).toEqual({ wait_until_ms: (now + 2) * 1000, reserved_second: now + 2, granted_second: null });
+    const { rows } = await pool.query('SELECT second, taken, granted, deferred FROM endpoint_rate_tokens WHERE endpoint_id = $1 ORDER BY second', [id]);
+    expect(rows.map((r) => [Number(r.second) - now, r.taken, r.granted, r.deferred])).toEqual([
+      [0, 1, 2, 0],
+      [1, 1, 0, 2],
+      [2, 0, 0, 1],
+    ]);
+  });
+
+  it('never hands out more than the limit in a second, however many places come due in it', async () => {
+    const id = endpoint();
+    const now = await freshSecond();
+    const asks = await Promise.all(Array.from({ length: 12 }, (_, i) => take(id, 3, { reserved: now - 1 - (i % 4) })));
+    expect(asks.filter((t) => t.granted_second === now)).toHaveLength(3);
+    // Nobody lost a place: every other ask is told when to ask again, early in a coming second.
+    for (const t of asks.filter((a) => a.granted_second === null)) {
+      expect(t.reserved_second).toBeGreaterThan(now);
+      expect(t.wait_until_ms).toBeLessThan(t.reserved_second! * 1000 + 500);
+    }
+  });
+
+  it('a backlog whose wake-ups all come seconds late still drains at the limit, in place, with no token lost', async () => {
+    const id = endpoint();
+    const limit = 4;
+    const now = await freshSecond();
+    // Three seconds' worth of attempts ask at once: the first second's share posts, the rest get places.
+    const first = await Promise.all(Array.from({ length: 3 * limit }, () => take(id, limit)));
+    const placed = first.filter((t) => t.reserved_second !== null);
+    expect(placed.length).toBeGreaterThanOrEqual(2 * limit);
+    // Every waiter wakes late: after its place's second is over (a worker or a Temporal server too busy).
+    const lastPlace = Math.max(...placed.map((t) => t.reserved_second!));
+    await waitFor(async () => (await dbSecond()) > lastPlace, { intervalMs: 100, what: 'the places to pass' });
+    let waiting = placed.map((t) => ({ reserved: t.reserved_second!, untilMs: 0 }));
+    const granted: number[] = [];
+    await waitFor(
+      async () => {
+        const nowMs = Date.now();
+        const due = waiting.filter((w) => w.untilMs <= nowMs);
+        const answers = await Promise.all(due.map((w) => take(id, limit, { reserved: w.reserved })));
+        waiting = waiting.filter((w) => !due.includes(w));
+        answers.forEach((a, i) => {
+          if (a.granted_second !== null) granted.push(a.granted_second);
+          else waiting.push({ reserved: a.reserved_second!, untilMs: a.wait_until_ms! });
+        });
+        return waiting.length === 0;
+      },
+      { timeoutMs: 30_000, intervalMs: 50, what: 'every late waiter to be granted' },
+    );
+    // Every late waiter posted (none was sent to the back of the queue, which would take a new place), and no
+    // second handed out more than the limit.
+    expect(granted).toHaveLength(placed.length);
+    const { rows } = await pool.query<{ taken: number; granted: number }>(
+      'SELECT coalesce(sum(taken), 0)::int AS taken, coalesce(max(granted), 0)::int AS granted FROM endpoint_rate_tokens WHERE endpoint_id = $1',
+      [id],
+    );
+    expect(rows[0]).toEqual({ taken: 3 * limit, granted: limit });
   });
 
   it('holds every attempt until not_before (Retry-After), with or without a limit, and never counts without one', async () => {

@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import { runAttempt, type AttemptDeps } from '../../../attempt';
+import type { SignAndPostInput } from '../../../core/delivery-contract';
+
+/** A pool that answers the attempt's read with `row` and records every statement it is given. */
+function stubPool(row: Record<string, unknown>) {
+  const statements: Array<{ text: string; values: unknown[] }> = [];
+  const pool = {
+    async query(query: string | { text: string; values: unknown[] }, values?: unknown[]) {
+      const text = typeof query === 'string' ? query : query.text;
+      statements.push({ text, values: typeof query === 'string' ? (values ?? []) : query.values });
+      return { rows: text.includes('take_rate_token') ? [row] : [] };
+    },
+  };
+  return { pool, statements };
+}
+
+const input: SignAndPostInput = {
+  attemptId: 'dlv_0123456789abcdef0123456789abcdef',
+  endpointId: 'we_limited',
+  eventId: 'evt_limited',
+  eventType: 'parcel.created',
+  accountId: 'acct_limited',
+  livemode: false,
+  attempt: 1,
+  deliveryId: 'dly_limited',
+  finalAttempt: false,
+  timeoutMs: 10_000,
+  claimTry: 0,
+  notPostedRuns: [],
+  reservedSecond: 1_700_000_000,
+};
+
+describe('runAttempt with a rate token', () => {
+  it('a token that comes back too late in its second posts nothing, gives the claim back and keeps its place', async () => {
+    // The token's second is over: whatever the clock, it is 700 ms or more into it.
+    const second = Math.floor(Date.now() / 1000) - 1;
+    const { pool, statements } = stubPool({
+      id: input.endpointId,
+      url: 'https://receiver.invalid/hooks',
+      account_id: input.accountId,
+      livemode: false,
+      status: 'enabled',
+      disabled: false,
+      deleted: false,
+      account_suspended: false,
+      local_certificate: null,
+      delivery_status: 'pending',
+      secret: 'whsec_plain0000000000000000000000000',
+      previous_secret: null,
+      event_body: '{"id":"evt_limited"}',
+      fresh: true,
+      rate_limit: 50,
+      throttled_until_ms: null,
+      reserved_second: null,
+      granted_second: second,
+    });
+    const deps = { config: { webhook: { secretEncryptionKeys: [] } }, pool, http: undefined } as unknown as AttemptDeps;
+
+    const run = await runAttempt(deps, input, 'workflow');
+
+    expect(run.kind).toBe('throttled');
+    if (run.kind !== 'throttled') return;
+    // Its place is the token's second: due, so its next ask is granted in the first second with a token left,
+    // not queued again at the back.
+    expect(run.throttle).toMatchObject({ reservedSecond: second, rateLimit: 50 });
+    expect(run.run).toEqual(expect.any(String));
+    const release = statements.find((s) => s.text.startsWith('DELETE FROM attempt_claims'));
+    expect(release?.values).toEqual([input.attemptId, run.run]);
+  });
+});
