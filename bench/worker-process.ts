@@ -1,5 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { engineEnv, engineTaskQueue, within, type BenchContext, type EngineVariant } from './engine';
@@ -43,11 +43,11 @@ export function rssMbOf(pid: number): number {
 }
 
 /**
- * A worker of `variant` (its environment and eager start; worker options stay the product's) in a process of its
- * own, on the run's server and database, with the run's workflow bundle. Resolves once it polls.
+ * A worker of `variant` (its environment, worker options and eager start) in a process of its own, on the run's server and database, with the run's workflow bundle. Resolves once it polls.
  */
 export async function startWorkerProcess(ctx: BenchContext, variant: EngineVariant): Promise<WorkerProcess> {
-  if (variant.workerOptions) throw new Error(`variant ${variant.name}: a worker process runs the product's own worker options`);
+  // Worker options cross as JSON: only plain values (slots, cache sizes), undefined as null.
+  const workerOptions = JSON.stringify(variant.workerOptions ?? {}, (_key, value: unknown) => (value === undefined ? null : value));
   const bundle = path.join(os.tmpdir(), `pw-bench-${ctx.runId}-workflows.js`);
   writeFileSync(bundle, ctx.engineBundle.code);
   const child: ChildProcess = fork(path.join(__dirname, 'worker-child.ts'), [], {
@@ -56,6 +56,7 @@ export async function startWorkerProcess(ctx: BenchContext, variant: EngineVaria
       ...process.env,
       BENCH_WORKER_ENV: JSON.stringify(engineEnv(ctx, engineTaskQueue(ctx, variant), variant.env)),
       BENCH_WORKER_BUNDLE: bundle,
+      BENCH_WORKER_OPTIONS: workerOptions,
       BENCH_WORKER_EAGER: variant.eagerStart === false ? 'off' : 'on',
     },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -97,6 +98,7 @@ export async function startWorkerProcess(ctx: BenchContext, variant: EngineVaria
         await exited;
         clearTimeout(timer);
       }
+      rmSync(bundle, { force: true });
     },
   };
 }
