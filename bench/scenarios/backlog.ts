@@ -60,8 +60,9 @@ export async function backlogScenario(
   options: { heapSnapshots?: string; log?: (line: string) => void } = {},
 ): Promise<BacklogResult> {
   const log = options.log ?? (() => undefined);
-  // Long enough that publishing (about 40-80 events/s on 2 cores) ends before the first timers fire.
-  const firstRetryDelaySeconds = Math.max(30, Math.ceil(events / 40));
+  // Long enough that publishing (about 40-80 events/s on an idle 2-core machine, half that on a busy one) ends
+  // before the first timers fire.
+  const firstRetryDelaySeconds = Math.max(30, Math.ceil(events / 20));
   const receiver = await startReceiver({ status: 200 });
   const worker = await startWorkerProcess(ctx, {
     ...variant,
