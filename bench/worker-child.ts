@@ -45,6 +45,7 @@ async function main(): Promise<void> {
             workflowThreadHeapUsedMb: mb(thread.usedSize),
             workflowThreadHeapTotalMb: mb(thread.totalSize),
             maxCachedWorkflows: worker.options.maxCachedWorkflows,
+            numCachedWorkflows: worker.getStatus().numCachedWorkflows,
           };
         }
         case 'snapshot': {

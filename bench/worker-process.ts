@@ -17,6 +17,8 @@ export interface WorkerHeap {
   workflowThreadHeapUsedMb: number;
   workflowThreadHeapTotalMb: number;
   maxCachedWorkflows: number;
+  /** Workflows in the worker's sticky cache when read. */
+  numCachedWorkflows: number;
 }
 
 export type ChildReply =

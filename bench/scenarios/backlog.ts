@@ -94,7 +94,7 @@ export async function backlogScenario(
     const t0 = performance.now();
     await runPool(events, concurrency, (i) => publishBenchEvent(ctx.pool, accountId, `evt_backlog_${tag}_${i}`));
     // Every first attempt has failed once the receiver has answered that many requests.
-    await untilRequests(receiver, requestsBefore + events, events * 100 + 60_000, 'first attempts of the backlog');
+    await untilRequests(receiver, requestsBefore + events, events * 500 + 120_000, 'first attempts of the backlog');
     const publishSeconds = (performance.now() - t0) / 1000;
     log(`backlog: ${events} waiting after ${Math.round(publishSeconds)} s, worker ${worker.rssMb()} MB RSS (peak so far ${rssPeakMb} MB)`);
     // Read while every event still waits: the first timer fires firstRetryDelaySeconds after its failed attempt.
@@ -105,7 +105,7 @@ export async function backlogScenario(
     const recovered = performance.now();
     const arrivals = await within(
       Promise.all(Array.from({ length: events }, (_, i) => receiver.waitFor(`evt_backlog_${tag}_${i}`))),
-      (firstRetryDelaySeconds + 600) * 1000 + events * 100,
+      (firstRetryDelaySeconds + 600) * 1000 + events * 500,
       'delivery of the backlog',
     );
     await pause(SETTLE_MS);
