@@ -59,6 +59,8 @@ async function main(): Promise<void> {
       }
     })().then(reply, (err: Error) => reply({ type: 'error', id: message.id, message: err.message }));
   });
+  // A bench that died (killed, or failed before stopping it) takes its worker with it.
+  process.once('disconnect', () => process.exit(1));
   const running = runWorker(worker, { config, connection, pool, eagerStart: process.env.BENCH_WORKER_EAGER !== 'off' });
   reply({ type: 'ready' });
   try {
