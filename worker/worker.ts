@@ -42,12 +42,12 @@ export interface WorkerDeps {
  * outbox dispatcher's eager starts take a free slot at start time: while the worker has one, the first task
  * skips matching; once none is free, starts go through matching, and those tasks waited behind the eager ones
  * (bench: 200 in flight with 100 slots, a quarter of the starts waited 6-11 s in matching; with 400, none did).
- * The sticky cache holds exactly one workflow per slot, the least the SDK allows. Each cached workflow costs the
- * worker about 0.2-0.3 MB (mostly outside the JS heaps: the SDK core's state for the run, its history), and the
- * workflows worth caching are the ones between two tasks a moment apart; an event waiting in backoff sleeps for
- * 10 s to 6 h, and replaying its short history when its timer fires costs a few milliseconds. So events parked in
- * backoff (10,000 after an endpoint's outage) cost memory only up to the slots, not up to their number
- * (docs/performance.md "Memory"; test/integration/workflows/worker-cache.test.ts).
+ * The sticky cache holds one workflow per slot, the least the SDK allows beside that many slots. A cached workflow
+ * keeps its state in the workflow thread's V8 context (about 65 KB each) and the SDK core's state for its run, and
+ * caching pays only for workflows whose next task comes a moment later: an event waiting in backoff sleeps 10 s to
+ * 6 h, and replaying its short history when its timer fires costs a few milliseconds. So events parked in backoff
+ * (10,000 after an endpoint's outage) cost memory up to the slots, never up to their number (docs/performance.md
+ * "Memory"; test/integration/workflows/worker-cache.test.ts).
  */
 export function deliverySlots(concurrency: number): Partial<WorkerOptions> {
   return {
