@@ -8,6 +8,7 @@
  *   BENCH_BACKLOG_EVENTS events waiting in backoff in the backlog scenario (default 10000)
  *   BENCH_FANOUT         endpoints in the fan-out scenario (default 100)
  *   BENCH_SLOW_RATE      events/s to each of the slow and fast receivers (default 8)
+ *   BENCH_HEAP_SNAPSHOTS directory for the backlog scenario's heap snapshots of the worker process, idle and with the backlog waiting (default: none)
  *   BENCH_OUT            result file (default bench/results/<date>.json, <date>-cluster.json with --cluster; "-" for stdout only)
  */
 export interface BenchConfig {
@@ -17,6 +18,7 @@ export interface BenchConfig {
   reps: number;
   concurrency: number;
   backlogEvents: number;
+  heapSnapshots: string | undefined;
   fanOut: number;
   slowRate: number;
   /** Attempts the charts scenario generates (BENCH_CHART_ATTEMPTS). */
@@ -42,6 +44,7 @@ export function benchConfig(argv: string[] = process.argv.slice(2)): BenchConfig
     reps: Math.max(1, Math.round(num('BENCH_REPS', 3))),
     concurrency: Math.max(1, Math.round(num('BENCH_CONCURRENCY', 200))),
     backlogEvents: Math.round(num('BENCH_BACKLOG_EVENTS', 10_000)),
+    heapSnapshots: process.env.BENCH_HEAP_SNAPSHOTS || undefined,
     fanOut: Math.max(1, Math.round(num('BENCH_FANOUT', 100))),
     slowRate: num('BENCH_SLOW_RATE', 8),
     chartAttempts: Math.round(num('BENCH_CHART_ATTEMPTS', 10_000_000)),

@@ -116,7 +116,7 @@ async function main(): Promise<void> {
     }));
     await scenario('fan-out', () => fanOutScenario(ctx, receiver, settings.fanOut, settings.reps, scenarioVariant));
     await scenario('slow-receiver', () => slowReceiverScenario(ctx, settings.phaseMs, settings.slowRate, scenarioVariant));
-    await scenario('backlog', () => backlogScenario(ctx, settings.backlogEvents, C, scenarioVariant));
+    await scenario('backlog', () => backlogScenario(ctx, settings.backlogEvents, C, scenarioVariant, { heapSnapshots: settings.heapSnapshots, log }));
     await scenario('ordering', () => orderingScenario(ctx, scenarioVariant));
     await scenario('rate-limit', () => rateLimitScenario(ctx, scenarioVariant));
     await scenario('charts', () => chartsScenario(ctx, settings.chartAttempts, log));

@@ -59,8 +59,9 @@ export async function bundleEngine(): Promise<{ code: string }> {
 
 export const quietLogger = { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 
-export function engineConfig(ctx: BenchContext, taskQueue: string, env: Record<string, string> = {}): Config {
-  return loadConfig({
+/** The environment an engine of the run reads (a worker in its own process gets exactly this). */
+export function engineEnv(ctx: BenchContext, taskQueue: string, env: Record<string, string> = {}): Record<string, string> {
+  return {
     DATABASE_URL: ctx.databaseUrl,
     TEMPORAL_ADDRESS: ctx.serverAddress,
     TEMPORAL_TASK_QUEUE: taskQueue,
@@ -68,7 +69,11 @@ export function engineConfig(ctx: BenchContext, taskQueue: string, env: Record<s
     WEBHOOK_CA_FILE: path.join(TLS_DIR, 'ca.pem'),
     LOG_LEVEL: 'silent',
     ...env,
-  });
+  };
+}
+
+export function engineConfig(ctx: BenchContext, taskQueue: string, env: Record<string, string> = {}): Config {
+  return loadConfig(engineEnv(ctx, taskQueue, env));
 }
 
 export interface Engine {
@@ -83,10 +88,36 @@ export interface Engine {
   stop(): Promise<void>;
 }
 
+/** An account with one endpoint per URL; returns the account id. */
+export async function addBenchAccount(pool: Pool, urls: string[]): Promise<string> {
+  const accountId = newId('account');
+  await pool.query(`INSERT INTO accounts (id, name, status) VALUES ($1, 'Bench', 'active')`, [accountId]);
+  for (const url of urls) {
+    await pool.query(`INSERT INTO webhook_endpoints (id, account_id, livemode, url, secret) VALUES ($1, $2, false, $3, $4)`, [
+      newId('endpoint'),
+      accountId,
+      url,
+      SECRET,
+    ]);
+  }
+  return accountId;
+}
+
+/** Publishes one event through the product's publish path (the outbox insert a worker's dispatcher hands on). */
+export async function publishBenchEvent(pool: Pool, accountId: string, eventId: string): Promise<void> {
+  const data = { parcel: { ...exampleEvent('parcel.created').data.parcel, id: `p_${eventId}` } };
+  await publishEvent({ pool }, { accountId, livemode: false, type: 'parcel.created', data, id: eventId });
+}
+
 let engines = 0;
 
+/** A task queue of its own for each engine of the run. */
+export function engineTaskQueue(ctx: BenchContext, variant: EngineVariant): string {
+  return `bench-${ctx.runId}-${variant.name}-${engines++}`;
+}
+
 export async function startEngine(ctx: BenchContext, variant: EngineVariant): Promise<Engine> {
-  const taskQueue = `bench-${ctx.runId}-${variant.name}-${engines++}`;
+  const taskQueue = engineTaskQueue(ctx, variant);
   const databaseUrl = variant.unixSocket ? viaUnixSocket(ctx.databaseUrl) : undefined;
   const config = engineConfig(ctx, taskQueue, { ...variant.env, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) });
   // Its own pool only when it reaches the database another way; the run's pool otherwise, as before.
@@ -112,25 +143,11 @@ export async function startEngine(ctx: BenchContext, variant: EngineVariant): Pr
     }
   };
   const running = runWorker(worker, { config, connection: ctx.connection, pool, eagerStart: variant.eagerStart ?? false, onDispatched, notifiedPasses: variant.notifiedPasses });
-  const publishDeps = { pool };
   return {
     config,
     worker,
-    async addAccount(urls) {
-      const accountId = newId('account');
-      await ctx.pool.query(`INSERT INTO accounts (id, name, status) VALUES ($1, 'Bench', 'active')`, [accountId]);
-      for (const url of urls) {
-        await ctx.pool.query(
-          `INSERT INTO webhook_endpoints (id, account_id, livemode, url, secret) VALUES ($1, $2, false, $3, $4)`,
-          [newId('endpoint'), accountId, url, SECRET],
-        );
-      }
-      return accountId;
-    },
-    async publish(accountId, eventId) {
-      const data = { parcel: { ...exampleEvent('parcel.created').data.parcel, id: `p_${eventId}` } };
-      await publishEvent(publishDeps, { accountId, livemode: false, type: 'parcel.created', data, id: eventId });
-    },
+    addAccount: (urls) => addBenchAccount(ctx.pool, urls),
+    publish: (accountId, eventId) => publishBenchEvent(pool, accountId, eventId),
     async completed(eventId) {
       if (!started.delete(eventId)) await new Promise<void>((resolve) => waiting.set(eventId, resolve));
       await ctx.client.workflow.getHandle(WORKFLOW_ID.deliverEvent(eventId)).result();

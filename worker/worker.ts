@@ -42,14 +42,18 @@ export interface WorkerDeps {
  * outbox dispatcher's eager starts take a free slot at start time: while the worker has one, the first task
  * skips matching; once none is free, starts go through matching, and those tasks waited behind the eager ones
  * (bench: 200 in flight with 100 slots, a quarter of the starts waited 6-11 s in matching; with 400, none did).
- * The cache holds at least one workflow per slot (the SDK's rule) and stays bounded: 10,000 events parked in
- * backoff cost memory only up to it.
+ * The sticky cache holds one workflow per slot, the least the SDK allows beside that many slots. A cached workflow
+ * keeps its state in the workflow thread's V8 context (65-75 KB each, measured) and the SDK core's state for its run, and
+ * caching pays only for workflows whose next task comes a moment later: an event waiting in backoff sleeps 10 s to
+ * 6 h, and when its timer fires the worker replays its short history (about 10 events). So events parked in backoff
+ * (10,000 after an endpoint's outage) cost memory up to the slots, never up to their number (docs/performance.md
+ * "Memory"; test/integration/workflows/worker-cache.test.ts).
  */
 export function deliverySlots(concurrency: number): Partial<WorkerOptions> {
   return {
     maxConcurrentWorkflowTaskExecutions: concurrency,
     maxConcurrentLocalActivityExecutions: concurrency,
-    maxCachedWorkflows: Math.max(1_000, concurrency),
+    maxCachedWorkflows: concurrency,
   };
 }
 

@@ -1,0 +1,106 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { engineEnv, engineTaskQueue, within, type BenchContext, type EngineVariant } from './engine';
+
+/** What the parent asks the worker process (bench/worker-child.ts) over IPC. */
+type Request = { type: 'heap' } | { type: 'snapshot'; prefix: string } | { type: 'stop' };
+export type ChildRequest = Request & { id: number };
+
+export interface WorkerHeap {
+  /** The main thread's V8 heap: in use, and its size. */
+  mainHeapUsedMb: number;
+  mainHeapTotalMb: number;
+  externalMb: number;
+  /** The SDK's workflow thread (its reusable V8 context and every cached workflow) after a full GC there, and its size. */
+  workflowThreadHeapUsedMb: number;
+  workflowThreadHeapTotalMb: number;
+  maxCachedWorkflows: number;
+  /** Workflows in the worker's sticky cache when read. */
+  numCachedWorkflows: number;
+}
+
+export type ChildReply =
+  | { type: 'ready' }
+  | ({ type: 'heap'; id: number } & WorkerHeap)
+  | { type: 'snapshot'; id: number; files: string[] }
+  | { type: 'stopping'; id: number }
+  | { type: 'error'; id: number; message: string };
+
+export interface WorkerProcess {
+  pid: number;
+  /** The process's resident set (VmRSS in /proc/<pid>/status), MB. */
+  rssMb(): number;
+  heap(): Promise<WorkerHeap>;
+  /** Heap snapshots of the main thread and of the workflow thread, written as `<prefix>-*.heapsnapshot`. */
+  snapshot(prefix: string): Promise<string[]>;
+  stop(): Promise<void>;
+}
+
+export function rssMbOf(pid: number): number {
+  const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  if (!kb) throw new Error(`no VmRSS for process ${pid}`);
+  return Math.round(Number(kb) / 1024);
+}
+
+/**
+ * A worker of `variant` (its environment, worker options and eager start) in a process of its own, on the run's server and database, with the run's workflow bundle. Resolves once it polls.
+ */
+export async function startWorkerProcess(ctx: BenchContext, variant: EngineVariant): Promise<WorkerProcess> {
+  // Worker options cross as JSON: only plain values (slots, cache sizes), undefined as null.
+  const workerOptions = JSON.stringify(variant.workerOptions ?? {}, (_key, value: unknown) => (value === undefined ? null : value));
+  const bundle = path.join(os.tmpdir(), `pw-bench-${ctx.runId}-workflows.js`);
+  writeFileSync(bundle, ctx.engineBundle.code);
+  const child: ChildProcess = fork(path.join(__dirname, 'worker-child.ts'), [], {
+    execArgv: ['--import', 'tsx'],
+    env: {
+      ...process.env,
+      BENCH_WORKER_ENV: JSON.stringify(engineEnv(ctx, engineTaskQueue(ctx, variant), variant.env)),
+      BENCH_WORKER_BUNDLE: bundle,
+      BENCH_WORKER_OPTIONS: workerOptions,
+      BENCH_WORKER_EAGER: variant.eagerStart === false ? 'off' : 'on',
+    },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const waiters = new Map<number, (reply: ChildReply) => void>();
+  let ready!: () => void;
+  const readyNow = new Promise<void>((resolve) => (ready = resolve));
+  child.on('message', (reply: ChildReply) => {
+    if (reply.type === 'ready') return ready();
+    waiters.get(reply.id)?.(reply);
+    waiters.delete(reply.id);
+  });
+  let nextId = 1;
+  const ask = async (request: Request, ms: number): Promise<ChildReply> => {
+    const id = nextId++;
+    const answered = new Promise<ChildReply>((resolve) => waiters.set(id, resolve));
+    child.send({ ...request, id });
+    const reply = await within(Promise.race([answered, exited.then((code) => Promise.reject(new Error(`worker process exited (${code})`)))]), ms, `worker process: ${request.type}`);
+    if (reply.type === 'error') throw new Error(`worker process: ${reply.message}`);
+    return reply;
+  };
+  await within(Promise.race([readyNow, exited.then((code) => Promise.reject(new Error(`worker process exited (${code}) before it polled`)))]), 120_000, 'worker process start');
+  const pid = child.pid as number;
+  return {
+    pid,
+    rssMb: () => rssMbOf(pid),
+    async heap() {
+      const { type: _type, id: _id, ...heap } = (await ask({ type: 'heap' }, 120_000)) as Extract<ChildReply, { type: 'heap' }>;
+      return heap;
+    },
+    async snapshot(prefix) {
+      return ((await ask({ type: 'snapshot', prefix }, 600_000)) as Extract<ChildReply, { type: 'snapshot' }>).files;
+    },
+    async stop() {
+      if (child.exitCode === null) {
+        await ask({ type: 'stop' }, 30_000).catch(() => undefined);
+        const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+        await exited;
+        clearTimeout(timer);
+      }
+      rmSync(bundle, { force: true });
+    },
+  };
+}
