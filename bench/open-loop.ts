@@ -109,9 +109,17 @@ export function curvePoint(offeredPerSecond: number, windowStart: number, window
   };
 }
 
-/** Clearly past what the system sustains: the next, higher rate would only measure its backlog. */
+/** Past what the system sustains at this step: its backlog grew, or its latency is the backlog's. */
 export function saturated(point: CurvePoint): boolean {
   return point.achievedPerSecond < SATURATED_ACHIEVED_SHARE * point.offeredPerSecond || !(point.p99Ms <= SATURATED_P99_MS);
+}
+
+/**
+ * Clearly saturated: the last two steps both were, so one noisy step on a shared machine does not end a ladder
+ * and the ladder goes one step past saturation.
+ */
+export function clearlySaturated(points: CurvePoint[]): boolean {
+  return points.length >= 2 && points.slice(-2).every(saturated);
 }
 
 /**

@@ -1,7 +1,7 @@
 import { Worker } from '@temporalio/worker';
 import { createHttpAgent } from '../../infra/http-client';
 import { engineConfig, startEngine, within, type BenchContext, type EngineVariant } from '../engine';
-import { curvePoint, HEADLINE_P99_MS, highestRateWithinP99, rateLadder, runOpenLoop, saturated, SATURATED_ACHIEVED_SHARE, SATURATED_P99_MS, type CurvePoint, type Sent } from '../open-loop';
+import { clearlySaturated, curvePoint, HEADLINE_P99_MS, highestRateWithinP99, rateLadder, runOpenLoop, saturated, SATURATED_ACHIEVED_SHARE, SATURATED_P99_MS, type CurvePoint, type Sent } from '../open-loop';
 import { DELIVERY_DEADLINE_MS, postSigned } from '../phases';
 import type { Receiver } from '../receiver';
 
@@ -14,7 +14,7 @@ import type { Receiver } from '../receiver';
  *   plainPost  the plain signed POST loop: the POST sent -> its answer back.
  * Each step is a warm-up then a measured window at one rate; every send of the step is then awaited (a
  * workflow to its completion) before the next step, so a backlog never spills into the next rate. A system's
- * ladder stops after its first saturated step (bench/open-loop.ts).
+ * ladder stops once it is clearly saturated: two steps in a row (bench/open-loop.ts).
  */
 
 export interface CurveResult {
@@ -109,15 +109,22 @@ export async function curveScenario(
   const systems: System[] = [];
   try {
     systems.push(await engineSystem(ctx, receiver, variant), await bareSystem(ctx, bareBundle), plainPostSystem(ctx, receiver));
+    const ladder = rateLadder(options.maxRate);
+    // A fresh worker spends its first seconds loading workflow code and warming the JIT: one unrecorded step at
+    // the lowest rate, so the first point measures the system, not its start.
+    for (const system of systems) {
+      const primed = await step(system, ladder[0] as number, 0, options.warmupMs + options.stepMs);
+      log(`curve ${system.name} primed at ${primed.offeredPerSecond}/s: p50 ${primed.p50Ms} ms, p99 ${primed.p99Ms} ms`);
+    }
     let climbing = [...systems];
-    for (const rate of rateLadder(options.maxRate)) {
+    for (const rate of ladder) {
       if (climbing.length === 0) break;
       for (const system of climbing) {
         const point = await step(system, rate, options.warmupMs, options.stepMs);
         points[system.name].push(point);
         log(`curve ${system.name} at ${rate}/s: ${point.achievedPerSecond}/s achieved, p50 ${point.p50Ms} ms, p99 ${point.p99Ms} ms${saturated(point) ? ', saturated' : ''}`);
       }
-      climbing = climbing.filter((s) => !saturated(points[s.name].at(-1) as CurvePoint));
+      climbing = climbing.filter((s) => !clearlySaturated(points[s.name]));
     }
   } finally {
     for (const system of systems) await system.stop();

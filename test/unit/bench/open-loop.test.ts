@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { curvePoint, highestRateWithinP99, rateLadder, runOpenLoop, saturated, scheduledOffsetMs, sendsIn, type Clock, type CurvePoint } from '../../../bench/open-loop';
+import { clearlySaturated, curvePoint, highestRateWithinP99, rateLadder, runOpenLoop, saturated, scheduledOffsetMs, sendsIn, type Clock, type CurvePoint } from '../../../bench/open-loop';
 
 /** A clock that only moves when the loop sleeps: by the sleep, plus `lateMs` for a wake-up that comes late. */
 function fakeClock(lateMs: (sleep: number) => number = () => 0): Clock & { sleeps: number[] } {
@@ -83,6 +83,13 @@ describe('bench/open-loop: a point of the curve', () => {
     expect(saturated(point(100, 89.9, 50))).toBe(true);
     expect(saturated(point(100, 100, 2_001))).toBe(true);
     expect(saturated(point(100, 100, NaN))).toBe(true);
+  });
+
+  it('ends a ladder only when two steps in a row were saturated', () => {
+    expect(clearlySaturated([point(10, 10, 20), point(20, 12, 900)])).toBe(false);
+    expect(clearlySaturated([point(20, 12, 900), point(40, 40, 30)])).toBe(false);
+    expect(clearlySaturated([point(10, 10, 20), point(20, 12, 900), point(40, 13, 3_000)])).toBe(true);
+    expect(clearlySaturated([point(10, 3, 5_000)])).toBe(false);
   });
 });
 
