@@ -88,11 +88,15 @@ function plainPostSystem(ctx: BenchContext, receiver: Receiver): System {
   };
 }
 
+let steps = 0;
+
 /** One rate for one system: warm-up and window at that rate, then every send awaited. */
 async function step(system: System, rate: number, warmupMs: number, windowMs: number): Promise<CurvePoint> {
   const sends: Array<Promise<Sent>> = [];
+  // Ids unique to the step: a repeated event id is a duplicate publish, which the engine rightly ignores.
+  const stepId = steps++;
   const { began } = await runOpenLoop({ ratePerSecond: rate, durationMs: warmupMs + windowMs }, (i, scheduledAt) => {
-    sends.push(system.send(`${rate}_${i}`).then((arrivedAt) => ({ scheduledAt, arrivedAt })));
+    sends.push(system.send(`${stepId}_${rate}_${i}`).then((arrivedAt) => ({ scheduledAt, arrivedAt })));
   });
   return curvePoint(rate, began + warmupMs, began + warmupMs + windowMs, await Promise.all(sends));
 }
