@@ -21,6 +21,8 @@ export interface CurveResult {
   engineRateAtP99Under100Ms: number | null;
   bareRateAtP99Under100Ms: number | null;
   points: { engine: CurvePoint[]; bare: CurvePoint[]; plainPost: CurvePoint[] };
+  /** Engine workflows not completed within 120 s of their send (their first attempt had arrived). */
+  engineWorkflowsUnfinished: number;
   settings: { stepSeconds: number; warmupSeconds: number; maxRate: number; engineVariant: string; headlineP99Ms: number; saturatedBelowAchievedShare: number; saturatedAboveP99Ms: number };
 }
 
@@ -33,7 +35,7 @@ interface System {
   stop(): Promise<void>;
 }
 
-async function engineSystem(ctx: BenchContext, receiver: Receiver, variant: EngineVariant): Promise<System> {
+async function engineSystem(ctx: BenchContext, receiver: Receiver, variant: EngineVariant, counts: { unfinished: number }): Promise<System> {
   const engine = await startEngine(ctx, variant);
   const accountId = await engine.addAccount([receiver.url('/curve')]);
   const tag = accountId.slice(-8);
@@ -43,7 +45,9 @@ async function engineSystem(ctx: BenchContext, receiver: Receiver, variant: Engi
       const eventId = `evt_curve_${tag}_${id}`;
       await engine.publish(accountId, eventId);
       const arrived = await within(receiver.waitFor(eventId, '/curve'), DELIVERY_DEADLINE_MS, `arrival of ${eventId}`);
-      await within(engine.completed(eventId), DELIVERY_DEADLINE_MS, `workflow of ${eventId}`);
+      // The first attempt arrived: that is the measure. Its workflow is awaited only to drain the step; on an
+      // overloaded machine an attempt can finish as lost and wait out a retry delay, which is counted, not fatal.
+      await within(engine.completed(eventId), DELIVERY_DEADLINE_MS, `workflow of ${eventId}`).catch(() => void (counts.unfinished += 1));
       return arrived;
     },
     stop: () => engine.stop(),
@@ -111,8 +115,9 @@ export async function curveScenario(
 ): Promise<CurveResult> {
   const points: CurveResult['points'] = { engine: [], bare: [], plainPost: [] };
   const systems: System[] = [];
+  const counts = { unfinished: 0 };
   try {
-    systems.push(await engineSystem(ctx, receiver, variant), await bareSystem(ctx, bareBundle), plainPostSystem(ctx, receiver));
+    systems.push(await engineSystem(ctx, receiver, variant, counts), await bareSystem(ctx, bareBundle), plainPostSystem(ctx, receiver));
     const ladder = rateLadder(options.maxRate);
     // A fresh worker spends its first seconds loading workflow code and warming the JIT: one unrecorded step at
     // the lowest rate, so the first point measures the system, not its start.
@@ -137,6 +142,7 @@ export async function curveScenario(
     engineRateAtP99Under100Ms: highestRateWithinP99(points.engine),
     bareRateAtP99Under100Ms: highestRateWithinP99(points.bare),
     points,
+    engineWorkflowsUnfinished: counts.unfinished,
     settings: {
       stepSeconds: options.stepMs / 1000,
       warmupSeconds: options.warmupMs / 1000,

@@ -7,6 +7,7 @@ const point = (offeredPerSecond: number, achievedPerSecond: number, p50Ms: numbe
 const curve: CurveResult = {
   engineRateAtP99Under100Ms: 80,
   bareRateAtP99Under100Ms: 20,
+  engineWorkflowsUnfinished: 0,
   points: {
     engine: [point(10, 10, 3, 9), point(20, 20, 3, 10), point(40, 40, 4, 20), point(80, 79, 8, 90), point(100, 70, 900, 3_000)],
     bare: [point(10, 10, 50, 80), point(20, 20, 55, 95), point(40, 30, 700, 2_500)],
