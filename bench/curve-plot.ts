@@ -17,7 +17,7 @@ import type { CurveResult } from './scenarios/curve';
 
 const WIDTH = 760;
 const HEIGHT = 460;
-const MARGIN = { top: 64, right: 170, bottom: 48, left: 62 };
+const MARGIN = { top: 64, right: 170, bottom: 48, left: 70 };
 const SYSTEMS: Array<{ key: keyof CurveResult['points']; label: string; color: string }> = [
   { key: 'engine', label: 'engine as shipped', color: '#3b6ea5' },
   { key: 'bare', label: 'bare Temporal', color: '#d9822b' },
@@ -27,6 +27,7 @@ const SYSTEMS: Array<{ key: keyof CurveResult['points']; label: string; color: s
 /** 1, 2 and 5 times each power of ten: the labelled ticks of a log axis. */
 const labelled = (v: number) => [1, 2, 5].includes(Math.round(v / 10 ** Math.floor(Math.log10(v) + 1e-9)));
 const rateOf = (n: number | null) => (n === null ? 'none' : `${n}/s`);
+const msTick = (v: number) => (v >= 1000 ? `${v / 1000} s` : `${v} ms`);
 
 export function plotCurve(result: BenchResult & { scenarios?: { curve?: CurveResult } }): string {
   const curve = result.scenarios?.curve;
@@ -55,13 +56,13 @@ export function plotCurve(result: BenchResult & { scenarios?: { curve?: CurveRes
   }
   for (const v of y.ticks().filter(labelled)) {
     parts.push(`<line x1="${left}" y1="${y(v)}" x2="${right}" y2="${y(v)}" stroke="#e3e3e3"/>`);
-    parts.push(`<text x="${left - 6}" y="${y(v) + 4}" ${FONT} font-size="11" text-anchor="end" fill="#555">${v}</text>`);
+    parts.push(`<text x="${left - 6}" y="${y(v) + 4}" ${FONT} font-size="11" text-anchor="end" fill="#555">${msTick(v)}</text>`);
   }
   parts.push(`<line x1="${left}" y1="${y(HEADLINE_P99_MS)}" x2="${right}" y2="${y(HEADLINE_P99_MS)}" stroke="#b22" stroke-dasharray="2 3"/>`);
   parts.push(`<text x="${right - 4}" y="${y(HEADLINE_P99_MS) - 5}" ${FONT} font-size="11" text-anchor="end" fill="#b22">${HEADLINE_P99_MS} ms</text>`);
   parts.push(`<rect x="${left}" y="${top}" width="${right - left}" height="${bottom - top}" fill="none" stroke="#999"/>`);
   parts.push(`<text x="${(left + right) / 2}" y="${HEIGHT - 10}" ${FONT} font-size="12" text-anchor="middle" fill="#333">offered rate, per second (log)</text>`);
-  parts.push(`<text transform="translate(16 ${(top + bottom) / 2}) rotate(-90)" ${FONT} font-size="12" text-anchor="middle" fill="#333">ms from the scheduled send to the first attempt (log)</text>`);
+  parts.push(`<text transform="translate(18 ${(top + bottom) / 2}) rotate(-90)" ${FONT} font-size="12" text-anchor="middle" fill="#333">time from the scheduled send to the first attempt (log)</text>`);
   const clampY = (v: number) => y(Math.min(Math.max(v, y.domain()[0] as number), y.domain()[1] as number));
   SYSTEMS.forEach((system, i) => {
     const points = curve.points[system.key];
