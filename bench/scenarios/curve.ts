@@ -100,7 +100,10 @@ async function step(system: System, rate: number, warmupMs: number, windowMs: nu
   // Ids unique to the step: a repeated event id is a duplicate publish, which the engine rightly ignores.
   const stepId = steps++;
   const { began } = await runOpenLoop({ ratePerSecond: rate, durationMs: warmupMs + windowMs }, (i, scheduledAt) => {
-    sends.push(system.send(`${stepId}_${rate}_${i}`).then((arrivedAt) => ({ scheduledAt, arrivedAt })));
+    const sent = system.send(`${stepId}_${rate}_${i}`).then((arrivedAt) => ({ scheduledAt, arrivedAt }));
+    // Handled at once: a send failing while the loop still runs fails the step below, instead of the process.
+    sent.catch(() => undefined);
+    sends.push(sent);
   });
   return curvePoint(rate, began + warmupMs, began + warmupMs + windowMs, await Promise.all(sends));
 }
