@@ -88,6 +88,8 @@ export interface CurvePoint {
   p99Ms: number;
   /** Sends scheduled inside the window (each gave a latency). */
   measured: number;
+  /** Of those, the ones that failed or never arrived (latency endless: p99 is null in JSON once over 1%). */
+  notArrived: number;
 }
 
 const round1 = (n: number) => Math.round(n * 10) / 10;
@@ -96,23 +98,25 @@ const round1 = (n: number) => Math.round(n * 10) / 10;
 export function curvePoint(offeredPerSecond: number, windowStart: number, windowEnd: number, sent: Sent[]): CurvePoint {
   const inWindow = (t: number) => t >= windowStart && t < windowEnd;
   const arrivals = sent.filter((s) => inWindow(s.arrivedAt)).length;
-  const latencies = sent
-    .filter((s) => inWindow(s.scheduledAt))
-    .map((s) => s.arrivedAt - s.scheduledAt)
-    .sort((a, b) => a - b);
+  const measured = sent.filter((s) => inWindow(s.scheduledAt));
+  const latencies = measured.map((s) => s.arrivedAt - s.scheduledAt).sort((a, b) => a - b);
   return {
     offeredPerSecond,
     achievedPerSecond: round1(arrivals / ((windowEnd - windowStart) / 1000)),
     p50Ms: round1(percentile(latencies, 50)),
     p99Ms: round1(percentile(latencies, 99)),
     measured: latencies.length,
+    notArrived: measured.filter((s) => !Number.isFinite(s.arrivedAt)).length,
   };
 }
 
 /** Past what the system sustains at this step: its backlog grew, or its latency is the backlog's. */
 export function saturated(point: CurvePoint): boolean {
-  return point.achievedPerSecond < SATURATED_ACHIEVED_SHARE * point.offeredPerSecond || !(point.p99Ms <= SATURATED_P99_MS);
+  return point.achievedPerSecond < SATURATED_ACHIEVED_SHARE * point.offeredPerSecond || !p99AtMost(point, SATURATED_P99_MS);
 }
+
+/** An endless p99 is Infinity in the run and null once written to JSON: neither is at most anything. */
+const p99AtMost = (point: CurvePoint, ms: number) => typeof point.p99Ms === 'number' && point.p99Ms <= ms;
 
 /**
  * Clearly saturated: the last two steps both were, so one noisy step on a shared machine does not end a ladder
@@ -127,6 +131,6 @@ export function clearlySaturated(points: CurvePoint[]): boolean {
  * under `p99Ms`; null when no rate did.
  */
 export function highestRateWithinP99(points: CurvePoint[], p99Ms = HEADLINE_P99_MS): number | null {
-  const within = points.filter((p) => p.p99Ms <= p99Ms && p.achievedPerSecond >= SATURATED_ACHIEVED_SHARE * p.offeredPerSecond);
+  const within = points.filter((p) => p99AtMost(p, p99Ms) && p.achievedPerSecond >= SATURATED_ACHIEVED_SHARE * p.offeredPerSecond);
   return within.length === 0 ? null : Math.max(...within.map((p) => p.offeredPerSecond));
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { plotCurve } from '../../../bench/curve-plot';
 import type { CurveResult } from '../../../bench/scenarios/curve';
 
-const point = (offeredPerSecond: number, achievedPerSecond: number, p50Ms: number, p99Ms: number) => ({ offeredPerSecond, achievedPerSecond, p50Ms, p99Ms, measured: 100 });
+const point = (offeredPerSecond: number, achievedPerSecond: number, p50Ms: number, p99Ms: number) => ({ offeredPerSecond, achievedPerSecond, p50Ms, p99Ms, measured: 100, notArrived: 0 });
 
 const curve: CurveResult = {
   engineRateAtP99Under100Ms: 80,

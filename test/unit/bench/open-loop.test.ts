@@ -15,7 +15,7 @@ function fakeClock(lateMs: (sleep: number) => number = () => 0): Clock & { sleep
   };
 }
 
-const point = (offeredPerSecond: number, achievedPerSecond: number, p99Ms: number): CurvePoint => ({ offeredPerSecond, achievedPerSecond, p50Ms: p99Ms / 2, p99Ms, measured: 100 });
+const point = (offeredPerSecond: number, achievedPerSecond: number, p99Ms: number): CurvePoint => ({ offeredPerSecond, achievedPerSecond, p50Ms: p99Ms / 2, p99Ms, measured: 100, notArrived: 0 });
 
 describe('bench/open-loop: the rate ladder', () => {
   it('climbs from 10/s in fine steps through the hundreds, then by 1-1.2-1.5-2-3-4-6-8 per decade, up to the cap', () => {
@@ -75,7 +75,23 @@ describe('bench/open-loop: a point of the curve', () => {
       { scheduledAt: 1_990, arrivedAt: 2_500 },
     ];
     const p = curvePoint(100, 1_000, 2_000, sent);
-    expect(p).toEqual({ offeredPerSecond: 100, achievedPerSecond: 99, p50Ms: 5, p99Ms: 420, measured: 100 });
+    expect(p).toEqual({ offeredPerSecond: 100, achievedPerSecond: 99, p50Ms: 5, p99Ms: 420, measured: 100, notArrived: 0 });
+  });
+
+  it('counts a send that never arrived, with an endless latency that a p99 over it shows', () => {
+    const sent = [
+      ...Array.from({ length: 98 }, (_, i) => ({ scheduledAt: 1_000 + i * 10, arrivedAt: 1_000 + i * 10 + 5 })),
+      { scheduledAt: 1_980, arrivedAt: Infinity },
+      { scheduledAt: 1_990, arrivedAt: Infinity },
+    ];
+    const p = curvePoint(100, 1_000, 2_000, sent);
+    expect(p).toMatchObject({ achievedPerSecond: 98, p50Ms: 5, p99Ms: Infinity, measured: 100, notArrived: 2 });
+    expect(saturated(p)).toBe(true);
+    // Written to JSON and read back, the endless p99 is null: still saturated, still over any bound.
+    const read = JSON.parse(JSON.stringify({ ...p, achievedPerSecond: 100 })) as CurvePoint;
+    expect(read.p99Ms).toBeNull();
+    expect(saturated(read)).toBe(true);
+    expect(highestRateWithinP99([read])).toBeNull();
   });
 
   it('is saturated when it achieves under 90% of the offered rate or its p99 passes 2 s', () => {
