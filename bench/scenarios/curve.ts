@@ -95,14 +95,19 @@ function plainPostSystem(ctx: BenchContext, receiver: Receiver): System {
 let steps = 0;
 
 /** One rate for one system: warm-up and window at that rate, then every send awaited. */
-async function step(system: System, rate: number, warmupMs: number, windowMs: number): Promise<CurvePoint> {
+async function step(system: System, rate: number, warmupMs: number, windowMs: number, log: (message: string) => void): Promise<CurvePoint> {
   const sends: Array<Promise<Sent>> = [];
+  let failures = 0;
+  const failed = (err: unknown) => {
+    if (failures++ === 0) log(`curve ${system.name} at ${rate}/s: a send failed: ${(err as Error).message ?? err}`);
+    return Infinity;
+  };
   // Ids unique to the step: a repeated event id is a duplicate publish, which the engine rightly ignores.
   const stepId = steps++;
   const { began } = await runOpenLoop({ ratePerSecond: rate, durationMs: warmupMs + windowMs }, (i, scheduledAt) => {
     // A send that fails or whose first attempt has not arrived within the deadline never arrives: it counts in the
     // point (and its latency as endless), where an overloaded machine's failures belong, instead of ending the run.
-    sends.push(system.send(`${stepId}_${rate}_${i}`).then((arrivedAt) => ({ scheduledAt, arrivedAt }), () => ({ scheduledAt, arrivedAt: Infinity })));
+    sends.push(system.send(`${stepId}_${rate}_${i}`).then((arrivedAt) => ({ scheduledAt, arrivedAt }), (err: unknown) => ({ scheduledAt, arrivedAt: failed(err) })));
   });
   return curvePoint(rate, began + warmupMs, began + warmupMs + windowMs, await Promise.all(sends));
 }
@@ -124,14 +129,14 @@ export async function curveScenario(
     // A fresh worker spends its first seconds loading workflow code and warming the JIT: one unrecorded step at
     // the lowest rate, so the first point measures the system, not its start.
     for (const system of systems) {
-      const primed = await step(system, ladder[0] as number, 0, options.warmupMs + options.stepMs);
+      const primed = await step(system, ladder[0] as number, 0, options.warmupMs + options.stepMs, log);
       log(`curve ${system.name} primed at ${primed.offeredPerSecond}/s: p50 ${primed.p50Ms} ms, p99 ${primed.p99Ms} ms`);
     }
     let climbing = [...systems];
     for (const rate of ladder) {
       if (climbing.length === 0) break;
       for (const system of climbing) {
-        const point = await step(system, rate, options.warmupMs, options.stepMs);
+        const point = await step(system, rate, options.warmupMs, options.stepMs, log);
         points[system.name].push(point);
         log(`curve ${system.name} at ${rate}/s: ${point.achievedPerSecond}/s achieved, p50 ${point.p50Ms} ms, p99 ${point.p99Ms} ms${saturated(point) ? ', saturated' : ''}`);
       }
