@@ -1,7 +1,8 @@
 /**
  * Draws the latency curve of a result file (`scenarios.curve`, bench/scenarios/curve.ts) as an SVG: p99 (solid)
  * and p50 (dashed) from the scheduled send to the first attempt against the offered rate, one colour per
- * system, both axes logarithmic, with the 100 ms line of the headline. A hollow mark is a saturated step.
+ * system, both axes logarithmic, with the 100 ms line of the headline. A hollow mark is a saturated step; an
+ * endless latency (more sends than the percentile allows never arrived) sits on the top edge.
  *
  *   npx tsx bench/curve-plot.ts bench/results/<date>-curve.json [out.svg]
  *
@@ -27,6 +28,7 @@ const SYSTEMS: Array<{ key: keyof CurveResult['points']; label: string; color: s
 /** 1, 2 and 5 times each power of ten: the labelled ticks of a log axis. */
 const labelled = (v: number) => [1, 2, 5].includes(Math.round(v / 10 ** Math.floor(Math.log10(v) + 1e-9)));
 const rateOf = (n: number | null) => (n === null ? 'none' : `${n}/s`);
+const msLabel = (v: number | null) => (typeof v === 'number' && Number.isFinite(v) ? `${fmt(v)} ms` : 'endless');
 const msTick = (v: number) => (v >= 1000 ? `${v / 1000} s` : `${v} ms`);
 
 export function plotCurve(result: BenchResult & { scenarios?: { curve?: CurveResult } }): string {
@@ -67,14 +69,16 @@ export function plotCurve(result: BenchResult & { scenarios?: { curve?: CurveRes
   SYSTEMS.forEach((system, i) => {
     const points = curve.points[system.key];
     for (const [field, dash] of [['p99Ms', ''], ['p50Ms', ' stroke-dasharray="5 4"']] as const) {
-      const drawn = points.filter((p) => Number.isFinite(p[field]));
+      // An endless latency (over 1% never arrived; null in JSON) is drawn at the top edge.
+      const at = (p: CurvePoint) => clampY(typeof p[field] === 'number' ? p[field] : Infinity);
+      const drawn = points;
       const d = line<CurvePoint>()
         .x((p) => x(p.offeredPerSecond))
-        .y((p) => clampY(p[field]))(drawn);
+        .y(at)(drawn);
       if (d) parts.push(`<path d="${d}" fill="none" stroke="${system.color}" stroke-width="2"${dash}/>`);
       for (const p of drawn) {
         const fill = saturated(p) ? '#fff' : system.color;
-        parts.push(`<circle cx="${x(p.offeredPerSecond)}" cy="${clampY(p[field])}" r="3" fill="${fill}" stroke="${system.color}" stroke-width="1.5"><title>${esc(`${system.label} at ${p.offeredPerSecond}/s offered: ${p.achievedPerSecond}/s achieved, p50 ${fmt(p.p50Ms)} ms, p99 ${fmt(p.p99Ms)} ms`)}</title></circle>`);
+        parts.push(`<circle cx="${x(p.offeredPerSecond)}" cy="${at(p)}" r="3" fill="${fill}" stroke="${system.color}" stroke-width="1.5"><title>${esc(`${system.label} at ${p.offeredPerSecond}/s offered: ${p.achievedPerSecond}/s achieved, p50 ${msLabel(p.p50Ms)}, p99 ${msLabel(p.p99Ms)}${p.notArrived ? `, ${p.notArrived} never arrived` : ''}`)}</title></circle>`);
       }
     }
     const ly = top + 10 + i * 22;

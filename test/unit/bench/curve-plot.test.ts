@@ -40,6 +40,14 @@ describe('bench/curve-plot: the latency curve as an SVG', () => {
     expect(x1000 - x100).toBeCloseTo(x100 - x10, 6);
   });
 
+  it('draws a step whose latency is endless (null in JSON) on the top edge, saying so', () => {
+    const endless = { ...point(40, 2, 0, 0), p50Ms: null, p99Ms: null, notArrived: 380 } as unknown as ReturnType<typeof point>;
+    const svg = plotCurve({ scenarios: { curve: { ...curve, points: { ...curve.points, bare: [...curve.points.bare, endless] } } } });
+    expect(svg).toContain('<title>bare Temporal at 40/s offered: 2/s achieved, p50 endless, p99 endless, 380 never arrived</title>');
+    expect(svg).toMatch(/<circle cx="[\d.]+" cy="64" r="3" fill="#fff" stroke="#d9822b" stroke-width="1.5"><title>bare Temporal at 40\/s offered: 2\/s/);
+    expect(svg).not.toMatch(/NaN|undefined|Infinity/);
+  });
+
   it('refuses a result file without a curve', () => {
     expect(() => plotCurve({})).toThrow(/scenarios\.curve/);
   });
