@@ -9,6 +9,9 @@
  *   BENCH_FANOUT         endpoints in the fan-out scenario (default 100)
  *   BENCH_SLOW_RATE      events/s to each of the slow and fast receivers (default 8)
  *   BENCH_HEAP_SNAPSHOTS directory for the backlog scenario's heap snapshots of the worker process, idle and with the backlog waiting (default: none)
+ *   BENCH_CURVE_STEP_SECONDS    measured window of each offered rate of the curve scenario (default 10)
+ *   BENCH_CURVE_WARMUP_SECONDS  warm-up at that rate before its window, not counted (default 3)
+ *   BENCH_CURVE_MAX_RATE        the highest offered rate per second the curve's ladder climbs to (default 20000)
  *   BENCH_OUT            result file (default bench/results/<date>.json, <date>-cluster.json with --cluster; "-" for stdout only)
  */
 export interface BenchConfig {
@@ -23,6 +26,7 @@ export interface BenchConfig {
   slowRate: number;
   /** Attempts the charts scenario generates (BENCH_CHART_ATTEMPTS). */
   chartAttempts: number;
+  curve: { stepMs: number; warmupMs: number; maxRate: number };
   out: string | undefined;
 }
 
@@ -48,6 +52,11 @@ export function benchConfig(argv: string[] = process.argv.slice(2)): BenchConfig
     fanOut: Math.max(1, Math.round(num('BENCH_FANOUT', 100))),
     slowRate: num('BENCH_SLOW_RATE', 8),
     chartAttempts: Math.round(num('BENCH_CHART_ATTEMPTS', 10_000_000)),
+    curve: {
+      stepMs: Math.max(1, num('BENCH_CURVE_STEP_SECONDS', 10)) * 1000,
+      warmupMs: num('BENCH_CURVE_WARMUP_SECONDS', 3) * 1000,
+      maxRate: Math.max(10, num('BENCH_CURVE_MAX_RATE', 20_000)),
+    },
     out: process.env.BENCH_OUT,
   };
 }

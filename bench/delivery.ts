@@ -6,7 +6,7 @@
  * each as `*-load` (BENCH_CONCURRENCY in flight: deliveries/s) and `*-idle` (one at a time: latency). These
  * steady phases run BENCH_REPS times, interleaved, each a warm-up then a measured window, and are reported as
  * medians with their spread. Then the scenarios, once each: publish-api, fan-out, slow-receiver, backlog, rate-limit,
- * ordering, charts.
+ * ordering, charts, curve.
  * Knobs: bench/bench-config.ts. Results: bench/results/<date>.json (plot: bench/plot.ts). With `--cluster`, the full Temporal server on
  * PostgreSQL (bench/cluster.ts) instead of the dev server, on fresh databases too (its CPU and persistence
  * requests are not metered there).
@@ -30,6 +30,7 @@ import { BARE_WORKFLOWS, bareEagerPhase, bareTemporalPhase, EAGER_WORKFLOWS, eng
 import { startReceiver } from './receiver';
 import { backlogScenario } from './scenarios/backlog';
 import { chartsScenario } from './scenarios/charts';
+import { curveScenario } from './scenarios/curve';
 import { fanOutScenario } from './scenarios/fan-out';
 import { orderingScenario } from './scenarios/ordering';
 import { publishApiScenario } from './scenarios/publish-api';
@@ -120,6 +121,8 @@ async function main(): Promise<void> {
     await scenario('ordering', () => orderingScenario(ctx, scenarioVariant));
     await scenario('rate-limit', () => rateLimitScenario(ctx, scenarioVariant));
     await scenario('charts', () => chartsScenario(ctx, settings.chartAttempts, log));
+    const shipped = VARIANTS.find((v) => v.name === 'all') as EngineVariant;
+    await scenario('curve', () => curveScenario(ctx, receiver, bareBundle, shipped, settings.curve, log));
 
     const result = {
       startedAt: startedAt.toISOString(),

@@ -21,10 +21,10 @@ export interface PhaseResult extends Costs {
   whereTimeGoesP50Ms?: Record<string, number>;
 }
 
-const DELIVERY_DEADLINE_MS = 120_000;
+export const DELIVERY_DEADLINE_MS = 120_000;
 
 /** The signed POST of a delivery attempt, of a body naming `id`; throws unless the receiver answered 2xx. */
-async function postSigned(agent: ReturnType<typeof createHttpAgent>, url: string, id: string): Promise<void> {
+export async function postSigned(agent: ReturnType<typeof createHttpAgent>, url: string, id: string): Promise<void> {
   const body = JSON.stringify({ id, object: 'event', type: 'parcel.created', data: {} });
   const result = await postWebhook(agent, {
     url,

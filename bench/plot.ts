@@ -25,7 +25,7 @@ interface Row {
 type Steady = Record<string, { median?: { summary?: Record<string, Stat> } }>;
 
 const COLORS = ['#3b6ea5', '#d9822b'];
-const FONT = 'font-family="system-ui, -apple-system, Segoe UI, sans-serif"';
+export const FONT = 'font-family="system-ui, -apple-system, Segoe UI, sans-serif"';
 const WIDTH = 760;
 const LABEL_WIDTH = 250;
 const ROW_HEIGHT = 30;
@@ -47,8 +47,8 @@ function rowsOf(steady: Steady, prefix: string[], fields: string[]): Row[] {
     .filter((row): row is Row => row.stats.every((s) => s !== undefined));
 }
 
-const esc = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-const fmt = (n: number) => (n >= 100 ? n.toFixed(0) : n.toFixed(1));
+export const esc = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+export const fmt = (n: number) => (n >= 100 ? n.toFixed(0) : n.toFixed(1));
 
 /** A round axis end at or above `max` that splits into five round ticks. */
 function niceMax(max: number): number {

@@ -1,4 +1,5 @@
 import { startEngine, within, type BenchContext, type EngineVariant } from '../engine';
+import { runOpenLoop } from '../open-loop';
 import { startReceiver } from '../receiver';
 import { summarize, type Summary } from '../stats';
 
@@ -17,12 +18,7 @@ const SLOW_MS = 9_000;
 /** Publishes at a fixed rate (open loop) for `ms`, returning each event's publish-to-arrival time. */
 async function openLoop(ms: number, rate: number, send: (i: number) => Promise<number | undefined>): Promise<number[]> {
   const latencies: Array<Promise<number | undefined>> = [];
-  const began = performance.now();
-  for (let i = 0; performance.now() - began < ms; i++) {
-    latencies.push(send(i));
-    const due = began + ((i + 1) * 1000) / rate;
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, due - performance.now())));
-  }
+  await runOpenLoop({ ratePerSecond: rate, durationMs: ms }, (i) => latencies.push(send(i)));
   return (await Promise.all(latencies)).filter((l): l is number => l !== undefined);
 }
 
