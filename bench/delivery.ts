@@ -31,6 +31,7 @@ import { startReceiver } from './receiver';
 import { backlogScenario } from './scenarios/backlog';
 import { chartsScenario } from './scenarios/charts';
 import { fanOutScenario } from './scenarios/fan-out';
+import { largeTablesScenario } from './scenarios/large-tables';
 import { orderingScenario } from './scenarios/ordering';
 import { publishApiScenario } from './scenarios/publish-api';
 import { rateLimitScenario } from './scenarios/rate-limit';
@@ -120,6 +121,7 @@ async function main(): Promise<void> {
     await scenario('ordering', () => orderingScenario(ctx, scenarioVariant));
     await scenario('rate-limit', () => rateLimitScenario(ctx, scenarioVariant));
     await scenario('charts', () => chartsScenario(ctx, settings.chartAttempts, log));
+    await scenario('large-tables', () => largeTablesScenario(ctx, log));
 
     const result = {
       startedAt: startedAt.toISOString(),

@@ -49,6 +49,33 @@ export async function deleteExpired(
       abandonments === options.limit ||
       hours === options.limit ||
       signIns >= options.limit,
-    after: last ? { insertedAt: last.inserted_at.toISOString(), id: last.id } : options.after,
+    after: last ? { insertedAt: new Date(last.created * 1000).toISOString(), id: last.id } : options.after,
   };
 }
+
+/**
+ * Batches of deleteExpired, one after the other, while a batch comes back full and `budgetMs` is not spent: how
+ * retention keeps up with a busy engine (a batch per hour would not). Each batch is its own short transaction, so
+ * a publish waits on none of them for long; the budget keeps the caller (an activity) well inside its timeout.
+ */
+export async function purgeExpired(
+  deps: RetentionDeps,
+  options: { cutoff: Date; limit: number; after?: RetentionCursor; budgetMs: number; clock?: () => number },
+): Promise<RetentionResult & { batches: number }> {
+  const clock = options.clock ?? Date.now;
+  const deadline = clock() + options.budgetMs;
+  const total: RetentionResult & { batches: number } = { events: 0, notifications: 0, signIns: 0, kept: 0, more: true, after: options.after, batches: 0 };
+  while (total.more) {
+    const batch = await deleteExpired(deps, { cutoff: options.cutoff, limit: options.limit, after: total.after });
+    total.batches += 1;
+    total.events += batch.events;
+    total.notifications += batch.notifications;
+    total.signIns += batch.signIns;
+    total.kept += batch.kept;
+    total.more = batch.more;
+    total.after = batch.after;
+    if (clock() >= deadline) break;
+  }
+  return total;
+}
+

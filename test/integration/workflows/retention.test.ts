@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../../core/ids';
 import { publishEvent } from '../../../domain/events';
-import { deleteExpired } from '../../../domain/retention';
+import { deleteExpired, purgeExpired } from '../../../domain/retention';
 import { eventIdsWithOpenWorkflows } from '../../../infra/temporal';
 import { retentionScheduleId } from '../../../worker/retention-schedule';
 import { ensureRetentionSchedule } from '../../../worker/worker';
@@ -113,6 +113,23 @@ describe('retention', () => {
     expect(second).toMatchObject({ events: 2, more: true });
     const third = await deleteExpired(deps, { cutoff, limit: 2, after: second.after });
     expect(third.events).toBeGreaterThanOrEqual(1);
+    for (const id of ids) expect(await exists('events', 'id', id)).toBe(false);
+  });
+
+  it('keeps up: batch after batch, each bounded, while there is work and the budget lasts', async () => {
+    const accountId = await createAccount(h.tw.pool);
+    const ids: string[] = [];
+    for (let i = 0; i < 7; i++) ids.push((await publish(accountId)).event.id);
+    // Older than anything the other tests left behind, and cut off in between: only these seven are expired here.
+    await age(ids, 5);
+    const cutoff = new Date(Date.now() - 4.5 * 3_600_000);
+    const deps = { pool: h.tw.pool, temporal: h.tw.client };
+    // A spent budget still deletes one batch, and says there is more.
+    const one = await purgeExpired(deps, { cutoff, limit: 3, budgetMs: 0 });
+    expect(one).toMatchObject({ events: 3, batches: 1, more: true });
+    // Then the rest, from its cursor, in batches of at most three, until a batch is not full.
+    const rest = await purgeExpired(deps, { cutoff, limit: 3, after: one.after, budgetMs: 60_000 });
+    expect(rest).toMatchObject({ events: 4, batches: 2, more: false });
     for (const id of ids) expect(await exists('events', 'id', id)).toBe(false);
   });
 
