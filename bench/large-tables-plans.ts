@@ -18,11 +18,14 @@ export const FULL_SCAN_ROWS = 10_000;
 export interface QueryRecorder {
   /** Runs `read` and returns every statement it sent through the pool. */
   record(read: () => Promise<unknown>): Promise<RecordedQuery[]>;
+  /** Milliseconds spent waiting for the database so far, over every statement (reads one at a time: theirs). */
+  databaseMs(): number;
 }
 
 /** Wraps `pool.query` in place so that statements can be recorded; reads outside record() pass through. */
 export function recordQueries(pool: Pool): QueryRecorder {
   let recording: RecordedQuery[] | undefined;
+  let waited = 0;
   const query = pool.query.bind(pool) as (...args: unknown[]) => Promise<unknown>;
   (pool as unknown as { query: (...args: unknown[]) => Promise<unknown> }).query = (...args: unknown[]) => {
     if (recording) {
@@ -31,9 +34,13 @@ export function recordQueries(pool: Pool): QueryRecorder {
       const config = typeof first === 'string' ? { text: first, values: second } : (first as { text?: string; values?: unknown[] });
       if (typeof config.text === 'string') recording.push({ text: config.text, values: Array.isArray(config.values) ? config.values : [] });
     }
-    return query(...args);
+    const t0 = performance.now();
+    return query(...args).finally(() => {
+      waited += performance.now() - t0;
+    });
   };
   return {
+    databaseMs: () => waited,
     async record(read) {
       const mine: RecordedQuery[] = [];
       recording = mine;

@@ -14,7 +14,7 @@ import { waitFor } from '../../helpers/wait';
 /**
  * EVENT_RETENTION and a Temporal Schedule, created by the worker, that deletes expired events
  * with their attempts (and local attempts' claims), deliveries and abandonment records, and old notifications, in bounded batches, never an
- * event whose delivery is still running. Events are made old by moving their insert time back two hours.
+ * event whose delivery is still running. Events are made old by moving their time (`created`, and the insert time with it) back two hours.
  */
 describe('retention', () => {
   // A failing endpoint's ladder waits an hour between attempts: its delivery is still running during the test.
@@ -27,7 +27,11 @@ describe('retention', () => {
       { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } },
     );
   const age = (ids: string[], hours = 2) =>
-    h.tw.pool.query(`UPDATE events SET inserted_at = now() - $2 * interval '1 hour' WHERE id = ANY ($1::text[])`, [ids, hours]);
+    h.tw.pool.query(
+      `UPDATE events SET inserted_at = now() - $2 * interval '1 hour', created = floor(extract(epoch FROM now() - $2 * interval '1 hour'))
+        WHERE id = ANY ($1::text[])`,
+      [ids, hours],
+    );
   const exists = async (table: string, column: string, id: string) =>
     ((await h.tw.pool.query(`SELECT 1 FROM ${table} WHERE ${column} = $1`, [id])).rowCount ?? 0) > 0;
 
