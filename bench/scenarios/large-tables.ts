@@ -39,7 +39,7 @@ export interface LargeTablesResult {
 }
 
 const TOKEN = 'bench-internal-token-large-tables-0123';
-const RUNS = Number(process.env.LT_RUNS ?? 100);
+const RUNS = 100;
 const WARMUP = 10;
 const PUBLISH_ROUNDS = 3;
 const PUBLISHES_PER_ROUND = 100;
@@ -81,7 +81,7 @@ interface Api {
   close(): Promise<void>;
 }
 
-export async function startApi(ctx: BenchContext, databaseUrl: string, name: string): Promise<Api> {
+async function startApi(ctx: BenchContext, databaseUrl: string, name: string): Promise<Api> {
   const config = engineConfig(ctx, `bench-large-${name}-${ctx.runId}`, { DATABASE_URL: databaseUrl, INTERNAL_API_TOKEN: TOKEN, API_RATE_LIMIT_PER_MINUTE: '1000000' });
   const pool = createPool(databaseUrl, 10);
   const app = await buildServer({ config, pool, temporal: new Client({ connection: ctx.client.connection }) }, { logger: false });
@@ -170,7 +170,7 @@ async function readRequests(pool: Pool, origin: string): Promise<Record<string, 
   };
 }
 
-export async function measureReads(api: Api, origin: string, log: (line: string) => void): Promise<LargeTablesResult['reads']> {
+async function measureReads(api: Api, origin: string, log: (line: string) => void): Promise<LargeTablesResult['reads']> {
   const recorder = recordQueries(api.pool);
   const requests = await readRequests(api.pool, origin);
   const reads: LargeTablesResult['reads'] = {};
@@ -220,6 +220,47 @@ async function seedEmpty(pool: Pool): Promise<void> {
   );
 }
 
+/** The same publish to the same account, on the big database and on the empty one, in alternating rounds. */
+async function measurePublish(big: Api, empty: Api, log: (line: string) => void): Promise<Pick<LargeTablesResult, 'publishP99Ms' | 'publishP99MsEmpty'>> {
+  const onBig: number[] = [];
+  const onEmpty: number[] = [];
+  await publishTimes(big, 20);
+  await publishTimes(empty, 20);
+  for (let r = 0; r < PUBLISH_ROUNDS; r++) {
+    onEmpty.push(...(await publishTimes(empty, PUBLISHES_PER_ROUND)));
+    onBig.push(...(await publishTimes(big, PUBLISHES_PER_ROUND)));
+  }
+  log(`large-tables: publish p50 ${p(onBig, 50)} ms p99 ${p(onBig, 99)} ms; empty database p50 ${p(onEmpty, 50)} ms p99 ${p(onEmpty, 99)} ms`);
+  return { publishP99Ms: p(onBig, 99), publishP99MsEmpty: p(onEmpty, 99) };
+}
+
+/** Retention deletes the oldest 30 days (the activity's code and batch size) while publishes go on, one after the other. */
+async function measureRetention(
+  ctx: BenchContext,
+  big: Api,
+  log: (line: string) => void,
+): Promise<Pick<LargeTablesResult, 'retentionRowsPerSecond' | 'publishP99MsDuringRetention'>> {
+  const cutoff = new Date(Date.now() - 30 * 86_400_000);
+  const during: number[] = [];
+  let retaining = true;
+  const publisher = (async () => {
+    while (retaining) during.push(await timedRequest(big.http, publishRequest(), 201));
+  })();
+  const t0 = performance.now();
+  let result: Awaited<ReturnType<typeof purgeExpired>>;
+  try {
+    result = await purgeExpired({ pool: big.pool, temporal: ctx.client }, { cutoff, limit: RETENTION_BATCH_SIZE, budgetMs: Number.POSITIVE_INFINITY });
+  } finally {
+    retaining = false;
+    await publisher;
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  const { rows } = await big.pool.query<{ n: number }>('SELECT count(*)::integer AS n FROM events WHERE created < $1', [Math.floor(cutoff.getTime() / 1000)]);
+  log(`large-tables: retention deleted ${result.events} events in ${result.batches} batches, ${round2(seconds)} s (${rows[0]?.n} left older than the cutoff); ` +
+    `${during.length} publishes meanwhile, p50 ${p(during, 50)} ms p99 ${p(during, 99)} ms max ${p(during, 100)} ms`);
+  return { retentionRowsPerSecond: Math.round(result.events / seconds), publishP99MsDuringRetention: p(during, 99) };
+}
+
 export async function largeTablesScenario(ctx: BenchContext, log: (line: string) => void): Promise<LargeTablesResult> {
   const scale = Number(process.env.BENCH_LARGE_SCALE ?? '1');
   if (!(scale > 0)) throw new Error(`BENCH_LARGE_SCALE must be a positive number, got "${process.env.BENCH_LARGE_SCALE}"`);
@@ -241,49 +282,9 @@ export async function largeTablesScenario(ctx: BenchContext, log: (line: string)
     try {
       await seedEmpty(empty.pool);
       const reads = await measureReads(big, 'http://127.0.0.1', log);
-
-      const onBig: number[] = [];
-      const onEmpty: number[] = [];
-      await publishTimes(big, 20);
-      await publishTimes(empty, 20);
-      for (let r = 0; r < PUBLISH_ROUNDS; r++) {
-        onEmpty.push(...(await publishTimes(empty, PUBLISHES_PER_ROUND)));
-        onBig.push(...(await publishTimes(big, PUBLISHES_PER_ROUND)));
-      }
-      log(`large-tables: publish p50 ${p(onBig, 50)} ms p99 ${p(onBig, 99)} ms; empty database p50 ${p(onEmpty, 50)} ms p99 ${p(onEmpty, 99)} ms`);
-
-      // Retention deletes the oldest 30 days while publishes go on, one after the other.
-      const cutoff = new Date(Date.now() - 30 * 86_400_000);
-      const during: number[] = [];
-      let retaining = true;
-      const publisher = (async () => {
-        while (retaining) during.push(await timedRequest(big.http, publishRequest(), 201));
-      })();
-      const r0 = performance.now();
-      let events = 0;
-      let batches = 0;
-      try {
-        const result = await purgeExpired(
-          { pool: big.pool, temporal: ctx.client },
-          { cutoff, limit: RETENTION_BATCH_SIZE, budgetMs: Number.POSITIVE_INFINITY },
-        );
-        events = result.events;
-        batches = result.batches;
-      } finally {
-        retaining = false;
-        await publisher;
-      }
-      const seconds = (performance.now() - r0) / 1000;
-      const { rows } = await big.pool.query<{ n: number }>('SELECT count(*)::integer AS n FROM events WHERE inserted_at < $1', [cutoff]);
-      log(`large-tables: retention deleted ${events} events in ${batches} batches, ${round2(seconds)} s (${rows[0]?.n} left older than the cutoff); ` +
-        `${during.length} publishes meanwhile, p50 ${p(during, 50)} ms p99 ${p(during, 99)} ms max ${p(during, 100)} ms`);
-      return {
-        reads,
-        publishP99Ms: p(onBig, 99),
-        publishP99MsEmpty: p(onEmpty, 99),
-        retentionRowsPerSecond: Math.round(events / seconds),
-        publishP99MsDuringRetention: p(during, 99),
-      };
+      const publish = await measurePublish(big, empty, log);
+      const retention = await measureRetention(ctx, big, log);
+      return { reads, ...publish, ...retention };
     } finally {
       await big.close();
       await empty.close();
