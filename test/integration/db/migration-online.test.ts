@@ -88,7 +88,7 @@ describe('the big-table indexes migration on busy tables', () => {
       await open.query('COMMIT');
       await open.end();
     }
-    expect(await migrating).toEqual(['1763780001200_big-table-indexes']);
+    expect(await migrating).toEqual(['1763780001300_big-table-indexes']);
     expect(await schema()).toEqual({ indexes: created, attemptEventKey: false });
   });
 });
