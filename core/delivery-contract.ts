@@ -426,7 +426,7 @@ export interface RecordAbandonmentResult {
 
 /** Where a retention run has got to in the expired events, oldest first (events kept for a running delivery stay behind it). */
 export interface RetentionCursor {
-  /** ISO time of the last event looked at. */
+  /** ISO time of the last event looked at (its `created`). */
   insertedAt: string;
   id: string;
 }

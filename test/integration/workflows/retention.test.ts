@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../../core/ids';
 import { publishEvent } from '../../../domain/events';
-import { deleteExpired } from '../../../domain/retention';
+import { deleteExpired, purgeExpired } from '../../../domain/retention';
 import { eventIdsWithOpenWorkflows } from '../../../infra/temporal';
 import { retentionScheduleId } from '../../../worker/retention-schedule';
 import { ensureRetentionSchedule } from '../../../worker/worker';
@@ -14,7 +14,7 @@ import { waitFor } from '../../helpers/wait';
 /**
  * EVENT_RETENTION and a Temporal Schedule, created by the worker, that deletes expired events
  * with their attempts (and local attempts' claims), deliveries and abandonment records, and old notifications, in bounded batches, never an
- * event whose delivery is still running. Events are made old by moving their insert time back two hours.
+ * event whose delivery is still running. Events are made old by moving their time (`created`, and the insert time with it) back two hours.
  */
 describe('retention', () => {
   // A failing endpoint's ladder waits an hour between attempts: its delivery is still running during the test.
@@ -27,7 +27,11 @@ describe('retention', () => {
       { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } },
     );
   const age = (ids: string[], hours = 2) =>
-    h.tw.pool.query(`UPDATE events SET inserted_at = now() - $2 * interval '1 hour' WHERE id = ANY ($1::text[])`, [ids, hours]);
+    h.tw.pool.query(
+      `UPDATE events SET inserted_at = now() - $2 * interval '1 hour', created = floor(extract(epoch FROM now() - $2 * interval '1 hour'))
+        WHERE id = ANY ($1::text[])`,
+      [ids, hours],
+    );
   const exists = async (table: string, column: string, id: string) =>
     ((await h.tw.pool.query(`SELECT 1 FROM ${table} WHERE ${column} = $1`, [id])).rowCount ?? 0) > 0;
 
@@ -113,6 +117,23 @@ describe('retention', () => {
     expect(second).toMatchObject({ events: 2, more: true });
     const third = await deleteExpired(deps, { cutoff, limit: 2, after: second.after });
     expect(third.events).toBeGreaterThanOrEqual(1);
+    for (const id of ids) expect(await exists('events', 'id', id)).toBe(false);
+  });
+
+  it('keeps up: batch after batch, each bounded, while there is work and the budget lasts', async () => {
+    const accountId = await createAccount(h.tw.pool);
+    const ids: string[] = [];
+    for (let i = 0; i < 7; i++) ids.push((await publish(accountId)).event.id);
+    // Older than anything the other tests left behind, and cut off in between: only these seven are expired here.
+    await age(ids, 5);
+    const cutoff = new Date(Date.now() - 4.5 * 3_600_000);
+    const deps = { pool: h.tw.pool, temporal: h.tw.client };
+    // A spent budget still deletes one batch, and says there is more.
+    const one = await purgeExpired(deps, { cutoff, limit: 3, budgetMs: 0 });
+    expect(one).toMatchObject({ events: 3, batches: 1, more: true });
+    // Then the rest, from its cursor, in batches of at most three, until a batch is not full.
+    const rest = await purgeExpired(deps, { cutoff, limit: 3, after: one.after, budgetMs: 60_000 });
+    expect(rest).toMatchObject({ events: 4, batches: 2, more: false });
     for (const id of ids) expect(await exists('events', 'id', id)).toBe(false);
   });
 

@@ -1,0 +1,296 @@
+import { Client } from '@temporalio/client';
+import type { FastifyInstance } from 'fastify';
+import { Pool as HttpPool } from 'undici';
+import { buildServer } from '../../api/server';
+import { RETENTION_BATCH_SIZE } from '../../core/delivery-policy';
+import { exampleEvent } from '../../core/event-schemas';
+import { dropDatabase, prepareDatabase } from '../../db/migrate';
+import { createPool, type Pool } from '../../db/pool';
+import { createApiKey } from '../../domain/api-keys';
+import { createSignInLink, openSession } from '../../domain/dashboard-sessions';
+import { purgeExpired } from '../../domain/retention';
+import { engineConfig, type BenchContext } from '../engine';
+import { ABSENT_TYPE, accountId, endpointId, endpointsOfAccount, generateLargeTables, RARE_TYPE } from '../large-tables-data';
+import { comparePlans, explainAll, recordQueries } from '../large-tables-plans';
+import { percentile } from '../stats';
+
+/**
+ * The API and the developers page on big tables (bench/large-tables-data.ts: at scale 1, 10,000 accounts, 100,000
+ * endpoints, 1,000,000 events and 10,000,000 attempts over 60 days; BENCH_LARGE_SCALE=0.01 for a quick run), in a
+ * scratch database this scenario creates and drops. Over real HTTP to the API in this process:
+ *   reads        each read RUNS times per size, for a tiny, a median and the biggest account (or endpoint), in
+ *                turn: p50 and p99 over all of them. Each read's plans are explained per size and must agree,
+ *                with no full scan of a big table; the scenario fails otherwise.
+ *   publish      POST /internal/v1/events to the biggest account (20 endpoints), beside the same publish to the
+ *                same account in an empty database, in alternating rounds; p99 of each.
+ *   retention    the retention job (purgeExpired, the activity's code, with its batch size and a real Temporal
+ *                client) deleting everything older than 30 days: events per second, each with its deliveries,
+ *                attempts and abandonment records; meanwhile publishes run one after the other, p99.
+ * No worker runs: publishing only stores (the outbox), so the figures are the API's and Postgres's.
+ */
+
+export interface LargeTablesResult {
+  reads: Record<string, { p50Ms: number; p99Ms: number }>;
+  publishP99Ms: number;
+  publishP99MsEmpty: number;
+  /** Events deleted per second, each with its deliveries, attempts and abandonment records. */
+  retentionRowsPerSecond: number;
+  publishP99MsDuringRetention: number;
+}
+
+const TOKEN = 'bench-internal-token-large-tables-0123';
+const RUNS = 100;
+const WARMUP = 10;
+const PUBLISH_ROUNDS = 3;
+const PUBLISHES_PER_ROUND = 100;
+const SIZES = ['tiny', 'median', 'biggest'] as const;
+type Size = (typeof SIZES)[number];
+
+const round2 = (n: number) => Math.round(n * 100) / 100;
+const p = (values: number[], q: number) => round2(percentile([...values].sort((a, b) => a - b), q));
+
+interface Request {
+  path: string;
+  headers: Record<string, string>;
+}
+
+/** A tiny, a median and the biggest of some rows counted per key (accounts by events, endpoints by attempts). */
+async function bySize(pool: Pool, sql: string): Promise<Record<Size, string>> {
+  const { rows } = await pool.query<{ key: string }>(
+    `WITH counted AS (${sql}), ranked AS (SELECT key, row_number() OVER (ORDER BY n, key) AS r, count(*) OVER () AS total FROM counted)
+     SELECT key FROM ranked WHERE r IN (1, (total + 1) / 2, total) ORDER BY r`,
+  );
+  const [tiny, median, biggest] = rows.map((r) => r.key);
+  if (!tiny || !median || !biggest) throw new Error(`large-tables: no sizes from ${sql}`);
+  return { tiny, median, biggest };
+}
+
+async function timedRequest(http: HttpPool, request: Request & { method?: 'GET' | 'POST'; body?: string }, expect: number): Promise<number> {
+  const t0 = performance.now();
+  const res = await http.request({ method: request.method ?? 'GET', path: request.path, headers: request.headers, body: request.body });
+  await res.body.dump();
+  const ms = performance.now() - t0;
+  if (res.statusCode !== expect) throw new Error(`${request.method ?? 'GET'} ${request.path} answered ${res.statusCode}`);
+  return ms;
+}
+
+interface Api {
+  app: FastifyInstance;
+  http: HttpPool;
+  pool: Pool;
+  close(): Promise<void>;
+}
+
+async function startApi(ctx: BenchContext, databaseUrl: string, name: string): Promise<Api> {
+  const config = engineConfig(ctx, `bench-large-${name}-${ctx.runId}`, { DATABASE_URL: databaseUrl, INTERNAL_API_TOKEN: TOKEN, API_RATE_LIMIT_PER_MINUTE: '1000000' });
+  const pool = createPool(databaseUrl, 10);
+  const app = await buildServer({ config, pool, temporal: new Client({ connection: ctx.client.connection }) }, { logger: false });
+  const address = await app.listen({ port: 0, host: '127.0.0.1' });
+  const http = new HttpPool(address, { connections: 4 });
+  return {
+    app,
+    http,
+    pool,
+    async close() {
+      await http.close();
+      await app.close();
+      await pool.end();
+    },
+  };
+}
+
+let published = 0;
+function publishRequest(): Request & { method: 'POST'; body: string } {
+  published += 1;
+  const parcel = { ...exampleEvent('parcel.delivered').data.parcel, id: `prc_big_${published}` };
+  return {
+    method: 'POST',
+    path: '/internal/v1/events',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ account_id: accountId(1), livemode: false, type: 'parcel.delivered', data: { parcel } }),
+  };
+}
+
+/** The reads, per size: who asks (a key or a developers-page session of the account) and what. */
+async function readRequests(pool: Pool, origin: string): Promise<Record<string, Record<Size, Request[]>>> {
+  const accounts = await bySize(pool, `SELECT account_id AS key, count(*) AS n FROM events GROUP BY account_id`);
+  const endpoints = await bySize(pool, `SELECT endpoint_id AS key, count(*) AS n FROM deliveries GROUP BY endpoint_id`);
+  // Down endpoints (no attempt ever succeeded): filtering on success finds nothing there.
+  const down = await bySize(
+    pool,
+    `SELECT endpoint_id AS key, count(*) AS n FROM deliveries GROUP BY endpoint_id HAVING bool_and(status = 'failed') AND count(*) > 10`,
+  );
+  const keys = new Map<string, string>();
+  const sessions = new Map<string, string>();
+  const accountOf = async (endpoint: string) =>
+    (await pool.query<{ account_id: string }>('SELECT account_id FROM webhook_endpoints WHERE id = $1', [endpoint])).rows[0]?.account_id as string;
+  const api = async (account: string) => {
+    if (!keys.has(account)) keys.set(account, (await createApiKey(pool, { accountId: account, mode: 'test', scopes: ['webhooks:manage'] })).key);
+    return { authorization: `Bearer ${keys.get(account)}` };
+  };
+  const page = async (account: string) => {
+    if (!sessions.has(account)) {
+      const link = await createSignInLink(pool, { accountId: account, origin });
+      const opened = await openSession(pool, new URL(link.url).pathname.split('/').pop() as string);
+      if (!opened) throw new Error('large-tables: the sign-in link did not open a session');
+      sessions.set(account, opened.sessionId);
+    }
+    return { cookie: `parcel_dashboard_session=${sessions.get(account)}` };
+  };
+  const events = async (account: string) =>
+    (await pool.query<{ id: string }>(
+      `SELECT id FROM events WHERE account_id = $1 AND livemode = false ORDER BY inserted_at DESC, id DESC LIMIT 5`,
+      [account],
+    )).rows.map((r) => r.id);
+  const deep = async (account: string) =>
+    (await pool.query<{ id: string }>(
+      `SELECT id FROM events WHERE account_id = $1 AND livemode = false ORDER BY inserted_at DESC, id DESC
+        OFFSET LEAST(10000, (SELECT count(*) - 1 FROM events WHERE account_id = $1)) LIMIT 1`,
+      [account],
+    )).rows[0]?.id as string;
+
+  const perSize = async (keyed: Record<Size, string>, make: (key: string) => Promise<Request[]>) =>
+    Object.fromEntries(await Promise.all(SIZES.map(async (size) => [size, await make(keyed[size])]))) as Record<Size, Request[]>;
+  const endpointRead = (keyed: Record<Size, string>, query: string) =>
+    perSize(keyed, async (id) => [{ path: `/v1/webhooks/${id}/deliveries${query}`, headers: await api(await accountOf(id)) }]);
+  return {
+    eventsFirstPage: await perSize(accounts, async (a) => [{ path: '/v1/events', headers: await api(a) }]),
+    eventsDeepPage: await perSize(accounts, async (a) => [{ path: `/v1/events?starting_after=${await deep(a)}`, headers: await api(a) }]),
+    eventsRareType: await perSize(accounts, async (a) => [{ path: `/v1/events?type=${RARE_TYPE}`, headers: await api(a) }]),
+    eventsAbsentType: await perSize(accounts, async (a) => [{ path: `/v1/events?type=${ABSENT_TYPE}`, headers: await api(a) }]),
+    event: await perSize(accounts, async (a) => Promise.all((await events(a)).map(async (id) => ({ path: `/v1/events/${id}`, headers: await api(a) })))),
+    deliveries: await endpointRead(endpoints, ''),
+    deliveriesFailed: await endpointRead(endpoints, '?outcome=failed'),
+    deliveriesSucceededNone: await endpointRead(down, '?outcome=succeeded'),
+    dashboardEvents: await perSize(accounts, async (a) => [{ path: '/dashboard/test/events', headers: await page(a) }]),
+    dashboardEvent: await perSize(accounts, async (a) =>
+      Promise.all((await events(a)).map(async (id) => ({ path: `/dashboard/test/events/${id}`, headers: await page(a) }))),
+    ),
+    dashboardEndpoint: await perSize(endpoints, async (id) => [{ path: `/dashboard/test/endpoints/${id}`, headers: await page(await accountOf(id)) }]),
+  };
+}
+
+async function measureReads(api: Api, origin: string, log: (line: string) => void): Promise<LargeTablesResult['reads']> {
+  const recorder = recordQueries(api.pool);
+  const requests = await readRequests(api.pool, origin);
+  const reads: LargeTablesResult['reads'] = {};
+  const problems: string[] = [];
+  for (const [name, sized] of Object.entries(requests)) {
+    const plans: Record<string, Awaited<ReturnType<typeof explainAll>>> = {};
+    for (const size of SIZES) {
+      const first = sized[size][0] as Request;
+      plans[size] = await explainAll(api.pool, await recorder.record(() => timedRequest(api.http, first, 200)));
+    }
+    problems.push(...comparePlans(name, plans));
+    const times: number[] = [];
+    // The database's share of each request: what the indexes decide, apart from the HTTP and rendering around it.
+    const inDatabase: number[] = [];
+    for (let run = 0; run < WARMUP + RUNS; run++) {
+      for (const size of SIZES) {
+        const list = sized[size];
+        const before = recorder.databaseMs();
+        const ms = await timedRequest(api.http, list[run % list.length] as Request, 200);
+        if (run >= WARMUP) times.push(ms);
+        if (run >= WARMUP) inDatabase.push(recorder.databaseMs() - before);
+      }
+    }
+    reads[name] = { p50Ms: p(times, 50), p99Ms: p(times, 99) };
+    log(`large-tables: ${name} p50 ${reads[name].p50Ms} ms p99 ${reads[name].p99Ms} ms (database p50 ${p(inDatabase, 50)} ms p99 ${p(inDatabase, 99)} ms); ` +
+      `plan ${plans.biggest?.map((x) => x.shape).join(' | ')}`);
+  }
+  if (problems.length > 0) throw new Error(`large-tables: query plans\n${problems.join('\n')}`);
+  return reads;
+}
+
+async function publishTimes(api: Api, count: number): Promise<number[]> {
+  const times: number[] = [];
+  for (let i = 0; i < count; i++) times.push(await timedRequest(api.http, publishRequest(), 201));
+  return times;
+}
+
+/** The same account and endpoints as the big database's biggest account, and nothing else. */
+async function seedEmpty(pool: Pool): Promise<void> {
+  await pool.query(`INSERT INTO accounts (id, name, status) VALUES ($1, 'Large 1', 'active')`, [accountId(1)]);
+  const ids = Array.from({ length: endpointsOfAccount(1) }, (_, i) => endpointId(1, i + 1));
+  await pool.query(
+    `INSERT INTO webhook_endpoints (id, account_id, livemode, url, secret, created_at)
+     SELECT id, $2, false, 'https://hooks.example/1/' || n, 'whsec_large', now() - interval '90 days' + n * interval '1 minute'
+       FROM unnest($1::text[]) WITH ORDINALITY AS e (id, n)`,
+    [ids, accountId(1)],
+  );
+}
+
+/** The same publish to the same account, on the big database and on the empty one, in alternating rounds. */
+async function measurePublish(big: Api, empty: Api, log: (line: string) => void): Promise<Pick<LargeTablesResult, 'publishP99Ms' | 'publishP99MsEmpty'>> {
+  const onBig: number[] = [];
+  const onEmpty: number[] = [];
+  await publishTimes(big, 20);
+  await publishTimes(empty, 20);
+  for (let r = 0; r < PUBLISH_ROUNDS; r++) {
+    onEmpty.push(...(await publishTimes(empty, PUBLISHES_PER_ROUND)));
+    onBig.push(...(await publishTimes(big, PUBLISHES_PER_ROUND)));
+  }
+  log(`large-tables: publish p50 ${p(onBig, 50)} ms p99 ${p(onBig, 99)} ms; empty database p50 ${p(onEmpty, 50)} ms p99 ${p(onEmpty, 99)} ms`);
+  return { publishP99Ms: p(onBig, 99), publishP99MsEmpty: p(onEmpty, 99) };
+}
+
+/** Retention deletes the oldest 30 days (the activity's code and batch size) while publishes go on, one after the other. */
+async function measureRetention(
+  ctx: BenchContext,
+  big: Api,
+  log: (line: string) => void,
+): Promise<Pick<LargeTablesResult, 'retentionRowsPerSecond' | 'publishP99MsDuringRetention'>> {
+  const cutoff = new Date(Date.now() - 30 * 86_400_000);
+  const during: number[] = [];
+  let retaining = true;
+  const publisher = (async () => {
+    while (retaining) during.push(await timedRequest(big.http, publishRequest(), 201));
+  })();
+  const t0 = performance.now();
+  let result: Awaited<ReturnType<typeof purgeExpired>>;
+  try {
+    result = await purgeExpired({ pool: big.pool, temporal: ctx.client }, { cutoff, limit: RETENTION_BATCH_SIZE, budgetMs: Number.POSITIVE_INFINITY });
+  } finally {
+    retaining = false;
+    await publisher;
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  const { rows } = await big.pool.query<{ n: number }>('SELECT count(*)::integer AS n FROM events WHERE created < $1', [Math.floor(cutoff.getTime() / 1000)]);
+  log(`large-tables: retention deleted ${result.events} events in ${result.batches} batches, ${round2(seconds)} s (${rows[0]?.n} left older than the cutoff); ` +
+    `${during.length} publishes meanwhile, p50 ${p(during, 50)} ms p99 ${p(during, 99)} ms max ${p(during, 100)} ms`);
+  return { retentionRowsPerSecond: Math.round(result.events / seconds), publishP99MsDuringRetention: p(during, 99) };
+}
+
+export async function largeTablesScenario(ctx: BenchContext, log: (line: string) => void): Promise<LargeTablesResult> {
+  const scale = Number(process.env.BENCH_LARGE_SCALE ?? '1');
+  if (!(scale > 0)) throw new Error(`BENCH_LARGE_SCALE must be a positive number, got "${process.env.BENCH_LARGE_SCALE}"`);
+  const urlOf = (suffix: string) => {
+    const url = new URL(ctx.databaseUrl);
+    url.pathname = `${url.pathname}_${suffix}`;
+    return url.toString();
+  };
+  const bigUrl = urlOf('large');
+  const emptyUrl = urlOf('large_empty');
+  try {
+    await prepareDatabase(bigUrl);
+    await prepareDatabase(emptyUrl);
+    const t0 = performance.now();
+    const counts = await generateLargeTables(bigUrl, scale, log);
+    log(`large-tables: ${JSON.stringify(counts)} in ${Math.round((performance.now() - t0) / 1000)} s`);
+    const big = await startApi(ctx, bigUrl, 'big');
+    const empty = await startApi(ctx, emptyUrl, 'empty');
+    try {
+      await seedEmpty(empty.pool);
+      const reads = await measureReads(big, 'http://127.0.0.1', log);
+      const publish = await measurePublish(big, empty, log);
+      const retention = await measureRetention(ctx, big, log);
+      return { reads, ...publish, ...retention };
+    } finally {
+      await big.close();
+      await empty.close();
+    }
+  } finally {
+    await dropDatabase(bigUrl);
+    await dropDatabase(emptyUrl);
+  }
+}
