@@ -85,6 +85,27 @@ export interface Engine {
 
 let engines = 0;
 
+/** An active account with one test-mode endpoint per URL, all signed with SECRET; returns the account id. */
+export async function addBenchAccount(pool: Pool, urls: string[]): Promise<string> {
+  const accountId = newId('account');
+  await pool.query(`INSERT INTO accounts (id, name, status) VALUES ($1, 'Bench', 'active')`, [accountId]);
+  for (const url of urls) {
+    await pool.query(`INSERT INTO webhook_endpoints (id, account_id, livemode, url, secret) VALUES ($1, $2, false, $3, $4)`, [
+      newId('endpoint'),
+      accountId,
+      url,
+      SECRET,
+    ]);
+  }
+  return accountId;
+}
+
+/** One parcel.created event (a parcel of its own) through the product's publish path. */
+export async function publishBenchEvent(deps: { pool: Pool }, accountId: string, eventId: string): Promise<void> {
+  const data = { parcel: { ...exampleEvent('parcel.created').data.parcel, id: `p_${eventId}` } };
+  await publishEvent(deps, { accountId, livemode: false, type: 'parcel.created', data, id: eventId });
+}
+
 export async function startEngine(ctx: BenchContext, variant: EngineVariant): Promise<Engine> {
   const taskQueue = `bench-${ctx.runId}-${variant.name}-${engines++}`;
   const databaseUrl = variant.unixSocket ? viaUnixSocket(ctx.databaseUrl) : undefined;
@@ -116,21 +137,8 @@ export async function startEngine(ctx: BenchContext, variant: EngineVariant): Pr
   return {
     config,
     worker,
-    async addAccount(urls) {
-      const accountId = newId('account');
-      await ctx.pool.query(`INSERT INTO accounts (id, name, status) VALUES ($1, 'Bench', 'active')`, [accountId]);
-      for (const url of urls) {
-        await ctx.pool.query(
-          `INSERT INTO webhook_endpoints (id, account_id, livemode, url, secret) VALUES ($1, $2, false, $3, $4)`,
-          [newId('endpoint'), accountId, url, SECRET],
-        );
-      }
-      return accountId;
-    },
-    async publish(accountId, eventId) {
-      const data = { parcel: { ...exampleEvent('parcel.created').data.parcel, id: `p_${eventId}` } };
-      await publishEvent(publishDeps, { accountId, livemode: false, type: 'parcel.created', data, id: eventId });
-    },
+    addAccount: (urls) => addBenchAccount(ctx.pool, urls),
+    publish: (accountId, eventId) => publishBenchEvent(publishDeps, accountId, eventId),
     async completed(eventId) {
       if (!started.delete(eventId)) await new Promise<void>((resolve) => waiting.set(eventId, resolve));
       await ctx.client.workflow.getHandle(WORKFLOW_ID.deliverEvent(eventId)).result();

@@ -6,6 +6,8 @@ import { log, sleep } from './runtime';
 export interface ProcessEvent {
   at: number;
   process: 'worker' | 'api' | 'temporal';
+  /** Which one, when several of a kind run (worker-2, api-1). */
+  instance?: string;
   kind: 'started' | 'killed' | 'stopped' | 'exited' | 'start_failed';
   /** true when the suite did it (kill, stop); false when the process did it on its own. */
   byChaos: boolean;
@@ -35,19 +37,25 @@ export class Supervisor {
   private stopping = false;
   private readonly expected = new WeakSet<Child>();
 
+  /** `label` names this one among several of its kind (worker-2); by default the kind's name. */
   constructor(
     private readonly name: ProcessEvent['process'],
     private readonly launch: () => Promise<Child>,
     private readonly deadline: number,
+    readonly label: string = name,
   ) {}
+
+  private get instance(): Pick<ProcessEvent, 'instance'> {
+    return this.label === this.name ? {} : { instance: this.label };
+  }
 
   get pid(): number | undefined {
     return this.current?.process.pid;
   }
 
   private record(event: Omit<ProcessEvent, 'at' | 'process'>): void {
-    this.events.push({ at: Date.now(), process: this.name, ...event });
-    const who = event.pid ? `${this.name} ${event.pid}` : this.name;
+    this.events.push({ at: Date.now(), process: this.name, ...this.instance, ...event });
+    const who = event.pid ? `${this.label} ${event.pid}` : this.label;
     log(`${who}: ${event.kind}${event.byChaos ? '' : ' (on its own)'}${event.detail ? `: ${event.detail}` : ''}`);
   }
 
@@ -95,15 +103,15 @@ export class Supervisor {
   async kill(): Promise<void> {
     const child = this.current;
     if (!child) {
-      log(`${this.name}: nothing to kill`);
+      log(`${this.label}: nothing to kill`);
       return;
     }
     this.expected.add(child);
     this.current = undefined;
     const killedAt = Date.now();
     await child.kill();
-    this.events.push({ at: killedAt, process: this.name, kind: 'killed', byChaos: true, pid: child.process.pid });
-    log(`${this.name} ${child.process.pid}: SIGKILL`);
+    this.events.push({ at: killedAt, process: this.name, ...this.instance, kind: 'killed', byChaos: true, pid: child.process.pid });
+    log(`${this.label} ${child.process.pid}: SIGKILL`);
   }
 
   async stop(): Promise<void> {

@@ -99,7 +99,7 @@ export function formatReport(report: RunReport, context: { seed: number; faults:
   out.push('', 'Processes:');
   out.push(`  exited on their own: ${report.processes.unexpectedExits.length}; starts that failed: ${report.processes.failedStarts.length}`);
   for (const e of [...report.processes.unexpectedExits, ...report.processes.failedStarts].sort((a, b) => a.at - b.at).slice(0, 12)) {
-    out.push(`    ${at(e.at)} ${e.process}${e.pid ? ` ${e.pid}` : ''} ${e.kind}: ${e.detail ?? ''}`.slice(0, 260));
+    out.push(`    ${at(e.at)} ${e.instance ?? e.process}${e.pid ? ` ${e.pid}` : ''} ${e.kind}: ${e.detail ?? ''}`.slice(0, 260));
   }
 
   const wf = report.workflows;

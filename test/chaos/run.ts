@@ -1,7 +1,8 @@
 /**
  * `npm run chaos`: a few hundred events through the real API, worker, Temporal (the dev server, or with
- * --cluster the full server on Postgres) and Postgres on loopback while the worker is SIGKILLed, Temporal is
- * down for 18 s and Postgres is unreachable for 10 s;
+ * --cluster the full server on Postgres) and Postgres on loopback while the worker is SIGKILLed (with
+ * --workers N, one of N workers every 10 s, traffic through two APIs), Temporal is down for 18 s and Postgres
+ * is unreachable for 10 s;
  * then the receivers' log is compared with the attempt records (see reconcile.ts for the definitions).
  * Exit code 0 when every figure is zero (duplicates explained by a killed worker aside), 1 when not,
  * 2 when the harness itself failed, 130 on SIGINT.
@@ -64,7 +65,9 @@ async function main(cleanup: Cleanup): Promise<number> {
   const runId = `chaos${seed}_${Date.now().toString(36)}`;
   const deadline = Date.now() + HARD_LIMIT_MS;
   const attempts = parsed.attempt ? `, ${parsed.attempt} attempts` : '';
-  log(`seed ${seed}, ${eventCount} events over ${TRAFFIC_SPAN_MS / 1000} s, ladder ${RETRY_DELAYS}, timeout ${DELIVERY_TIMEOUT_MS / 1000} s${attempts} (repeat with --seed ${seed}${parsed.attempt ? ` --attempt ${parsed.attempt}` : ''})`);
+  const several = parsed.workers > 1 ? `, ${parsed.workers} workers and 2 APIs` : '';
+  const repeat = `--seed ${seed}${parsed.cluster ? ' --cluster' : ''}${parsed.attempt ? ` --attempt ${parsed.attempt}` : ''}${parsed.workers > 1 ? ` --workers ${parsed.workers}` : ''}`;
+  log(`seed ${seed}, ${eventCount} events over ${TRAFFIC_SPAN_MS / 1000} s, ladder ${RETRY_DELAYS}, timeout ${DELIVERY_TIMEOUT_MS / 1000} s${attempts}${several} (repeat with ${repeat})`);
 
   // Postgres: a fresh database, and a proxy in front of it for the API and the worker.
   const databaseUrl = new URL(process.env.CHAOS_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
@@ -124,24 +127,33 @@ async function main(cleanup: Cleanup): Promise<number> {
     // Read where workflows are started (the worker's outbox dispatcher, the CLI), so every process gets it.
     ...(parsed.attempt ? { DELIVERY_ATTEMPT: parsed.attempt } : {}),
   };
-  const apiPort = await freePort();
-  const apiUrl = `http://127.0.0.1:${apiPort}`;
-  const api = new Supervisor(
-    'api',
-    apiLauncher({ ...env, PORT: String(apiPort), HOST: '127.0.0.1', INTERNAL_API_TOKEN: token, API_RATE_LIMIT_PER_MINUTE: '100000' }, apiPort),
-    deadline,
-  );
-  cleanup.add('api', () => api.stop());
-  const worker = new Supervisor('worker', workerLauncher(env), deadline);
-  cleanup.add('worker', () => worker.stop());
-  await Promise.all([api.ensureRunning(), worker.ensureRunning()]);
-  if (!api.pid || !worker.pid) throw new Error('the API or the worker did not start');
+  // With several workers, two API processes too: the outbox and the task queue are shared on both sides.
+  const apiCount = parsed.workers > 1 ? 2 : 1;
+  const apis: Supervisor[] = [];
+  const apiUrls: string[] = [];
+  for (let i = 1; i <= apiCount; i++) {
+    const apiPort = await freePort();
+    apiUrls.push(`http://127.0.0.1:${apiPort}`);
+    const apiEnv = { ...env, PORT: String(apiPort), HOST: '127.0.0.1', INTERNAL_API_TOKEN: token, API_RATE_LIMIT_PER_MINUTE: '100000' };
+    const api = new Supervisor('api', apiLauncher(apiEnv, apiPort), deadline, apiCount > 1 ? `api-${i}` : 'api');
+    cleanup.add(api.label, () => api.stop());
+    apis.push(api);
+  }
+  const workers = Array.from({ length: parsed.workers }, (_, i) => {
+    const worker = new Supervisor('worker', workerLauncher(env), deadline, parsed.workers > 1 ? `worker-${i + 1}` : 'worker');
+    cleanup.add(worker.label, () => worker.stop());
+    return worker;
+  });
+  await Promise.all([...apis, ...workers].map((p) => p.ensureRunning()));
+  const notRunning = [...apis, ...workers].filter((p) => !p.pid).map((p) => p.label);
+  if (notRunning.length) throw new Error(`${notRunning.join(', ')} did not start`);
+  const apiUrl = apiUrls[0] as string;
 
   const merchant = await createMerchant({ databaseUrl: directUrl, apiUrl, receivers, seed });
   log(`account ${merchant.accountId}: ${merchant.endpoints.map((e) => `${e.profile.name}=${e.id}`).join(', ')}`);
 
   const events = planEvents(rng.fork('traffic'), seed, eventCount, TRAFFIC_SPAN_MS);
-  const plan = planFaults(rng.fork('faults'), TRAFFIC_SPAN_MS);
+  const plan = planFaults(rng.fork('faults'), TRAFFIC_SPAN_MS, parsed.workers);
   log(`fault plan: ${describePlan(plan)}`);
 
   const operatorRng = rng.fork('operator');
@@ -159,8 +171,8 @@ async function main(cleanup: Cleanup): Promise<number> {
   log('traffic starts');
   let faults: FaultRecord[] = [];
   const [published] = await Promise.all([
-    runTraffic({ apiUrl, token, accountId: merchant.accountId, events }),
-    runFaults(plan, { worker, temporal, proxy, duringTemporalOutage }, trafficStartedAt, () => cleanup.started).then((records) => {
+    runTraffic({ apiUrls, token, accountId: merchant.accountId, events }),
+    runFaults(plan, { workers, temporal, proxy, duringTemporalOutage }, trafficStartedAt, () => cleanup.started).then((records) => {
       faults = records;
     }),
   ]);
@@ -184,7 +196,7 @@ async function main(cleanup: Cleanup): Promise<number> {
   log(`settled: ${settle.reason}`);
 
   const health = await waitForQuietHealth(pool, client, merchant.accountId, merchant.endpoints.map((e) => e.id));
-  const processEvents = [...worker.events, ...api.events, ...temporal.events].sort((a, b) => a.at - b.at);
+  const processEvents = [...workers, ...apis, temporal].flatMap((p) => p.events).sort((a, b) => a.at - b.at);
   const records = await readEngineRecords(pool, client, merchant.accountId);
   const report = reconcile({
     ladderLength: LADDER_LENGTH,
@@ -207,6 +219,8 @@ async function main(cleanup: Cleanup): Promise<number> {
       temporal: temporal.describe(),
       events: eventCount,
       attempt: parsed.attempt ?? 'default',
+      workers: parsed.workers,
+      apis: apiUrls.length,
       ladder: RETRY_DELAYS,
       timeoutMs: DELIVERY_TIMEOUT_MS,
       plan,
