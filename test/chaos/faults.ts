@@ -93,7 +93,11 @@ export interface FaultTargets {
 async function play(fault: PlannedFault, targets: FaultTargets, nextKill: () => number): Promise<FaultRecord[]> {
   switch (fault.kind) {
     case 'worker_kill': {
-      const worker = workerOf(targets, fault.worker);
+      const worker = fault.worker === undefined ? workerOf(targets, 0) : scheduledTarget(targets.workers, fault.worker);
+      if (!worker) {
+        log(`worker kill of worker-${(fault.worker ?? 0) + 1} skipped: fewer than two workers are up`);
+        return [];
+      }
       await worker.ensureRunning();
       const pid = worker.pid;
       const startedAt = Date.now();
@@ -150,6 +154,21 @@ function workerOf(targets: FaultTargets, index = 0): Supervisor {
   const worker = targets.workers[index];
   if (!worker) throw new Error(`the plan kills worker ${index + 1}, but ${targets.workers.length} run`);
   return worker;
+}
+
+/**
+ * Whom a scheduled kill takes: the planned worker if it is up, else the next one up in round-robin order. None
+ * while fewer than two are up (the others still starting again): the schedule kills a worker of a running
+ * cluster, it never leaves the cluster without one.
+ */
+export function scheduledTarget<W extends { pid: number | undefined }>(workers: readonly W[], planned: number): W | undefined {
+  const up = workers.filter((w) => w.pid !== undefined);
+  if (up.length < 2) return undefined;
+  for (let i = 0; i < workers.length; i++) {
+    const worker = workers[(planned + i) % workers.length] as W;
+    if (worker.pid !== undefined) return worker;
+  }
+  return undefined;
 }
 
 /** A kill of one of several workers (planFaults' schedule), played beside the other faults rather than after them. */

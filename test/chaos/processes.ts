@@ -126,8 +126,14 @@ export class Supervisor {
   }
 }
 
+/**
+ * How long a start may take before it counts as failed. A worker bundles its workflows at start (seconds of CPU),
+ * and several processes starting at once on 2 cores shared with other work took over a minute each.
+ */
+export const START_TIMEOUT_MS = 180_000;
+
 export function workerLauncher(env: Record<string, string>): () => Promise<Child> {
-  return () => startWorkerProcess(env, 60_000);
+  return () => startWorkerProcess(env, START_TIMEOUT_MS);
 }
 
 /**
@@ -149,7 +155,7 @@ export function apiLauncher(env: Record<string, string>, port: number): () => Pr
     child.stderr?.on('data', keep);
     const alive = () => child.exitCode === null && child.signalCode === null;
     const stopWith = childStopper(child);
-    const deadline = Date.now() + 60_000;
+    const deadline = Date.now() + START_TIMEOUT_MS;
     for (;;) {
       if (!alive()) throw new Error(`api exited before it was healthy: ${lastLines(output)}`);
       const healthy = await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2_000) }).then(
@@ -159,7 +165,7 @@ export function apiLauncher(env: Record<string, string>, port: number): () => Pr
       if (healthy) break;
       if (Date.now() > deadline) {
         await stopWith('SIGKILL');
-        throw new Error(`api not healthy after 60 s: ${lastLines(output)}`);
+        throw new Error(`api not healthy after ${START_TIMEOUT_MS / 1000} s: ${lastLines(output)}`);
       }
       await sleep(250);
     }

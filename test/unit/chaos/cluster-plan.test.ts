@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_WORKERS, parseArgs } from '../../chaos/args';
-import { planFaults, POSTGRES_OUTAGE_MS, TEMPORAL_OUTAGE_MS, WORKER_KILL_INTERVAL_MS, type PlannedFault } from '../../chaos/faults';
+import { planFaults, scheduledTarget, POSTGRES_OUTAGE_MS, TEMPORAL_OUTAGE_MS, WORKER_KILL_INTERVAL_MS, type PlannedFault } from '../../chaos/faults';
 import { createRng } from '../../chaos/rng';
 import { apiFor } from '../../chaos/traffic';
 
@@ -66,6 +66,24 @@ describe('the fault plan', () => {
       expect(order.slice(i + 1, i + 4)).not.toContain(order[i]);
       expect(order[i + 4]).toBe(order[i]);
     }
+  });
+});
+
+describe('whom a scheduled kill takes', () => {
+  const workers = (...pids: Array<number | undefined>) => pids.map((pid, i) => ({ name: `worker-${i + 1}`, pid }));
+
+  it('the planned worker while it is up', () => {
+    expect(scheduledTarget(workers(10, 11, 12), 1)?.name).toBe('worker-2');
+  });
+
+  it('the next one up in round-robin order while the planned one is still coming back', () => {
+    expect(scheduledTarget(workers(10, undefined, 12), 1)?.name).toBe('worker-3');
+    expect(scheduledTarget(workers(10, 11, undefined), 2)?.name).toBe('worker-1');
+  });
+
+  it('nobody while fewer than two are up: the schedule never leaves the cluster without a worker', () => {
+    expect(scheduledTarget(workers(undefined, 11, undefined), 1)).toBeUndefined();
+    expect(scheduledTarget(workers(undefined, undefined, undefined), 0)).toBeUndefined();
   });
 });
 
