@@ -212,7 +212,8 @@ async function main(cleanup: Cleanup): Promise<number> {
     processEvents,
     settle,
   });
-  process.stdout.write(formatReport(report, { seed, faults, ladder: RETRY_DELAYS, timeoutMs: DELIVERY_TIMEOUT_MS }));
+  const scheduledKills = plan.filter((f) => f.kind === 'worker_kill' && f.worker !== undefined).length;
+  process.stdout.write(formatReport(report, { seed, faults, ladder: RETRY_DELAYS, timeoutMs: DELIVERY_TIMEOUT_MS, scheduledKills }));
   if (parsed.out) {
     const full = {
       seed,
