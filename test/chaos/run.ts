@@ -39,6 +39,11 @@ const OPERATOR_PUBLISH_DELAYS_MS = [2_000, 9_000];
 const TRAFFIC_SPAN_MS = 110_000;
 /** Ladders end within a minute on a quiet machine; a machine loaded by other runs needs more. */
 const SETTLE_TIMEOUT_MS = 240_000;
+/**
+ * Several workers killed every 10 s leave more behind them: the workflow tasks each dead worker held time out, and
+ * its cached workflows wait out the sticky timeout and are replayed elsewhere.
+ */
+const SEVERAL_WORKERS_EXTRA_SETTLE_MS = 120_000;
 const HARD_LIMIT_MS = 15 * 60_000;
 
 /** The binary may be being built by another process right now (a `.build-*` folder beside it): wait for it, bounded. */
@@ -190,7 +195,7 @@ async function main(cleanup: Cleanup): Promise<number> {
     accountId: merchant.accountId,
     expected,
     ladderLength: LADDER_LENGTH,
-    timeoutMs: SETTLE_TIMEOUT_MS,
+    timeoutMs: SETTLE_TIMEOUT_MS + (parsed.workers > 1 ? SEVERAL_WORKERS_EXTRA_SETTLE_MS : 0),
     quietMs: 30_000,
   });
   log(`settled: ${settle.reason}`);
