@@ -132,43 +132,67 @@ export class Supervisor {
  */
 export const START_TIMEOUT_MS = 180_000;
 
-export function workerLauncher(env: Record<string, string>): () => Promise<Child> {
-  return () => startWorkerProcess(env, START_TIMEOUT_MS);
+/**
+ * How a service process is run: from the sources (node with tsx as a loader; a worker bundles its workflows at
+ * every start), or from the compiled build as production runs it (`node dist/...`, the prebuilt workflow bundle).
+ */
+export type ServiceEntries = { kind: 'source' } | { kind: 'built'; worker: string; api: string };
+
+/** Spawns `node <args>` in the repository, its output kept (the last 200 chunks) for the report. */
+function spawnService(args: string[], env: Record<string, string>): { child: ChildProcess; output: string[] } {
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', METRICS_PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output: string[] = [];
+  const keep = (chunk: Buffer) => {
+    output.push(chunk.toString());
+    if (output.length > 200) output.splice(0, output.length - 200);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  return { child, output };
 }
 
-/**
- * The API entry point as one node process (tsx as a loader, so signals reach it), ready once /healthz answers.
- */
-export function apiLauncher(env: Record<string, string>, port: number): () => Promise<Child> {
+/** Polls `ready` until it holds, the child exits, or START_TIMEOUT_MS passes (then SIGKILLs it). */
+async function readyChild(name: string, spawned: { child: ChildProcess; output: string[] }, ready: () => Promise<boolean>): Promise<Child> {
+  const { child, output } = spawned;
+  const alive = () => child.exitCode === null && child.signalCode === null;
+  const stopWith = childStopper(child);
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  for (;;) {
+    if (!alive()) throw new Error(`${name} exited before it was ready: ${lastLines(output)}`);
+    if (await ready()) break;
+    if (Date.now() > deadline) {
+      await stopWith('SIGKILL');
+      throw new Error(`${name} not ready after ${START_TIMEOUT_MS / 1000} s: ${lastLines(output)}`);
+    }
+    await sleep(250);
+  }
+  return { process: child, output, kill: () => stopWith('SIGKILL'), stop: () => stopWith('SIGTERM') };
+}
+
+/** What worker/main.ts prints once it polls its task queue. */
+const WORKER_READY_TEXT = 'worker: polling task queue';
+
+export function workerLauncher(env: Record<string, string>, entries: ServiceEntries = { kind: 'source' }): () => Promise<Child> {
+  if (entries.kind === 'source') return () => startWorkerProcess(env, START_TIMEOUT_MS);
   return async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', API_ENTRY], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const output: string[] = [];
-    const keep = (chunk: Buffer) => {
-      output.push(chunk.toString());
-      if (output.length > 200) output.splice(0, output.length - 200);
-    };
-    child.stdout?.on('data', keep);
-    child.stderr?.on('data', keep);
-    const alive = () => child.exitCode === null && child.signalCode === null;
-    const stopWith = childStopper(child);
-    const deadline = Date.now() + START_TIMEOUT_MS;
-    for (;;) {
-      if (!alive()) throw new Error(`api exited before it was healthy: ${lastLines(output)}`);
-      const healthy = await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2_000) }).then(
+    const spawned = spawnService([entries.worker], env);
+    return readyChild('worker', spawned, async () => spawned.output.join('').includes(WORKER_READY_TEXT));
+  };
+}
+
+/** The API entry point as one node process (so signals reach it), ready once /healthz answers. */
+export function apiLauncher(env: Record<string, string>, port: number, entries: ServiceEntries = { kind: 'source' }): () => Promise<Child> {
+  return async () => {
+    const spawned = spawnService(entries.kind === 'built' ? [entries.api] : ['--import', 'tsx', API_ENTRY], env);
+    return readyChild('api', spawned, () =>
+      fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2_000) }).then(
         (res) => res.ok,
         () => false,
-      );
-      if (healthy) break;
-      if (Date.now() > deadline) {
-        await stopWith('SIGKILL');
-        throw new Error(`api not healthy after ${START_TIMEOUT_MS / 1000} s: ${lastLines(output)}`);
-      }
-      await sleep(250);
-    }
-    return { process: child, output, kill: () => stopWith('SIGKILL'), stop: () => stopWith('SIGTERM') };
+      ),
+    );
   };
 }

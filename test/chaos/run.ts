@@ -15,7 +15,7 @@ import pg from 'pg';
 import { parseArgs, USAGE } from './args';
 import { describePlan, planFaults, runFaults, type FaultRecord } from './faults';
 import { createMerchant } from './merchant';
-import { apiLauncher, Supervisor, workerLauncher } from './processes';
+import { apiLauncher, Supervisor, workerLauncher, type ServiceEntries } from './processes';
 import { reconcile } from './reconcile';
 import { subscribes, startReceivers } from './receivers';
 import { operatorPublish, type OperatorPublish } from './operator';
@@ -25,7 +25,7 @@ import { createRng } from './rng';
 import { Cleanup, killStrayChildren, log, sleep } from './runtime';
 import { ClusterTemporal, DevTemporal, type ChaosTemporal } from './temporal';
 import { planEvents, runTraffic } from './traffic';
-import { cachedCliPath, dropDatabase, ensureTemporalCli, ensureTemporalServer, FIXTURES, freePort, prepareDatabase, startTcpProxy } from './wiring';
+import { buildProduct, cachedCliPath, dropDatabase, ensureTemporalCli, ensureTemporalServer, FIXTURES, freePort, prepareDatabase, startTcpProxy } from './wiring';
 
 /** Short ladder and timeout so whole ladders fit in the run: 6 attempts over 11 s of waits. */
 const RETRY_DELAYS = '1s,2s,2s,3s,3s';
@@ -132,20 +132,27 @@ async function main(cleanup: Cleanup): Promise<number> {
     // Read where workflows are started (the worker's outbox dispatcher, the CLI), so every process gets it.
     ...(parsed.attempt ? { DELIVERY_ATTEMPT: parsed.attempt } : {}),
   };
-  // With several workers, two API processes too: the outbox and the task queue are shared on both sides.
+  // With several workers, two API processes too: the outbox and the task queue are shared on both sides. They run
+  // from the build, as production does: a worker killed every 10 s must come back in seconds, not spend them in
+  // webpack (a worker run from the sources bundles its workflows at every start).
   const apiCount = parsed.workers > 1 ? 2 : 1;
+  let entries: ServiceEntries = { kind: 'source' };
+  if (parsed.workers > 1) {
+    log('npm run build: the services run from dist/, with the prebuilt workflow bundle');
+    entries = { kind: 'built', ...(await buildProduct()) };
+  }
   const apis: Supervisor[] = [];
   const apiUrls: string[] = [];
   for (let i = 1; i <= apiCount; i++) {
     const apiPort = await freePort();
     apiUrls.push(`http://127.0.0.1:${apiPort}`);
     const apiEnv = { ...env, PORT: String(apiPort), HOST: '127.0.0.1', INTERNAL_API_TOKEN: token, API_RATE_LIMIT_PER_MINUTE: '100000' };
-    const api = new Supervisor('api', apiLauncher(apiEnv, apiPort), deadline, apiCount > 1 ? `api-${i}` : 'api');
+    const api = new Supervisor('api', apiLauncher(apiEnv, apiPort, entries), deadline, apiCount > 1 ? `api-${i}` : 'api');
     cleanup.add(api.label, () => api.stop());
     apis.push(api);
   }
   const workers = Array.from({ length: parsed.workers }, (_, i) => {
-    const worker = new Supervisor('worker', workerLauncher(env), deadline, parsed.workers > 1 ? `worker-${i + 1}` : 'worker');
+    const worker = new Supervisor('worker', workerLauncher(env, entries), deadline, parsed.workers > 1 ? `worker-${i + 1}` : 'worker');
     cleanup.add(worker.label, () => worker.stop());
     return worker;
   });
