@@ -102,7 +102,11 @@ async function main(cleanup: Cleanup): Promise<number> {
   let temporal: ChaosTemporal;
   if (parsed.cluster) {
     const install = await ensureTemporalServer({ log });
-    const cluster = new ClusterTemporal({ databaseUrl: directUrl, prefix: runId, install, dir });
+    // Several workers: twice the one-machine tool's pool of 5 per service (48 connections at most, under
+    // Postgres's 100 beside the services' own). A restart finds every running workflow's timers and tasks due at
+    // once; with 5 the restarted server's persistence calls kept missing their deadlines and retrying.
+    const maxConns = parsed.workers > 1 ? { default: 10, visibility: 2 } : undefined;
+    const cluster = new ClusterTemporal({ databaseUrl: directUrl, prefix: runId, install, dir, ...(maxConns ? { maxConns } : {}) });
     cleanup.add('temporal databases', () => cluster.dropDatabases());
     await cluster.createDatabases();
     temporal = cluster;
