@@ -6,7 +6,7 @@
  * each as `*-load` (BENCH_CONCURRENCY in flight: deliveries/s) and `*-idle` (one at a time: latency). These
  * steady phases run BENCH_REPS times, interleaved, each a warm-up then a measured window, and are reported as
  * medians with their spread. Then the scenarios, once each: publish-api, fan-out, slow-receiver, backlog, rate-limit,
- * ordering, charts, curve, large-tables.
+ * ordering, charts, curve, large-tables, workers (one worker process against three).
  * Knobs: bench/bench-config.ts. Results: bench/results/<date>.json (plot: bench/plot.ts). With `--cluster`, the full Temporal server on
  * PostgreSQL (bench/cluster.ts) instead of the dev server, on fresh databases too (its CPU and persistence
  * requests are not metered there).
@@ -37,6 +37,7 @@ import { orderingScenario } from './scenarios/ordering';
 import { publishApiScenario } from './scenarios/publish-api';
 import { rateLimitScenario } from './scenarios/rate-limit';
 import { slowReceiverScenario } from './scenarios/slow-receiver';
+import { workersScenario } from './scenarios/workers';
 import { aggregate } from './stats';
 import { VARIANTS } from './variants';
 
@@ -125,6 +126,7 @@ async function main(): Promise<void> {
     const shipped = VARIANTS.find((v) => v.name === 'all') as EngineVariant;
     await scenario('curve', () => curveScenario(ctx, receiver, bareBundle, shipped, settings.curve, log));
     await scenario('large-tables', () => largeTablesScenario(ctx, log));
+    await scenario('workers', () => workersScenario(ctx, steady, C, settings.reps, log));
 
     const result = {
       startedAt: startedAt.toISOString(),

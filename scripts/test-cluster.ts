@@ -79,7 +79,11 @@ async function main(): Promise<number> {
   }
   if (plan.chaos && !interrupted) {
     started = Date.now();
-    const args = ['--cluster', ...(plan.chaosSeed === undefined ? [] : ['--seed', String(plan.chaosSeed)])];
+    const args = [
+      '--cluster',
+      ...(plan.chaosSeed === undefined ? [] : ['--seed', String(plan.chaosSeed)]),
+      ...(plan.chaosWorkers === undefined ? [] : ['--workers', String(plan.chaosWorkers)]),
+    ];
     const code = await runChild(path.join(root, 'node_modules', '.bin', 'tsx'), [path.join(root, 'test', 'chaos', 'run.ts'), ...args], {}, CHAOS_TIMEOUT_MS);
     outcomes.push(`chaos ${args.join(' ')}: exit ${code} after ${seconds(started)}`);
     if (code !== 0 && exitCode === 0) exitCode = code;

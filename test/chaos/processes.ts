@@ -6,6 +6,8 @@ import { log, sleep } from './runtime';
 export interface ProcessEvent {
   at: number;
   process: 'worker' | 'api' | 'temporal';
+  /** Which one, when several of a kind run (worker-2, api-1). */
+  instance?: string;
   kind: 'started' | 'killed' | 'stopped' | 'exited' | 'start_failed';
   /** true when the suite did it (kill, stop); false when the process did it on its own. */
   byChaos: boolean;
@@ -35,19 +37,25 @@ export class Supervisor {
   private stopping = false;
   private readonly expected = new WeakSet<Child>();
 
+  /** `label` names this one among several of its kind (worker-2); by default the kind's name. */
   constructor(
     private readonly name: ProcessEvent['process'],
     private readonly launch: () => Promise<Child>,
     private readonly deadline: number,
+    readonly label: string = name,
   ) {}
+
+  private get instance(): Pick<ProcessEvent, 'instance'> {
+    return this.label === this.name ? {} : { instance: this.label };
+  }
 
   get pid(): number | undefined {
     return this.current?.process.pid;
   }
 
   private record(event: Omit<ProcessEvent, 'at' | 'process'>): void {
-    this.events.push({ at: Date.now(), process: this.name, ...event });
-    const who = event.pid ? `${this.name} ${event.pid}` : this.name;
+    this.events.push({ at: Date.now(), process: this.name, ...this.instance, ...event });
+    const who = event.pid ? `${this.label} ${event.pid}` : this.label;
     log(`${who}: ${event.kind}${event.byChaos ? '' : ' (on its own)'}${event.detail ? `: ${event.detail}` : ''}`);
   }
 
@@ -95,15 +103,15 @@ export class Supervisor {
   async kill(): Promise<void> {
     const child = this.current;
     if (!child) {
-      log(`${this.name}: nothing to kill`);
+      log(`${this.label}: nothing to kill`);
       return;
     }
     this.expected.add(child);
     this.current = undefined;
     const killedAt = Date.now();
     await child.kill();
-    this.events.push({ at: killedAt, process: this.name, kind: 'killed', byChaos: true, pid: child.process.pid });
-    log(`${this.name} ${child.process.pid}: SIGKILL`);
+    this.events.push({ at: killedAt, process: this.name, ...this.instance, kind: 'killed', byChaos: true, pid: child.process.pid });
+    log(`${this.label} ${child.process.pid}: SIGKILL`);
   }
 
   async stop(): Promise<void> {
@@ -118,43 +126,73 @@ export class Supervisor {
   }
 }
 
-export function workerLauncher(env: Record<string, string>): () => Promise<Child> {
-  return () => startWorkerProcess(env, 60_000);
-}
+/**
+ * How long a start may take before it counts as failed. A worker bundles its workflows at start (seconds of CPU),
+ * and several processes starting at once on 2 cores shared with other work took over a minute each.
+ */
+export const START_TIMEOUT_MS = 180_000;
 
 /**
- * The API entry point as one node process (tsx as a loader, so signals reach it), ready once /healthz answers.
+ * How a service process is run: from the sources (node with tsx as a loader; a worker bundles its workflows at
+ * every start), or from the compiled build as production runs it (`node dist/...`, the prebuilt workflow bundle).
  */
-export function apiLauncher(env: Record<string, string>, port: number): () => Promise<Child> {
+export type ServiceEntries = { kind: 'source' } | { kind: 'built'; worker: string; api: string };
+
+/** Spawns `node <args>` in the repository, its output kept (the last 200 chunks) for the report. */
+function spawnService(args: string[], env: Record<string, string>): { child: ChildProcess; output: string[] } {
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', METRICS_PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output: string[] = [];
+  const keep = (chunk: Buffer) => {
+    output.push(chunk.toString());
+    if (output.length > 200) output.splice(0, output.length - 200);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  return { child, output };
+}
+
+/** Polls `ready` until it holds, the child exits, or START_TIMEOUT_MS passes (then SIGKILLs it). */
+async function readyChild(name: string, spawned: { child: ChildProcess; output: string[] }, ready: () => Promise<boolean>): Promise<Child> {
+  const { child, output } = spawned;
+  const alive = () => child.exitCode === null && child.signalCode === null;
+  const stopWith = childStopper(child);
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  for (;;) {
+    if (!alive()) throw new Error(`${name} exited before it was ready: ${lastLines(output)}`);
+    if (await ready()) break;
+    if (Date.now() > deadline) {
+      await stopWith('SIGKILL');
+      throw new Error(`${name} not ready after ${START_TIMEOUT_MS / 1000} s: ${lastLines(output)}`);
+    }
+    await sleep(250);
+  }
+  return { process: child, output, kill: () => stopWith('SIGKILL'), stop: () => stopWith('SIGTERM') };
+}
+
+/** What worker/main.ts prints once it polls its task queue. */
+const WORKER_READY_TEXT = 'worker: polling task queue';
+
+export function workerLauncher(env: Record<string, string>, entries: ServiceEntries = { kind: 'source' }): () => Promise<Child> {
+  if (entries.kind === 'source') return () => startWorkerProcess(env, START_TIMEOUT_MS);
   return async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', API_ENTRY], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const output: string[] = [];
-    const keep = (chunk: Buffer) => {
-      output.push(chunk.toString());
-      if (output.length > 200) output.splice(0, output.length - 200);
-    };
-    child.stdout?.on('data', keep);
-    child.stderr?.on('data', keep);
-    const alive = () => child.exitCode === null && child.signalCode === null;
-    const stopWith = childStopper(child);
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      if (!alive()) throw new Error(`api exited before it was healthy: ${lastLines(output)}`);
-      const healthy = await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2_000) }).then(
+    const spawned = spawnService([entries.worker], env);
+    return readyChild('worker', spawned, async () => spawned.output.join('').includes(WORKER_READY_TEXT));
+  };
+}
+
+/** The API entry point as one node process (so signals reach it), ready once /healthz answers. */
+export function apiLauncher(env: Record<string, string>, port: number, entries: ServiceEntries = { kind: 'source' }): () => Promise<Child> {
+  return async () => {
+    const spawned = spawnService(entries.kind === 'built' ? [entries.api] : ['--import', 'tsx', API_ENTRY], env);
+    return readyChild('api', spawned, () =>
+      fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2_000) }).then(
         (res) => res.ok,
         () => false,
-      );
-      if (healthy) break;
-      if (Date.now() > deadline) {
-        await stopWith('SIGKILL');
-        throw new Error(`api not healthy after 60 s: ${lastLines(output)}`);
-      }
-      await sleep(250);
-    }
-    return { process: child, output, kill: () => stopWith('SIGKILL'), stop: () => stopWith('SIGTERM') };
+      ),
+    );
   };
 }

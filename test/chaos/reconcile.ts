@@ -160,7 +160,7 @@ function explainDuplicate(
     const how = crash.kind === 'killed' ? 'killed' : 'exited on its own';
     return {
       explained: true,
-      detail: `${base}: worker ${crash.pid ?? '?'} ${how} at ${at(crash.at)}, ${when(crash.at - earlier.receivedAt)} the receiver got ${attempt} ` +
+      detail: `${base}: ${crash.instance ?? 'worker'} ${crash.pid ?? '?'} ${how} at ${at(crash.at)}, ${when(crash.at - earlier.receivedAt)} the receiver got ${attempt} ` +
         `(answered ${earlier.status} after ${earlier.delayMs} ms); recorded as ${record.error ?? record.status_code}, so the ladder posted again`,
     };
   }

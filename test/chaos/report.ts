@@ -42,11 +42,18 @@ function endpointDetails(r: EndpointReport): string[] {
   return lines.length ? [`${r.endpoint} (${r.id}, ${r.behaviour}):`, ...lines] : [];
 }
 
-export function formatReport(report: RunReport, context: { seed: number; faults: FaultRecord[]; ladder: string; timeoutMs: number }): string {
+export function formatReport(
+  report: RunReport,
+  context: { seed: number; faults: FaultRecord[]; ladder: string; timeoutMs: number; /** Ticks of the kill schedule of several workers. */ scheduledKills?: number },
+): string {
   const out: string[] = [];
   out.push('', `== chaos report, seed ${context.seed} ==`, '');
   out.push('Faults:');
   for (const f of context.faults) out.push(`  ${at(f.startedAt)} .. ${at(f.endedAt)}  ${f.label}`);
+  if (context.scheduledKills) {
+    const kills = context.faults.filter((f) => f.kind === 'worker_kill').length;
+    out.push(`  worker kills: ${kills} of ${context.scheduledKills} scheduled ticks (a tick with fewer than two workers up kills nobody)`);
+  }
   out.push('');
   out.push(`Per endpoint (ladder: ${context.ladder}, timeout ${context.timeoutMs / 1000} s):`);
   out.push(
@@ -99,7 +106,7 @@ export function formatReport(report: RunReport, context: { seed: number; faults:
   out.push('', 'Processes:');
   out.push(`  exited on their own: ${report.processes.unexpectedExits.length}; starts that failed: ${report.processes.failedStarts.length}`);
   for (const e of [...report.processes.unexpectedExits, ...report.processes.failedStarts].sort((a, b) => a.at - b.at).slice(0, 12)) {
-    out.push(`    ${at(e.at)} ${e.process}${e.pid ? ` ${e.pid}` : ''} ${e.kind}: ${e.detail ?? ''}`.slice(0, 260));
+    out.push(`    ${at(e.at)} ${e.instance ?? e.process}${e.pid ? ` ${e.pid}` : ''} ${e.kind}: ${e.detail ?? ''}`.slice(0, 260));
   }
 
   const wf = report.workflows;

@@ -1,7 +1,8 @@
 /**
  * `npm run chaos`: a few hundred events through the real API, worker, Temporal (the dev server, or with
- * --cluster the full server on Postgres) and Postgres on loopback while the worker is SIGKILLed, Temporal is
- * down for 18 s and Postgres is unreachable for 10 s;
+ * --cluster the full server on Postgres) and Postgres on loopback while the worker is SIGKILLed (with
+ * --workers N, one of N workers every 10 s, traffic through two APIs), Temporal is down for 18 s and Postgres
+ * is unreachable for 10 s;
  * then the receivers' log is compared with the attempt records (see reconcile.ts for the definitions).
  * Exit code 0 when every figure is zero (duplicates explained by a killed worker aside), 1 when not,
  * 2 when the harness itself failed, 130 on SIGINT.
@@ -14,7 +15,7 @@ import pg from 'pg';
 import { parseArgs, USAGE } from './args';
 import { describePlan, planFaults, runFaults, type FaultRecord } from './faults';
 import { createMerchant } from './merchant';
-import { apiLauncher, Supervisor, workerLauncher } from './processes';
+import { apiLauncher, Supervisor, workerLauncher, type ServiceEntries } from './processes';
 import { reconcile } from './reconcile';
 import { subscribes, startReceivers } from './receivers';
 import { operatorPublish, type OperatorPublish } from './operator';
@@ -24,7 +25,7 @@ import { createRng } from './rng';
 import { Cleanup, killStrayChildren, log, sleep } from './runtime';
 import { ClusterTemporal, DevTemporal, type ChaosTemporal } from './temporal';
 import { planEvents, runTraffic } from './traffic';
-import { cachedCliPath, dropDatabase, ensureTemporalCli, ensureTemporalServer, FIXTURES, freePort, prepareDatabase, startTcpProxy } from './wiring';
+import { buildProduct, cachedCliPath, dropDatabase, ensureTemporalCli, ensureTemporalServer, FIXTURES, freePort, prepareDatabase, startTcpProxy } from './wiring';
 
 /** Short ladder and timeout so whole ladders fit in the run: 6 attempts over 11 s of waits. */
 const RETRY_DELAYS = '1s,2s,2s,3s,3s';
@@ -38,6 +39,11 @@ const OPERATOR_PUBLISH_DELAYS_MS = [2_000, 9_000];
 const TRAFFIC_SPAN_MS = 110_000;
 /** Ladders end within a minute on a quiet machine; a machine loaded by other runs needs more. */
 const SETTLE_TIMEOUT_MS = 240_000;
+/**
+ * Several workers killed every 10 s leave more behind them: the workflow tasks each dead worker held time out, and
+ * its cached workflows wait out the sticky timeout and are replayed elsewhere.
+ */
+const SEVERAL_WORKERS_EXTRA_SETTLE_MS = 120_000;
 const HARD_LIMIT_MS = 15 * 60_000;
 
 /** The binary may be being built by another process right now (a `.build-*` folder beside it): wait for it, bounded. */
@@ -64,7 +70,9 @@ async function main(cleanup: Cleanup): Promise<number> {
   const runId = `chaos${seed}_${Date.now().toString(36)}`;
   const deadline = Date.now() + HARD_LIMIT_MS;
   const attempts = parsed.attempt ? `, ${parsed.attempt} attempts` : '';
-  log(`seed ${seed}, ${eventCount} events over ${TRAFFIC_SPAN_MS / 1000} s, ladder ${RETRY_DELAYS}, timeout ${DELIVERY_TIMEOUT_MS / 1000} s${attempts} (repeat with --seed ${seed}${parsed.attempt ? ` --attempt ${parsed.attempt}` : ''})`);
+  const several = parsed.workers > 1 ? `, ${parsed.workers} workers and 2 APIs` : '';
+  const repeat = `--seed ${seed}${parsed.cluster ? ' --cluster' : ''}${parsed.attempt ? ` --attempt ${parsed.attempt}` : ''}${parsed.workers > 1 ? ` --workers ${parsed.workers}` : ''}`;
+  log(`seed ${seed}, ${eventCount} events over ${TRAFFIC_SPAN_MS / 1000} s, ladder ${RETRY_DELAYS}, timeout ${DELIVERY_TIMEOUT_MS / 1000} s${attempts}${several} (repeat with ${repeat})`);
 
   // Postgres: a fresh database, and a proxy in front of it for the API and the worker.
   const databaseUrl = new URL(process.env.CHAOS_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
@@ -94,7 +102,11 @@ async function main(cleanup: Cleanup): Promise<number> {
   let temporal: ChaosTemporal;
   if (parsed.cluster) {
     const install = await ensureTemporalServer({ log });
-    const cluster = new ClusterTemporal({ databaseUrl: directUrl, prefix: runId, install, dir });
+    // Several workers: twice the one-machine tool's pool of 5 per service (48 connections at most, under
+    // Postgres's 100 beside the services' own). A restart finds every running workflow's timers and tasks due at
+    // once; with 5 the restarted server's persistence calls kept missing their deadlines and retrying.
+    const maxConns = parsed.workers > 1 ? { default: 10, visibility: 2 } : undefined;
+    const cluster = new ClusterTemporal({ databaseUrl: directUrl, prefix: runId, install, dir, ...(maxConns ? { maxConns } : {}) });
     cleanup.add('temporal databases', () => cluster.dropDatabases());
     await cluster.createDatabases();
     temporal = cluster;
@@ -124,24 +136,40 @@ async function main(cleanup: Cleanup): Promise<number> {
     // Read where workflows are started (the worker's outbox dispatcher, the CLI), so every process gets it.
     ...(parsed.attempt ? { DELIVERY_ATTEMPT: parsed.attempt } : {}),
   };
-  const apiPort = await freePort();
-  const apiUrl = `http://127.0.0.1:${apiPort}`;
-  const api = new Supervisor(
-    'api',
-    apiLauncher({ ...env, PORT: String(apiPort), HOST: '127.0.0.1', INTERNAL_API_TOKEN: token, API_RATE_LIMIT_PER_MINUTE: '100000' }, apiPort),
-    deadline,
-  );
-  cleanup.add('api', () => api.stop());
-  const worker = new Supervisor('worker', workerLauncher(env), deadline);
-  cleanup.add('worker', () => worker.stop());
-  await Promise.all([api.ensureRunning(), worker.ensureRunning()]);
-  if (!api.pid || !worker.pid) throw new Error('the API or the worker did not start');
+  // With several workers, two API processes too: the outbox and the task queue are shared on both sides. They run
+  // from the build, as production does: a worker killed every 10 s must come back in seconds, not spend them in
+  // webpack (a worker run from the sources bundles its workflows at every start).
+  const apiCount = parsed.workers > 1 ? 2 : 1;
+  let entries: ServiceEntries = { kind: 'source' };
+  if (parsed.workers > 1) {
+    log('npm run build: the services run from dist/, with the prebuilt workflow bundle');
+    entries = { kind: 'built', ...(await buildProduct()) };
+  }
+  const apis: Supervisor[] = [];
+  const apiUrls: string[] = [];
+  for (let i = 1; i <= apiCount; i++) {
+    const apiPort = await freePort();
+    apiUrls.push(`http://127.0.0.1:${apiPort}`);
+    const apiEnv = { ...env, PORT: String(apiPort), HOST: '127.0.0.1', INTERNAL_API_TOKEN: token, API_RATE_LIMIT_PER_MINUTE: '100000' };
+    const api = new Supervisor('api', apiLauncher(apiEnv, apiPort, entries), deadline, apiCount > 1 ? `api-${i}` : 'api');
+    cleanup.add(api.label, () => api.stop());
+    apis.push(api);
+  }
+  const workers = Array.from({ length: parsed.workers }, (_, i) => {
+    const worker = new Supervisor('worker', workerLauncher(env, entries), deadline, parsed.workers > 1 ? `worker-${i + 1}` : 'worker');
+    cleanup.add(worker.label, () => worker.stop());
+    return worker;
+  });
+  await Promise.all([...apis, ...workers].map((p) => p.ensureRunning()));
+  const notRunning = [...apis, ...workers].filter((p) => !p.pid).map((p) => p.label);
+  if (notRunning.length) throw new Error(`${notRunning.join(', ')} did not start`);
+  const apiUrl = apiUrls[0] as string;
 
   const merchant = await createMerchant({ databaseUrl: directUrl, apiUrl, receivers, seed });
   log(`account ${merchant.accountId}: ${merchant.endpoints.map((e) => `${e.profile.name}=${e.id}`).join(', ')}`);
 
   const events = planEvents(rng.fork('traffic'), seed, eventCount, TRAFFIC_SPAN_MS);
-  const plan = planFaults(rng.fork('faults'), TRAFFIC_SPAN_MS);
+  const plan = planFaults(rng.fork('faults'), TRAFFIC_SPAN_MS, parsed.workers);
   log(`fault plan: ${describePlan(plan)}`);
 
   const operatorRng = rng.fork('operator');
@@ -159,8 +187,8 @@ async function main(cleanup: Cleanup): Promise<number> {
   log('traffic starts');
   let faults: FaultRecord[] = [];
   const [published] = await Promise.all([
-    runTraffic({ apiUrl, token, accountId: merchant.accountId, events }),
-    runFaults(plan, { worker, temporal, proxy, duringTemporalOutage }, trafficStartedAt, () => cleanup.started).then((records) => {
+    runTraffic({ apiUrls, token, accountId: merchant.accountId, events }),
+    runFaults(plan, { workers, temporal, proxy, duringTemporalOutage }, trafficStartedAt, () => cleanup.started).then((records) => {
       faults = records;
     }),
   ]);
@@ -178,13 +206,13 @@ async function main(cleanup: Cleanup): Promise<number> {
     accountId: merchant.accountId,
     expected,
     ladderLength: LADDER_LENGTH,
-    timeoutMs: SETTLE_TIMEOUT_MS,
+    timeoutMs: SETTLE_TIMEOUT_MS + (parsed.workers > 1 ? SEVERAL_WORKERS_EXTRA_SETTLE_MS : 0),
     quietMs: 30_000,
   });
   log(`settled: ${settle.reason}`);
 
   const health = await waitForQuietHealth(pool, client, merchant.accountId, merchant.endpoints.map((e) => e.id));
-  const processEvents = [...worker.events, ...api.events, ...temporal.events].sort((a, b) => a.at - b.at);
+  const processEvents = [...workers, ...apis, temporal].flatMap((p) => p.events).sort((a, b) => a.at - b.at);
   const records = await readEngineRecords(pool, client, merchant.accountId);
   const report = reconcile({
     ladderLength: LADDER_LENGTH,
@@ -200,13 +228,16 @@ async function main(cleanup: Cleanup): Promise<number> {
     processEvents,
     settle,
   });
-  process.stdout.write(formatReport(report, { seed, faults, ladder: RETRY_DELAYS, timeoutMs: DELIVERY_TIMEOUT_MS }));
+  const scheduledKills = plan.filter((f) => f.kind === 'worker_kill' && f.worker !== undefined).length;
+  process.stdout.write(formatReport(report, { seed, faults, ladder: RETRY_DELAYS, timeoutMs: DELIVERY_TIMEOUT_MS, scheduledKills }));
   if (parsed.out) {
     const full = {
       seed,
       temporal: temporal.describe(),
       events: eventCount,
       attempt: parsed.attempt ?? 'default',
+      workers: parsed.workers,
+      apis: apiUrls.length,
       ladder: RETRY_DELAYS,
       timeoutMs: DELIVERY_TIMEOUT_MS,
       plan,

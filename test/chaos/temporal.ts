@@ -116,7 +116,16 @@ export class ClusterTemporal extends OwnedTemporal {
   private facts: string | undefined;
   private starts = 0;
 
-  constructor(private readonly options: { databaseUrl: string; prefix: string; install: TemporalServerInstall; dir: string }) {
+  constructor(
+    private readonly options: {
+      databaseUrl: string;
+      prefix: string;
+      install: TemporalServerInstall;
+      dir: string;
+      /** The server's Postgres pools (the tool's default when absent). */
+      maxConns?: { default: number; visibility: number };
+    },
+  ) {
     super();
   }
 
@@ -150,6 +159,7 @@ export class ClusterTemporal extends OwnedTemporal {
       runDir: path.join(this.options.dir, `temporal-${this.starts}`),
       searchAttributes: SEARCH_ATTRIBUTE_CLI_TYPES,
       readyTimeoutMs: 90_000,
+      ...(this.options.maxConns ? { maxConns: this.options.maxConns } : {}),
     });
     this.ports = server.ports;
     this.facts = `${server.numHistoryShards} history shards, ${server.cluster.persistenceStore}, visibility ${server.cluster.visibilityStore}`;

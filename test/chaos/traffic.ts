@@ -5,7 +5,8 @@ import { EVENT_TYPES, PARCEL_STATUS_BY_EVENT, type EventType } from './wiring';
 /**
  * The parcel system: publishes each event through POST /internal/v1/events with its own id, and, being well
  * behaved, retries the same id on 5xx, 429, a timeout or a connection error until it gets a 2xx (bounded).
- * Every answer that is not a 2xx is kept.
+ * Every answer that is not a 2xx is kept. With several API processes, as behind a round-robin load balancer,
+ * event i's first call goes to API i (mod their number) and each retry to the next one.
  */
 
 export interface PlannedEvent {
@@ -129,13 +130,20 @@ async function publishOnce(apiUrl: string, token: string, body: string): Promise
   }
 }
 
+/** Which API process call `n` (1, 2, ...) of the `index`th event goes to. */
+export function apiFor(apiUrls: readonly string[], index: number, n: number): string {
+  const url = apiUrls[(index + n - 1) % apiUrls.length];
+  if (url === undefined) throw new Error('no API to publish through');
+  return url;
+}
+
 /** Fills `result` as calls are made, so progress can be read while it runs. */
-async function publish(apiUrl: string, token: string, accountId: string, result: PublishResult): Promise<void> {
+async function publish(apiUrls: readonly string[], index: number, token: string, accountId: string, result: PublishResult): Promise<void> {
   const { event } = result;
   const body = JSON.stringify({ id: event.id, account_id: accountId, livemode: false, type: event.type, data: event.data });
   const giveUpAt = Date.now() + PUBLISH_RETRY_BUDGET_MS;
   for (let n = 1; ; n++) {
-    const call = await publishOnce(apiUrl, token, body);
+    const call = await publishOnce(apiFor(apiUrls, index, n), token, body);
     if (typeof call.outcome === 'number' && call.outcome >= 200 && call.outcome < 300) {
       result.acceptedAt = call.endedAt;
       return;
@@ -155,7 +163,7 @@ async function publish(apiUrl: string, token: string, accountId: string, result:
 
 /** Publishes every planned event at its time; resolves when each one is accepted or given up. */
 export async function runTraffic(options: {
-  apiUrl: string;
+  apiUrls: string[];
   token: string;
   accountId: string;
   events: PlannedEvent[];
@@ -170,9 +178,9 @@ export async function runTraffic(options: {
   }, 15_000);
   try {
     await Promise.all(
-      results.map(async (result) => {
+      results.map(async (result, index) => {
         await sleep(Math.max(0, startedAt + result.event.offsetMs - Date.now()));
-        await publish(options.apiUrl, options.token, options.accountId, result);
+        await publish(options.apiUrls, index, options.token, options.accountId, result);
         settled += 1;
       }),
     );

@@ -4,8 +4,10 @@
  * functions (database preparation, the dev server, the Temporal CLI, the full Temporal server); the rest is the public contract
  * (HTTP API, environment variables, workflow ids, table names) as the product documents it.
  */
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { promisify } from 'node:util';
 
 export { dropDatabase, prepareDatabase } from '../../db/migrate';
 export { startDevServer, type DevServer, type DevServerOptions } from '../../temporal-tools/dev-server';
@@ -32,6 +34,26 @@ export const ROOT = path.join(__dirname, '..', '..');
 
 /** The API entry point, run as `node --import tsx <file>` (api/server.ts starts listening when run directly). */
 export const API_ENTRY = path.join(ROOT, 'api', 'server.ts');
+
+/** The compiled entry points `npm run build` makes, which production runs (`node dist/...`). */
+export const BUILT_ENTRIES = { worker: path.join(ROOT, 'dist', 'worker', 'main.js'), api: path.join(ROOT, 'dist', 'api', 'server.js') };
+
+/** A build is a minute or two on 2 busy cores; past this something is wrong. */
+const BUILD_TIMEOUT_MS = 10 * 60_000;
+
+/**
+ * `npm run build`, as a deployment makes it: the compiled services and the prebuilt workflow bundle, so a worker
+ * starts without running webpack. Run at the start of every run that uses it, so it is never stale.
+ */
+export async function buildProduct(): Promise<typeof BUILT_ENTRIES> {
+  try {
+    await promisify(execFile)('npm', ['run', 'build'], { cwd: ROOT, timeout: BUILD_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 });
+  } catch (err) {
+    const e = err as Error & { stdout?: string; stderr?: string };
+    throw new Error(`npm run build failed: ${`${e.stdout ?? ''}${e.stderr ?? ''}`.trim().split('\n').slice(-5).join(' | ') || e.message}`);
+  }
+  return BUILT_ENTRIES;
+}
 
 /** The operator CLI, as `npx parcel-webhooks` runs it: the `bin` of package.json. */
 export function cliEntry(): string {

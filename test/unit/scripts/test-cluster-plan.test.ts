@@ -25,9 +25,10 @@ describe('npm run test:cluster: what it runs', () => {
   });
 
   it('runs the files and the chaos suite unless told otherwise', () => {
-    expect(parseClusterArgs([])).toEqual({ files: DEFAULT_FILES, vitest: true, chaos: true, chaosSeed: undefined });
-    expect(parseClusterArgs(['delivery-basic', '--no-chaos'])).toEqual({ files: ['delivery-basic'], vitest: true, chaos: false, chaosSeed: undefined });
+    expect(parseClusterArgs([])).toEqual({ files: DEFAULT_FILES, vitest: true, chaos: true, chaosSeed: undefined, chaosWorkers: undefined });
+    expect(parseClusterArgs(['delivery-basic', '--no-chaos'])).toEqual({ files: ['delivery-basic'], vitest: true, chaos: false, chaosSeed: undefined, chaosWorkers: undefined });
     expect(parseClusterArgs(['--chaos-only', '--chaos-seed', '42'])).toMatchObject({ vitest: false, chaos: true, chaosSeed: 42 });
+    expect(parseClusterArgs(['--chaos-only', '--chaos-workers', '3'])).toMatchObject({ vitest: false, chaos: true, chaosWorkers: 3 });
     expect(parseClusterArgs(['--help'])).toBe('help');
   });
 
@@ -35,6 +36,8 @@ describe('npm run test:cluster: what it runs', () => {
     expect(() => parseClusterArgs(['--no-chaos', '--chaos-only'])).toThrow(/nothing to run/);
     expect(() => parseClusterArgs(['--chaos-only', 'delivery-basic'])).toThrow(/no vitest files/);
     expect(() => parseClusterArgs(['--chaos-seed', 'x'])).toThrow(/whole number/);
+    expect(() => parseClusterArgs(['--chaos-workers', '0'])).toThrow(/--chaos-workers needs a whole number >= 1/);
+    expect(() => parseClusterArgs(['--no-chaos', '--chaos-workers', '3'])).toThrow(/no chaos suite/);
     expect(() => parseClusterArgs(['--bail'])).toThrow(/unknown option --bail/);
   });
 });
