@@ -1,5 +1,5 @@
 import type { AttemptOutcome, SignAndPostInput } from '../core/delivery-contract';
-import { SIGN_AND_POST_MARGIN_MS, THROTTLE_WAKE_MARGIN_MS } from '../core/delivery-policy';
+import { SIGN_AND_POST_MARGIN_MS, THROTTLE_HOLD_MS, THROTTLE_WAKE_MARGIN_MS } from '../core/delivery-policy';
 import { adoptEarlyRecord } from './adopt';
 import type { AttemptDeps } from './deps';
 import type { EarlyAttemptSource } from './early';
@@ -28,7 +28,18 @@ export async function workflowTry(deps: TryDeps, input: SignAndPostInput): Promi
     if (early?.outcome) return early.outcome;
     if (early?.notPostedRun) request = { ...input, notPostedRuns: [...(input.notPostedRuns ?? []), early.notPostedRun] };
   }
-  const run = await runAttempt(deps, request, 'workflow');
+  let run = await runAttempt(deps, request, 'workflow');
+  // A place reserved for a second that begins within THROTTLE_HOLD_MS is waited for here, not on a timer: a timer's
+  // wake-up reaches the database hundreds of milliseconds late (the server's timer queue, a workflow task, this
+  // try), and a place asked for that late in its second would be put off to the next one, and the next.
+  for (let holds = 0; run.kind === 'throttled' && run.throttle.reservedSecond !== null && holds < 2; holds++) {
+    const aheadMs = run.throttle.untilMs - Date.now();
+    if (aheadMs > THROTTLE_HOLD_MS || Date.now() + Math.max(0, aheadMs) + THROTTLE_HOLD_MS >= endsAt) break;
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, aheadMs) + THROTTLE_WAKE_MARGIN_MS));
+    const notPostedRuns = run.run ? [...(request.notPostedRuns ?? []), run.run] : request.notPostedRuns;
+    request = { ...request, reservedSecond: run.throttle.reservedSecond, ...(notPostedRuns ? { notPostedRuns } : {}) };
+    run = await runAttempt(deps, request, 'workflow');
+  }
   switch (run.kind) {
     case 'posted':
       return run.outcome;
@@ -36,8 +47,10 @@ export async function workflowTry(deps: TryDeps, input: SignAndPostInput): Promi
       return { kind: 'skipped', reason: run.reason };
     case 'throttled': {
       // The wait is measured here, on the clock that just compared with the database's, and lands in history.
+      // A reserved place wakes the workflow a hold early: the try then waits for the second itself (above).
       const { untilMs, reservedSecond, rateLimit } = run.throttle;
-      const waitMs = Math.max(1, Math.ceil(untilMs - Date.now()) + THROTTLE_WAKE_MARGIN_MS);
+      const early = reservedSecond === null ? 0 : THROTTLE_HOLD_MS / 2;
+      const waitMs = Math.max(1, Math.ceil(untilMs - Date.now() - early) + THROTTLE_WAKE_MARGIN_MS);
       return { kind: 'throttled', untilMs, waitMs, reservedSecond, rateLimit, ...(run.run ? { notPostedRun: run.run } : {}) };
     }
     case 'notPosted':

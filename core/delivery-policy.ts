@@ -200,3 +200,11 @@ export const RATE_LIMIT_POST_BY_MS = 700;
 
 /** A throttled attempt's timer is set this long past the second it waits for, so it never wakes just before it. */
 export const THROTTLE_WAKE_MARGIN_MS = 5;
+
+/**
+ * A try whose reserved second begins within this long waits for it in the try itself (attempt/try.ts), and the
+ * workflow's timer for a reserved place wakes half of it early, so the ask reaches the database early in its
+ * second however late the timer fires (the dev server's wake-ups measured 0.6-0.7 s late, past
+ * RATE_LIMIT_USABLE_MS).
+ */
+export const THROTTLE_HOLD_MS = 1_000;
