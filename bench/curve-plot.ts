@@ -13,7 +13,7 @@ import path from 'node:path';
 import { scaleLog } from 'd3-scale';
 import { line } from 'd3-shape';
 import { HEADLINE_P99_MS, saturated, type CurvePoint } from './open-loop';
-import { esc, fmt, FONT, type BenchResult } from './plot';
+import { esc, fmt, FONT, svgDocument, type BenchResult } from './plot';
 import type { CurveResult } from './scenarios/curve';
 
 const WIDTH = 760;
@@ -92,13 +92,7 @@ export function plotCurve(result: BenchResult & { scenarios?: { curve?: CurveRes
   parts.push(`<text x="${right + 46}" y="${ky + 24}" ${FONT} font-size="12">p50</text>`);
   parts.push(`<circle cx="${right + 27}" cy="${ky + 42}" r="3" fill="#fff" stroke="#555" stroke-width="1.5"/>`);
   parts.push(`<text x="${right + 46}" y="${ky + 46}" ${FONT} font-size="12">saturated step</text>`);
-  return [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${HEIGHT}" viewBox="0 0 ${WIDTH} ${HEIGHT}">`,
-    `<rect width="100%" height="100%" fill="#fff"/>`,
-    ...parts,
-    '</svg>',
-    '',
-  ].join('\n');
+  return svgDocument(WIDTH, HEIGHT, parts);
 }
 
 function main(): void {

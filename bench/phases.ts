@@ -54,6 +54,18 @@ export async function plainPostPhase(ctx: BenchContext, server: { pid?: number; 
   }
 }
 
+/** Bare Temporal's worker: one workflow, one no-op activity that notes when it began, by the id it was given. */
+export async function startBareWorker(ctx: BenchContext, taskQueue: string, bareBundle: { code: string }) {
+  const activityStarted = new Map<string, number>();
+  const worker = await Worker.create({
+    connection: ctx.connection,
+    taskQueue,
+    workflowBundle: bareBundle,
+    activities: { noop: async (id: string) => void activityStarted.set(id, performance.now()) },
+  });
+  return { worker, running: worker.run(), activityStarted };
+}
+
 /** The cost of Temporal alone: one workflow, one no-op activity, started with the client and awaited. */
 export async function bareTemporalPhase(
   ctx: BenchContext,
@@ -63,14 +75,7 @@ export async function bareTemporalPhase(
   bareBundle: { code: string },
 ): Promise<PhaseResult> {
   const taskQueue = `bench-bare-${ctx.runId}-${concurrency}-${Math.random().toString(36).slice(2, 6)}`;
-  const activityStarted = new Map<string, number>();
-  const worker = await Worker.create({
-    connection: ctx.connection,
-    taskQueue,
-    workflowBundle: bareBundle,
-    activities: { noop: async (id: string) => void activityStarted.set(id, performance.now()) },
-  });
-  const running = worker.run();
+  const { worker, running, activityStarted } = await startBareWorker(ctx, taskQueue, bareBundle);
   const meters = costMeters(server, ctx.pool);
   const measuredIds: string[] = [];
   try {

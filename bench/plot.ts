@@ -133,8 +133,13 @@ export function plotResults(result: BenchResult): string {
     parts.push(p.svg);
     y += p.height;
   }
+  return svgDocument(WIDTH, y + 10, parts);
+}
+
+/** A standalone SVG file of `parts` on a white page. */
+export function svgDocument(width: number, height: number, parts: string[]): string {
   return [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${y + 10}" viewBox="0 0 ${WIDTH} ${y + 10}">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">`,
     `<rect width="100%" height="100%" fill="#fff"/>`,
     ...parts,
     '</svg>',

@@ -1,8 +1,7 @@
-import { Worker } from '@temporalio/worker';
 import { createHttpAgent } from '../../infra/http-client';
 import { engineConfig, startEngine, within, type BenchContext, type EngineVariant } from '../engine';
 import { clearlySaturated, curvePoint, HEADLINE_P99_MS, highestRateWithinP99, rateLadder, runOpenLoop, saturated, SATURATED_ACHIEVED_SHARE, SATURATED_P99_MS, type CurvePoint, type Sent } from '../open-loop';
-import { DELIVERY_DEADLINE_MS, postSigned } from '../phases';
+import { DELIVERY_DEADLINE_MS, postSigned, startBareWorker } from '../phases';
 import type { Receiver } from '../receiver';
 
 /**
@@ -56,14 +55,7 @@ async function engineSystem(ctx: BenchContext, receiver: Receiver, variant: Engi
 
 async function bareSystem(ctx: BenchContext, bareBundle: { code: string }): Promise<System> {
   const taskQueue = `bench-curve-bare-${ctx.runId}`;
-  const activityStarted = new Map<string, number>();
-  const worker = await Worker.create({
-    connection: ctx.connection,
-    taskQueue,
-    workflowBundle: bareBundle,
-    activities: { noop: async (id: string) => void activityStarted.set(id, performance.now()) },
-  });
-  const running = worker.run();
+  const { worker, running, activityStarted } = await startBareWorker(ctx, taskQueue, bareBundle);
   return {
     name: 'bare',
     async send(id) {
