@@ -1,4 +1,11 @@
-import { attemptInput, type AttemptOutcome, type DeliverEventInput, type FirstAttemptOutcome, type SignAndPostInput } from '../core/delivery-contract';
+import {
+  attemptInput,
+  type AttemptOutcome,
+  type DeliverEventInput,
+  type FirstAttemptOutcome,
+  type FirstAttemptThrottle,
+  type SignAndPostInput,
+} from '../core/delivery-contract';
 import { EARLY_RECORD_DRAIN_MS } from '../core/delivery-policy';
 import type { AttemptDeps } from './deps';
 import { recordUntilAnswered } from './record';
@@ -14,17 +21,23 @@ import { runAttempt } from './run';
  * Then, by default (DELIVERY_START_AFTER_FIRST_ATTEMPT), the start waits for it (handOff): an attempt 1 that
  * ended on record rides in the start's input (DeliverEventInput.firstAttemptOutcomes), and the workflow's first
  * task ends the ladder or waits for attempt 2 without a local activity: one workflow activation instead of two,
- * and no marker. An attempt 1 that did not end on record (Postgres did not answer, another run holds the
- * claim, no rate token) starts the workflow as it is, and its try meets the attempt as it would beside the start
- * (what it meets is in index.ts). With the setting off, the start goes out beside the attempt (begin) and the
- * try adopts its outcome.
+ * and no marker. An attempt 1 held back by its endpoint's rate limit or Retry-After takes its place in the queue
+ * here and rides in the input as that place (DeliverEventInput.firstAttemptThrottles): the start is delayed until
+ * it, so a throttled delivery costs one workflow task, not a task to take its place and another to post. An
+ * attempt 1 that did not end on record otherwise (Postgres did not answer, another run holds the claim) starts
+ * the workflow as it is, and its try meets the attempt as it would beside the start (what it meets is in
+ * index.ts). With the setting off, the start goes out beside the attempt (begin), which takes no place in a
+ * rate-limit queue, and the try adopts its outcome or takes the place itself.
  */
 
 /**
  * What an early attempt came to: its outcome when it posted (or skipped), else nothing was posted, and
- * `notPostedRun` names the claim it may have left, which the workflow's try may take.
+ * `notPostedRun` names the claim it may have left, which the workflow's try may take; `throttle` is the place it
+ * took in its endpoint's queue when it was asked to (handOff), claiming nothing.
  */
-export type EarlyAttemptResult = { outcome: AttemptOutcome; notPostedRun?: undefined } | { outcome?: undefined; notPostedRun?: string };
+export type EarlyAttemptResult =
+  | { outcome: AttemptOutcome; notPostedRun?: undefined; throttle?: undefined }
+  | { outcome?: undefined; notPostedRun?: string; throttle?: FirstAttemptThrottle };
 
 export interface EarlyAttemptSource {
   /** The early attempt of this id made in this process, once; undefined when it made none. */
@@ -39,8 +52,9 @@ export interface EarlyAttempts extends EarlyAttemptSource {
   begin(input: DeliverEventInput): Promise<EarlyAttemptResult> | undefined;
   /**
    * Makes attempt 1 as begin does and waits for it (at most its own span: the post's timeout, one record
-   * write). Resolves with the input to start the workflow with: carrying the outcome when it is on record. The
-   * input itself, at once, when no early attempt is made (not one to make early, or no room).
+   * write). Resolves with the input to start the workflow with: carrying the outcome when it is on record, or
+   * the place it took when throttled. The input itself, at once, when no early attempt is made (not one to make
+   * early, or no room).
    */
   handOff(input: DeliverEventInput): DeliverEventInput | Promise<DeliverEventInput>;
   /** Early attempts under way (posting, or holding an answer not yet recorded). */
@@ -75,10 +89,11 @@ export function recordedFirstAttempt(result: EarlyAttemptResult): FirstAttemptOu
 async function earlyAttempt(
   deps: AttemptDeps,
   input: SignAndPostInput,
+  reserve: boolean,
   write: (work: Promise<unknown>) => void,
   stopped: () => boolean,
 ): Promise<EarlyAttemptResult> {
-  const run = await runAttempt(deps, input, 'early');
+  const run = await runAttempt(deps, input, 'early', reserve);
   switch (run.kind) {
     case 'posted':
       if (!run.outcome.recorded && run.outcome.record) write(recordUntilAnswered(deps.pool, run.outcome.record, stopped));
@@ -87,10 +102,15 @@ async function earlyAttempt(
       return { outcome: { kind: 'skipped', reason: run.reason } };
     case 'notPosted':
       return { notPostedRun: run.run };
-    // No token this second: the workflow's try asks again (and reserves one). A token that came too late had
-    // been claimed with: the claim is given back, and named so a try in this process may take it regardless.
-    case 'throttled':
-      return run.run ? { notPostedRun: run.run } : {};
+    // No token this second: the place reserved (when asked to reserve), for the start to wait for; else the
+    // workflow's try asks again and reserves one. A token that came too late had been claimed with: the claim is
+    // given back, and named so a try in this process may take it regardless (the try asks again at once).
+    case 'throttled': {
+      if (run.run) return { notPostedRun: run.run };
+      if (!reserve) return {};
+      const { untilMs, reservedSecond, rateLimit } = run.throttle;
+      return { throttle: { untilMs, reservedSecond, rateLimit } };
+    }
     case 'claimed':
       return {};
   }
@@ -105,7 +125,7 @@ export function createEarlyAttempts(deps: AttemptDeps, options: EarlyAttemptsOpt
     void work.catch(() => undefined).finally(() => running.delete(work));
   };
 
-  const begin = (input: DeliverEventInput): Promise<EarlyAttemptResult> | undefined => {
+  const make = (input: DeliverEventInput, reserve: boolean): Promise<EarlyAttemptResult> | undefined => {
     if (input.attemptKind !== 'local' || !input.firstAttemptIds || input.endpointIds.length !== 1) return undefined;
     const endpointId = input.endpointIds[0]!;
     const attemptId = input.firstAttemptIds[endpointId];
@@ -114,7 +134,7 @@ export function createEarlyAttempts(deps: AttemptDeps, options: EarlyAttemptsOpt
     const before = made.get(attemptId);
     if (before || running.size >= options.maxInFlight || stopped) return before;
     // Never rejects: whatever went wrong is left to the workflow's try, which finds the claim.
-    const outcome = earlyAttempt(deps, attemptInput(input, endpointId, 1, attemptId), track, () => stopped).catch(
+    const outcome = earlyAttempt(deps, attemptInput(input, endpointId, 1, attemptId), reserve, track, () => stopped).catch(
       (): EarlyAttemptResult => ({}),
     );
     made.set(attemptId, outcome);
@@ -128,13 +148,15 @@ export function createEarlyAttempts(deps: AttemptDeps, options: EarlyAttemptsOpt
   };
 
   return {
-    begin,
+    begin: (input) => make(input, false),
     handOff(input) {
-      const attempt = begin(input);
+      const attempt = make(input, true);
       if (!attempt) return input;
       return attempt.then((result) => {
+        const endpointId = input.endpointIds[0]!;
         const first = recordedFirstAttempt(result);
-        return first ? { ...input, firstAttemptOutcomes: { [input.endpointIds[0]!]: first } } : input;
+        if (first) return { ...input, firstAttemptOutcomes: { [endpointId]: first } };
+        return result.throttle ? { ...input, firstAttemptThrottles: { [endpointId]: result.throttle } } : input;
       });
     },
     take(attemptId) {

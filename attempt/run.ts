@@ -28,13 +28,18 @@ export type AttemptRun =
 /**
  * One attempt, the same steps whoever runs it: take a rate token and claim (in the read), read, skip or sign and
  * post, record. The workflow's try and the dispatcher's early run differ only in the trigger, which names the
- * claim and says whether a throttled attempt reserves a later token (the early run does not: it leaves the
- * attempt to the workflow's try); what each makes of the result is theirs (try.ts, early.ts). One round trip
- * before the post, one after.
+ * claim; `reserve` says whether a throttled attempt reserves a later token (the workflow's try always does; the
+ * early run does when its start will wait for that place, and otherwise leaves the attempt to the try). What each
+ * makes of the result is theirs (try.ts, early.ts). One round trip before the post, one after.
  */
-export async function runAttempt(deps: AttemptDeps, input: SignAndPostInput, trigger: AttemptTrigger): Promise<AttemptRun> {
+export async function runAttempt(
+  deps: AttemptDeps,
+  input: SignAndPostInput,
+  trigger: AttemptTrigger,
+  reserve = trigger === 'workflow',
+): Promise<AttemptRun> {
   const claim = claimFor(input, trigger);
-  const asked = { reserve: trigger === 'workflow', reservedSecond: input.reservedSecond, usableMs: RATE_LIMIT_USABLE_MS };
+  const asked = { reserve, reservedSecond: input.reservedSecond, usableMs: RATE_LIMIT_USABLE_MS };
   let context: ReadContext;
   try {
     context = await readContext(deps, input, claim, asked);

@@ -1,5 +1,5 @@
 import type { AttemptOutcome, SignAndPostInput } from '../core/delivery-contract';
-import { SIGN_AND_POST_MARGIN_MS, THROTTLE_HOLD_MS, THROTTLE_WAKE_MARGIN_MS } from '../core/delivery-policy';
+import { SIGN_AND_POST_MARGIN_MS, THROTTLE_HOLD_MS, THROTTLE_WAKE_MARGIN_MS, throttleWaitMs } from '../core/delivery-policy';
 import { adoptEarlyRecord } from './adopt';
 import type { AttemptDeps } from './deps';
 import type { EarlyAttemptSource } from './early';
@@ -49,8 +49,7 @@ export async function workflowTry(deps: TryDeps, input: SignAndPostInput): Promi
       // The wait is measured here, on the clock that just compared with the database's, and lands in history.
       // A reserved place wakes the workflow a hold early: the try then waits for the second itself (above).
       const { untilMs, reservedSecond, rateLimit } = run.throttle;
-      const early = reservedSecond === null ? 0 : THROTTLE_HOLD_MS / 2;
-      const waitMs = Math.max(1, Math.ceil(untilMs - Date.now() - early) + THROTTLE_WAKE_MARGIN_MS);
+      const waitMs = throttleWaitMs(run.throttle, Date.now());
       return { kind: 'throttled', untilMs, waitMs, reservedSecond, rateLimit, ...(run.run ? { notPostedRun: run.run } : {}) };
     }
     case 'notPosted':

@@ -61,6 +61,13 @@ export interface DeliverEventInput {
    */
   firstAttemptOutcomes?: Record<string, FirstAttemptOutcome>;
   /**
+   * Endpoint id -> the place its attempt 1 holds in the endpoint's rate-limit queue (or its Retry-After), when the
+   * dispatcher's early attempt found it throttled (attempt/early.ts handOff). The start is then delayed until that
+   * place (domain/delivery-start.ts): the server's durable start timer is the throttled wait, and the workflow's
+   * first task makes attempt 1 with `reservedSecond`. Absent: attempt 1 takes its place when the workflow tries it.
+   */
+  firstAttemptThrottles?: Record<string, FirstAttemptThrottle>;
+  /**
    * Set for an automatic delivery of an event about a parcel when endpoints of its snapshot asked for order per
    * parcel: their ladders wait for the parcel's event before this one (workflows/parcel-order.ts). Absent: every
    * ladder starts at once.
@@ -228,6 +235,9 @@ export type AttemptOutcome =
         /** Posted by the outbox dispatcher beside the workflow's start; the workflow's attempt adopted it. */
         early?: true;
       });
+
+/** Where a throttled attempt 1 waits before the workflow starts: a Throttled outcome's place, no attempt made. */
+export type FirstAttemptThrottle = Pick<Throttled, 'untilMs' | 'reservedSecond' | 'rateLimit'>;
 
 /** Attempt 1 decided and on record before the workflow started: a recorded answer, or a recorded skip. */
 export type FirstAttemptOutcome = Exclude<AttemptOutcome, Throttled>;

@@ -208,3 +208,13 @@ export const THROTTLE_WAKE_MARGIN_MS = 5;
  * RATE_LIMIT_USABLE_MS).
  */
 export const THROTTLE_HOLD_MS = 1_000;
+
+/**
+ * How long a throttled attempt waits, from `nowMs`, before it is tried again: until `untilMs`, a reserved place
+ * waking half a hold early (the try then waits for its second itself), and never less than a millisecond. The
+ * workflow's throttle timer and a throttled start's delay are both this wait.
+ */
+export function throttleWaitMs(throttle: { untilMs: number; reservedSecond: number | null }, nowMs: number): number {
+  const early = throttle.reservedSecond === null ? 0 : THROTTLE_HOLD_MS / 2;
+  return Math.max(1, Math.ceil(throttle.untilMs - nowMs - early) + THROTTLE_WAKE_MARGIN_MS);
+}

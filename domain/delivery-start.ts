@@ -9,9 +9,10 @@ import {
   type DeliverEventWorkflow,
   type DeliveryTrigger,
   type FirstAttemptOutcome,
+  type FirstAttemptThrottle,
   type ParcelOrder,
 } from '../core/delivery-contract';
-import { attemptKindFor, localAttemptTaskTimeoutMs } from '../core/delivery-policy';
+import { attemptKindFor, localAttemptTaskTimeoutMs, throttleWaitMs } from '../core/delivery-policy';
 import { formatDuration } from '../core/durations';
 import { attemptIdFromUuid } from '../core/ids';
 import type { Config } from '../infra/config';
@@ -119,6 +120,11 @@ function describeOutcome(outcome: FirstAttemptOutcome): string {
   return `${outcome.succeeded ? 'succeeded' : 'failed'}, ${answer} in ${outcome.durationMs} ms`;
 }
 
+function describeThrottle(throttle: FirstAttemptThrottle): string {
+  const why = throttle.rateLimit === null ? 'its Retry-After' : `its rate limit (${throttle.rateLimit}/s)`;
+  return `throttled: waits for ${why} until ${new Date(throttle.untilMs).toISOString().slice(11, 19)}; the start is delayed until then`;
+}
+
 function describe(input: DeliverEventInput): { staticSummary: string; staticDetails: string } {
   const mode = input.livemode ? 'live' : 'test';
   const count = input.endpointIds.length;
@@ -144,21 +150,35 @@ function describe(input: DeliverEventInput): { staticSummary: string; staticDeta
       `**Ladder**: ${input.retryDelaysMs.length + 1} attempts, waits ${ladder}; ` +
         `timeout ${formatDuration(input.timeoutMs)} per attempt; failing after ${input.failingThreshold} abandoned deliveries`,
       ...Object.entries(input.firstAttemptOutcomes ?? {}).flatMap(([endpointId, outcome]) => ['', `**Attempt 1** to \`${endpointId}\`, made before the start: ${describeOutcome(outcome)}`]),
+      ...Object.entries(input.firstAttemptThrottles ?? {}).flatMap(([endpointId, throttle]) => ['', `**Attempt 1** to \`${endpointId}\` ${describeThrottle(throttle)}`]),
     ].join('\n'),
   };
+}
+
+/**
+ * How long the start of a delivery whose attempt 1 is throttled waits (the server's durable start timer), from
+ * `nowMs`: the throttle's wait, as a workflow's throttle timer would take it. Undefined when nothing holds it.
+ */
+export function throttledStartDelayMs(input: DeliverEventInput, nowMs: number): number | undefined {
+  const throttles = Object.values(input.firstAttemptThrottles ?? {});
+  if (throttles.length === 0) return undefined;
+  return Math.max(...throttles.map((throttle) => throttleWaitMs(throttle, nowMs)));
 }
 
 /** Everything the start asks of Temporal besides the input. */
 export function deliveryStartOptions(
   input: DeliverEventInput,
   options: { taskQueue: string; eager: boolean },
+  nowMs = Date.now(),
 ): WorkflowStartOptions<DeliverEventWorkflow> {
+  const delayMs = throttledStartDelayMs(input, nowMs);
   return {
     workflowId: deliveryWorkflowId(input),
     taskQueue: options.taskQueue,
     args: [input],
     workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-    requestEagerStart: options.eager,
+    // A delayed start's first task is the server's to hand out when the delay ends: never eager.
+    ...(delayMs === undefined ? { requestEagerStart: options.eager } : { startDelay: delayMs }),
     // A local attempt runs inside the workflow task, which must outlast it (core/delivery-policy.ts).
     ...(input.attemptKind === 'local' ? { workflowTaskTimeout: localAttemptTaskTimeoutMs(input.timeoutMs) } : {}),
     typedSearchAttributes: [

@@ -196,7 +196,9 @@ async function runLadder(input: DeliverEventInput, endpointId: string, gate: Dat
     // is drawn for every attempt all the same, so attempt n's id never depends on whether attempt 1's was fixed.
     const drawn = attemptIdFromUuid(uuid4());
     const attemptId = (n === 1 ? input.firstAttemptIds?.[endpointId] : undefined) ?? drawn;
-    const request = attemptInput(input, endpointId, n, attemptId);
+    // Attempt 1 whose place in a rate-limit queue the dispatcher took before a delayed start asks for that place.
+    const place = n === 1 ? input.firstAttemptThrottles?.[endpointId]?.reservedSecond : undefined;
+    const request = { ...attemptInput(input, endpointId, n, attemptId), ...(place == null ? {} : { reservedSecond: place }) };
     const labels = { summary: attemptSummary(n, total, url ?? endpointId), throttle: `attempt ${n}/${total} to ${endpointId}` };
     // Attempt 1 made by the dispatcher and on record before the start (attempt/early.ts handOff) is taken as is.
     const decided = n === 1 ? input.firstAttemptOutcomes?.[endpointId] : undefined;

@@ -71,6 +71,29 @@ describe('delivery: rate limits and Retry-After', () => {
     expect(attempts.map((a) => [a.attempt, a.succeeded])).toEqual(eventIds.map(() => [1, true]));
   });
 
+  it('an attempt 1 held back by the limit waits on a delayed start that says it is throttled, and posts in its place', async () => {
+    const endpoint = await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/delayed` });
+    await h.tw.pool.query('UPDATE webhook_endpoints SET rate_limit = 1 WHERE id = $1', [endpoint.id]);
+    const eventIds = [await publish(), await publish(), await publish()];
+    for (const eventId of eventIds) {
+      expect(await deliveryResult(h.tw.client, eventId)).toMatchObject({ endpoints: [{ outcome: 'delivered', attempts: 1 }] });
+    }
+    const seconds = h.receiver.at('/delayed').map((r) => Math.floor(r.receivedAt / 1000));
+    expect(new Set(seconds).size).toBe(3);
+
+    // At one per second, the third event's attempt 1 had a place at least a second ahead: its start waited for it.
+    const handle = h.tw.client.workflow.getHandle(`event:${eventIds[2]}`);
+    const started = (await handle.fetchHistory()).events?.[0]?.workflowExecutionStartedEventAttributes;
+    const backoffSeconds = Number(started?.firstWorkflowTaskBackoff?.seconds ?? 0) + (started?.firstWorkflowTaskBackoff?.nanos ?? 0) / 1e9;
+    expect(backoffSeconds).toBeGreaterThan(0);
+    const description = await handle.describe();
+    expect(await description.staticDetails()).toMatch(new RegExp(`Attempt 1\\*\\* to \`${endpoint.id}\` throttled: waits for its rate limit \\(1/s\\)`));
+    // The wait was the start's: no throttle timer, and no attempt recorded before the post.
+    const timers = ((await handle.fetchHistory()).events ?? []).filter((e) => e.timerStartedEventAttributes);
+    expect(timers).toEqual([]);
+    expect((await attemptsOf(h.tw.pool, endpoint.id, eventIds[2])).map((a) => [a.attempt, a.succeeded])).toEqual([[1, true]]);
+  });
+
   it('Retry-After in seconds on a 429: neither the delivery nor another to the endpoint is posted before it', async () => {
     let answeredAt = 0;
     h.receiver.script('/seconds', (index) => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SEARCH_ATTRIBUTES, type DeliveryTrigger } from '../../../core/delivery-contract';
-import { localAttemptTaskTimeoutMs } from '../../../core/delivery-policy';
+import { localAttemptTaskTimeoutMs, THROTTLE_HOLD_MS, THROTTLE_WAKE_MARGIN_MS, throttleWaitMs } from '../../../core/delivery-policy';
 import { deliveryInput, deliveryStartOptions, firstAttemptId, type DeliveryStart } from '../../../domain/delivery-start';
 import { firstAttemptId as reexported } from '../../../domain/outbox';
 import { loadConfig } from '../../../infra/config';
@@ -67,6 +67,24 @@ describe('one start for every trigger', () => {
     expect(started.args[0].attemptKind).toBe('activity');
     expect(started.workflowTaskTimeout).toBeUndefined();
     expect(started.typedSearchAttributes).toContainEqual({ key: SEARCH_ATTRIBUTES.endpointIds, value: ['we_1', 'we_2'] });
+  });
+
+  it('delays the start of a delivery whose attempt 1 holds a place in its rate-limit queue, never eagerly', () => {
+    const now = Date.UTC(2026, 10, 27, 12, 0, 0, 0);
+    const place = { untilMs: now + 3_000, reservedSecond: now / 1000 + 3, rateLimit: 50 };
+    const input = { ...deliveryInput(start({ we_1: 'dly_a' }), config), firstAttemptThrottles: { we_1: place } };
+    const started = deliveryStartOptions(input, options, now);
+    // Half a hold early (the try waits for its second itself), as a workflow's throttle timer would.
+    expect(started.startDelay).toBe(throttleWaitMs(place, now));
+    expect(started.startDelay).toBe(3_000 - THROTTLE_HOLD_MS / 2 + THROTTLE_WAKE_MARGIN_MS);
+    expect(started.requestEagerStart).toBeUndefined();
+    expect(started.staticDetails).toContain('**Attempt 1** to `we_1` throttled: waits for its rate limit (50/s) until 12:00:03');
+    // A Retry-After (no place, no limit) waits until its time exactly; a place already due still waits a moment.
+    const retryAfter = { ...input, firstAttemptThrottles: { we_1: { untilMs: now + 2_000, reservedSecond: null, rateLimit: null } } };
+    expect(deliveryStartOptions(retryAfter, options, now).startDelay).toBe(2_000 + THROTTLE_WAKE_MARGIN_MS);
+    expect(deliveryStartOptions(retryAfter, options, now).staticDetails).toContain('waits for its Retry-After until 12:00:02');
+    expect(deliveryStartOptions(input, options, now + 10_000).startDelay).toBe(1);
+    expect(deliveryStartOptions(deliveryInput(start({ we_1: 'dly_a' }), config), options, now).startDelay).toBeUndefined();
   });
 
   it('refuses a merchant-asked start that does not name exactly one endpoint and its delivery', () => {
