@@ -157,6 +157,25 @@ describe('rate tokens', () => {
     expect(rows.map((r) => Number(r.second) - now)).toEqual([6]);
   });
 
+  it('finds the first second with room past a queue of full seconds, its gaps and its open seconds included', async () => {
+    const id = endpoint();
+    const from = (await dbSecond()) + 100;
+    // from .. from+2 full (places, tokens, places); from+3 absent; from+4 full; from+5 open in places, full in asks.
+    await pool.query(
+      `INSERT INTO endpoint_rate_tokens (endpoint_id, second, taken, granted, deferred)
+       VALUES ($1, $2, 3, 0, 3), ($1, $2 + 1, 0, 3, 3), ($1, $2 + 2, 3, 3, 0), ($1, $2 + 4, 3, 0, 3), ($1, $2 + 5, 1, 0, 3)`,
+      [id, from],
+    );
+    const open = async (at: number, deferred: boolean) =>
+      Number((await pool.query<{ s: string }>('SELECT rate_token_open_second($1, $2, 3, $3) AS s', [id, at, deferred])).rows[0]!.s) - from;
+    expect(await open(from, false)).toBe(3);
+    expect(await open(from + 4, false)).toBe(5);
+    expect(await open(from, true)).toBe(2);
+    expect(await open(from + 3, true)).toBe(3);
+    expect(await open(from + 4, true)).toBe(6);
+    expect(await open(from - 50, false)).toBe(-50);
+  });
+
   it('deletes seconds long past when it opens a new one', async () => {
     const id = endpoint();
     const now = await dbSecond();
