@@ -1,5 +1,5 @@
 import type { AttemptOutcome, SignAndPostInput } from '../core/delivery-contract';
-import { SIGN_AND_POST_MARGIN_MS, THROTTLE_HOLD_MS, THROTTLE_WAKE_MARGIN_MS, throttleWaitMs } from '../core/delivery-policy';
+import { SIGN_AND_POST_MARGIN_MS, THROTTLE_HOLD_MAX_MS, THROTTLE_HOLD_MS, THROTTLE_HOLDS, THROTTLE_WAKE_MARGIN_MS, throttleWaitMs } from '../core/delivery-policy';
 import { adoptEarlyRecord } from './adopt';
 import type { AttemptDeps } from './deps';
 import type { EarlyAttemptSource } from './early';
@@ -29,12 +29,14 @@ export async function workflowTry(deps: TryDeps, input: SignAndPostInput): Promi
     if (early?.notPostedRun) request = { ...input, notPostedRuns: [...(input.notPostedRuns ?? []), early.notPostedRun] };
   }
   let run = await runAttempt(deps, request, 'workflow');
-  // A place reserved for a second that begins within THROTTLE_HOLD_MS is waited for here, not on a timer: a timer's
-  // wake-up reaches the database hundreds of milliseconds late (the server's timer queue, a workflow task, this
-  // try), and a place asked for that late in its second would be put off to the next one, and the next.
-  for (let holds = 0; run.kind === 'throttled' && run.throttle.reservedSecond !== null && holds < 2; holds++) {
+  // A place reserved for a second that begins within THROTTLE_HOLD_MAX_MS is waited for here, not on a timer: a
+  // timer's wake-up reaches the database hundreds of milliseconds late (the server's timer queue, a workflow task,
+  // this try), and a place asked for that late in its second would be put off to the next one, and the next. And a
+  // due place put off to a coming second (its second's tokens gone to others asking late, as a backlog does) waits
+  // for it here too: a timer would cost a workflow task per put-off, the very capacity the backlog lacks.
+  for (let holds = 0; run.kind === 'throttled' && run.throttle.reservedSecond !== null && holds < THROTTLE_HOLDS; holds++) {
     const aheadMs = run.throttle.untilMs - Date.now();
-    if (aheadMs > THROTTLE_HOLD_MS || Date.now() + Math.max(0, aheadMs) + THROTTLE_HOLD_MS >= endsAt) break;
+    if (aheadMs > THROTTLE_HOLD_MAX_MS || Date.now() + Math.max(0, aheadMs) + THROTTLE_HOLD_MS >= endsAt) break;
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, aheadMs) + THROTTLE_WAKE_MARGIN_MS));
     const notPostedRuns = run.run ? [...(request.notPostedRuns ?? []), run.run] : request.notPostedRuns;
     request = { ...request, reservedSecond: run.throttle.reservedSecond, ...(notPostedRuns ? { notPostedRuns } : {}) };

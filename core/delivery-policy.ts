@@ -210,6 +210,14 @@ export const THROTTLE_WAKE_MARGIN_MS = 5;
 export const THROTTLE_HOLD_MS = 1_000;
 
 /**
+ * A try waits in itself for a reserved second at most this far ahead, and at most THROTTLE_HOLDS times (always
+ * within its own time, attempt/try.ts): a due place put off a few seconds by a backlog's crowd costs a held slot,
+ * not one more workflow task per put-off.
+ */
+export const THROTTLE_HOLD_MAX_MS = 5_000;
+export const THROTTLE_HOLDS = 5;
+
+/**
  * How long a throttled attempt waits, from `nowMs`, before it is tried again: until `untilMs`, a reserved place
  * waking half a hold early (the try then waits for its second itself), and never less than a millisecond. The
  * workflow's throttle timer and a throttled start's delay are both this wait.
