@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { runAttempt, type AttemptDeps } from '../../../attempt';
+import { describe, expect, it, vi } from 'vitest';
+import { runAttempt, workflowTry, type AttemptDeps } from '../../../attempt';
 import type { SignAndPostInput } from '../../../core/delivery-contract';
 
 /** A pool that answers the attempt's read with `row` and records every statement it is given. */
@@ -67,5 +67,55 @@ describe('runAttempt with a rate token', () => {
     expect(run.run).toEqual(expect.any(String));
     const release = statements.find((s) => s.text.startsWith('DELETE FROM attempt_claims'));
     expect(release?.values).toEqual([input.attemptId, run.run]);
+  });
+});
+
+describe('workflowTry with a place put off', () => {
+  const limitedRow = (untilMs: number, second: number) => ({
+    id: input.endpointId,
+    url: 'https://receiver.invalid/hooks',
+    account_id: input.accountId,
+    livemode: false,
+    status: 'enabled',
+    disabled: false,
+    deleted: false,
+    account_suspended: false,
+    local_certificate: null,
+    delivery_status: 'pending',
+    secret: 'whsec_plain0000000000000000000000000',
+    previous_secret: null,
+    event_body: '{"id":"evt_limited"}',
+    fresh: false,
+    rate_limit: 50,
+    throttled_until_ms: untilMs,
+    reserved_second: second,
+    granted_second: null,
+  });
+
+  it('waits in itself for a place a few seconds ahead and asks again with it, instead of handing back a timer', async () => {
+    vi.useFakeTimers({ now: Date.UTC(2026, 10, 27, 12, 0, 0, 0) });
+    try {
+      const now = Date.now();
+      const answers = [limitedRow(now + 3_000, now / 1000 + 3), limitedRow(now + 60_000, now / 1000 + 60)];
+      const asked: unknown[][] = [];
+      const pool = {
+        async query(query: { text: string; values: unknown[] }) {
+          if (!query.text.includes('take_rate_token')) return { rows: [] };
+          asked.push(query.values);
+          return { rows: [answers[asked.length - 1]] };
+        },
+      };
+      const deps = { config: { webhook: { secretEncryptionKeys: [] } }, pool, http: undefined } as unknown as AttemptDeps;
+      const tried = workflowTry(deps, { ...input, reservedSecond: undefined });
+      await vi.advanceTimersByTimeAsync(3_100);
+      const outcome = await tried;
+      // Asked twice: the second time with the place the first answer gave ($9, the reserved second).
+      expect(asked).toHaveLength(2);
+      expect(asked[1]![8]).toBe(now / 1000 + 3);
+      // A place a minute out goes back to the workflow, for its timer.
+      expect(outcome).toMatchObject({ kind: 'throttled', reservedSecond: now / 1000 + 60 });
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
