@@ -7,7 +7,8 @@
  * secrets and stored body (context.ts), skip or sign and post (post.ts), record (record.ts). Two triggers:
  * - the workflow's try (try.ts, the signAndPost activity), regular or local (inside the workflow task);
  * - the dispatcher's early run (early.ts): attempt 1 of a one-endpoint local delivery, posted before the start
- *   (which then carries the outcome when it is on record, and the workflow tries nothing) or beside it.
+ *   (which then carries the outcome when it is on record, and the workflow tries nothing; or, when the endpoint's
+ *   rate limit holds it back, the place it took, and the start waits for it) or beside it.
  *
  * States of a local attempt (a regular activity claims nothing: Temporal runs it once and reports its loss):
  *
