@@ -239,6 +239,12 @@ export type AttemptOutcome =
 /** Where a throttled attempt 1 waits before the workflow starts: a Throttled outcome's place, no attempt made. */
 export type FirstAttemptThrottle = Pick<Throttled, 'untilMs' | 'reservedSecond' | 'rateLimit'>;
 
+/** What a throttled attempt waits for and until when (UTC, to the second): the words the Temporal UI shows. */
+export function throttleWait(throttle: Pick<Throttled, 'untilMs' | 'rateLimit'>): string {
+  const why = throttle.rateLimit === null ? 'its Retry-After' : `its rate limit (${throttle.rateLimit}/s)`;
+  return `waits for ${why} until ${new Date(throttle.untilMs).toISOString().slice(11, 19)}`;
+}
+
 /** Attempt 1 decided and on record before the workflow started: a recorded answer, or a recorded skip. */
 export type FirstAttemptOutcome = Exclude<AttemptOutcome, Throttled>;
 

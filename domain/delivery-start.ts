@@ -10,6 +10,7 @@ import {
   type DeliveryTrigger,
   type FirstAttemptOutcome,
   type FirstAttemptThrottle,
+  throttleWait,
   type ParcelOrder,
 } from '../core/delivery-contract';
 import { attemptKindFor, localAttemptTaskTimeoutMs, throttleWaitMs } from '../core/delivery-policy';
@@ -121,8 +122,7 @@ function describeOutcome(outcome: FirstAttemptOutcome): string {
 }
 
 function describeThrottle(throttle: FirstAttemptThrottle): string {
-  const why = throttle.rateLimit === null ? 'its Retry-After' : `its rate limit (${throttle.rateLimit}/s)`;
-  return `throttled: waits for ${why} until ${new Date(throttle.untilMs).toISOString().slice(11, 19)}; the start is delayed until then`;
+  return `throttled: ${throttleWait(throttle)}; the start is delayed until then`;
 }
 
 function describe(input: DeliverEventInput): { staticSummary: string; staticDetails: string } {

@@ -15,6 +15,7 @@ import {
   FAILURE,
   NOT_POSTED_FAILURES,
   notPostedRun,
+  throttleWait,
   type AttemptKind,
   type AttemptOutcome,
   type DeliverEventInput,
@@ -84,8 +85,7 @@ function notPostedSummary(err: unknown, attempt: number, backoffMs: number): str
 
 /** The throttle timer's summary: which attempt waits, for what, and until when (UTC, to the second). */
 function throttledSummary(throttled: Throttled, label: string): string {
-  const why = throttled.rateLimit === null ? 'its Retry-After' : `its rate limit (${throttled.rateLimit}/s)`;
-  return `throttled: ${label} waits for ${why} until ${new Date(throttled.untilMs).toISOString().slice(11, 19)}`;
+  return `throttled: ${label} ${throttleWait(throttled)}`;
 }
 
 /** The execution a local try's not-posted failure names (its details); undefined for a regular activity's. */

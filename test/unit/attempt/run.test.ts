@@ -15,6 +15,31 @@ function stubPool(row: Record<string, unknown>) {
   return { pool, statements };
 }
 
+/** The attempt's read of an endpoint limited to 50/s: its token (or its wait) as `token` says, unclaimed. */
+function limitedRow(token: Record<string, unknown>): Record<string, unknown> {
+  return {
+    id: 'we_limited',
+    url: 'https://receiver.invalid/hooks',
+    account_id: 'acct_limited',
+    livemode: false,
+    status: 'enabled',
+    disabled: false,
+    deleted: false,
+    account_suspended: false,
+    local_certificate: null,
+    delivery_status: 'pending',
+    secret: 'whsec_plain0000000000000000000000000',
+    previous_secret: null,
+    event_body: '{"id":"evt_limited"}',
+    fresh: false,
+    rate_limit: 50,
+    throttled_until_ms: null,
+    reserved_second: null,
+    granted_second: null,
+    ...token,
+  };
+}
+
 const input: SignAndPostInput = {
   attemptId: 'dlv_0123456789abcdef0123456789abcdef',
   endpointId: 'we_limited',
@@ -35,26 +60,7 @@ describe('runAttempt with a rate token', () => {
   it('a token that comes back too late in its second posts nothing, gives the claim back and keeps its place', async () => {
     // The token's second is over: whatever the clock, it is 700 ms or more into it.
     const second = Math.floor(Date.now() / 1000) - 1;
-    const { pool, statements } = stubPool({
-      id: input.endpointId,
-      url: 'https://receiver.invalid/hooks',
-      account_id: input.accountId,
-      livemode: false,
-      status: 'enabled',
-      disabled: false,
-      deleted: false,
-      account_suspended: false,
-      local_certificate: null,
-      delivery_status: 'pending',
-      secret: 'whsec_plain0000000000000000000000000',
-      previous_secret: null,
-      event_body: '{"id":"evt_limited"}',
-      fresh: true,
-      rate_limit: 50,
-      throttled_until_ms: null,
-      reserved_second: null,
-      granted_second: second,
-    });
+    const { pool, statements } = stubPool(limitedRow({ fresh: true, granted_second: second }));
     const deps = { config: { webhook: { secretEncryptionKeys: [] } }, pool, http: undefined } as unknown as AttemptDeps;
 
     const run = await runAttempt(deps, input, 'workflow');
@@ -71,32 +77,12 @@ describe('runAttempt with a rate token', () => {
 });
 
 describe('workflowTry with a place put off', () => {
-  const limitedRow = (untilMs: number, second: number) => ({
-    id: input.endpointId,
-    url: 'https://receiver.invalid/hooks',
-    account_id: input.accountId,
-    livemode: false,
-    status: 'enabled',
-    disabled: false,
-    deleted: false,
-    account_suspended: false,
-    local_certificate: null,
-    delivery_status: 'pending',
-    secret: 'whsec_plain0000000000000000000000000',
-    previous_secret: null,
-    event_body: '{"id":"evt_limited"}',
-    fresh: false,
-    rate_limit: 50,
-    throttled_until_ms: untilMs,
-    reserved_second: second,
-    granted_second: null,
-  });
-
   it('waits in itself for a place a few seconds ahead and asks again with it, instead of handing back a timer', async () => {
     vi.useFakeTimers({ now: Date.UTC(2026, 10, 27, 12, 0, 0, 0) });
     try {
       const now = Date.now();
-      const answers = [limitedRow(now + 3_000, now / 1000 + 3), limitedRow(now + 60_000, now / 1000 + 60)];
+      const throttled = (untilMs: number, second: number) => limitedRow({ throttled_until_ms: untilMs, reserved_second: second });
+      const answers = [throttled(now + 3_000, now / 1000 + 3), throttled(now + 60_000, now / 1000 + 60)];
       const asked: unknown[][] = [];
       const pool = {
         async query(query: { text: string; values: unknown[] }) {
