@@ -166,12 +166,17 @@ describe('merchant self-service API', () => {
     const recovered = h.receiver.at('/ss-recover').slice(before);
     expect(recovered.map((r) => JSON.parse(r.rawBody.toString()).id).sort()).toEqual([...failed].sort());
     // RECOVER_RATE_PER_SECOND=2: each is due half a second after the one before, and none started before it was due.
-    const { rows: paced } = await api.pool.query<{ due_ms: number; early: boolean }>(
-      `SELECT (EXTRACT(EPOCH FROM dispatch_after - min(dispatch_after) OVER ()) * 1000)::float8 AS due_ms,
-              dispatched_at < dispatch_after AS early
-         FROM deliveries WHERE recovery_id = $1 ORDER BY dispatch_after`,
-      [res.json().id],
-    );
+    // The dispatcher marks a delivery dispatched after its start returns, so a fast delivery can end first: wait for
+    // all three marks.
+    const paced = await waitFor(async () => {
+      const { rows } = await api.pool.query<{ due_ms: number; early: boolean | null }>(
+        `SELECT (EXTRACT(EPOCH FROM dispatch_after - min(dispatch_after) OVER ()) * 1000)::float8 AS due_ms,
+                dispatched_at < dispatch_after AS early
+           FROM deliveries WHERE recovery_id = $1 ORDER BY dispatch_after`,
+        [res.json().id],
+      );
+      return rows.every((row) => row.early !== null) ? rows : undefined;
+    }, { timeoutMs: 10_000, what: 'the three recovered deliveries to be marked dispatched' });
     expect(paced.map((row) => [Math.round(row.due_ms), row.early])).toEqual([
       [0, false],
       [500, false],
