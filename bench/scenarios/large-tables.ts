@@ -36,6 +36,8 @@ export interface LargeTablesResult {
   /** Events deleted per second, each with its deliveries, attempts and abandonment records. */
   retentionRowsPerSecond: number;
   publishP99MsDuringRetention: number;
+  /** The slowest publish while retention ran: the rule is that retention never stalls one past 50 ms. */
+  publishMaxMsDuringRetention: number;
 }
 
 const TOKEN = 'bench-internal-token-large-tables-0123';
@@ -239,7 +241,7 @@ async function measureRetention(
   ctx: BenchContext,
   big: Api,
   log: (line: string) => void,
-): Promise<Pick<LargeTablesResult, 'retentionRowsPerSecond' | 'publishP99MsDuringRetention'>> {
+): Promise<Pick<LargeTablesResult, 'retentionRowsPerSecond' | 'publishP99MsDuringRetention' | 'publishMaxMsDuringRetention'>> {
   const cutoff = new Date(Date.now() - 30 * 86_400_000);
   const during: number[] = [];
   let retaining = true;
@@ -257,8 +259,12 @@ async function measureRetention(
   const seconds = (performance.now() - t0) / 1000;
   const { rows } = await big.pool.query<{ n: number }>('SELECT count(*)::integer AS n FROM events WHERE created < $1', [Math.floor(cutoff.getTime() / 1000)]);
   log(`large-tables: retention deleted ${result.events} events in ${result.batches} batches, ${round2(seconds)} s (${rows[0]?.n} left older than the cutoff); ` +
-    `${during.length} publishes meanwhile, p50 ${p(during, 50)} ms p99 ${p(during, 99)} ms max ${p(during, 100)} ms`);
-  return { retentionRowsPerSecond: Math.round(result.events / seconds), publishP99MsDuringRetention: p(during, 99) };
+    `${during.length} publishes meanwhile, p50 ${p(during, 50)} ms p99 ${p(during, 99)} ms max ${p(during, 100)} ms, ${during.filter((ms) => ms > 50).length} over 50 ms`);
+  return {
+    retentionRowsPerSecond: Math.round(result.events / seconds),
+    publishP99MsDuringRetention: p(during, 99),
+    publishMaxMsDuringRetention: p(during, 100),
+  };
 }
 
 export async function largeTablesScenario(ctx: BenchContext, log: (line: string) => void): Promise<LargeTablesResult> {
