@@ -8,6 +8,7 @@
  *   BENCH_BACKLOG_EVENTS events waiting in backoff in the backlog scenario (default 10000)
  *   BENCH_FANOUT         endpoints in the fan-out scenario (default 100)
  *   BENCH_SLOW_RATE      events/s to each of the slow and fast receivers (default 8)
+ *   BENCH_WORKER_PRELOAD a shared library preloaded into the worker processes only (LD_PRELOAD), e.g. /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 (default: none)
  *   BENCH_HEAP_SNAPSHOTS directory for the backlog scenario's heap snapshots of the worker process, idle and with the backlog waiting (default: none)
  *   BENCH_CURVE_STEP_SECONDS    measured window of each offered rate of the curve scenario (default 10)
  *   BENCH_CURVE_WARMUP_SECONDS  warm-up at that rate before its window, not counted (default 3)

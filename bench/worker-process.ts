@@ -60,6 +60,8 @@ export async function startWorkerProcess(ctx: BenchContext, variant: EngineVaria
       BENCH_WORKER_BUNDLE: bundle,
       BENCH_WORKER_OPTIONS: workerOptions,
       BENCH_WORKER_EAGER: variant.eagerStart === false ? 'off' : 'on',
+      // Another allocator for the worker alone (BENCH_WORKER_PRELOAD), e.g. jemalloc: the server and the bench keep glibc's.
+      ...(process.env.BENCH_WORKER_PRELOAD ? { LD_PRELOAD: process.env.BENCH_WORKER_PRELOAD } : {}),
     },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

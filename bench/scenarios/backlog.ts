@@ -18,8 +18,18 @@ export interface BacklogResult {
   rssIdleMb: number;
   rssPeakMb: number;
   rssAfterMb: number;
-  /** V8 heaps of the worker process (after a full GC) idle, with the backlog waiting, and after. */
-  heapMb: { idle: WorkerHeap; backlog: WorkerHeap; after: WorkerHeap };
+  /**
+   * With every event of the backlog waiting in backoff: read at the end of the wait, shortly before the first retry
+   * timers fire, the burst of publishing long over. The figure the flat-memory rule is about.
+   */
+  rssWaitingMb: number;
+  /** The library preloaded into the worker (BENCH_WORKER_PRELOAD, e.g. jemalloc), when one was. */
+  workerPreload?: string;
+  /**
+   * V8 heaps of the worker process idle, once the backlog's first attempts have failed, at the end of its wait
+   * (with rssWaitingMb), and after the drain.
+   */
+  heapMb: { idle: WorkerHeap; backlog: WorkerHeap; waiting: WorkerHeap; after: WorkerHeap };
   maxCachedWorkflows: number;
   /** From the endpoint's recovery until the last event arrived. */
   recoveredToAllDeliveredSeconds: number;
@@ -34,6 +44,8 @@ const WARM_UP_EVENTS = 20;
 const SAMPLE_MS = 500;
 /** Time for a worker to settle (timers, sockets, the last workflow tasks) before a figure is read. */
 const SETTLE_MS = 10_000;
+/** rssWaitingMb is read this long before the first retry timers are due. */
+const WAITING_READ_BEFORE_RETRY_S = 15;
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -101,6 +113,15 @@ export async function backlogScenario(
     const backlogHeap = await worker.heap();
     await snapshot('backlog');
     log(`backlog: heaps with the backlog waiting ${JSON.stringify(backlogHeap)}`);
+    // Read at the end of the wait, just before the first timers fire (the first attempt failed as publishing
+    // began): a backoff lasts minutes to hours, and this is what the worker holds through it, the burst of
+    // publishing long over.
+    await pause(SETTLE_MS);
+    log(`backlog: ${events} waiting in backoff, ${SETTLE_MS / 1000} s after the burst: worker ${worker.rssMb()} MB RSS`);
+    await pause(Math.max(0, t0 + (firstRetryDelaySeconds - WAITING_READ_BEFORE_RETRY_S) * 1000 - performance.now()));
+    const rssWaitingMb = worker.rssMb();
+    const waitingHeap = await worker.heap();
+    log(`backlog: ${events} waiting in backoff, the first retries ${WAITING_READ_BEFORE_RETRY_S} s away: worker ${rssWaitingMb} MB RSS, heaps ${JSON.stringify(waitingHeap)}`);
     receiver.behaviour.status = 200;
     const recovered = performance.now();
     const arrivals = await within(
@@ -122,7 +143,9 @@ export async function backlogScenario(
       rssIdleMb,
       rssPeakMb,
       rssAfterMb,
-      heapMb: { idle: idleHeap, backlog: backlogHeap, after: afterHeap },
+      rssWaitingMb,
+      ...(process.env.BENCH_WORKER_PRELOAD ? { workerPreload: process.env.BENCH_WORKER_PRELOAD } : {}),
+      heapMb: { idle: idleHeap, backlog: backlogHeap, waiting: waitingHeap, after: afterHeap },
       maxCachedWorkflows: idleHeap.maxCachedWorkflows,
       recoveredToAllDeliveredSeconds: Math.round(drainSeconds * 10) / 10,
       receiverPeakPerSecond: peakRate(receiver, recovered),
