@@ -23,6 +23,8 @@ export interface BacklogResult {
    * timers fire, the burst of publishing long over. The figure the flat-memory rule is about.
    */
   rssWaitingMb: number;
+  /** The same, every SETTLE_MS through the wait from the end of the burst: how soon the worker gives back what it took. */
+  rssWaitingSeriesMb: number[];
   /** The library preloaded into the worker (BENCH_WORKER_PRELOAD, e.g. jemalloc), when one was. */
   workerPreload?: string;
   /**
@@ -116,9 +118,14 @@ export async function backlogScenario(
     // Read at the end of the wait, just before the first timers fire (the first attempt failed as publishing
     // began): a backoff lasts minutes to hours, and this is what the worker holds through it, the burst of
     // publishing long over.
-    await pause(SETTLE_MS);
-    log(`backlog: ${events} waiting in backoff, ${SETTLE_MS / 1000} s after the burst: worker ${worker.rssMb()} MB RSS`);
-    await pause(Math.max(0, t0 + (firstRetryDelaySeconds - WAITING_READ_BEFORE_RETRY_S) * 1000 - performance.now()));
+    const waitEndsAt = t0 + (firstRetryDelaySeconds - WAITING_READ_BEFORE_RETRY_S) * 1000;
+    const rssWaitingSeriesMb: number[] = [];
+    while (performance.now() + SETTLE_MS <= waitEndsAt) {
+      await pause(SETTLE_MS);
+      rssWaitingSeriesMb.push(worker.rssMb());
+    }
+    log(`backlog: ${events} waiting in backoff, every ${SETTLE_MS / 1000} s: worker ${rssWaitingSeriesMb.join(', ')} MB RSS`);
+    await pause(Math.max(0, waitEndsAt - performance.now()));
     const rssWaitingMb = worker.rssMb();
     const waitingHeap = await worker.heap();
     log(`backlog: ${events} waiting in backoff, the first retries ${WAITING_READ_BEFORE_RETRY_S} s away: worker ${rssWaitingMb} MB RSS, heaps ${JSON.stringify(waitingHeap)}`);
@@ -144,6 +151,7 @@ export async function backlogScenario(
       rssPeakMb,
       rssAfterMb,
       rssWaitingMb,
+      rssWaitingSeriesMb,
       ...(process.env.BENCH_WORKER_PRELOAD ? { workerPreload: process.env.BENCH_WORKER_PRELOAD } : {}),
       heapMb: { idle: idleHeap, backlog: backlogHeap, waiting: waitingHeap, after: afterHeap },
       maxCachedWorkflows: idleHeap.maxCachedWorkflows,

@@ -1,3 +1,5 @@
+import { fork } from 'node:child_process';
+import path from 'node:path';
 import { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { Pool as HttpPool } from 'undici';
@@ -9,7 +11,7 @@ import { createPool, type Pool } from '../../db/pool';
 import { createApiKey } from '../../domain/api-keys';
 import { createSignInLink, openSession } from '../../domain/dashboard-sessions';
 import { purgeExpired } from '../../domain/retention';
-import { engineConfig, type BenchContext } from '../engine';
+import { engineConfig, within, type BenchContext } from '../engine';
 import { ABSENT_TYPE, accountId, endpointId, endpointsOfAccount, generateLargeTables, RARE_TYPE } from '../large-tables-data';
 import { comparePlans, explainAll, recordQueries } from '../large-tables-plans';
 import { percentile } from '../stats';
@@ -24,8 +26,9 @@ import { percentile } from '../stats';
  *   publish      POST /internal/v1/events to the biggest account (20 endpoints), beside the same publish to the
  *                same account in an empty database, in alternating rounds; p99 of each.
  *   retention    the retention job (purgeExpired, the activity's code, with its batch size and a real Temporal
- *                client) deleting everything older than 30 days: events per second, each with its deliveries,
- *                attempts and abandonment records; meanwhile publishes run one after the other, p99.
+ *                client, in a process of its own as in a worker) deleting everything older than 30 days: events
+ *                per second, each with its deliveries, attempts and abandonment records; meanwhile publishes
+ *                run one after the other, p99 and the slowest.
  * No worker runs: publishing only stores (the outbox), so the figures are the API's and Postgres's.
  */
 
@@ -45,6 +48,8 @@ const RUNS = 100;
 const WARMUP = 10;
 const PUBLISH_ROUNDS = 3;
 const PUBLISHES_PER_ROUND = 100;
+/** The most the retention run may take before the scenario fails. */
+const RETENTION_BOUND_MS = 600_000;
 const SIZES = ['tiny', 'median', 'biggest'] as const;
 type Size = (typeof SIZES)[number];
 
@@ -80,6 +85,7 @@ interface Api {
   app: FastifyInstance;
   http: HttpPool;
   pool: Pool;
+  databaseUrl: string;
   close(): Promise<void>;
 }
 
@@ -93,6 +99,7 @@ async function startApi(ctx: BenchContext, databaseUrl: string, name: string): P
     app,
     http,
     pool,
+    databaseUrl,
     async close() {
       await http.close();
       await app.close();
@@ -236,6 +243,36 @@ async function measurePublish(big: Api, empty: Api, log: (line: string) => void)
   return { publishP99Ms: p(onBig, 99), publishP99MsEmpty: p(onEmpty, 99) };
 }
 
+type RetentionRun = Awaited<ReturnType<typeof purgeExpired>>;
+
+/**
+ * purgeExpired with the activity's batch size, in a process of its own (bench/retention-child.ts), as a worker
+ * runs it apart from the API: this process then serves only the publishes.
+ */
+async function retentionInItsOwnProcess(ctx: BenchContext, databaseUrl: string, cutoff: Date): Promise<RetentionRun> {
+  const child = fork(path.join(__dirname, '..', 'retention-child.ts'), [], {
+    execArgv: ['--import', 'tsx'],
+    env: {
+      ...process.env,
+      BENCH_RETENTION: JSON.stringify({ databaseUrl, temporalAddress: ctx.serverAddress, cutoffMs: cutoff.getTime(), limit: RETENTION_BATCH_SIZE }),
+    },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  try {
+    const answered = new Promise<RetentionRun>((resolve) => child.once('message', (message) => resolve(message as RetentionRun)));
+    // Bounded: the full-size run deletes in under a minute; a stuck child must fail the scenario, not hang it.
+    return await within(
+      Promise.race([answered, exited.then((code) => Promise.reject(new Error(`the retention process exited (${code}) without a result`)))]),
+      RETENTION_BOUND_MS,
+      'retention',
+    );
+  } finally {
+    if (child.exitCode === null) child.kill();
+    await exited;
+  }
+}
+
 /** Retention deletes the oldest 30 days (the activity's code and batch size) while publishes go on, one after the other. */
 async function measureRetention(
   ctx: BenchContext,
@@ -249,9 +286,9 @@ async function measureRetention(
     while (retaining) during.push(await timedRequest(big.http, publishRequest(), 201));
   })();
   const t0 = performance.now();
-  let result: Awaited<ReturnType<typeof purgeExpired>>;
+  let result: RetentionRun;
   try {
-    result = await purgeExpired({ pool: big.pool, temporal: ctx.client }, { cutoff, limit: RETENTION_BATCH_SIZE, budgetMs: Number.POSITIVE_INFINITY });
+    result = await retentionInItsOwnProcess(ctx, big.databaseUrl, cutoff);
   } finally {
     retaining = false;
     await publisher;

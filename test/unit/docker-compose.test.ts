@@ -88,6 +88,16 @@ describe('docker-compose.yml', () => {
     }
   });
 
+  it('runs every process of the image on jemalloc, installed and linked at the path LD_PRELOAD names', () => {
+    const runtime = readFileSync(path.join(root, 'Dockerfile'), 'utf8').split(/^FROM /m).at(-1) ?? '';
+    const preload = /^ENV LD_PRELOAD=(\S+)$/m.exec(runtime)?.[1];
+    expect(preload).toBe('/usr/local/lib/libjemalloc.so.2');
+    expect(runtime).toMatch(/apt-get install -y --no-install-recommends libjemalloc2/);
+    expect(runtime).toContain(`ln -s "$(dpkg -L libjemalloc2 | grep '/libjemalloc\\.so\\.2$')" ${preload}`);
+    // Before USER node: installing needs root.
+    expect(runtime.indexOf('libjemalloc2')).toBeLessThan(runtime.indexOf('USER node'));
+  });
+
   it('copies into the image every source folder the copied sources import at run time (the CLI runs from source)', () => {
     const runtime = readFileSync(path.join(root, 'Dockerfile'), 'utf8').split(/^FROM /m).at(-1) ?? '';
     const copied = new Set([...runtime.matchAll(/^COPY --from=build \/app\/(\w+) /gm)].map((m) => m[1]));
