@@ -23,7 +23,9 @@ async function main(): Promise<void> {
       { pool, temporal: new Client({ connection, namespace: 'default' }) },
       { cutoff: new Date(cutoffMs), limit, budgetMs: Number.POSITIVE_INFINITY },
     );
-    await new Promise<void>((resolve, reject) => process.send?.(result, (err: Error | null) => (err ? reject(err) : resolve())));
+    const send = process.send?.bind(process);
+    if (!send) throw new Error('bench/retention-child.ts runs forked by the large-tables scenario, with an IPC channel');
+    await new Promise<void>((resolve, reject) => send(result, undefined, undefined, (err: Error | null) => (err ? reject(err) : resolve())));
   } finally {
     await connection.close();
     await pool.end();

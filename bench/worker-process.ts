@@ -1,7 +1,7 @@
-import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { forkBenchChild } from './bench-child';
 import { engineEnv, engineTaskQueue, within, type BenchContext, type EngineVariant } from './engine';
 
 /** What the parent asks the worker process (bench/worker-child.ts) over IPC. */
@@ -30,6 +30,8 @@ export type ChildReply =
 
 export interface WorkerProcess {
   pid: number;
+  /** The library preloaded into it (BENCH_WORKER_PRELOAD), when one was. */
+  preload?: string;
   /** The process's resident set (VmRSS in /proc/<pid>/status), MB. */
   rssMb(): number;
   heap(): Promise<WorkerHeap>;
@@ -37,6 +39,9 @@ export interface WorkerProcess {
   snapshot(prefix: string): Promise<string[]>;
   stop(): Promise<void>;
 }
+
+/** A library to preload into worker processes alone (bench/bench-config.ts: BENCH_WORKER_PRELOAD). */
+const WORKER_PRELOAD = process.env.BENCH_WORKER_PRELOAD || undefined;
 
 export function rssMbOf(pid: number): number {
   const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
@@ -52,20 +57,14 @@ export async function startWorkerProcess(ctx: BenchContext, variant: EngineVaria
   const workerOptions = JSON.stringify(variant.workerOptions ?? {}, (_key, value: unknown) => (value === undefined ? null : value));
   const bundle = path.join(os.tmpdir(), `pw-bench-${ctx.runId}-workflows.js`);
   writeFileSync(bundle, ctx.engineBundle.code);
-  const child: ChildProcess = fork(path.join(__dirname, 'worker-child.ts'), [], {
-    execArgv: ['--import', 'tsx'],
-    env: {
-      ...process.env,
-      BENCH_WORKER_ENV: JSON.stringify(engineEnv(ctx, engineTaskQueue(ctx, variant), variant.env)),
-      BENCH_WORKER_BUNDLE: bundle,
-      BENCH_WORKER_OPTIONS: workerOptions,
-      BENCH_WORKER_EAGER: variant.eagerStart === false ? 'off' : 'on',
-      // Another allocator for the worker alone (BENCH_WORKER_PRELOAD), e.g. jemalloc: the server and the bench keep glibc's.
-      ...(process.env.BENCH_WORKER_PRELOAD ? { LD_PRELOAD: process.env.BENCH_WORKER_PRELOAD } : {}),
-    },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  const { child, exited, orExit } = forkBenchChild('worker-child.ts', {
+    BENCH_WORKER_ENV: JSON.stringify(engineEnv(ctx, engineTaskQueue(ctx, variant), variant.env)),
+    BENCH_WORKER_BUNDLE: bundle,
+    BENCH_WORKER_OPTIONS: workerOptions,
+    BENCH_WORKER_EAGER: variant.eagerStart === false ? 'off' : 'on',
+    // Another allocator for the worker alone (BENCH_WORKER_PRELOAD), e.g. jemalloc: the server and the bench keep glibc's.
+    ...(WORKER_PRELOAD ? { LD_PRELOAD: WORKER_PRELOAD } : {}),
   });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const waiters = new Map<number, (reply: ChildReply) => void>();
   let ready!: () => void;
   const readyNow = new Promise<void>((resolve) => (ready = resolve));
@@ -79,14 +78,15 @@ export async function startWorkerProcess(ctx: BenchContext, variant: EngineVaria
     const id = nextId++;
     const answered = new Promise<ChildReply>((resolve) => waiters.set(id, resolve));
     child.send({ ...request, id });
-    const reply = await within(Promise.race([answered, exited.then((code) => Promise.reject(new Error(`worker process exited (${code})`)))]), ms, `worker process: ${request.type}`);
+    const reply = await within(orExit(answered, (code) => `worker process exited (${code})`), ms, `worker process: ${request.type}`);
     if (reply.type === 'error') throw new Error(`worker process: ${reply.message}`);
     return reply;
   };
-  await within(Promise.race([readyNow, exited.then((code) => Promise.reject(new Error(`worker process exited (${code}) before it polled`)))]), 120_000, 'worker process start');
+  await within(orExit(readyNow, (code) => `worker process exited (${code}) before it polled`), 120_000, 'worker process start');
   const pid = child.pid as number;
   return {
     pid,
+    ...(WORKER_PRELOAD ? { preload: WORKER_PRELOAD } : {}),
     rssMb: () => rssMbOf(pid),
     async heap() {
       const { type: _type, id: _id, ...heap } = (await ask({ type: 'heap' }, 120_000)) as Extract<ChildReply, { type: 'heap' }>;

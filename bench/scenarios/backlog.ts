@@ -152,7 +152,7 @@ export async function backlogScenario(
       rssAfterMb,
       rssWaitingMb,
       rssWaitingSeriesMb,
-      ...(process.env.BENCH_WORKER_PRELOAD ? { workerPreload: process.env.BENCH_WORKER_PRELOAD } : {}),
+      ...(worker.preload ? { workerPreload: worker.preload } : {}),
       heapMb: { idle: idleHeap, backlog: backlogHeap, waiting: waitingHeap, after: afterHeap },
       maxCachedWorkflows: idleHeap.maxCachedWorkflows,
       recoveredToAllDeliveredSeconds: Math.round(drainSeconds * 10) / 10,
