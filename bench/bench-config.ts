@@ -13,6 +13,7 @@
  *   BENCH_CURVE_STEP_SECONDS    measured window of each offered rate of the curve scenario (default 10)
  *   BENCH_CURVE_WARMUP_SECONDS  warm-up at that rate before its window, not counted (default 3)
  *   BENCH_CURVE_MAX_RATE        the highest offered rate per second the curve's ladder climbs to (default 20000)
+ *   BENCH_TEMPORAL_CONFIG extra dynamic config for the dev server, `key=value` pairs separated by spaces (default: none)
  *   BENCH_OUT            result file (default bench/results/<date>.json, <date>-cluster.json with --cluster; "-" for stdout only)
  */
 export interface BenchConfig {
@@ -28,7 +29,20 @@ export interface BenchConfig {
   /** Attempts the charts scenario generates (BENCH_CHART_ATTEMPTS). */
   chartAttempts: number;
   curve: { stepMs: number; warmupMs: number; maxRate: number };
+  /** Dynamic config the dev server gets on top of its own (BENCH_TEMPORAL_CONFIG). */
+  temporalConfig: Record<string, string>;
   out: string | undefined;
+}
+
+function dynamicConfigOf(raw: string | undefined): Record<string, string> {
+  const pairs = (raw ?? '').split(/\s+/).filter(Boolean);
+  return Object.fromEntries(
+    pairs.map((pair) => {
+      const at = pair.indexOf('=');
+      if (at <= 0) throw new Error(`BENCH_TEMPORAL_CONFIG takes key=value pairs, got "${pair}"`);
+      return [pair.slice(0, at), pair.slice(at + 1)];
+    }),
+  );
 }
 
 function num(name: string, fallback: number): number {
@@ -58,6 +72,7 @@ export function benchConfig(argv: string[] = process.argv.slice(2)): BenchConfig
       warmupMs: num('BENCH_CURVE_WARMUP_SECONDS', 3) * 1000,
       maxRate: Math.max(10, num('BENCH_CURVE_MAX_RATE', 20_000)),
     },
+    temporalConfig: dynamicConfigOf(process.env.BENCH_TEMPORAL_CONFIG),
     out: process.env.BENCH_OUT,
   };
 }

@@ -16,7 +16,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { dropDatabase, prepareDatabase } from '../db/migrate';
 import { createPool } from '../db/pool';
 import { ensureTemporalCli } from '../temporal-tools/temporal-cli';
@@ -24,7 +24,7 @@ import { freePort } from '../temporal-tools/ports';
 import { benchConfig } from './bench-config';
 import { startBenchCluster } from './cluster';
 import { startBenchServer } from './dev-server';
-import { bundleEngine, quietLogger, type BenchContext, type EngineVariant } from './engine';
+import { bundleBenchWorkflows, bundleEngine, type BenchContext, type EngineVariant } from './engine';
 import { machineInfo } from './machine';
 import { BARE_WORKFLOWS, bareEagerPhase, bareTemporalPhase, EAGER_WORKFLOWS, enginePhase, plainPostPhase, type PhaseResult } from './phases';
 import { startReceiver } from './receiver';
@@ -66,7 +66,14 @@ async function main(): Promise<void> {
   const cluster = process.argv.includes('--cluster');
   const server: BenchServerLike = cluster
     ? await startBenchCluster(runId, log)
-    : await startBenchServer({ cliPath, port: await freePort(), metricsPort: await freePort(), dbFile: path.join(dataDir, 'temporal.sqlite'), log });
+    : await startBenchServer({
+        cliPath,
+        port: await freePort(),
+        metricsPort: await freePort(),
+        dbFile: path.join(dataDir, 'temporal.sqlite'),
+        dynamicConfig: settings.temporalConfig,
+        log,
+      });
   await prepareDatabase(databaseUrl);
   const pool = createPool(databaseUrl, 20);
   const receiver = await startReceiver();
@@ -78,10 +85,10 @@ async function main(): Promise<void> {
     const machine = await machineInfo(cliPath, pool);
     log(`${machine.cores} cores (${machine.cpuModel}), load ${machine.loadAverageStart.join(' ')}; phases ${settings.phaseMs / 1000} s after ${settings.warmupMs / 1000} s warm-up, ${settings.reps} reps`);
     const ctx: BenchContext = { serverAddress: server.address, databaseUrl, connection, client, pool, engineBundle: await bundleEngine(), runId };
-    const bareBundle = await bundleWorkflowCode({ workflowsPath: BARE_WORKFLOWS, logger: quietLogger });
+    const bareBundle = await bundleBenchWorkflows(BARE_WORKFLOWS);
     // Built when the floor's phase first runs, once per run.
     let eagerBundle: Promise<{ code: string }> | undefined;
-    const eagerCode = () => (eagerBundle ??= bundleWorkflowCode({ workflowsPath: EAGER_WORKFLOWS, logger: quietLogger }));
+    const eagerCode = () => (eagerBundle ??= bundleBenchWorkflows(EAGER_WORKFLOWS));
     const steady = { warmupMs: settings.warmupMs, windowMs: settings.phaseMs };
     const C = settings.concurrency;
 

@@ -9,6 +9,7 @@ import { loadConfig, type Config } from '../infra/config';
 import { createPool, type Pool } from '../db/pool';
 import { createWorker, runWorker } from '../worker/worker';
 import { TLS_DIR } from './receiver';
+import { COMPLETION_INTERCEPTORS, Completions } from './completions';
 
 export const SECRET = 'whsec_bench0000000000000000000000000';
 
@@ -54,7 +55,12 @@ function viaUnixSocket(databaseUrl: string): string {
 
 export async function bundleEngine(): Promise<{ code: string }> {
   // Bundled once per run: every phase's worker reuses it instead of spending seconds of CPU on webpack.
-  return bundleWorkflowCode({ workflowsPath: path.join(__dirname, '..', 'workflows', 'index.ts'), logger: quietLogger });
+  return bundleBenchWorkflows(path.join(__dirname, '..', 'workflows', 'index.ts'));
+}
+
+/** A workflow bundle for the bench: the given workflows, and the interceptor that reports their completions. */
+export function bundleBenchWorkflows(workflowsPath: string): Promise<{ code: string }> {
+  return bundleWorkflowCode({ workflowsPath, workflowInterceptorModules: [COMPLETION_INTERCEPTORS], logger: quietLogger });
 }
 
 export const quietLogger = { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
@@ -83,7 +89,9 @@ export interface Engine {
   addAccount(urls: string[]): Promise<string>;
   /** Publishes one event through the product's publish path; resolves when publishing returned. */
   publish(accountId: string, eventId: string): Promise<void>;
-  /** Resolves when the event's workflow has completed. */
+  /** The task queue its worker polls (its own). */
+  taskQueue: string;
+  /** Resolves when the event's workflow has completed, as its worker reports it (bench/completions.ts). */
   completed(eventId: string): Promise<void>;
   stop(): Promise<void>;
 }
@@ -122,36 +130,22 @@ export async function startEngine(ctx: BenchContext, variant: EngineVariant): Pr
   const config = engineConfig(ctx, taskQueue, { ...variant.env, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) });
   // Its own pool only when it reaches the database another way; the run's pool otherwise, as before.
   const pool = databaseUrl ? createPool(databaseUrl, 20) : ctx.pool;
+  const completions = new Completions();
   const worker = await createWorker({
     config,
     connection: ctx.connection,
     pool,
-    options: { workflowsPath: undefined, workflowBundle: ctx.engineBundle, ...variant.workerOptions },
+    options: { workflowsPath: undefined, workflowBundle: ctx.engineBundle, sinks: completions.sinks, ...variant.workerOptions },
   });
   // The worker hands published events to Temporal through its outbox dispatcher, as in production.
-  // Events whose workflows the dispatcher started, and who waits for which: an early first attempt reaches the
-  // receiver before its workflow may exist, and asking Temporal for a result before then only loads the server.
-  const started = new Set<string>();
-  const waiting = new Map<string, () => void>();
-  const onDispatched = (eventIds: string[]) => {
-    for (const id of eventIds) {
-      const wake = waiting.get(id);
-      if (wake) {
-        waiting.delete(id);
-        wake();
-      } else started.add(id);
-    }
-  };
-  const running = runWorker(worker, { config, connection: ctx.connection, pool, eagerStart: variant.eagerStart ?? false, onDispatched, notifiedPasses: variant.notifiedPasses });
+  const running = runWorker(worker, { config, connection: ctx.connection, pool, eagerStart: variant.eagerStart ?? false, notifiedPasses: variant.notifiedPasses });
   return {
     config,
     worker,
+    taskQueue,
     addAccount: (urls) => addBenchAccount(ctx.pool, urls),
     publish: (accountId, eventId) => publishBenchEvent(pool, accountId, eventId),
-    async completed(eventId) {
-      if (!started.delete(eventId)) await new Promise<void>((resolve) => waiting.set(eventId, resolve));
-      await ctx.client.workflow.getHandle(WORKFLOW_ID.deliverEvent(eventId)).result();
-    },
+    completed: (eventId) => completions.waitFor(WORKFLOW_ID.deliverEvent(eventId)),
     async stop() {
       worker.shutdown();
       await running;

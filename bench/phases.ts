@@ -8,6 +8,7 @@ import { costMeters, type Costs } from './meters';
 import type { Receiver } from './receiver';
 import { runSteady, type Summary } from './stats';
 import { historyBreakdown } from './history-breakdown';
+import { allClosed, Completions } from './completions';
 
 export interface Steady {
   warmupMs: number;
@@ -57,13 +58,15 @@ export async function plainPostPhase(ctx: BenchContext, server: { pid?: number; 
 /** Bare Temporal's worker: one workflow, one no-op activity that notes when it began, by the id it was given. */
 export async function startBareWorker(ctx: BenchContext, taskQueue: string, bareBundle: { code: string }) {
   const activityStarted = new Map<string, number>();
+  const completions = new Completions();
   const worker = await Worker.create({
     connection: ctx.connection,
     taskQueue,
     workflowBundle: bareBundle,
     activities: { noop: async (id: string) => void activityStarted.set(id, performance.now()) },
+    sinks: completions.sinks,
   });
-  return { worker, running: worker.run(), activityStarted };
+  return { worker, running: worker.run(), activityStarted, completions };
 }
 
 /** The cost of Temporal alone: one workflow, one no-op activity, started with the client and awaited. */
@@ -75,17 +78,19 @@ export async function bareTemporalPhase(
   bareBundle: { code: string },
 ): Promise<PhaseResult> {
   const taskQueue = `bench-bare-${ctx.runId}-${concurrency}-${Math.random().toString(36).slice(2, 6)}`;
-  const { worker, running, activityStarted } = await startBareWorker(ctx, taskQueue, bareBundle);
+  const { worker, running, activityStarted, completions } = await startBareWorker(ctx, taskQueue, bareBundle);
   const meters = costMeters(server, ctx.pool);
   const measuredIds: string[] = [];
   try {
     const summary = await runSteady({ ...steady, concurrency }, async (i) => {
       const id = `${taskQueue}-${i}`;
       const t0 = performance.now();
-      await within(ctx.client.workflow.execute('bareWorkflow', { taskQueue, workflowId: `bare:${id}`, args: [id] }), DELIVERY_DEADLINE_MS, id);
+      await ctx.client.workflow.start('bareWorkflow', { taskQueue, workflowId: `bare:${id}`, args: [id] });
+      await within(completions.waitFor(`bare:${id}`), DELIVERY_DEADLINE_MS, id);
       measuredIds.push(`bare:${id}`);
       return (activityStarted.get(id) as number) - t0;
     }, meters);
+    await allClosed(ctx.client, taskQueue, 'bareWorkflow');
     return { summary, ...meters.costs(), ...(await historyFacts(ctx, measuredIds, concurrency === 1)) };
   } finally {
     worker.shutdown();
@@ -110,7 +115,8 @@ export async function bareEagerPhase(
   const taskQueue = `bench-eager-${ctx.runId}-${Math.random().toString(36).slice(2, 6)}`;
   const agent = createHttpAgent(engineConfig(ctx, 'unused'));
   const post = (eventId: string) => postSigned(agent, receiver.url('/eager'), eventId);
-  const worker = await Worker.create({ connection: ctx.connection, taskQueue, workflowBundle: eagerBundle, activities: { post } });
+  const completions = new Completions();
+  const worker = await Worker.create({ connection: ctx.connection, taskQueue, workflowBundle: eagerBundle, activities: { post }, sinks: completions.sinks });
   const running = worker.run();
   // Eager start needs the worker's connection (the SDK refuses it on another one).
   const client = new Client({ connection: ctx.connection });
@@ -123,10 +129,11 @@ export async function bareEagerPhase(
       const t0 = performance.now();
       const handle = await client.workflow.start('eagerPostWorkflow', { taskQueue, workflowId: `bare-eager:${eventId}`, args: [eventId], requestEagerStart: true });
       const arrived = await within(receiver.waitFor(eventId, '/eager'), DELIVERY_DEADLINE_MS, `arrival of ${eventId}`);
-      await within(handle.result(), DELIVERY_DEADLINE_MS, `workflow of ${eventId}`);
+      await within(completions.waitFor(handle.workflowId), DELIVERY_DEADLINE_MS, `workflow of ${eventId}`);
       measuredIds.push(handle.workflowId);
       return arrived - t0;
     }, meters);
+    await allClosed(ctx.client, taskQueue, 'eagerPostWorkflow');
     return { summary, ...meters.costs(), ...(await historyFacts(ctx, measuredIds, false)) };
   } finally {
     worker.shutdown();
@@ -159,6 +166,7 @@ export async function enginePhase(
       measuredIds.push(`event:${eventId}`);
       return arrived - t0;
     }, meters);
+    await allClosed(ctx.client, engine.taskQueue, 'deliverEvent');
     return { summary, ...meters.costs(), ...(await historyFacts(ctx, measuredIds, concurrency === 1)) };
   } finally {
     await engine.stop();

@@ -10,6 +10,7 @@ import { NativeConnection, Runtime } from '@temporalio/worker';
 import { loadConfig } from '../infra/config';
 import { createPool } from '../db/pool';
 import { createWorker, runWorker } from '../worker/worker';
+import { IGNORED_COMPLETIONS } from './completions';
 import { quietLogger } from './engine';
 import { openWorkflowThreadInspector } from './workflow-thread-inspector';
 import type { ChildReply, ChildRequest } from './worker-process';
@@ -28,7 +29,7 @@ async function main(): Promise<void> {
   const overrides = Object.fromEntries(
     Object.entries(JSON.parse(process.env.BENCH_WORKER_OPTIONS ?? '{}') as Record<string, unknown>).map(([k, v]) => [k, v ?? undefined]),
   );
-  const worker = await createWorker({ config, connection, pool, options: { workflowsPath: undefined, workflowBundle: { codePath }, ...overrides } });
+  const worker = await createWorker({ config, connection, pool, options: { workflowsPath: undefined, workflowBundle: { codePath }, sinks: IGNORED_COMPLETIONS, ...overrides } });
   const inspector = await openWorkflowThreadInspector();
   process.on('message', (message: ChildRequest) => {
     void (async (): Promise<ChildReply> => {

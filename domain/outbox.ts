@@ -48,8 +48,6 @@ export interface DispatchDeps {
    */
   beforeStart?: (input: DeliverEventInput) => DeliverEventInput | Promise<DeliverEventInput>;
   // A promise only when the start waits (on attempt 1): such starts do not count against a pass's own bound.
-  /** Called with the events whose workflows a pass started (or found started), once they are marked dispatched. */
-  onDispatched?: (eventIds: string[]) => void;
 }
 
 /** How long a claim keeps other dispatchers off a row: well above one start, even a slow one. */
@@ -192,7 +190,6 @@ export async function dispatchWaiting(
       ? undefined
       : dispatchTable(deps, DELIVERIES, { ids: deliveryIds, limit: input.limit, leaseMs, onStartsAnswered: onceAnswered() }),
   ]);
-  if (events && events.dispatched.length > 0) deps.onDispatched?.(events.dispatched);
   const done = [events, deliveries].filter((pass): pass is DispatchResult => pass !== undefined);
   const dispatched = done.flatMap((pass) => pass.dispatched);
   const error = done.find((pass) => pass.error)?.error;

@@ -108,8 +108,6 @@ export interface RunWorkerOptions {
   log?: (line: string) => void;
   /** Called with the dispatcher once it runs (tests wait for its first sweep). */
   onDispatcher?: (dispatcher: Dispatcher) => void;
-  /** Called with each batch of events the dispatcher handed to Temporal (the benchmark waits for their workflows). */
-  onDispatched?: (eventIds: string[]) => void;
   /** Time between the dispatcher's sweeps (worker/dispatcher.ts SWEEP_INTERVAL_MS by default). */
   sweepIntervalMs?: number;
   /** The dispatcher's passes over notified events at once (worker/dispatcher.ts NOTIFIED_PASSES by default). */
@@ -143,7 +141,6 @@ export async function runWorker(worker: Worker, options: RunWorkerOptions): Prom
             void early.begin(input);
             return input;
           },
-    onDispatched: options.onDispatched,
   });
   options.onDispatcher?.(dispatcher);
   try {

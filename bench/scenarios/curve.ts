@@ -55,11 +55,13 @@ async function engineSystem(ctx: BenchContext, receiver: Receiver, variant: Engi
 
 async function bareSystem(ctx: BenchContext, bareBundle: { code: string }): Promise<System> {
   const taskQueue = `bench-curve-bare-${ctx.runId}`;
-  const { worker, running, activityStarted } = await startBareWorker(ctx, taskQueue, bareBundle);
+  const { worker, running, activityStarted, completions } = await startBareWorker(ctx, taskQueue, bareBundle);
   return {
     name: 'bare',
     async send(id) {
-      await within(ctx.client.workflow.execute('bareWorkflow', { taskQueue, workflowId: `bare-curve:${ctx.runId}:${id}`, args: [id] }), DELIVERY_DEADLINE_MS, id);
+      const workflowId = `bare-curve:${ctx.runId}:${id}`;
+      await ctx.client.workflow.start('bareWorkflow', { taskQueue, workflowId, args: [id] });
+      await within(completions.waitFor(workflowId), DELIVERY_DEADLINE_MS, id);
       const began = activityStarted.get(id) as number;
       activityStarted.delete(id);
       return began;

@@ -1,0 +1,66 @@
+import path from 'node:path';
+import type { Client } from '@temporalio/client';
+import type { InjectedSinks } from '@temporalio/worker';
+import type { CompletionSinks } from './baseline/completion-interceptors';
+
+/** The workflow interceptor module every bench bundle carries (bundleWorkflowCode's workflowInterceptorModules). */
+export const COMPLETION_INTERCEPTORS = path.join(__dirname, 'baseline', 'completion-interceptors.ts');
+
+/** The sinks of a worker whose completions nobody waits for (a worker in its own process). */
+export const IGNORED_COMPLETIONS: InjectedSinks<CompletionSinks> = { benchCompletion: { finished: { fn: () => undefined } } };
+
+/**
+ * Workflow completions as the worker running them reports them (bench/baseline/completion-interceptors.ts), by
+ * workflow id. A phase learns that a delivery is done here instead of awaiting its result from the server, which
+ * would cost the server and the bench a history read per delivery that no production caller makes;
+ * `allClosed` then checks with the server, once per phase and outside the measured window, that every one of
+ * them did close and none failed.
+ */
+export class Completions {
+  private readonly finished = new Map<string, boolean>();
+  private readonly waiting = new Map<string, { resolve: () => void; reject: (err: Error) => void }>();
+
+  readonly sinks: InjectedSinks<CompletionSinks> = {
+    benchCompletion: { finished: { fn: (info, failed) => this.finish(info.workflowId, failed) } },
+  };
+
+  /** Resolves once the workflow's function has returned, rejects if it threw. */
+  waitFor(workflowId: string): Promise<void> {
+    const failed = this.finished.get(workflowId);
+    if (failed !== undefined) {
+      this.finished.delete(workflowId);
+      return failed ? Promise.reject(failure(workflowId)) : Promise.resolve();
+    }
+    return new Promise((resolve, reject) => this.waiting.set(workflowId, { resolve, reject }));
+  }
+
+  private finish(workflowId: string, failed: boolean): void {
+    const waiter = this.waiting.get(workflowId);
+    if (!waiter) {
+      this.finished.set(workflowId, failed);
+      return;
+    }
+    this.waiting.delete(workflowId);
+    if (failed) waiter.reject(failure(workflowId));
+    else waiter.resolve();
+  }
+}
+
+function failure(workflowId: string): Error {
+  return new Error(`bench: workflow ${workflowId} failed`);
+}
+
+/**
+ * Waits until no workflow of `workflowType` on `taskQueue` is running (Temporal's visibility, polled), then
+ * throws if any of them closed otherwise than completed.
+ */
+export async function allClosed(client: Client, taskQueue: string, workflowType: string, timeoutMs = 60_000): Promise<void> {
+  const of = `TaskQueue = '${taskQueue}' AND WorkflowType = '${workflowType}'`;
+  const deadline = Date.now() + timeoutMs;
+  while ((await client.workflow.count(`${of} AND ExecutionStatus = 'Running'`)).count > 0) {
+    if (Date.now() > deadline) throw new Error(`bench: ${workflowType} workflows on ${taskQueue} still running after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  const { count } = await client.workflow.count(`${of} AND ExecutionStatus != 'Completed'`);
+  if (count > 0) throw new Error(`bench: ${count} ${workflowType} workflows on ${taskQueue} did not complete`);
+}

@@ -1,0 +1,46 @@
+import type { WorkflowInfo } from '@temporalio/workflow';
+import { describe, expect, it } from 'vitest';
+import { Completions } from '../../../bench/completions';
+
+/** What the worker does with a sink call: the function, with the calling workflow's info. */
+function report(completions: Completions, workflowId: string, failed: boolean): void {
+  void completions.sinks.benchCompletion.finished.fn({ workflowId } as WorkflowInfo, failed);
+}
+
+describe('bench completions', () => {
+  it('resolves a wait for a workflow that finishes later', async () => {
+    const completions = new Completions();
+    const done = completions.waitFor('event:evt_1');
+    report(completions, 'event:evt_1', false);
+    await expect(done).resolves.toBeUndefined();
+  });
+
+  it('resolves a wait for a workflow that finished before anyone waited', async () => {
+    const completions = new Completions();
+    report(completions, 'event:evt_2', false);
+    await expect(completions.waitFor('event:evt_2')).resolves.toBeUndefined();
+  });
+
+  it('rejects for a workflow that threw, before or after the wait began', async () => {
+    const completions = new Completions();
+    const waiting = completions.waitFor('event:evt_3');
+    report(completions, 'event:evt_3', true);
+    await expect(waiting).rejects.toThrow('event:evt_3 failed');
+    report(completions, 'event:evt_4', true);
+    await expect(completions.waitFor('event:evt_4')).rejects.toThrow('event:evt_4 failed');
+  });
+
+  it('keeps other workflows apart', async () => {
+    const completions = new Completions();
+    const first = completions.waitFor('bare:a');
+    const second = completions.waitFor('bare:b');
+    report(completions, 'bare:b', false);
+    await expect(second).resolves.toBeUndefined();
+    let settled = false;
+    void first.then(() => (settled = true));
+    await Promise.resolve();
+    expect(settled).toBe(false);
+    report(completions, 'bare:a', false);
+    await expect(first).resolves.toBeUndefined();
+  });
+});
