@@ -4,6 +4,7 @@ import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { SEARCH_ATTRIBUTE_CLI_TYPES } from '../core/delivery-contract';
 import { childStopper } from './child-process';
+import { temporalServerEnv } from './temporal-server-config';
 
 export interface DevServerOptions {
   cliPath: string;
@@ -27,6 +28,13 @@ export interface DevServer {
   stop(): Promise<void>;
 }
 
+/** deploy/temporal/dynamicconfig.yaml's values, as flags (a unit test keeps the two the same); the reasons are there. */
+export const DYNAMIC_CONFIG: Record<string, boolean | number> = {
+  'system.enableActivityEagerExecution': true,
+  'history.visibilityProcessorMaxPollRPS': 1,
+  'history.visibilityTaskBatchSize': 1000,
+};
+
 export function devServerArgs(options: DevServerOptions): string[] {
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(options.port), '--log-level', 'error'];
   args.push('--namespace', options.namespace ?? 'default');
@@ -38,7 +46,7 @@ export function devServerArgs(options: DevServerOptions): string[] {
     args.push('--db-filename', options.dbFile, '--sqlite-pragma', 'journal_mode=WAL', '--sqlite-pragma', 'synchronous=OFF');
   }
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTE_CLI_TYPES)) args.push('--search-attribute', `${name}=${type}`);
-  args.push('--dynamic-config-value', 'system.enableActivityEagerExecution=true');
+  for (const [key, value] of Object.entries(DYNAMIC_CONFIG)) args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
   args.push(...(options.extraArgs ?? []));
   return args;
 }
@@ -69,7 +77,7 @@ async function waitUntilServing(address: string, child: ChildProcess, timeoutMs:
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
   const address = `127.0.0.1:${options.port}`;
   const args = devServerArgs(options);
-  const child = spawn(options.cliPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(options.cliPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: temporalServerEnv() });
   const log = options.log;
   const forward = (chunk: Buffer) => {
     if (log) for (const line of chunk.toString().split('\n')) if (line.trim()) log(line);

@@ -12,6 +12,19 @@ export const TEMPORAL_SERVER_VERSION = '1.29.1';
 /** What a cluster of ours runs with unless told otherwise; docker-compose.yml sets the same (a unit test checks). */
 export const DEFAULT_NUM_HISTORY_SHARDS = 4;
 export const DEFAULT_RETENTION_HOURS = 72;
+/**
+ * The Go collector's target for every Temporal server we start (GOGC; Go's default is 100): the server then
+ * collects half as often, for a larger heap. On the dev server under load its CPU per delivery fell by about
+ * 0.4 ms and its resident memory rose from about 420 to 570 MB (docs/performance.md "CPU per delivery").
+ * docker-compose.yml sets the same (a unit test checks).
+ */
+export const TEMPORAL_SERVER_GOGC = '200';
+
+/** The environment a Temporal server process of ours runs with: the caller's, with our GOGC unless it sets one. */
+export function temporalServerEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  return { ...env, GOGC: env.GOGC || TEMPORAL_SERVER_GOGC };
+}
+
 /** Committed, and mounted into the compose server by DYNAMIC_CONFIG_FILE_PATH: one file for both topologies. */
 export const DEFAULT_DYNAMIC_CONFIG_FILE = path.join(__dirname, '..', 'deploy', 'temporal', 'dynamicconfig.yaml');
 

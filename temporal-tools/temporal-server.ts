@@ -22,6 +22,7 @@ import {
   probeQuery,
   serverArgs,
   serverConfig,
+  temporalServerEnv,
   toYaml,
   type ServerPorts,
   type TemporalDatabases,
@@ -97,7 +98,7 @@ export async function startTemporalServer(options: TemporalServerOptions): Promi
   const logFd = openSync(logFile, 'w');
   // Its own process group: a terminal's Ctrl-C goes to our process, which stops the server in order, rather than
   // to both at once (the caller would then see the server die before it asked).
-  const child = spawn(install.serverPath, serverArgs({ rootDir: runDir, env: envName }), { stdio: ['ignore', logFd, logFd], detached: true });
+  const child = spawn(install.serverPath, serverArgs({ rootDir: runDir, env: envName }), { stdio: ['ignore', logFd, logFd], detached: true, env: temporalServerEnv() });
   closeSync(logFd);
   const stopChild = childStopper(child, STOP_GRACE_MS);
   child.once('error', () => undefined); // a failed spawn also emits exit; waitUntilReady reports it

@@ -9,6 +9,7 @@ import {
   DEFAULT_RETENTION_HOURS,
   SCHEMA_DIRS,
   SQL_PLUGIN,
+  TEMPORAL_SERVER_GOGC,
   TEMPORAL_SERVER_VERSION,
   schemaSteps,
   sqlToolArgs,
@@ -300,8 +301,9 @@ describe('docker-compose.yml and `parcel-webhooks temporal-server` run the same 
     }
   });
 
-  it('same shards, namespace and retention', () => {
+  it('same shards, Go collector target, namespace and retention', () => {
     expect(temporal?.environment?.NUM_HISTORY_SHARDS).toBe(String(DEFAULT_NUM_HISTORY_SHARDS));
+    expect(temporal?.environment?.GOGC).toBe(TEMPORAL_SERVER_GOGC);
     const script = services['temporal-namespace']?.command?.[0] ?? '';
     const create = script.match(/temporal operator namespace create (.*)$/m)?.[1] ?? '';
     const namespace = services.api?.environment?.TEMPORAL_NAMESPACE;

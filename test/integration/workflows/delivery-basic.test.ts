@@ -130,8 +130,12 @@ describe('delivery: success, retries, abandonment', () => {
     await deliveryResult(h.tw.client, id);
     const { rows } = await h.tw.pool.query('SELECT count(*)::int AS n FROM events WHERE id = $1', [id]);
     expect(rows[0].n).toBe(1);
-    const runs = [];
-    for await (const run of h.tw.client.workflow.list({ query: `WorkflowId = "event:${id}"` })) runs.push(run);
+    // Visibility lists the workflow once the server has loaded its record (about once a second): awaited.
+    const runs = await waitFor(async () => {
+      const listed = [];
+      for await (const run of h.tw.client.workflow.list({ query: `WorkflowId = "event:${id}"` })) listed.push(run);
+      return listed.length > 0 ? listed : undefined;
+    }, { what: 'the workflow in visibility' });
     expect(runs).toHaveLength(1);
     expect(h.receiver.at('/race-a')).toHaveLength(1);
     expect(h.receiver.at('/race-b')).toHaveLength(1);

@@ -66,8 +66,13 @@ describe('retention', () => {
       return attemptId;
     };
     const claims = { expired: await claimOf(delivered.event.id), kept: await claimOf(fresh.event.id) };
-    // The running delivery is found open in Temporal's visibility, which is what protects it.
-    expect(await eventIdsWithOpenWorkflows(h.tw.client, [delivered.event.id, running.event.id])).toEqual(new Set([running.event.id]));
+    // The running delivery is found open in Temporal's visibility, which is what protects it. Visibility is read
+    // from a queue the server loads about once a second (deploy/temporal/dynamicconfig.yaml), so it is awaited.
+    const openIds = [delivered.event.id, running.event.id];
+    await waitFor(async () => {
+      const open = await eventIdsWithOpenWorkflows(h.tw.client, openIds);
+      return open.size === 1 && open.has(running.event.id);
+    }, { what: 'visibility to show only the running delivery open' });
 
     // Every worker ensures the schedule at start: the first creates it, the others find it.
     const lines: string[] = [];

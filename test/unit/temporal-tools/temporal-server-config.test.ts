@@ -11,6 +11,8 @@ import {
   standardPorts,
   toYaml,
   type ServerConfigInput,
+  temporalServerEnv,
+  TEMPORAL_SERVER_GOGC,
 } from '../../../temporal-tools/temporal-server-config';
 
 const ports = {
@@ -115,5 +117,13 @@ describe('arguments', () => {
     expect(probeQuery({ ParcelAccountId: 'Keyword', ParcelLivemode: 'Bool', ParcelEndpointIds: 'KeywordList' })).toBe(
       'ParcelAccountId = "probe" AND ParcelLivemode = true AND ParcelEndpointIds = "probe"',
     );
+  });
+});
+
+describe('the server process environment', () => {
+  it('sets our GOGC, keeps the rest of the environment, and leaves an operator\'s own GOGC alone', () => {
+    expect(temporalServerEnv({ PATH: '/bin' })).toEqual({ PATH: '/bin', GOGC: TEMPORAL_SERVER_GOGC });
+    expect(temporalServerEnv({ PATH: '/bin', GOGC: '50' })).toEqual({ PATH: '/bin', GOGC: '50' });
+    expect(temporalServerEnv({ GOGC: '' }).GOGC).toBe(TEMPORAL_SERVER_GOGC);
   });
 });
