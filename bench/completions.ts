@@ -51,16 +51,21 @@ function failure(workflowId: string): Error {
 }
 
 /**
- * Waits until no workflow of `workflowType` on `taskQueue` is running (Temporal's visibility, polled), then
- * throws if any of them closed otherwise than completed.
+ * Waits until the `started` workflows of `workflowType` on `taskQueue` all show as completed in Temporal's
+ * visibility (polled: the server records them up to about a second late), and throws, naming the others, if they
+ * do not within `timeoutMs`: failed, terminated, timed out, or still running.
  */
-export async function allClosed(client: Client, taskQueue: string, workflowType: string, timeoutMs = 60_000): Promise<void> {
+export async function allClosed(client: Client, taskQueue: string, workflowType: string, started: number, timeoutMs = 60_000): Promise<void> {
   const of = `TaskQueue = '${taskQueue}' AND WorkflowType = '${workflowType}'`;
   const deadline = Date.now() + timeoutMs;
-  while ((await client.workflow.count(`${of} AND ExecutionStatus = 'Running'`)).count > 0) {
-    if (Date.now() > deadline) throw new Error(`bench: ${workflowType} workflows on ${taskQueue} still running after ${timeoutMs} ms`);
+  while ((await client.workflow.count(`${of} AND ExecutionStatus = 'Completed'`)).count < started) {
+    if (Date.now() > deadline) {
+      const named: string[] = [];
+      for await (const workflow of client.workflow.list({ query: `${of} AND ExecutionStatus != 'Completed'` })) {
+        named.push(`${workflow.workflowId} ${workflow.status.name}`);
+      }
+      throw new Error(`bench: of ${started} ${workflowType} workflows on ${taskQueue}, these had not completed after ${timeoutMs} ms: ${named.slice(0, 10).join(', ') || 'none recorded'}`);
+    }
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
-  const { count } = await client.workflow.count(`${of} AND ExecutionStatus != 'Completed'`);
-  if (count > 0) throw new Error(`bench: ${count} ${workflowType} workflows on ${taskQueue} did not complete`);
 }

@@ -27,7 +27,8 @@ import { percentile } from '../stats';
  *   retention    the retention job (purgeExpired, the activity's code, with its batch size and a real Temporal
  *                client, in a process of its own as in a worker) deleting everything older than 30 days: events
  *                per second, each with its deliveries, attempts and abandonment records; meanwhile publishes
- *                run one after the other, p99 and the slowest.
+ *                run one after the other, p99 and the slowest. Before it, the same publishes for as long with
+ *                nothing else running: the slowest of those says what the machine stalls without retention.
  * No worker runs: publishing only stores (the outbox), so the figures are the API's and Postgres's.
  */
 
@@ -40,6 +41,8 @@ export interface LargeTablesResult {
   publishP99MsDuringRetention: number;
   /** The slowest publish while retention ran: the rule is that retention never stalls one past STALL_MS. */
   publishMaxMsDuringRetention: number;
+  /** The slowest of the same publishes, one after the other for QUIET_SECONDS, before retention: the control. */
+  publishMaxMsWithoutRetention: number;
 }
 
 const TOKEN = 'bench-internal-token-large-tables-0123';
@@ -50,6 +53,8 @@ const PUBLISH_ROUNDS = 10;
 const PUBLISHES_PER_ROUND = 200;
 /** A publish slower than this while retention runs is a stall: the rule is that there are none. */
 const STALL_MS = 50;
+/** How long the control publishes run: about as long as retention takes at full size. */
+const QUIET_SECONDS = 60;
 /** The most the retention run may take before the scenario fails. */
 const RETENTION_BOUND_MS = 600_000;
 const SIZES = ['tiny', 'median', 'biggest'] as const;
@@ -245,6 +250,16 @@ async function measurePublish(big: Api, empty: Api, log: (line: string) => void)
   return { publishP99Ms: p(onBig, 99), publishP99MsEmpty: p(onEmpty, 99) };
 }
 
+/** Publishes one after the other for `seconds` on the big database with nothing else running: the slowest. */
+async function measureQuiet(big: Api, seconds: number, log: (line: string) => void): Promise<Pick<LargeTablesResult, 'publishMaxMsWithoutRetention'>> {
+  const quiet: number[] = [];
+  const until = performance.now() + seconds * 1000;
+  while (performance.now() < until) quiet.push(await timedRequest(big.http, publishRequest(), 201));
+  log(`large-tables: ${quiet.length} publishes in ${seconds} s without retention, p50 ${p(quiet, 50)} ms p99 ${p(quiet, 99)} ms max ${p(quiet, 100)} ms, ` +
+    `${quiet.filter((ms) => ms > STALL_MS).length} over ${STALL_MS} ms`);
+  return { publishMaxMsWithoutRetention: p(quiet, 100) };
+}
+
 type RetentionRun = Awaited<ReturnType<typeof purgeExpired>>;
 
 /**
@@ -318,8 +333,9 @@ export async function largeTablesScenario(ctx: BenchContext, log: (line: string)
       await seedEmpty(empty.pool);
       const reads = await measureReads(big, 'http://127.0.0.1', log);
       const publish = await measurePublish(big, empty, log);
+      const quiet = await measureQuiet(big, QUIET_SECONDS * Math.min(1, scale), log);
       const retention = await measureRetention(ctx, big, log);
-      return { reads, ...publish, ...retention };
+      return { reads, ...publish, ...quiet, ...retention };
     } finally {
       await big.close();
       await empty.close();
