@@ -14,8 +14,8 @@ export const DEFAULT_NUM_HISTORY_SHARDS = 4;
 export const DEFAULT_RETENTION_HOURS = 72;
 /**
  * The Go collector's target for every Temporal server we start (GOGC; Go's default is 100): the server then
- * collects half as often, for a larger heap. On the dev server under load its CPU per delivery fell by about
- * 0.4 ms and its resident memory rose from about 420 to 570 MB (docs/performance.md "CPU per delivery").
+ * collects half as often, for a larger heap. On the dev server under load CPU per delivery fell by 0.4-1 ms
+ * and the server's resident memory rose from about 420 to 570 MB (docs/performance.md "CPU per delivery").
  * docker-compose.yml sets the same (a unit test checks).
  */
 export const TEMPORAL_SERVER_GOGC = '200';
