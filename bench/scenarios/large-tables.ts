@@ -43,7 +43,12 @@ export interface LargeTablesResult {
   publishMaxMsDuringRetention: number;
   /** The slowest of the same publishes, one after the other for QUIET_SECONDS, before retention: the control. */
   publishMaxMsWithoutRetention: number;
+  /** The Postgres settings retention's stalls depend on (dirty buffers, checkpoints forced by WAL), as the server had them. */
+  postgresSettings: Record<string, string>;
 }
+
+/** Settings of the Postgres server under test that decide how a bulk delete's writes reach the disk. */
+const POSTGRES_SETTINGS = ['shared_buffers', 'max_wal_size', 'checkpoint_timeout', 'checkpoint_completion_target', 'wal_compression'];
 
 const TOKEN = 'bench-internal-token-large-tables-0123';
 const RUNS = 100;
@@ -333,9 +338,15 @@ export async function largeTablesScenario(ctx: BenchContext, log: (line: string)
       await seedEmpty(empty.pool);
       const reads = await measureReads(big, 'http://127.0.0.1', log);
       const publish = await measurePublish(big, empty, log);
+      const { rows: settings } = await big.pool.query<{ name: string; value: string }>(
+        'SELECT name, current_setting(name) AS value FROM pg_settings WHERE name = ANY ($1::text[]) ORDER BY name',
+        [POSTGRES_SETTINGS],
+      );
+      const postgresSettings = Object.fromEntries(settings.map((row) => [row.name, row.value]));
+      log(`large-tables: postgres ${JSON.stringify(postgresSettings)}`);
       const quiet = await measureQuiet(big, QUIET_SECONDS * Math.min(1, scale), log);
       const retention = await measureRetention(ctx, big, log);
-      return { reads, ...publish, ...quiet, ...retention };
+      return { reads, ...publish, ...quiet, ...retention, postgresSettings };
     } finally {
       await big.close();
       await empty.close();
