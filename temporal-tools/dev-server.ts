@@ -29,7 +29,7 @@ export interface DevServer {
 }
 
 /** deploy/temporal/dynamicconfig.yaml's values, as flags (a unit test keeps the two the same); the reasons are there. */
-export const DYNAMIC_CONFIG: Record<string, boolean | number> = {
+const DYNAMIC_CONFIG: Record<string, boolean | number> = {
   'system.enableActivityEagerExecution': true,
   'history.visibilityProcessorMaxPollRPS': 1,
   'history.visibilityTaskBatchSize': 1000,
