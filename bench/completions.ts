@@ -19,10 +19,23 @@ export const IGNORED_COMPLETIONS: InjectedSinks<CompletionSinks> = { benchComple
 export class Completions {
   private readonly finished = new Map<string, boolean>();
   private readonly waiting = new Map<string, { resolve: () => void; reject: (err: Error) => void }>();
+  private readonly completedByType = new Map<string, number>();
 
   readonly sinks: InjectedSinks<CompletionSinks> = {
-    benchCompletion: { finished: { fn: (info, failed) => this.finish(info.workflowId, failed) } },
+    benchCompletion: {
+      finished: {
+        fn: (info, failed) => {
+          if (!failed) this.completedByType.set(info.workflowType, this.completed(info.workflowType) + 1);
+          this.finish(info.workflowId, failed);
+        },
+      },
+    },
   };
+
+  /** How many workflows of this type the worker reported completed: what the server must show completed too. */
+  completed(workflowType: string): number {
+    return this.completedByType.get(workflowType) ?? 0;
+  }
 
   /** Resolves once the workflow's function has returned, rejects if it threw. */
   waitFor(workflowId: string): Promise<void> {
@@ -51,20 +64,21 @@ function failure(workflowId: string): Error {
 }
 
 /**
- * Waits until the `started` workflows of `workflowType` on `taskQueue` all show as completed in Temporal's
- * visibility (polled: the server records them up to about a second late), and throws, naming the others, if they
- * do not within `timeoutMs`: failed, terminated, timed out, or still running.
+ * Waits until the workflows of `workflowType` on `taskQueue` that the worker reported completed all show as
+ * completed in Temporal's visibility too (polled: the server records them up to about a second late), and throws,
+ * naming the others, if they do not within `timeoutMs`: failed, terminated, timed out, or still running.
  */
-export async function allClosed(client: Client, taskQueue: string, workflowType: string, started: number, timeoutMs = 60_000): Promise<void> {
+export async function allClosed(client: Client, taskQueue: string, workflowType: string, completions: Completions, timeoutMs = 60_000): Promise<void> {
+  const completed = completions.completed(workflowType);
   const of = `TaskQueue = '${taskQueue}' AND WorkflowType = '${workflowType}'`;
   const deadline = Date.now() + timeoutMs;
-  while ((await client.workflow.count(`${of} AND ExecutionStatus = 'Completed'`)).count < started) {
+  while ((await client.workflow.count(`${of} AND ExecutionStatus = 'Completed'`)).count < completed) {
     if (Date.now() > deadline) {
       const named: string[] = [];
       for await (const workflow of client.workflow.list({ query: `${of} AND ExecutionStatus != 'Completed'` })) {
         named.push(`${workflow.workflowId} ${workflow.status.name}`);
       }
-      throw new Error(`bench: of ${started} ${workflowType} workflows on ${taskQueue}, these had not completed after ${timeoutMs} ms: ${named.slice(0, 10).join(', ') || 'none recorded'}`);
+      throw new Error(`bench: of ${completed} ${workflowType} workflows on ${taskQueue} its worker completed, these had not completed in Temporal after ${timeoutMs} ms: ${named.slice(0, 10).join(', ') || 'none recorded'}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 250));
   }

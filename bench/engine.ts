@@ -9,7 +9,7 @@ import { loadConfig, type Config } from '../infra/config';
 import { createPool, type Pool } from '../db/pool';
 import { createWorker, runWorker } from '../worker/worker';
 import { TLS_DIR } from './receiver';
-import { COMPLETION_INTERCEPTORS, Completions } from './completions';
+import { allClosed, COMPLETION_INTERCEPTORS, Completions } from './completions';
 
 export const SECRET = 'whsec_bench0000000000000000000000000';
 
@@ -89,8 +89,8 @@ export interface Engine {
   addAccount(urls: string[]): Promise<string>;
   /** Publishes one event through the product's publish path; resolves when publishing returned. */
   publish(accountId: string, eventId: string): Promise<void>;
-  /** The task queue its worker polls (its own). */
-  taskQueue: string;
+  /** Checks, once the phase is over, that Temporal shows completed every delivery the worker completed (bench/completions.ts). */
+  allClosed(): Promise<void>;
   /** Resolves when the event's workflow has completed, as its worker reports it (bench/completions.ts). */
   completed(eventId: string): Promise<void>;
   stop(): Promise<void>;
@@ -142,7 +142,7 @@ export async function startEngine(ctx: BenchContext, variant: EngineVariant): Pr
   return {
     config,
     worker,
-    taskQueue,
+    allClosed: () => allClosed(ctx.client, taskQueue, 'deliverEvent', completions),
     addAccount: (urls) => addBenchAccount(ctx.pool, urls),
     publish: (accountId, eventId) => publishBenchEvent(pool, accountId, eventId),
     completed: (eventId) => completions.waitFor(WORKFLOW_ID.deliverEvent(eventId)),

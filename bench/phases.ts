@@ -81,19 +81,16 @@ export async function bareTemporalPhase(
   const { worker, running, activityStarted, completions } = await startBareWorker(ctx, taskQueue, bareBundle);
   const meters = costMeters(server, ctx.pool);
   const measuredIds: string[] = [];
-  // Workflows the phase started, warm-up included: all of them must show as completed once it is over.
-  let started = 0;
   try {
     const summary = await runSteady({ ...steady, concurrency }, async (i) => {
       const id = `${taskQueue}-${i}`;
       const t0 = performance.now();
       await ctx.client.workflow.start('bareWorkflow', { taskQueue, workflowId: `bare:${id}`, args: [id] });
-      started += 1;
       await within(completions.waitFor(`bare:${id}`), DELIVERY_DEADLINE_MS, id);
       measuredIds.push(`bare:${id}`);
       return (activityStarted.get(id) as number) - t0;
     }, meters);
-    await allClosed(ctx.client, taskQueue, 'bareWorkflow', started);
+    await allClosed(ctx.client, taskQueue, 'bareWorkflow', completions);
     return { summary, ...meters.costs(), ...(await historyFacts(ctx, measuredIds, concurrency === 1)) };
   } finally {
     worker.shutdown();
@@ -125,21 +122,18 @@ export async function bareEagerPhase(
   const client = new Client({ connection: ctx.connection });
   const meters = costMeters(server, ctx.pool);
   const measuredIds: string[] = [];
-  // Workflows the phase started, warm-up included: all of them must show as completed once it is over.
-  let started = 0;
   const idPrefix = `evt_${taskQueue.replace(/\W/g, '')}_`;
   try {
     const summary = await runSteady({ ...steady, concurrency: 1 }, async (i) => {
       const eventId = `${idPrefix}${i}`;
       const t0 = performance.now();
       const handle = await client.workflow.start('eagerPostWorkflow', { taskQueue, workflowId: `bare-eager:${eventId}`, args: [eventId], requestEagerStart: true });
-      started += 1;
       const arrived = await within(receiver.waitFor(eventId, '/eager'), DELIVERY_DEADLINE_MS, `arrival of ${eventId}`);
       await within(completions.waitFor(handle.workflowId), DELIVERY_DEADLINE_MS, `workflow of ${eventId}`);
       measuredIds.push(handle.workflowId);
       return arrived - t0;
     }, meters);
-    await allClosed(ctx.client, taskQueue, 'eagerPostWorkflow', started);
+    await allClosed(ctx.client, taskQueue, 'eagerPostWorkflow', completions);
     return { summary, ...meters.costs(), ...(await historyFacts(ctx, measuredIds, false)) };
   } finally {
     worker.shutdown();
@@ -160,8 +154,6 @@ export async function enginePhase(
   const engine = await startEngine(ctx, variant);
   const meters = costMeters(server, ctx.pool);
   const measuredIds: string[] = [];
-  // Workflows the phase started, warm-up included: all of them must show as completed once it is over.
-  let started = 0;
   try {
     const accountId = await engine.addAccount([receiver.url('/engine')]);
     const tag = accountId.slice(-8);
@@ -169,13 +161,12 @@ export async function enginePhase(
       const eventId = `evt_${tag}_${variant.name.replace(/\W/g, '')}_${concurrency}_${i}`;
       const t0 = performance.now();
       await engine.publish(accountId, eventId);
-      started += 1;
       const arrived = await within(receiver.waitFor(eventId, '/engine'), DELIVERY_DEADLINE_MS, `arrival of ${eventId}`);
       await within(engine.completed(eventId), DELIVERY_DEADLINE_MS, `workflow of ${eventId}`);
       measuredIds.push(`event:${eventId}`);
       return arrived - t0;
     }, meters);
-    await allClosed(ctx.client, engine.taskQueue, 'deliverEvent', started);
+    await engine.allClosed();
     return { summary, ...meters.costs(), ...(await historyFacts(ctx, measuredIds, concurrency === 1)) };
   } finally {
     await engine.stop();

@@ -4,7 +4,8 @@ import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { SEARCH_ATTRIBUTE_CLI_TYPES } from '../core/delivery-contract';
 import { childStopper } from './child-process';
-import { temporalServerEnv } from './temporal-server-config';
+import { dynamicConfigValues } from './dynamic-config';
+import { DEFAULT_DYNAMIC_CONFIG_FILE, temporalServerEnv } from './temporal-server-config';
 
 export interface DevServerOptions {
   cliPath: string;
@@ -28,13 +29,6 @@ export interface DevServer {
   stop(): Promise<void>;
 }
 
-/** deploy/temporal/dynamicconfig.yaml's values, as flags (a unit test keeps the two the same); the reasons are there. */
-const DYNAMIC_CONFIG: Record<string, boolean | number> = {
-  'system.enableActivityEagerExecution': true,
-  'history.visibilityProcessorMaxPollRPS': 1,
-  'history.visibilityTaskBatchSize': 1000,
-};
-
 export function devServerArgs(options: DevServerOptions): string[] {
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(options.port), '--log-level', 'error'];
   args.push('--namespace', options.namespace ?? 'default');
@@ -46,7 +40,10 @@ export function devServerArgs(options: DevServerOptions): string[] {
     args.push('--db-filename', options.dbFile, '--sqlite-pragma', 'journal_mode=WAL', '--sqlite-pragma', 'synchronous=OFF');
   }
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTE_CLI_TYPES)) args.push('--search-attribute', `${name}=${type}`);
-  for (const [key, value] of Object.entries(DYNAMIC_CONFIG)) args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
+  // The committed dynamic config, the same file the full server reads (its reasons are written there).
+  for (const [key, value] of Object.entries(dynamicConfigValues(DEFAULT_DYNAMIC_CONFIG_FILE))) {
+    args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
+  }
   args.push(...(options.extraArgs ?? []));
   return args;
 }

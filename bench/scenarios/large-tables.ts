@@ -223,10 +223,27 @@ async function measureReads(api: Api, origin: string, log: (line: string) => voi
   return reads;
 }
 
-async function publishTimes(api: Api, count: number): Promise<number[]> {
+/** Publishes one after the other while `go(n)` holds (n: publishes so far): the time of each. */
+async function publishWhile(api: Api, go: (n: number) => boolean): Promise<number[]> {
   const times: number[] = [];
-  for (let i = 0; i < count; i++) times.push(await timedRequest(api.http, publishRequest(), 201));
+  while (go(times.length)) times.push(await timedRequest(api.http, publishRequest(), 201));
   return times;
+}
+
+const publishTimes = (api: Api, count: number) => publishWhile(api, (n) => n < count);
+
+/** Publish times as the log shows them: p50, p99, the slowest, and how many were stalls. */
+function stallLine(times: number[]): string {
+  return `p50 ${p(times, 50)} ms p99 ${p(times, 99)} ms max ${p(times, 100)} ms, ${times.filter((ms) => ms > STALL_MS).length} over ${STALL_MS} ms`;
+}
+
+/** The Postgres settings under test that decide how a bulk delete's writes reach the disk (POSTGRES_SETTINGS). */
+async function postgresSettingsOf(pool: Pool): Promise<Record<string, string>> {
+  const { rows } = await pool.query<{ name: string; value: string }>(
+    'SELECT name, current_setting(name) AS value FROM pg_settings WHERE name = ANY ($1::text[]) ORDER BY name',
+    [POSTGRES_SETTINGS],
+  );
+  return Object.fromEntries(rows.map((row) => [row.name, row.value]));
 }
 
 /** The same account and endpoints as the big database's biggest account, and nothing else. */
@@ -257,11 +274,9 @@ async function measurePublish(big: Api, empty: Api, log: (line: string) => void)
 
 /** Publishes one after the other for `seconds` on the big database with nothing else running: the slowest. */
 async function measureQuiet(big: Api, seconds: number, log: (line: string) => void): Promise<Pick<LargeTablesResult, 'publishMaxMsWithoutRetention'>> {
-  const quiet: number[] = [];
   const until = performance.now() + seconds * 1000;
-  while (performance.now() < until) quiet.push(await timedRequest(big.http, publishRequest(), 201));
-  log(`large-tables: ${quiet.length} publishes in ${seconds} s without retention, p50 ${p(quiet, 50)} ms p99 ${p(quiet, 99)} ms max ${p(quiet, 100)} ms, ` +
-    `${quiet.filter((ms) => ms > STALL_MS).length} over ${STALL_MS} ms`);
+  const quiet = await publishWhile(big, () => performance.now() < until);
+  log(`large-tables: ${quiet.length} publishes in ${seconds} s without retention, ${stallLine(quiet)}`);
   return { publishMaxMsWithoutRetention: p(quiet, 100) };
 }
 
@@ -292,23 +307,21 @@ async function measureRetention(
   log: (line: string) => void,
 ): Promise<Pick<LargeTablesResult, 'retentionRowsPerSecond' | 'publishP99MsDuringRetention' | 'publishMaxMsDuringRetention'>> {
   const cutoff = new Date(Date.now() - 30 * 86_400_000);
-  const during: number[] = [];
   let retaining = true;
-  const publisher = (async () => {
-    while (retaining) during.push(await timedRequest(big.http, publishRequest(), 201));
-  })();
+  const publisher = publishWhile(big, () => retaining);
   const t0 = performance.now();
   let result: RetentionRun;
+  let during: number[] = [];
   try {
     result = await retentionInItsOwnProcess(ctx, big.databaseUrl, cutoff);
   } finally {
     retaining = false;
-    await publisher;
+    during = await publisher;
   }
   const seconds = (performance.now() - t0) / 1000;
   const { rows } = await big.pool.query<{ n: number }>('SELECT count(*)::integer AS n FROM events WHERE created < $1', [Math.floor(cutoff.getTime() / 1000)]);
   log(`large-tables: retention deleted ${result.events} events in ${result.batches} batches, ${round2(seconds)} s (${rows[0]?.n} left older than the cutoff); ` +
-    `${during.length} publishes meanwhile, p50 ${p(during, 50)} ms p99 ${p(during, 99)} ms max ${p(during, 100)} ms, ${during.filter((ms) => ms > STALL_MS).length} over ${STALL_MS} ms`);
+    `${during.length} publishes meanwhile, ${stallLine(during)}`);
   return {
     retentionRowsPerSecond: Math.round(result.events / seconds),
     publishP99MsDuringRetention: p(during, 99),
@@ -338,11 +351,7 @@ export async function largeTablesScenario(ctx: BenchContext, log: (line: string)
       await seedEmpty(empty.pool);
       const reads = await measureReads(big, 'http://127.0.0.1', log);
       const publish = await measurePublish(big, empty, log);
-      const { rows: settings } = await big.pool.query<{ name: string; value: string }>(
-        'SELECT name, current_setting(name) AS value FROM pg_settings WHERE name = ANY ($1::text[]) ORDER BY name',
-        [POSTGRES_SETTINGS],
-      );
-      const postgresSettings = Object.fromEntries(settings.map((row) => [row.name, row.value]));
+      const postgresSettings = await postgresSettingsOf(big.pool);
       log(`large-tables: postgres ${JSON.stringify(postgresSettings)}`);
       const quiet = await measureQuiet(big, QUIET_SECONDS * Math.min(1, scale), log);
       const retention = await measureRetention(ctx, big, log);

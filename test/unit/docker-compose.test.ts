@@ -15,6 +15,7 @@ import {
   sqlToolArgs,
 } from '../../temporal-tools/temporal-server-config';
 import { devServerArgs } from '../../temporal-tools/dev-server';
+import { dynamicConfigValues } from '../../temporal-tools/dynamic-config';
 import { loadConfig } from '../../infra/config';
 import { temporalMetricsAddress } from '../../infra/temporal-runtime';
 
@@ -222,11 +223,6 @@ function createdSearchAttributes(script: string): Record<string, string> {
   return Object.fromEntries([...created.matchAll(/--name (\w+) --type (\w+)/g)].map((m) => [m[1], m[2]]));
 }
 
-/** The values of a dynamic config file: key -> its unconstrained value. */
-function dynamicConfigValues(file: string): Record<string, unknown> {
-  const doc = parse(readFileSync(file, 'utf8')) as Record<string, { value: unknown; constraints?: object }[]>;
-  return Object.fromEntries(Object.entries(doc).map(([key, entries]) => [key, entries[0]?.value]));
-}
 
 describe('docker-compose.yml and `parcel-webhooks temporal-server` run the same Temporal', () => {
   const temporal = services.temporal;

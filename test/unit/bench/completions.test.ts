@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { Completions } from '../../../bench/completions';
 
 /** What the worker does with a sink call: the function, with the calling workflow's info. */
-function report(completions: Completions, workflowId: string, failed: boolean): void {
-  void completions.sinks.benchCompletion.finished.fn({ workflowId } as WorkflowInfo, failed);
+function report(completions: Completions, workflowId: string, failed: boolean, workflowType = 'deliverEvent'): void {
+  void completions.sinks.benchCompletion.finished.fn({ workflowId, workflowType } as WorkflowInfo, failed);
 }
 
 describe('bench completions', () => {
@@ -42,5 +42,17 @@ describe('bench completions', () => {
     expect(settled).toBe(false);
     report(completions, 'bare:a', false);
     await expect(first).resolves.toBeUndefined();
+  });
+
+  it('counts the completed workflows of each type, not the failed ones', () => {
+    const completions = new Completions();
+    report(completions, 'event:evt_5', false);
+    report(completions, 'event:evt_6', false);
+    report(completions, 'event:evt_7', true);
+    report(completions, 'bare:c', false, 'bareWorkflow');
+    expect(completions.completed('deliverEvent')).toBe(2);
+    expect(completions.completed('bareWorkflow')).toBe(1);
+    expect(completions.completed('eagerPostWorkflow')).toBe(0);
+    void completions.waitFor('event:evt_7').catch(() => undefined);
   });
 });
