@@ -282,6 +282,8 @@ describe('docker-compose.yml and `parcel-webhooks temporal-server` run the same 
     const values = dynamicConfigValues(DEFAULT_DYNAMIC_CONFIG_FILE);
     expect(Object.keys(flags).sort()).toEqual(Object.keys(values).sort());
     for (const [key, value] of Object.entries(values)) expect(JSON.parse(flags[key] as string), key).toEqual(value);
+    // The dev server's own default rereads search attributes from its store on every read; ours keeps the cache.
+    expect(flags['system.forceSearchAttributesCacheRefreshOnRead']).toBe('false');
   });
 
   it('same search attributes, registered once the server is healthy and before the app starts, and no others', () => {
