@@ -44,10 +44,10 @@ export interface DispatchDeps {
   /**
    * Called with each claimed workflow input (every trigger) before its start is asked for; returns the input to
    * start with. The worker makes attempt 1 there (attempt/early.ts): the start goes out beside it, or once it is
-   * on record, carrying its outcome.
+   * on record, carrying its outcome. A promise only when the start waits (on attempt 1): such starts do not count
+   * against a pass's own bound.
    */
   beforeStart?: (input: DeliverEventInput) => DeliverEventInput | Promise<DeliverEventInput>;
-  // A promise only when the start waits (on attempt 1): such starts do not count against a pass's own bound.
 }
 
 /** How long a claim keeps other dispatchers off a row: well above one start, even a slow one. */

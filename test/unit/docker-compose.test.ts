@@ -223,7 +223,6 @@ function createdSearchAttributes(script: string): Record<string, string> {
   return Object.fromEntries([...created.matchAll(/--name (\w+) --type (\w+)/g)].map((m) => [m[1], m[2]]));
 }
 
-
 describe('docker-compose.yml and `parcel-webhooks temporal-server` run the same Temporal', () => {
   const temporal = services.temporal;
 
