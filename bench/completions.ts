@@ -17,16 +17,19 @@ export const IGNORED_COMPLETIONS: InjectedSinks<CompletionSinks> = { benchComple
  * them did close and none failed.
  */
 export class Completions {
-  private readonly finished = new Map<string, boolean>();
-  private readonly waiting = new Map<string, { resolve: () => void; reject: (err: Error) => void }>();
+  private readonly finished = new Map<string, Finished>();
+  private readonly waiting = new Map<string, { resolve: (lifeMs: number) => void; reject: (err: Error) => void }>();
   private readonly completedByType = new Map<string, number>();
+
+  /** `now` is the clock the worker's report is read by (the tests give their own). */
+  constructor(private readonly now: () => number = Date.now) {}
 
   readonly sinks: InjectedSinks<CompletionSinks> = {
     benchCompletion: {
       finished: {
         fn: (info, failed) => {
           if (!failed) this.completedByType.set(info.workflowType, this.completed(info.workflowType) + 1);
-          this.finish(info.workflowId, failed);
+          this.finish(info.workflowId, { failed, lifeMs: this.now() - info.startTime.getTime() });
         },
       },
     },
@@ -37,26 +40,34 @@ export class Completions {
     return this.completedByType.get(workflowType) ?? 0;
   }
 
-  /** Resolves once the workflow's function has returned, rejects if it threw. */
-  waitFor(workflowId: string): Promise<void> {
-    const failed = this.finished.get(workflowId);
-    if (failed !== undefined) {
+  /**
+   * Resolves once the workflow's function has returned, rejects if it threw. It resolves with the workflow's
+   * life: from its start, as the server stamped it, to the worker's report that its function returned.
+   */
+  waitFor(workflowId: string): Promise<number> {
+    const finished = this.finished.get(workflowId);
+    if (finished !== undefined) {
       this.finished.delete(workflowId);
-      return failed ? Promise.reject(failure(workflowId)) : Promise.resolve();
+      return finished.failed ? Promise.reject(failure(workflowId)) : Promise.resolve(finished.lifeMs);
     }
     return new Promise((resolve, reject) => this.waiting.set(workflowId, { resolve, reject }));
   }
 
-  private finish(workflowId: string, failed: boolean): void {
+  private finish(workflowId: string, finished: Finished): void {
     const waiter = this.waiting.get(workflowId);
     if (!waiter) {
-      this.finished.set(workflowId, failed);
+      this.finished.set(workflowId, finished);
       return;
     }
     this.waiting.delete(workflowId);
-    if (failed) waiter.reject(failure(workflowId));
-    else waiter.resolve();
+    if (finished.failed) waiter.reject(failure(workflowId));
+    else waiter.resolve(finished.lifeMs);
   }
+}
+
+interface Finished {
+  failed: boolean;
+  lifeMs: number;
 }
 
 function failure(workflowId: string): Error {

@@ -91,8 +91,8 @@ export interface Engine {
   publish(accountId: string, eventId: string): Promise<void>;
   /** Checks, once the phase is over, that Temporal shows completed every delivery the worker completed (bench/completions.ts). */
   allClosed(): Promise<void>;
-  /** Resolves when the event's workflow has completed, as its worker reports it (bench/completions.ts). */
-  completed(eventId: string): Promise<void>;
+  /** Resolves when the event's workflow has completed, as its worker reports it, with its life (bench/completions.ts). */
+  completed(eventId: string): Promise<number>;
   stop(): Promise<void>;
 }
 

@@ -86,7 +86,7 @@ export async function bareTemporalPhase(
       const id = `${taskQueue}-${i}`;
       const t0 = performance.now();
       await ctx.client.workflow.start('bareWorkflow', { taskQueue, workflowId: `bare:${id}`, args: [id] });
-      await within(completions.waitFor(`bare:${id}`), DELIVERY_DEADLINE_MS, id);
+      meters.workflowLived(await within(completions.waitFor(`bare:${id}`), DELIVERY_DEADLINE_MS, id));
       measuredIds.push(`bare:${id}`);
       return (activityStarted.get(id) as number) - t0;
     }, meters);
@@ -129,7 +129,7 @@ export async function bareEagerPhase(
       const t0 = performance.now();
       const handle = await client.workflow.start('eagerPostWorkflow', { taskQueue, workflowId: `bare-eager:${eventId}`, args: [eventId], requestEagerStart: true });
       const arrived = await within(receiver.waitFor(eventId, '/eager'), DELIVERY_DEADLINE_MS, `arrival of ${eventId}`);
-      await within(completions.waitFor(handle.workflowId), DELIVERY_DEADLINE_MS, `workflow of ${eventId}`);
+      meters.workflowLived(await within(completions.waitFor(handle.workflowId), DELIVERY_DEADLINE_MS, `workflow of ${eventId}`));
       measuredIds.push(handle.workflowId);
       return arrived - t0;
     }, meters);
@@ -162,7 +162,7 @@ export async function enginePhase(
       const t0 = performance.now();
       await engine.publish(accountId, eventId);
       const arrived = await within(receiver.waitFor(eventId, '/engine'), DELIVERY_DEADLINE_MS, `arrival of ${eventId}`);
-      await within(engine.completed(eventId), DELIVERY_DEADLINE_MS, `workflow of ${eventId}`);
+      meters.workflowLived(await within(engine.completed(eventId), DELIVERY_DEADLINE_MS, `workflow of ${eventId}`));
       measuredIds.push(`event:${eventId}`);
       return arrived - t0;
     }, meters);
