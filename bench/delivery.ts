@@ -49,7 +49,7 @@ function defaultOut(startedAt: Date, cluster: boolean): string {
 }
 
 /** The dev server (metered: its process and its Prometheus endpoint) or the full server on Postgres (not). */
-type BenchServerLike = { address: string; pid?: number; metricsUrl?: string; args?: string[]; settings?: unknown; stop(): Promise<void> };
+type BenchServerLike = { address: string; pid?: number; metricsUrl?: string; args?: string[]; goEnv?: Record<string, string | undefined>; settings?: unknown; stop(): Promise<void> };
 const log = (message: string) => process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 
 function selected(name: string): boolean {
@@ -139,7 +139,7 @@ async function main(): Promise<void> {
       startedAt: startedAt.toISOString(),
       finishedAt: new Date().toISOString(),
       machine: { ...machine, loadAverageEnd: os.loadavg().map((l) => Math.round(l * 100) / 100) },
-      server: 'settings' in server ? server.settings : { kind: 'temporal server start-dev (CLI 1.5.1, server 1.29.1; SQLite file, WAL, one history shard)', args: server.args },
+      server: 'settings' in server ? server.settings : { kind: 'temporal server start-dev (CLI 1.5.1, server 1.29.1; SQLite file, WAL, one history shard)', args: server.args, env: server.goEnv },
       settings: { ...settings, variants: VARIANTS, scenarioVariant: scenarioVariant.name },
       steady: steadyResults,
       ratios: ratios(steadyResults),

@@ -11,6 +11,7 @@ export interface BenchServer {
   uiUrl: string | undefined;
   pid: number;
   args: string[];
+  goEnv: { GOGC?: string; GOMAXPROCS?: string };
   stop(): Promise<void>;
 }
 
@@ -40,6 +41,7 @@ export async function startBenchServer(options: BenchServerOptions): Promise<Ben
     uiUrl: server.uiUrl,
     pid: server.process.pid as number,
     args: server.args,
+    goEnv: server.goEnv,
     stop: server.stop,
   };
 }

@@ -1,11 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { SEARCH_ATTRIBUTE_CLI_TYPES } from '../core/delivery-contract';
 import { childStopper } from './child-process';
 import { dynamicConfigValues } from './dynamic-config';
-import { DEFAULT_DYNAMIC_CONFIG_FILE, temporalServerEnv } from './temporal-server-config';
+import { DEFAULT_DYNAMIC_CONFIG_FILE, devServerEnv } from './temporal-server-config';
 
 export interface DevServerOptions {
   cliPath: string;
@@ -26,6 +27,8 @@ export interface DevServer {
   uiUrl: string | undefined;
   process: ChildProcess;
   args: string[];
+  /** The Go runtime's settings it runs with (GOGC, GOMAXPROCS). */
+  goEnv: { GOGC?: string; GOMAXPROCS?: string };
   stop(): Promise<void>;
 }
 
@@ -74,7 +77,8 @@ async function waitUntilServing(address: string, child: ChildProcess, timeoutMs:
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
   const address = `127.0.0.1:${options.port}`;
   const args = devServerArgs(options);
-  const child = spawn(options.cliPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: temporalServerEnv() });
+  const env = devServerEnv(availableParallelism());
+  const child = spawn(options.cliPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
   const log = options.log;
   const forward = (chunk: Buffer) => {
     if (log) for (const line of chunk.toString().split('\n')) if (line.trim()) log(line);
@@ -94,6 +98,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     uiUrl: options.uiPort === undefined ? undefined : `http://127.0.0.1:${options.uiPort}`,
     process: child,
     args,
+    goEnv: { GOGC: env.GOGC, GOMAXPROCS: env.GOMAXPROCS },
     stop,
   };
 }

@@ -25,6 +25,18 @@ export function temporalServerEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.
   return { ...env, GOGC: env.GOGC || TEMPORAL_SERVER_GOGC };
 }
 
+/**
+ * The dev server's environment: the server's, and Go's processors held to half the machine's cores (GOMAXPROCS,
+ * at least 1) unless the caller sets them. The dev server shares its machine with the worker and Postgres, and it
+ * writes through one SQLite connection; with every core its idle Go threads spin looking for work and take CPU
+ * from the others. On 2 cores (1 processor) CPU per delivery under load fell by about a tenth, the server's by
+ * about an eighth (docs/performance.md "CPU per delivery"). The full server keeps Go's default: it has its own
+ * machine.
+ */
+export function devServerEnv(cores: number, env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  return { ...temporalServerEnv(env), GOMAXPROCS: env.GOMAXPROCS || String(Math.max(1, Math.floor(cores / 2))) };
+}
+
 /** Committed, and mounted into the compose server by DYNAMIC_CONFIG_FILE_PATH: one file for both topologies. */
 export const DEFAULT_DYNAMIC_CONFIG_FILE = path.join(__dirname, '..', 'deploy', 'temporal', 'dynamicconfig.yaml');
 

@@ -11,6 +11,7 @@ import {
   standardPorts,
   toYaml,
   type ServerConfigInput,
+  devServerEnv,
   temporalServerEnv,
   TEMPORAL_SERVER_GOGC,
 } from '../../../temporal-tools/temporal-server-config';
@@ -125,5 +126,14 @@ describe('the server process environment', () => {
     expect(temporalServerEnv({ PATH: '/bin' })).toEqual({ PATH: '/bin', GOGC: TEMPORAL_SERVER_GOGC });
     expect(temporalServerEnv({ PATH: '/bin', GOGC: '50' })).toEqual({ PATH: '/bin', GOGC: '50' });
     expect(temporalServerEnv({ GOGC: '' }).GOGC).toBe(TEMPORAL_SERVER_GOGC);
+  });
+
+  it('holds the dev server to half the cores, at least one, with our GOGC, unless GOMAXPROCS is set', () => {
+    expect(devServerEnv(2, { PATH: '/bin' })).toEqual({ PATH: '/bin', GOGC: TEMPORAL_SERVER_GOGC, GOMAXPROCS: '1' });
+    expect(devServerEnv(1, {}).GOMAXPROCS).toBe('1');
+    expect(devServerEnv(8, {}).GOMAXPROCS).toBe('4');
+    expect(devServerEnv(7, {}).GOMAXPROCS).toBe('3');
+    expect(devServerEnv(2, { GOMAXPROCS: '2' }).GOMAXPROCS).toBe('2');
+    expect(temporalServerEnv({}).GOMAXPROCS).toBeUndefined();
   });
 });
