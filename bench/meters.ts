@@ -1,7 +1,7 @@
 import type { Pool } from '../db/pool';
 import { cpuPerDelivery, startCpuMeter, type CpuMeter } from './proc-cpu';
 import { persistencePerDelivery, readPersistenceRequests, type OperationCounts, type PersistencePerDelivery } from './temporal-metrics';
-import { percentile, type Window } from './stats';
+import { p50p99, type Window } from './stats';
 
 export interface Costs {
   /** CPU ms per delivery of the bench process (worker + client + receiver), the Temporal server and Postgres. */
@@ -34,7 +34,7 @@ export function costMeters(server: { pid?: number; metricsUrl?: string }, pool: 
       open = false;
       const [reading, after] = await Promise.all([(cpu as CpuMeter).stop(), readPersistenceRequests(server.metricsUrl)]);
       costs = { cpuMsPerDelivery: cpuPerDelivery(reading, completed), persistencePerDelivery: persistencePerDelivery(before, after, completed) };
-      if (lives.length > 0) costs.workflowLifeMs = lifeSummary(lives);
+      if (lives.length > 0) costs.workflowLifeMs = p50p99(lives);
     },
     /** A workflow's life, counted if it finished while the window was open. */
     workflowLived(ms: number) {
@@ -45,10 +45,4 @@ export function costMeters(server: { pid?: number; metricsUrl?: string }, pool: 
       return costs;
     },
   };
-}
-
-export function lifeSummary(livesMs: number[]): { p50Ms: number; p99Ms: number } {
-  const sorted = [...livesMs].sort((a, b) => a - b);
-  const round = (ms: number) => Math.round(ms * 10) / 10;
-  return { p50Ms: round(percentile(sorted, 50)), p99Ms: round(percentile(sorted, 99)) };
 }

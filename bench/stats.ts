@@ -13,14 +13,19 @@ export interface Summary {
 }
 
 export function summarize(count: number, elapsedMs: number, latenciesMs: number[]): Summary {
-  const sorted = [...latenciesMs].sort((a, b) => a - b);
   return {
     count,
     seconds: Math.round(elapsedMs) / 1000,
     perSecond: Math.round((count / (elapsedMs / 1000)) * 10) / 10,
-    p50Ms: Math.round(percentile(sorted, 50) * 10) / 10,
-    p99Ms: Math.round(percentile(sorted, 99) * 10) / 10,
+    ...p50p99(latenciesMs),
   };
+}
+
+/** p50 and p99 of durations in ms, to a tenth of a millisecond. */
+export function p50p99(durationsMs: number[]): { p50Ms: number; p99Ms: number } {
+  const sorted = [...durationsMs].sort((a, b) => a - b);
+  const tenth = (ms: number) => Math.round(ms * 10) / 10;
+  return { p50Ms: tenth(percentile(sorted, 50)), p99Ms: tenth(percentile(sorted, 99)) };
 }
 
 /** Runs task(i) for i in [0, total) with at most `concurrency` in flight. */
