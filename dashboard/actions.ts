@@ -1,15 +1,9 @@
-import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../core/errors';
-import { assertModeOpen } from '../domain/api-keys';
-import { parseModeParam } from './context';
 
 /**
- * What every state-changing form of the developers page passes after the plugin's guard (session, origin, token):
- * - pending means test only: a live-mode change by an account not yet approved is refused with client_not_active,
- *   the API's rule for live keys (domain/api-keys.ts assertModeOpen), whatever the change;
- * - a budget of PAGE_ACTIONS_PER_MINUTE changes per session (test events, resends, recoveries, keys and
- *   endpoints made, and every other form), so a stuck script or a held-down button cannot flood deliveries.
- * The counters live in this process, like the API's rate limits.
+ * The budget of PAGE_ACTIONS_PER_MINUTE changes per developers-page session (test events, resends, recoveries,
+ * keys and endpoints made, and every other form), spent by the page's guard (./guard.ts), so a stuck script or a
+ * held-down button cannot flood deliveries. The counters live in this process, like the API's rate limits.
  */
 
 export const PAGE_ACTIONS_PER_MINUTE = 30;
@@ -38,17 +32,4 @@ export function spendPageAction(sessionKey: string, now = Date.now()): void {
     {},
     { 'retry-after': String(waitSeconds) },
   );
-}
-
-/** A preHandler of the route plugins: runs after the guard, for `action` routes only. */
-export async function checkPageAction(request: FastifyRequest<{ Params: { mode?: string } }>): Promise<void> {
-  const session = request.dashboardSession;
-  if (request.routeOptions.config.dashboard !== 'action' || !session) return;
-  assertModeOpen(
-    session.account.status,
-    parseModeParam(request.params.mode ?? ''),
-    'Live mode opens once the account is approved: until then, keys, endpoints and events can be changed in test mode only.',
-  );
-  // The session's CSRF token is unique to it and never leaves this process's memory here.
-  spendPageAction(session.csrfToken);
 }

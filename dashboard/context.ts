@@ -12,8 +12,12 @@ import type { Mode, PageContext, Section } from './views/models';
  * dependencies and assets a route is given, the features the page offers, and the helpers every page uses.
  */
 
-/** Who may reach a route: anyone, a session (pages), or a session posting its token from our own origin. */
-export type Access = 'public' | 'page' | 'action' | 'sign-out';
+/**
+ * What a route asks of a request (./guard.ts): for reading methods, anyone (`public`, the default) or a session
+ * (`page`); every other method is an `action` (the whole guard) unless it is the sign-in link's post (`sign-in`)
+ * or a sign-out (`sign-out`).
+ */
+export type Access = 'public' | 'page' | 'action' | 'sign-in' | 'sign-out';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

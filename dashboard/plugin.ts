@@ -1,10 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../core/errors';
-import { assertCanChange, checkCsrfToken, findSession } from '../domain/dashboard-sessions';
 import { isDependencyOutage, serviceUnavailable } from '../infra/outages';
 import { loadAssets } from './assets';
 import type { DashboardRouteOptions } from './context';
-import { addFormParser, text, type FormBody } from './forms';
+import { addFormParser } from './forms';
+import { checkDeclaredAccess, guardRequest } from './guard';
 import assetRoutes from './routes/assets';
 import endpointRoutes from './routes/endpoints';
 import eventRoutes from './routes/events';
@@ -12,31 +12,17 @@ import eventTypeRoutes from './routes/event-types';
 import keyRoutes from './routes/keys';
 import overviewRoutes from './routes/overview';
 import signInRoutes from './routes/sign-in';
-import { checkSameOrigin, readSessionCookie } from './session';
 import { sendPage, setSecurityHeaders } from './security-headers';
 import { merchantMessage } from './views/messages';
-import { errorPage, signInPage } from './views/public';
+import { errorPage } from './views/public';
 
 /**
  * The developers page: server-rendered HTML under /dashboard, served by the API process. Routes are thin: they
  * read a form, call the same domain functions as the API and the CLI, and render what comes back; every rule,
- * and every error, is the domain's. What the routes share with this plugin is in ./context.ts.
+ * and every error, is the domain's. What the routes share with this plugin is in ./context.ts. Every request
+ * passes the one guard (./guard.ts) before its handler: registered here once, it covers every route below, so
+ * no route carries a check of its own.
  */
-
-async function guard(request: FastifyRequest, reply: FastifyReply, options: DashboardRouteOptions): Promise<FastifyReply | undefined> {
-  const access = request.routeOptions.config.dashboard ?? 'public';
-  if (access === 'public') return undefined;
-  const { pool, config } = options.deps();
-  // Cross-site first: a forged post learns nothing, not even whether a session exists.
-  if (access !== 'page') checkSameOrigin(request, config.publicUrl);
-  const session = await findSession(pool, readSessionCookie(request));
-  if (!session) return sendPage(reply, signInPage({ assets: options.assets.urls }), 401);
-  request.dashboardSession = session;
-  if (access === 'page') return undefined;
-  checkCsrfToken(session, text(request.body as FormBody | undefined, '_csrf'));
-  if (access === 'action') assertCanChange(session);
-  return undefined;
-}
 
 const ERROR_TITLES: Record<number, string> = {
   400: 'That did not work',
@@ -52,7 +38,8 @@ export default async function dashboardPlugin(app: FastifyInstance): Promise<voi
   const routeOptions: DashboardRouteOptions = { assets, deps: () => ({ pool: app.pg, config: app.config }) };
   addFormParser(app);
   app.addHook('onRequest', async (_request, reply) => setSecurityHeaders(reply));
-  app.addHook('preHandler', async (request, reply) => guard(request, reply, routeOptions));
+  app.addHook('onRoute', checkDeclaredAccess);
+  app.addHook('preHandler', async (request, reply) => guardRequest(request, reply, routeOptions));
   app.setErrorHandler((error, request, reply) => {
     // The API's one classifier: an outage of Postgres or Temporal is 503 with Retry-After here too, never a 500.
     const apiError = error instanceof ApiError ? error : isDependencyOutage(error) ? serviceUnavailable() : undefined;

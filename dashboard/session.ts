@@ -8,7 +8,17 @@ import { DASHBOARD } from './views/paths';
  * domain/dashboard-sessions.ts's.
  */
 
+/**
+ * The session cookie's name and attributes follow one rule. Wherever the cookie is Secure (PUBLIC_URL is https,
+ * or, without PUBLIC_URL, the request came over https: TLS here, or a proxy TRUST_PROXY believes; never the Host
+ * header), it is `__Host-parcel_dashboard_session` with `Path=/` and no Domain: a browser accepts that name only
+ * from a secure page of this very host, so no sibling subdomain and no plain-http page can plant or overwrite the
+ * session. On plain http (local development on loopback, tests) a browser refuses a `__Host-` cookie, since it
+ * cannot be Secure, so the name is `parcel_dashboard_session`, scoped to `Path=/dashboard`. The cookie is read
+ * under the name the same rule gives, never the other one. Both are HttpOnly and SameSite=Strict.
+ */
 export const SESSION_COOKIE = 'parcel_dashboard_session';
+export const SECURE_SESSION_COOKIE = `__Host-${SESSION_COOKIE}`;
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -16,41 +26,40 @@ declare module 'fastify' {
   }
 }
 
-export function readSessionCookie(request: FastifyRequest): string | undefined {
+interface CookieShape {
+  name: string;
+  path: string;
+  secure: boolean;
+}
+
+export function sessionCookieShape(request: FastifyRequest, publicUrl: string | undefined): CookieShape {
+  const secure = publicUrl ? publicUrl.startsWith('https:') : request.protocol === 'https';
+  return secure ? { name: SECURE_SESSION_COOKIE, path: '/', secure } : { name: SESSION_COOKIE, path: DASHBOARD, secure };
+}
+
+export function readSessionCookie(request: FastifyRequest, publicUrl: string | undefined): string | undefined {
   const header = request.headers.cookie;
   if (!header) return undefined;
+  const { name } = sessionCookieShape(request, publicUrl);
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === SESSION_COOKIE) return part.slice(eq + 1).trim();
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
   }
   return undefined;
 }
 
-/**
- * Secure when the API's public address is https (PUBLIC_URL), or, without one, when this request came over
- * https (TLS here, or a proxy TRUST_PROXY believes). Never from the Host header. Plain http (local development)
- * gets a cookie a browser sends back over http.
- */
-function secureCookie(request: FastifyRequest, publicUrl: string | undefined): boolean {
-  return publicUrl ? publicUrl.startsWith('https:') : request.protocol === 'https';
+function cookieHeader(shape: CookieShape, value: string, maxAgeSeconds: number): string {
+  const attributes = [`${shape.name}=${value}`, `Path=${shape.path}`, `Max-Age=${maxAgeSeconds}`, 'HttpOnly', 'SameSite=Strict'];
+  if (shape.secure) attributes.push('Secure');
+  return attributes.join('; ');
 }
 
 export function setSessionCookie(request: FastifyRequest, reply: FastifyReply, sessionId: string, publicUrl: string | undefined): void {
-  const attributes = [
-    `${SESSION_COOKIE}=${sessionId}`,
-    `Path=${DASHBOARD}`,
-    `Max-Age=${SESSION_TTL_MS / 1000}`,
-    'HttpOnly',
-    'SameSite=Strict',
-  ];
-  if (secureCookie(request, publicUrl)) attributes.push('Secure');
-  reply.header('Set-Cookie', attributes.join('; '));
+  reply.header('Set-Cookie', cookieHeader(sessionCookieShape(request, publicUrl), sessionId, SESSION_TTL_MS / 1000));
 }
 
 export function clearSessionCookie(request: FastifyRequest, reply: FastifyReply, publicUrl: string | undefined): void {
-  const attributes = [`${SESSION_COOKIE}=`, `Path=${DASHBOARD}`, 'Max-Age=0', 'HttpOnly', 'SameSite=Strict'];
-  if (secureCookie(request, publicUrl)) attributes.push('Secure');
-  reply.header('Set-Cookie', attributes.join('; '));
+  reply.header('Set-Cookie', cookieHeader(sessionCookieShape(request, publicUrl), '', 0));
 }
 
 /** The origins this API is reached on: its PUBLIC_URL and the address of this request. */

@@ -118,8 +118,3 @@ export function checkCsrfToken(session: DashboardSession, presented: unknown): v
   const ok = typeof presented === 'string' && timingSafeEqual(sha256(presented), sha256(session.csrfToken));
   if (!ok) throw new ApiError('csrf_failed', 'The form is missing its session token or it does not match; reload the page and try again.');
 }
-
-/** The API's rule for a suspended account (client_suspended on every key) holds on the page: nothing changes. */
-export function assertCanChange(session: DashboardSession): void {
-  if (session.account.status === 'suspended') throw new ApiError('client_suspended', 'This account is suspended.');
-}

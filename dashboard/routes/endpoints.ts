@@ -18,7 +18,6 @@ import { listNotificationsForEndpoint } from '../../domain/notifications';
 import { recoverEndpoint, sendTestEvent } from '../../domain/redelivery';
 import { errorStatus, formError, list, optional, text, utcSeconds, type FormBody } from '../forms';
 import { FEATURES, notice, pageContext, parseModeParam, type DashboardRouteOptions } from '../context';
-import { checkPageAction } from '../actions';
 import { sendPage } from '../security-headers';
 import { confirmPage } from '../views/confirm';
 import { deliveriesPage } from '../views/deliveries';
@@ -69,7 +68,6 @@ export function endpointInput(body: FormBody): {
 
 export default async function endpointRoutes(app: FastifyInstance, options: DashboardRouteOptions): Promise<void> {
   const hide = { hide: true };
-  app.addHook('preHandler', checkPageAction); // pending means test only; the session's budget of changes
   const deps = (): EndpointDeps => options.deps();
   const context = (request: FastifyRequest<{ Params: { mode: string } }>, extra: Partial<PageContext> = {}) =>
     pageContext(request, options.assets, parseModeParam(request.params.mode), extra);

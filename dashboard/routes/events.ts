@@ -6,7 +6,6 @@ import { DELIVERY_STATE_FILTERS, getEvent, listEvents, parcelNumberOf } from '..
 import { resendEvent } from '../../domain/redelivery';
 import { errorStatus, formError, optional, type FormBody } from '../forms';
 import { notice, pageContext, parseModeParam, type DashboardRouteOptions } from '../context';
-import { checkPageAction } from '../actions';
 import { sendPage } from '../security-headers';
 import { eventPage, eventsPage, type EventPageInput } from '../views/events';
 import type { AttemptView, FormError, PageContext } from '../views/models';
@@ -23,7 +22,6 @@ const ATTEMPTS_PER_ENDPOINT = 60;
 
 export default async function eventRoutes(app: FastifyInstance, options: DashboardRouteOptions): Promise<void> {
   const hide = { hide: true };
-  app.addHook('preHandler', checkPageAction); // pending means test only; the session's budget of changes
   const deps = () => options.deps();
 
   app.get<ModeParams & { Querystring: { type?: string; delivery_state?: string; q?: string; starting_after?: string } }>(

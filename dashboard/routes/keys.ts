@@ -3,7 +3,6 @@ import { ALL_SCOPES, SCOPES, parseScopes } from '../../core/scopes';
 import { createApiKeyAsMerchant, listApiKeys, parseExpiry, revokeApiKey, type ApiKeyRecord } from '../../domain/api-keys';
 import { errorStatus, formError, list, optional, text, type FormBody } from '../forms';
 import { notice, pageContext, parseModeParam, type DashboardRouteOptions } from '../context';
-import { checkPageAction } from '../actions';
 import { sendPage } from '../security-headers';
 import { confirmPage } from '../views/confirm';
 import { keyLabel, keysPage, type KeyFormValues } from '../views/keys';
@@ -23,7 +22,6 @@ type KeyParams = { Params: { mode: string; id: string } };
 
 export default async function keyRoutes(app: FastifyInstance, options: DashboardRouteOptions): Promise<void> {
   const hide = { hide: true };
-  app.addHook('preHandler', checkPageAction); // pending means test only; the session's budget of changes
   const pool = () => options.deps().pool;
   const keysOf = async (accountId: string, mode: Mode) =>
     (await listApiKeys(pool(), accountId)).filter((key) => key.mode === mode).map(toView);

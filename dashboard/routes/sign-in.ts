@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { endAccountSessions, endSession, isSignInLinkUsable, openSession } from '../../domain/dashboard-sessions';
 import type { DashboardRouteOptions } from '../context';
-import { checkSameOrigin, clearSessionCookie, readSessionCookie, setSessionCookie } from '../session';
+import { clearSessionCookie, readSessionCookie, setSessionCookie } from '../session';
 import { sendPage } from '../security-headers';
 import { paths } from '../views/paths';
 import { signInLinkPage, signInPage } from '../views/public';
@@ -76,13 +76,12 @@ export default async function signInRoutes(app: FastifyInstance, options: Dashbo
     return sendPage(reply, signInLinkPage({ assets, action: paths.signInLink(token) }));
   });
 
-  // The page's own form: from our origin only (as every form of the page), with the token in its address.
-  app.post('/dashboard/sign-in/:token', { schema: hide }, async (request: LinkRequest, reply) => {
+  // The page's own form: from our origin only (the guard's cross-site check), with the token in its address.
+  app.post('/dashboard/sign-in/:token', { schema: hide, config: { dashboard: 'sign-in' } }, async (request: LinkRequest, reply) => {
     const { pool, config } = options.deps();
-    checkSameOrigin(request, config.publicUrl);
     const refused = limited(request, reply);
     if (refused) return refused;
-    const opened = await openSession(pool, request.params.token, readSessionCookie(request));
+    const opened = await openSession(pool, request.params.token, readSessionCookie(request, config.publicUrl));
     if (!opened) return linkInvalid(request, reply);
     setSessionCookie(request, reply, opened.sessionId, config.publicUrl);
     // Same-site from start to end (our page posted here), so the SameSite=Strict cookie goes with the redirect.
@@ -91,7 +90,7 @@ export default async function signInRoutes(app: FastifyInstance, options: Dashbo
 
   app.post('/dashboard/sign-out', { schema: hide, config: { dashboard: 'sign-out' } }, async (request, reply) => {
     const { pool, config } = options.deps();
-    await endSession(pool, readSessionCookie(request));
+    await endSession(pool, readSessionCookie(request, config.publicUrl));
     clearSessionCookie(request, reply, config.publicUrl);
     return reply.redirect(`${paths.signIn}?signed_out=1`, 303);
   });
