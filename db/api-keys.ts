@@ -96,12 +96,28 @@ export async function listApiKeys(pool: Pool, accountId: string): Promise<KeyRow
   return rows;
 }
 
-/** Revoking twice keeps the first time. With `accountId`, only a key of that account. */
-export async function revokeApiKey(pool: Pool, keyId: string, accountId?: string): Promise<KeyRow | undefined> {
+/**
+ * Revoking twice keeps the first time. Only a key of this account and mode: any other key, another account's or
+ * the same account's in the other mode, is left as it is and undefined comes back, as for an unknown id.
+ */
+export async function revokeApiKey(
+  pool: Pool,
+  scope: { accountId: string; livemode: boolean },
+  keyId: string,
+): Promise<KeyRow | undefined> {
   const { rows } = await pool.query<KeyRow>(
     `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now())
-      WHERE id = $1 AND ($2::text IS NULL OR account_id = $2) RETURNING ${COLUMNS}`,
-    [keyId, accountId ?? null],
+      WHERE id = $1 AND account_id = $2 AND mode = $3 RETURNING ${COLUMNS}`,
+    [keyId, scope.accountId, scope.livemode ? 'live' : 'test'],
+  );
+  return rows[0];
+}
+
+/** An operator's revoke (the CLI): any key, by its id alone. */
+export async function revokeApiKeyById(pool: Pool, keyId: string): Promise<KeyRow | undefined> {
+  const { rows } = await pool.query<KeyRow>(
+    `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 RETURNING ${COLUMNS}`,
+    [keyId],
   );
   return rows[0];
 }

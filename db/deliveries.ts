@@ -65,14 +65,19 @@ export async function listEventDeliveries(pool: Pool, eventId: string): Promise<
  */
 export async function insertDeliveries(
   db: Db,
+  scope: { accountId: string; livemode: boolean },
   input: { eventId: string; endpointIds: string[]; trigger: DeliveryTrigger },
 ): Promise<void> {
+  // Only an event of the scope, to its own registered, enabled endpoints: any other id adds nothing.
   await db.query(
     `INSERT INTO deliveries (id, event_id, endpoint_id, account_id, livemode, trigger)
-     SELECT ${SQL_NEW_DELIVERY_ID}, ev.id, target, ev.account_id, ev.livemode, $3
-       FROM events ev, unnest($2::text[]) AS target
-      WHERE ev.id = $1`,
-    [input.eventId, input.endpointIds, input.trigger],
+     SELECT ${SQL_NEW_DELIVERY_ID}, ev.id, we.id, ev.account_id, ev.livemode, $3
+       FROM events ev
+       JOIN webhook_endpoints we
+         ON we.id = ANY($2::text[]) AND we.account_id = ev.account_id AND we.livemode = ev.livemode
+        AND we.deleted_at IS NULL AND we.disabled_at IS NULL
+      WHERE ev.id = $1 AND ev.account_id = $4 AND ev.livemode = $5`,
+    [input.eventId, input.endpointIds, input.trigger, scope.accountId, scope.livemode],
   );
 }
 
@@ -82,7 +87,8 @@ export async function insertDeliveries(
  * it succeeded or is still running. The lock makes two concurrent calls for one endpoint take turns, so the
  * second sees the first's pending rows and makes none. Each delivery may start `intervalMs` after the one
  * before it, oldest event first, from now or from the last one still waiting of an earlier recovery of the
- * endpoint: however many recoveries are asked for, the endpoint gets one steady pace.
+ * endpoint: however many recoveries are asked for, the endpoint gets one steady pace. Only an endpoint of the
+ * account and mode given, registered: any other endpoint gets nothing.
  */
 export async function insertRecoveryDeliveries(
   pool: Pool,
@@ -103,6 +109,8 @@ export async function insertRecoveryDeliveries(
          SELECT ${SQL_NEW_DELIVERY_ID}, ev.id, $2, ev.account_id, ev.livemode, 'recover', $1, first.at + pace.step * (ev.n - 1)
            FROM (SELECT id, account_id, livemode, row_number() OVER (ORDER BY ev.inserted_at, ev.id) AS n FROM events ev
                   WHERE ev.account_id = $3 AND ev.livemode = $4 AND ev.created BETWEEN $5 AND $6
+                    AND EXISTS (SELECT 1 FROM webhook_endpoints we
+                                 WHERE we.id = $2 AND we.account_id = $3 AND we.livemode = $4 AND we.deleted_at IS NULL)
                     AND EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = ev.id AND d.endpoint_id = $2)
                     AND NOT EXISTS (SELECT 1 FROM deliveries d
                                      WHERE d.event_id = ev.id AND d.endpoint_id = $2 AND d.status IN ('succeeded', 'pending'))) ev,
@@ -116,13 +124,13 @@ export async function insertRecoveryDeliveries(
   });
 }
 
-/** Endpoints of this event's deliveries, still registered and not disabled: what "resend to all" reaches. */
-export async function liveEndpointsOfEvent(pool: Pool, eventId: string): Promise<string[]> {
+/** Endpoints of this event's deliveries, of its account and mode, still registered and not disabled: what "resend to all" reaches. */
+export async function liveEndpointsOfEvent(pool: Pool, scope: { accountId: string; livemode: boolean }, eventId: string): Promise<string[]> {
   const { rows } = await pool.query<{ endpoint_id: string }>(
     `SELECT DISTINCT d.endpoint_id FROM deliveries d JOIN webhook_endpoints we ON we.id = d.endpoint_id
-      WHERE d.event_id = $1 AND we.deleted_at IS NULL AND we.disabled_at IS NULL
+      WHERE d.event_id = $1 AND we.account_id = $2 AND we.livemode = $3 AND we.deleted_at IS NULL AND we.disabled_at IS NULL
       ORDER BY d.endpoint_id`,
-    [eventId],
+    [eventId, scope.accountId, scope.livemode],
   );
   return rows.map((row) => row.endpoint_id);
 }

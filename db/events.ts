@@ -206,19 +206,25 @@ export async function findEventOf(
 /**
  * A test event: stored like any other (listed among the account's events) but with an empty fan-out snapshot,
  * since it goes to one endpoint only, through its one `test` delivery made in the same statement. The event has
- * no automatic delivery to hand off; its delivery waits in the outbox (db/outbox.ts) like a resend.
+ * no automatic delivery to hand off; its delivery waits in the outbox (db/outbox.ts) like a resend. Only to a
+ * registered, enabled endpoint of the event's own account and mode: for any other, nothing is stored and false
+ * comes back.
  */
-export async function insertTestEvent(pool: Pool, event: Omit<NewEvent, 'parcelId'>, endpointId: string): Promise<void> {
-  await pool.query(
-    `WITH inserted AS (
+export async function insertTestEvent(pool: Pool, event: Omit<NewEvent, 'parcelId'>, endpointId: string): Promise<boolean> {
+  const { rowCount } = await pool.query(
+    `WITH target AS (
+       SELECT id FROM webhook_endpoints
+        WHERE id = $7 AND account_id = $2 AND livemode = $3 AND deleted_at IS NULL AND disabled_at IS NULL
+     ), inserted AS (
        INSERT INTO events (id, account_id, livemode, type, created, body, endpoint_ids, dispatched_at)
-       VALUES ($1, $2, $3, $4, $5, $6, '{}', now())
+       SELECT $1, $2, $3, $4, $5, $6, '{}', now() FROM target
        RETURNING id, account_id, livemode
      )
      INSERT INTO deliveries (id, event_id, endpoint_id, account_id, livemode, trigger)
-     SELECT ${SQL_NEW_DELIVERY_ID}, id, $7, account_id, livemode, 'test' FROM inserted`,
+     SELECT ${SQL_NEW_DELIVERY_ID}, inserted.id, target.id, inserted.account_id, inserted.livemode, 'test' FROM inserted, target`,
     [event.id, event.accountId, event.livemode, event.type, event.created, event.body, endpointId],
   );
+  return rowCount === 1;
 }
 
 /**

@@ -184,13 +184,25 @@ export async function listApiKeys(pool: Pool, accountId: string): Promise<ApiKey
   return (await keys.listApiKeys(pool, accountId)).map(toRecord);
 }
 
+function keyMissing(keyId: string): ApiError {
+  return new ApiError('resource_missing', `No such API key: ${JSON.stringify(keyId.slice(0, 80))}.`, { param: 'key' });
+}
+
 /**
- * Immediate: authentication reads revoked_at on every request. A merchant (the developers page) passes its
- * account: another account's key is then as missing as an unknown one.
+ * A merchant revoking one of its keys (the developers page): the key must be of this account and of this mode;
+ * any other, another account's or its own in the other mode, is as missing as an unknown one and stays as it is.
+ * Immediate: authentication reads revoked_at on every request.
  */
-export async function revokeApiKey(pool: Pool, keyId: string, owner: { accountId?: string } = {}): Promise<ApiKeyRecord> {
-  const row = await keys.revokeApiKey(pool, keyId, owner.accountId);
-  if (!row) throw new ApiError('resource_missing', `No such API key: ${JSON.stringify(keyId)}.`, { param: 'key' });
+export async function revokeApiKey(pool: Pool, scope: { accountId: string; livemode: boolean }, keyId: string): Promise<ApiKeyRecord> {
+  const row = await keys.revokeApiKey(pool, scope, keyId);
+  if (!row) throw keyMissing(keyId);
+  return toRecord(row);
+}
+
+/** An operator revoking any key by its id (CLI `keys revoke KEY_ID`): operators act for every account. */
+export async function revokeApiKeyAsOperator(pool: Pool, keyId: string): Promise<ApiKeyRecord> {
+  const row = await keys.revokeApiKeyById(pool, keyId);
+  if (!row) throw keyMissing(keyId);
   return toRecord(row);
 }
 

@@ -79,7 +79,7 @@ export function toEndpointRecord(row: EndpointRow): EndpointRecord {
   };
 }
 
-function endpointMissing(id: string, param?: string): ApiError {
+export function endpointMissing(id: string, param?: string): ApiError {
   const shown = id.length > 80 ? `${id.slice(0, 80)}...` : id;
   return new ApiError('resource_missing', `No such webhook endpoint: '${shown}'.`, param ? { param } : {});
 }

@@ -6,7 +6,7 @@ import type { EndpointScope } from '../db/endpoints';
 import { findEventOf, insertTestEvent } from '../db/events';
 import type { Pool } from '../db/pool';
 import type { Config } from '../infra/config';
-import { findUsableEndpoint } from './endpoints';
+import { endpointMissing, findUsableEndpoint } from './endpoints';
 import { EVENT_ID_PATTERN, type EventEnvelope } from './events';
 import { sampleEventData } from './parcel-simulator';
 
@@ -16,7 +16,8 @@ import { sampleEventData } from './parcel-simulator';
  * functions only store and answer, and a worker's dispatcher starts its own `delivery:<dly_id>` workflow running
  * the usual deliverEvent ladder for one endpoint (domain/outbox.ts, domain/delivery-start.ts). So a request
  * made while Temporal is out of reach is accepted all the same, and delivered once Temporal answers. The API,
- * the CLI and the developers page all call these functions.
+ * the CLI and the developers page all call these functions, each with the account and mode it acts in: the
+ * lookups and the statements that write are both scoped to them, so nothing of another account or mode moves.
  */
 
 export interface RedeliveryDeps {
@@ -44,7 +45,7 @@ export async function resendEvent(
   let endpointIds: string[];
   if (options.endpointId !== undefined) {
     const endpoint = await findUsableEndpoint(deps.pool, scope, options.endpointId, 'endpoint_id');
-    const reached = await deliveries.liveEndpointsOfEvent(deps.pool, event.id);
+    const reached = await deliveries.liveEndpointsOfEvent(deps.pool, scope, event.id);
     const subscribed = endpoint.events.length === 0 || endpoint.events.includes(event.type);
     if (!subscribed && !reached.includes(endpoint.id)) {
       throw new ApiError('endpoint_not_subscribed', `The endpoint ${endpoint.id} does not receive ${event.type} events.`, {
@@ -53,9 +54,9 @@ export async function resendEvent(
     }
     endpointIds = [endpoint.id];
   } else {
-    endpointIds = await deliveries.liveEndpointsOfEvent(deps.pool, event.id);
+    endpointIds = await deliveries.liveEndpointsOfEvent(deps.pool, scope, event.id);
   }
-  if (endpointIds.length > 0) await deliveries.insertDeliveries(deps.pool, { eventId: event.id, endpointIds, trigger: 'resend' });
+  if (endpointIds.length > 0) await deliveries.insertDeliveries(deps.pool, scope, { eventId: event.id, endpointIds, trigger: 'resend' });
   return { object: 'resend', event_id: event.id, endpoint_ids: endpointIds, livemode: scope.livemode };
 }
 
@@ -115,6 +116,7 @@ export async function sendTestEvent(
     livemode: scope.livemode,
   };
   const body = JSON.stringify(envelope);
-  await insertTestEvent(deps.pool, { ...envelope, accountId: scope.accountId, body }, endpoint.id);
+  // The statement checks the endpoint's account and mode again: one removed or disabled meanwhile gets nothing.
+  if (!(await insertTestEvent(deps.pool, { ...envelope, accountId: scope.accountId, body }, endpoint.id))) throw endpointMissing(endpoint.id);
   return envelope;
 }

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { parseMode } from '../../core/mode';
 import { ALL_SCOPES, parseScopes } from '../../core/scopes';
-import { createApiKey, listApiKeys, parseExpiry, revokeApiKey, type ApiKeyRecord } from '../../domain/api-keys';
+import { createApiKey, listApiKeys, parseExpiry, revokeApiKeyAsOperator, type ApiKeyRecord } from '../../domain/api-keys';
 import { print, type CliContext } from '../context';
 
 function state(key: ApiKeyRecord, now = Date.now()): string {
@@ -78,7 +78,7 @@ export function registerKeys(program: Command, ctx: CliContext): void {
     .argument('<key-id>', 'key_... (the id from keys list, not the key itself)')
     .option('--json', 'print one JSON document')
     .action(async (id: string, _options, command: Command) => {
-      const key = await revokeApiKey(ctx.pool, id);
+      const key = await revokeApiKeyAsOperator(ctx.pool, id);
       print(command, key, () => `revoked ${line(key)}`);
     });
 }

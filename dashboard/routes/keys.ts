@@ -75,7 +75,7 @@ export default async function keyRoutes(app: FastifyInstance, options: Dashboard
         }),
       );
     }
-    await revokeApiKey(pool(), keyId, { accountId: ctx.account.id });
+    await revokeApiKey(pool(), { accountId: ctx.account.id, livemode: mode === 'live' }, keyId);
     return reply.redirect(`${paths.keys(mode)}?notice=key_revoked`, 303);
   });
 }

@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loggerOptions } from '../../../api/server';
-import { revokeApiKey } from '../../../domain/api-keys';
+import { revokeApiKeyAsOperator } from '../../../domain/api-keys';
 import { createPool } from '../../../db/pool';
 import { testConfig } from '../../helpers/env';
 import { apiFixture, basic, bearer, type ApiFixture } from '../../helpers/api';
@@ -64,7 +64,7 @@ describe('hardening: body limits, content types, rate limits, logs, OpenAPI', ()
     lines.length = 0;
     const good = await f.key();
     const revoked = await f.key();
-    await revokeApiKey(f.pool, revoked.id);
+    await revokeApiKeyAsOperator(f.pool, revoked.id);
     const keys = [good.key, revoked.key, `svc_test_${'q'.repeat(32)}`, `${good.key.slice(0, -3)}`];
     for (const key of keys) {
       for (const headers of [bearer(key), basic(key), basic(key, 'pw')]) {

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authenticate } from '../../../api/plugins/auth';
 import { ALL_SCOPES, type Scope } from '../../../core/scopes';
 import { setAccountStatus } from '../../../domain/accounts';
-import { revokeApiKey } from '../../../domain/api-keys';
+import { revokeApiKeyAsOperator } from '../../../domain/api-keys';
 import { apiFixture, basic, bearer, type ApiFixture } from '../../helpers/api';
 import { waitFor } from '../../helpers/wait';
 
@@ -98,7 +98,7 @@ describe('authentication (spec 5, 7)', () => {
   it('revoked_api_key: effective on the very next request', async () => {
     const key = await f.key();
     expect((await get(bearer(key.key))).statusCode).toBe(200);
-    await revokeApiKey(f.pool, key.id);
+    await revokeApiKeyAsOperator(f.pool, key.id);
     expectError(await get(bearer(key.key)), 401, 'revoked_api_key');
     expectError(await get(basic(key.key)), 401, 'revoked_api_key');
   });
@@ -135,7 +135,7 @@ describe('authentication (spec 5, 7)', () => {
   it('checks in order: missing, malformed, invalid, revoked, expired, suspended, not active, scope', async () => {
     const past = new Date(Date.now() - 1000);
     const all = await f.key({ mode: 'live', scopes: ['quotes:read'], expiresAt: past, status: 'suspended' });
-    await revokeApiKey(f.pool, all.id);
+    await revokeApiKeyAsOperator(f.pool, all.id);
     expectError(await get(bearer(all.key)), 401, 'revoked_api_key');
 
     const expiredSuspended = await f.key({ mode: 'live', scopes: ['quotes:read'], expiresAt: past, status: 'suspended' });
@@ -198,7 +198,7 @@ describe('authentication (spec 5, 7)', () => {
       expect(res.json()).toMatchObject({ error: { code: 'route_not_found' }, livemode });
     }
     const revoked = await f.key();
-    await revokeApiKey(f.pool, revoked.id);
+    await revokeApiKeyAsOperator(f.pool, revoked.id);
     const res = await f.app.inject({ url: '/v1/parcels', headers: bearer(revoked.key) });
     expect(res.statusCode).toBe(404);
     expect(res.json().livemode).toBeUndefined();
