@@ -10,6 +10,7 @@ import { rawExchange, rawRequest, toBytes } from '../../helpers/raw-http';
 import { requestFor, type FuzzContext, type FuzzRequest, type ModeFixture } from '../../helpers/openapi-arbitraries';
 import { INTERNAL_OPERATIONS, operationsOf, type Operation } from '../../helpers/openapi-operations';
 import { parcel } from '../../helpers/delivery';
+import { servedRoutes } from '../../helpers/routes';
 
 /**
  * Hostile input, property-based: requests generated from the OpenAPI document for every route (and the hidden
@@ -131,7 +132,7 @@ async function rows(key: string, accountId: string, livemode: boolean): Promise<
 
 /** Everything the router serves that the OpenAPI document does not describe: the developers page and the docs. */
 function pageRoutes(): PageRoute[] {
-  return servedRoutes()
+  return servedRoutes(fixture.app)
     .filter((route) => / \/(dashboard|docs|openapi\.json)/.test(route))
     .map((route) => {
       const [method, path] = route.split(' ') as [string, string];
@@ -139,26 +140,10 @@ function pageRoutes(): PageRoute[] {
     });
 }
 
-/** "METHOD /path" for every route, read back from the router's tree (HEAD is GET's shadow). */
-function servedRoutes(): string[] {
-  const routes: string[] = [];
-  const stack: string[] = [];
-  for (const line of fixture.app.printRoutes({ commonPrefix: false }).split('\n')) {
-    const match = /^([│ ]*)[├└]── (\S+)(?: \(([^)]*)\))?/.exec(line);
-    if (!match) continue;
-    const depth = (match[1] as string).length / 4;
-    stack.length = depth;
-    stack.push(match[2] as string);
-    const path = stack.join('');
-    for (const method of (match[3] ?? '').split(', ').filter((m) => m && m !== 'HEAD')) routes.push(`${method} ${path}`);
-  }
-  return routes;
-}
-
 describe('every route, fuzzed from the OpenAPI document', () => {
   it('covers every route the app serves under /v1 and /internal, and the probes', () => {
     const covered = new Set(operations.map((op) => `${op.method} ${op.path.replace(/\{(\w+)\}/g, ':$1')}`));
-    const served = servedRoutes().filter((route) => /^[A-Z]+ \/(v1|internal|healthz|readyz)/.test(route));
+    const served = servedRoutes(fixture.app).filter((route) => /^[A-Z]+ \/(v1|internal|healthz|readyz)/.test(route));
     expect(served.length).toBeGreaterThanOrEqual(17);
     expect(operations.length).toBeGreaterThanOrEqual(17);
     expect(served.filter((route) => !covered.has(route))).toEqual([]);
