@@ -2,6 +2,7 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loggerOptions } from '../../../api/server';
 import { SIGN_IN_FAILURES_PER_MINUTE } from '../../../dashboard/routes/sign-in';
+import { createSignInLink } from '../../../domain/dashboard-sessions';
 import { apiFixture, type ApiFixture } from '../../helpers/api';
 import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';
@@ -58,7 +59,7 @@ describe('developers page sessions', () => {
   };
   const sessionOf = (response: { headers: Record<string, unknown> }) => String(response.headers['set-cookie']).split(';')[0]!.split('=')[1]!;
   const keysPage = (sessionId: string) =>
-    f.app.inject({ url: '/dashboard/test/keys', headers: { cookie: `parcel_dashboard_session=${sessionId}` } });
+    f.app.inject({ url: '/dashboard/test/keys', headers: { cookie: `__Host-parcel_dashboard_session=${sessionId}` } });
 
   it('opening a link (GET, HEAD) changes nothing: a page with a Sign in button, no account data, the usual headers', async () => {
     const accountId = await createAccount(f.pool);
@@ -106,7 +107,7 @@ describe('developers page sessions', () => {
     const accountId = await createAccount(f.pool);
     const first = sessionOf(await signIn(await linkPath(accountId), '10.1.0.3'));
     const other = sessionOf(await signIn(await linkPath(accountId), '10.1.0.4'));
-    const second = sessionOf(await signIn(await linkPath(accountId), '10.1.0.3', { cookie: `parcel_dashboard_session=${first}` }));
+    const second = sessionOf(await signIn(await linkPath(accountId), '10.1.0.3', { cookie: `__Host-parcel_dashboard_session=${first}` }));
     expect((await keysPage(first)).statusCode).toBe(401);
     expect((await keysPage(second)).statusCode).toBe(200);
     expect((await keysPage(other)).statusCode).toBe(200);
@@ -118,12 +119,12 @@ describe('developers page sessions', () => {
     const out = await f.app.inject({
       method: 'POST',
       url: '/dashboard/sign-out-everywhere',
-      headers: { origin: ORIGIN, cookie: `parcel_dashboard_session=${second}`, 'content-type': 'application/x-www-form-urlencoded' },
+      headers: { origin: ORIGIN, cookie: `__Host-parcel_dashboard_session=${second}`, 'content-type': 'application/x-www-form-urlencoded' },
       payload: `_csrf=${encodeURIComponent(csrf)}`,
     });
     expect(out.statusCode).toBe(303);
     expect(out.headers.location).toBe('/dashboard/sign-in?signed_out=everywhere');
-    expect(out.headers['set-cookie']).toMatch(/^parcel_dashboard_session=; Path=\/dashboard; Max-Age=0;/);
+    expect(out.headers['set-cookie']).toBe('__Host-parcel_dashboard_session=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict; Secure');
     expect((await keysPage(second)).statusCode).toBe(401);
     expect((await keysPage(other)).statusCode).toBe(401);
     expect((await keysPage(stranger)).statusCode).toBe(200);
@@ -163,11 +164,16 @@ describe('developers page sessions', () => {
     expect(posted.headers['set-cookie']).toBeUndefined();
   });
 
-  it('on an https PUBLIC_URL: a Secure cookie whatever the Host header, and HSTS', async () => {
+  it('on an https PUBLIC_URL: a Secure __Host- cookie for the whole host whatever the Host header, and HSTS', async () => {
     const path = await linkPath();
     const opened = await signIn(path, '10.0.0.2', { host: '127.0.0.1' });
     expect(opened.statusCode).toBe(303);
-    expect(opened.headers['set-cookie']).toMatch(/^parcel_dashboard_session=[A-Za-z0-9]{43}; Path=\/dashboard; Max-Age=43200; HttpOnly; SameSite=Strict; Secure$/);
+    // __Host-: Secure, Path=/ and no Domain, or a browser refuses it; so no sibling host or http page can plant one.
+    expect(opened.headers['set-cookie']).toMatch(/^__Host-parcel_dashboard_session=[A-Za-z0-9]{43}; Path=\/; Max-Age=43200; HttpOnly; SameSite=Strict; Secure$/);
+    expect(opened.headers['set-cookie']).not.toMatch(/Domain=/i);
+    // The name without the prefix is not read here: a cookie planted under it opens nothing.
+    const planted = await f.app.inject({ url: '/dashboard/test/keys', headers: { cookie: `parcel_dashboard_session=${sessionOf(opened)}` } });
+    expect(planted.statusCode).toBe(401);
     expect(opened.headers['strict-transport-security']).toBe('max-age=31536000; includeSubDomains');
     expect((await f.app.inject({ url: '/healthz' })).headers['strict-transport-security']).toBe('max-age=31536000; includeSubDomains');
     // Neither the link's token nor the session id reaches a log line.
@@ -205,5 +211,33 @@ describe('developers page sessions', () => {
     expect(page.headers['x-content-type-options']).toBe('nosniff');
     expect(page.headers['content-security-policy']).toContain("default-src 'none'");
     expect((await f.app.inject({ url: '/dashboard/assets/app-0000000000.css' })).statusCode).toBe(404);
+  });
+});
+
+/** Local development and tests: plain http on loopback, where a browser refuses a __Host- (Secure) cookie. */
+describe('developers page sessions on loopback http', () => {
+  let f: ApiFixture;
+  beforeAll(async () => {
+    f = await apiFixture();
+  });
+  afterAll(async () => {
+    await f?.close();
+  });
+
+  it('sets a cookie without the __Host- prefix, not Secure, on /dashboard, and reads only that name', async () => {
+    const link = await createSignInLink(f.pool, { accountId: await createAccount(f.pool), origin: 'http://127.0.0.1:3000' });
+    const opened = await f.app.inject({
+      method: 'POST',
+      url: new URL(link.url).pathname,
+      headers: { host: '127.0.0.1:3000', origin: 'http://127.0.0.1:3000', 'content-type': 'application/x-www-form-urlencoded' },
+      payload: '',
+    });
+    expect(opened.statusCode).toBe(303);
+    const cookie = String(opened.headers['set-cookie']);
+    expect(cookie).toMatch(/^parcel_dashboard_session=[A-Za-z0-9]{43}; Path=\/dashboard; Max-Age=43200; HttpOnly; SameSite=Strict$/);
+    const sessionId = cookie.split(';')[0]!.split('=')[1]!;
+    const page = (name: string) => f.app.inject({ url: '/dashboard/test/keys', headers: { cookie: `${name}=${sessionId}` } });
+    expect((await page('parcel_dashboard_session')).statusCode).toBe(200);
+    expect((await page('__Host-parcel_dashboard_session')).statusCode).toBe(401);
   });
 });
