@@ -65,7 +65,7 @@ describe('developers page: one guard for every form', () => {
   });
 
   const SIGN_IN = 'POST /dashboard/sign-in/:token';
-  /** The changing routes that name no mode: the link's post, the sign-outs, and the catch-all's 404. */
+  /** The changing routes that name no mode, the catch-all 404 aside: the link's post and the sign-outs. */
   const WITHOUT_MODE = [SIGN_IN, 'POST /dashboard/sign-out', 'POST /dashboard/sign-out-everywhere'];
 
   it('finds every form in the router, the event-types page\'s "Send test event" among them', () => {
