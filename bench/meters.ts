@@ -46,7 +46,8 @@ export function costMeters(
       costs = {
         cpuMsPerDelivery: cpuPerDelivery(reading, completed),
         persistencePerDelivery: persistencePerDelivery(before, after, completed),
-        actionsPerDelivery: actionsPerDelivery(actionsBefore, actionsAfter, completed),
+        // A server without metrics (the full server here) counted nothing: not a delivery at no action.
+        actionsPerDelivery: server.metricsUrl === undefined ? { total: NaN, byType: {} } : actionsPerDelivery(actionsBefore, actionsAfter, completed),
       };
       if (lives.length > 0) costs.workflowLifeMs = p50p99(lives);
     },
