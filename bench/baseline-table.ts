@@ -1,12 +1,12 @@
 /**
  * Prints the tables docs/performance.md quotes, from one baseline result file, as markdown:
  *
- *   npx tsx bench/baseline-table.ts bench/results/baseline.json
+ *   npx tsx bench/baseline-table.ts bench/results/baseline.json [--write docs/performance.md]
  *
- * Paste the output over the tables under "The baseline" in docs/performance.md. Every figure is a median of the
- * repetitions, min-max beside the rates.
+ * With --write it replaces the tables between the doc's two markers (TABLES_START, TABLES_END) instead of
+ * printing them. Every figure is a median of the repetitions, min-max beside the rates.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { PHASE, type Cost, type Ratios, type SteadyResults } from './figures';
 
 /**
@@ -142,13 +142,29 @@ export function baselineTables(file: BaselineFile): string {
   return `${lines.join('\n')}\n`;
 }
 
+export const TABLES_START = '<!-- baseline tables: npx tsx bench/baseline-table.ts bench/results/baseline.json -->';
+export const TABLES_END = '<!-- end of baseline tables -->';
+
+/** The doc with the text between its two markers replaced by `tables`; throws if the markers are not there once each. */
+export function spliceTables(doc: string, tables: string): string {
+  const start = doc.indexOf(TABLES_START);
+  const end = doc.indexOf(TABLES_END);
+  if (start < 0 || end < start || doc.indexOf(TABLES_START, start + 1) >= 0) throw new Error('the doc lacks the baseline tables markers, once each and in order');
+  return `${doc.slice(0, start + TABLES_START.length)}\n${tables}${doc.slice(end)}`;
+}
+
 function main(): void {
-  const [input] = process.argv.slice(2);
-  if (!input) {
-    process.stderr.write('usage: npx tsx bench/baseline-table.ts bench/results/baseline.json\n');
+  const args = process.argv.slice(2);
+  const writeAt = args.indexOf('--write');
+  const target = writeAt >= 0 ? args[writeAt + 1] : undefined;
+  const input = args.find((a, i) => a !== '--write' && (writeAt < 0 || i !== writeAt + 1));
+  if (!input || (writeAt >= 0 && !target)) {
+    process.stderr.write('usage: npx tsx bench/baseline-table.ts bench/results/baseline.json [--write docs/performance.md]\n');
     process.exit(2);
   }
-  process.stdout.write(baselineTables(JSON.parse(readFileSync(input, 'utf8')) as BaselineFile));
+  const tables = baselineTables(JSON.parse(readFileSync(input, 'utf8')) as BaselineFile);
+  if (target) writeFileSync(target, spliceTables(readFileSync(target, 'utf8'), tables));
+  else process.stdout.write(tables);
 }
 
 if (require.main === module) main();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { baselineTables, CLOUD_USD_PER_MILLION_ACTIONS } from '../../../bench/baseline-table';
+import { baselineTables, CLOUD_USD_PER_MILLION_ACTIONS, spliceTables, TABLES_END, TABLES_START } from '../../../bench/baseline-table';
 import { cost, medianAt, ratios, type SteadyResults } from '../../../bench/figures';
 
 const s = (median: number) => ({ median, min: median * 0.9, max: median * 1.1 });
@@ -84,5 +84,13 @@ describe('bench/baseline-table: the tables the docs quote', () => {
     const md = baselineTables({ steady: {} });
     expect(md).toContain('| **engine** (publish -> the POST arrives) | - | - | - | - | - |');
     expect(md).not.toContain('| scenario |');
+  });
+
+  it('replaces the tables between the markers, and only there', () => {
+    const doc = `# Doc\n\nbefore\n${TABLES_START}\nold table\n${TABLES_END}\nafter\n`;
+    expect(spliceTables(doc, '| new |\n')).toBe(`# Doc\n\nbefore\n${TABLES_START}\n| new |\n${TABLES_END}\nafter\n`);
+    expect(spliceTables(spliceTables(doc, 'a\n'), 'a\n')).toBe(spliceTables(doc, 'a\n'));
+    expect(() => spliceTables('# Doc without markers\n', 'a\n')).toThrow(/markers/);
+    expect(() => spliceTables(`${TABLES_END}\n${TABLES_START}\n`, 'a\n')).toThrow(/markers/);
   });
 });
