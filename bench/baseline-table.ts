@@ -129,7 +129,7 @@ export function baselineTables(file: BaselineFile): string {
   const minutes = file.startedAt && file.finishedAt ? Math.round((Date.parse(file.finishedAt) - Date.parse(file.startedAt)) / 60_000) : undefined;
   const cost = file.cost ?? {};
   const lines = [
-    `${machine}; ${s.concurrency ?? 200} deliveries in flight under load; ${(s.warmupMs ?? 5000) / 1000} s warm-up and ${(s.phaseMs ?? 0) / 1000} s window per phase, ${s.reps ?? '?'} repetitions interleaved${minutes !== undefined ? `; the whole run ${minutes} minutes` : ''}.`,
+    `${machine}; ${s.concurrency ?? 200} deliveries in flight under load; ${(s.warmupMs ?? 5000) / 1000} s warm-up and ${(s.phaseMs ?? 0) / 1000} s window per phase, ${s.reps ?? '?'} repetition${s.reps === 1 ? '' : 's'} interleaved${minutes !== undefined ? `; the whole run ${minutes} minutes` : ''}.`,
     '',
     ...steadyTable(file),
     '',
