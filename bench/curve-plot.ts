@@ -4,7 +4,7 @@
  * system, both axes logarithmic, with the 100 ms line of the headline. A hollow mark is a saturated step; an
  * endless latency (more sends than the percentile allows never arrived) sits on the top edge.
  *
- *   npx tsx bench/curve-plot.ts bench/results/<date>-curve.json [out.svg]
+ *   npx tsx bench/curve-plot.ts bench/results/curve.json [out.svg]
  *
  * Default output: docs/performance/curve.svg.
  */
@@ -98,7 +98,7 @@ export function plotCurve(result: BenchResult & { scenarios?: { curve?: CurveRes
 function main(): void {
   const [input, output] = process.argv.slice(2);
   if (!input) {
-    process.stderr.write('usage: npx tsx bench/curve-plot.ts bench/results/<date>-curve.json [out.svg]\n');
+    process.stderr.write('usage: npx tsx bench/curve-plot.ts bench/results/curve.json [out.svg]\n');
     process.exit(2);
   }
   const out = output ?? path.join(__dirname, '..', 'docs', 'performance', 'curve.svg');

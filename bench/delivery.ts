@@ -1,15 +1,18 @@
 /**
- * The engine measured beside its two baselines, in one run on one machine, with the same receiver:
+ * The engine as it ships measured beside its two baselines, in one run on one machine, with the same receiver:
  *   plain-post   a plain signed POST loop (the cost of HTTP alone);
- *   bare-*       bare Temporal: one workflow with one no-op activity (the cost of Temporal alone);
- *   engine-*     publish -> deliverEvent -> check, sign, POST, record, one endpoint per event, per variant;
- * each as `*-load` (BENCH_CONCURRENCY in flight: deliveries/s) and `*-idle` (one at a time: latency). These
- * steady phases run BENCH_REPS times, interleaved, each a warm-up then a measured window, and are reported as
- * medians with their spread. Then the scenarios, once each: publish-api, fan-out, slow-receiver, backlog, rate-limit,
- * ordering, charts, curve, large-tables, workers (one worker process against three).
- * Knobs: bench/bench-config.ts. Results: bench/results/<date>.json (plot: bench/plot.ts). With `--cluster`, the full Temporal server on
- * PostgreSQL (bench/cluster.ts) instead of the dev server, on fresh databases too (its CPU and persistence
- * requests are not metered there).
+ *   bare-*       bare Temporal: a workflow whose activity makes the same signed POST (the cost of Temporal alone);
+ *   engine-*     publish -> deliverEvent -> check, sign, POST, record, one endpoint per event;
+ * each as `*-load` (BENCH_CONCURRENCY in flight: deliveries/s) and `*-idle` (one at a time: latency), and both as
+ * `*-fanout-load` (every event to BENCH_FANOUT_ENDPOINTS endpoints; bare Temporal runs one activity per endpoint).
+ * The engine's phases keep the name of its shipped configuration, `all` (engine-load/all), so result keys stay put.
+ * These steady phases run BENCH_REPS times, interleaved, each a warm-up then a measured window, and are reported as
+ * medians with their spread. Then the scenarios, once each: publish-api, fan-out, slow-receiver, backlog, ordering,
+ * rate-limit, charts, curve, large-tables, workers (one worker process against three).
+ * `baseline` picks the set the performance docs quote (bench-config.ts BASELINE); `curve` has a file of its own.
+ * Knobs: bench/bench-config.ts. Results: bench/results/<date>.json (table: bench/baseline-table.ts; plot: bench/plot.ts).
+ * With `--cluster`, the full Temporal server on PostgreSQL (bench/cluster.ts) instead of the dev server, on fresh
+ * databases too (its CPU, persistence requests and actions are not metered there).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -24,9 +27,10 @@ import { freePort } from '../temporal-tools/ports';
 import { benchConfig } from './bench-config';
 import { startBenchCluster } from './cluster';
 import { startBenchServer } from './dev-server';
-import { bundleBenchWorkflows, bundleEngine, type BenchContext, type EngineVariant } from './engine';
+import { bundleBenchWorkflows, bundleEngine, SHIPPED, type BenchContext } from './engine';
+import { cost, ratios } from './figures';
 import { machineInfo } from './machine';
-import { BARE_WORKFLOWS, bareEagerPhase, bareTemporalPhase, EAGER_WORKFLOWS, enginePhase, plainPostPhase, type PhaseResult } from './phases';
+import { BARE_WORKFLOWS, bareEagerPhase, bareFanOutPhase, bareTemporalPhase, EAGER_WORKFLOWS, engineFanOutPhase, enginePhase, plainPostPhase, type PhaseResult } from './phases';
 import { startReceiver } from './receiver';
 import { backlogScenario } from './scenarios/backlog';
 import { chartsScenario } from './scenarios/charts';
@@ -39,13 +43,16 @@ import { rateLimitScenario } from './scenarios/rate-limit';
 import { slowReceiverScenario } from './scenarios/slow-receiver';
 import { workersScenario } from './scenarios/workers';
 import { aggregate } from './stats';
-import { VARIANTS } from './variants';
 
 const settings = benchConfig(process.argv.slice(2).filter((a) => a !== '--cluster'));
 
-/** Where a run's results go unless BENCH_OUT says: `bench/results/<date>.json`, `<date>-cluster.json` on the full server. */
+/**
+ * Where a run's results go unless BENCH_OUT says: the baseline to `bench/results/baseline.json` and the curve alone
+ * to `curve.json` (the files the performance docs cite), anything else to `<date>.json`; `-cluster` on the full server.
+ */
 function defaultOut(startedAt: Date, cluster: boolean): string {
-  return path.join(__dirname, 'results', `${startedAt.toISOString().slice(0, 10)}${cluster ? '-cluster' : ''}.json`);
+  const name = settings.baseline ? 'baseline' : settings.phases?.length === 1 && settings.phases[0] === 'curve' ? 'curve' : startedAt.toISOString().slice(0, 10);
+  return path.join(__dirname, 'results', `${name}${cluster ? '-cluster' : ''}.json`);
 }
 
 /** The dev server (metered: its process and its Prometheus endpoint) or the full server on Postgres (not). */
@@ -83,7 +90,7 @@ async function main(): Promise<void> {
   const startedAt = new Date();
   try {
     const machine = await machineInfo(cliPath, pool);
-    log(`${machine.cores} cores (${machine.cpuModel}), load ${machine.loadAverageStart.join(' ')}; phases ${settings.phaseMs / 1000} s after ${settings.warmupMs / 1000} s warm-up, ${settings.reps} reps`);
+    log(`${machine.cores} cores (${machine.cpuModel}), load ${machine.loadAverageStart.join(' ')}; phases ${settings.phaseMs / 1000} s after ${settings.warmupMs / 1000} s warm-up, ${settings.reps} reps${settings.baseline ? ' (baseline)' : ''}`);
     const ctx: BenchContext = { serverAddress: server.address, databaseUrl, connection, client, pool, engineBundle: await bundleEngine(), runId };
     const bareBundle = await bundleBenchWorkflows(BARE_WORKFLOWS);
     // Built when the floor's phase first runs, once per run.
@@ -92,13 +99,16 @@ async function main(): Promise<void> {
     const steady = { warmupMs: settings.warmupMs, windowMs: settings.phaseMs };
     const C = settings.concurrency;
 
+    const E = settings.fanOutEndpoints;
     const phases: Array<[string, () => Promise<PhaseResult>]> = [
       ['plain-post', () => plainPostPhase(ctx, server, receiver, steady, C)],
-      ['bare-load', () => bareTemporalPhase(ctx, server, steady, C, bareBundle)],
-      ...VARIANTS.map((v): [string, () => Promise<PhaseResult>] => [`engine-load/${v.name}`, () => enginePhase(ctx, server, receiver, steady, C, v)]),
-      ['bare-idle', () => bareTemporalPhase(ctx, server, steady, 1, bareBundle)],
+      ['bare-load', () => bareTemporalPhase(ctx, server, receiver, steady, C, bareBundle)],
+      ['engine-load/all', () => enginePhase(ctx, server, receiver, steady, C, SHIPPED)],
+      ['bare-fanout-load', () => bareFanOutPhase(ctx, server, receiver, steady, C, E, bareBundle)],
+      ['engine-fanout-load/all', () => engineFanOutPhase(ctx, server, receiver, steady, C, E, SHIPPED)],
+      ['bare-idle', () => bareTemporalPhase(ctx, server, receiver, steady, 1, bareBundle)],
       ['bare-eager-idle', async () => bareEagerPhase(ctx, server, receiver, steady, await eagerCode())],
-      ...VARIANTS.map((v): [string, () => Promise<PhaseResult>] => [`engine-idle/${v.name}`, () => enginePhase(ctx, server, receiver, steady, 1, v)]),
+      ['engine-idle/all', () => enginePhase(ctx, server, receiver, steady, 1, SHIPPED)],
     ];
     const reps: Record<string, PhaseResult[]> = {};
     for (let rep = 1; rep <= settings.reps; rep++) {
@@ -106,12 +116,11 @@ async function main(): Promise<void> {
         if (!selected(name)) continue;
         const result = await run();
         (reps[name] ??= []).push(result);
-        log(`rep ${rep} ${name}: ${result.summary.perSecond}/s p50 ${result.summary.p50Ms} ms p99 ${result.summary.p99Ms} ms, CPU ${result.cpuMsPerDelivery.totalMs} ms, writes ${result.persistencePerDelivery.writes}`);
+        log(`rep ${rep} ${name}: ${result.summary.perSecond}/s p50 ${result.summary.p50Ms} ms p99 ${result.summary.p99Ms} ms, CPU ${result.cpuMsPerDelivery.totalMs} ms, writes ${result.persistencePerDelivery.writes}, actions ${result.actionsPerDelivery.total}`);
       }
     }
     const steadyResults = Object.fromEntries(Object.entries(reps).map(([name, r]) => [name, { median: aggregate(r), reps: r }]));
 
-    const baseline: EngineVariant = VARIANTS[0] as EngineVariant;
     const scenarios: Record<string, unknown> = {};
     const scenario = async (name: string, run: () => Promise<unknown>) => {
       if (!selected(name)) return;
@@ -119,20 +128,18 @@ async function main(): Promise<void> {
       scenarios[name] = await run();
       log(`scenario ${name}: ${JSON.stringify(scenarios[name])}`);
     };
-    const scenarioVariant = VARIANTS.find((v) => v.name === process.env.BENCH_SCENARIO_VARIANT) ?? VARIANTS[VARIANTS.length - 1] ?? baseline;
     await scenario('publish-api', async () => ({
       loaded: await publishApiScenario(ctx, server, steady, 32),
       unloaded: await publishApiScenario(ctx, server, steady, 1),
     }));
-    await scenario('fan-out', () => fanOutScenario(ctx, receiver, settings.fanOut, settings.reps, scenarioVariant));
-    await scenario('slow-receiver', () => slowReceiverScenario(ctx, settings.phaseMs, settings.slowRate, scenarioVariant));
-    await scenario('backlog', () => backlogScenario(ctx, settings.backlogEvents, C, scenarioVariant, { heapSnapshots: settings.heapSnapshots, log }));
-    await scenario('ordering', () => orderingScenario(ctx, scenarioVariant));
-    await scenario('rate-limit', () => rateLimitScenario(ctx, scenarioVariant));
+    await scenario('fan-out', () => fanOutScenario(ctx, receiver, settings.fanOut, settings.reps, SHIPPED));
+    await scenario('slow-receiver', () => slowReceiverScenario(ctx, settings.phaseMs, settings.slowRate, SHIPPED));
+    await scenario('backlog', () => backlogScenario(ctx, settings.backlogEvents, C, SHIPPED, { heapSnapshots: settings.heapSnapshots, log }));
+    await scenario('ordering', () => orderingScenario(ctx, SHIPPED));
+    await scenario('rate-limit', () => (settings.rateLimitEvents === undefined ? rateLimitScenario(ctx, SHIPPED) : rateLimitScenario(ctx, SHIPPED, settings.rateLimitEvents)));
     await scenario('charts', () => chartsScenario(ctx, settings.chartAttempts, log));
-    const shipped = VARIANTS.find((v) => v.name === 'all') as EngineVariant;
-    await scenario('curve', () => curveScenario(ctx, receiver, bareBundle, shipped, settings.curve, log));
-    await scenario('large-tables', () => largeTablesScenario(ctx, log));
+    await scenario('curve', () => curveScenario(ctx, receiver, bareBundle, SHIPPED, settings.curve, log));
+    await scenario('large-tables', () => largeTablesScenario(ctx, settings.largeScale, log));
     await scenario('workers', () => workersScenario(ctx, steady, C, settings.reps, log));
 
     const result = {
@@ -140,9 +147,10 @@ async function main(): Promise<void> {
       finishedAt: new Date().toISOString(),
       machine: { ...machine, loadAverageEnd: os.loadavg().map((l) => Math.round(l * 100) / 100) },
       server: 'settings' in server ? server.settings : { kind: 'temporal server start-dev (CLI 1.5.1, server 1.29.1; SQLite file, WAL, one history shard)', args: server.args, env: server.goEnv },
-      settings: { ...settings, variants: VARIANTS, scenarioVariant: scenarioVariant.name },
+      settings,
       steady: steadyResults,
       ratios: ratios(steadyResults),
+      cost: cost(steadyResults, settings.fanOutEndpoints),
       scenarios,
     };
     const json = `${JSON.stringify(result, null, 2)}\n`;
@@ -161,31 +169,6 @@ async function main(): Promise<void> {
     await dropDatabase(databaseUrl);
     rmSync(dataDir, { recursive: true, force: true });
   }
-}
-
-type Steady = Record<string, { median: unknown }>;
-const medianOf = (results: Steady, phase: string, field: 'perSecond' | 'p50Ms' | 'p99Ms'): number | undefined =>
-  (results[phase]?.median as { summary?: Record<string, { median: number }> } | undefined)?.summary?.[field]?.median;
-
-/** Each engine variant against bare Temporal and the plain POST loop, from the medians of this run. */
-function ratios(results: Steady): Record<string, Record<string, number>> {
-  const round = (n: number) => Math.round(n * 1000) / 1000;
-  const out: Record<string, Record<string, number>> = {};
-  for (const v of VARIANTS) {
-    const load = medianOf(results, `engine-load/${v.name}`, 'perSecond');
-    const idle = medianOf(results, `engine-idle/${v.name}`, 'p50Ms');
-    const bare = medianOf(results, 'bare-load', 'perSecond');
-    const plain = medianOf(results, 'plain-post', 'perSecond');
-    const bareIdle = medianOf(results, 'bare-idle', 'p50Ms');
-    const floorIdle = medianOf(results, 'bare-eager-idle', 'p50Ms');
-    const r: Record<string, number> = {};
-    if (load && bare) r.deliveriesPerSecondVsBareTemporal = round(load / bare);
-    if (load && plain) r.deliveriesPerSecondVsPlainPost = round(load / plain);
-    if (idle && bareIdle) r.unloadedP50VsBareTemporal = round(idle / bareIdle);
-    if (idle && floorIdle) r.unloadedP50VsTemporalEagerFloor = round(idle / floorIdle);
-    out[v.name] = r;
-  }
-  return out;
 }
 
 main().catch((err) => {

@@ -1,12 +1,12 @@
 import path from 'node:path';
 import { Client } from '@temporalio/client';
-import { bundleWorkflowCode, type NativeConnection, type Worker, type WorkerOptions } from '@temporalio/worker';
+import { bundleWorkflowCode, type NativeConnection, type Worker } from '@temporalio/worker';
 import { WORKFLOW_ID } from '../core/delivery-contract';
 import { exampleEvent } from '../core/event-schemas';
 import { newId } from '../core/ids';
 import { publishEvent } from '../domain/events';
 import { loadConfig, type Config } from '../infra/config';
-import { createPool, type Pool } from '../db/pool';
+import type { Pool } from '../db/pool';
 import { createWorker, runWorker } from '../worker/worker';
 import { TLS_DIR } from './receiver';
 import { allClosed, COMPLETION_INTERCEPTORS, Completions } from './completions';
@@ -25,33 +25,18 @@ export interface BenchContext {
 }
 
 /**
- * One engine configuration under test: environment the product reads (config) and worker options, so a lever
- * is measured exactly as an operator would switch it on.
+ * The engine a phase runs: the product as it ships (config defaults, the worker's own slots, eager starts from
+ * its outbox dispatcher), with only what a scenario needs to set through the environment an operator would.
  */
 export interface EngineVariant {
   name: string;
   /** The worker's outbox dispatcher starts workflows eagerly (the product's default); false measures without. */
   eagerStart?: boolean;
   env?: Record<string, string>;
-  workerOptions?: Partial<WorkerOptions>;
-  /**
-   * The engine (worker, dispatcher, publishing) reaches the run's database through Postgres's Unix socket
-   * (PG_SOCKET_DIR) instead of TCP on loopback: a deployment choice, not a product default (DATABASE_URL's
-   * default is TCP), measured for operators running both on one host.
-   */
-  unixSocket?: boolean;
-  /** The dispatcher's passes over notified events at once (worker/dispatcher.ts NOTIFIED_PASSES when absent). */
-  notifiedPasses?: number;
 }
 
-/** Where Debian's PostgreSQL (the machine's, which the bench's databases live on) puts its socket. */
-const PG_SOCKET_DIR = '/var/run/postgresql';
-
-/** The same database through the Unix socket: pg reads a host that is a path as a socket directory. */
-function viaUnixSocket(databaseUrl: string): string {
-  const url = new URL(databaseUrl);
-  return `postgres://${url.username}@${encodeURIComponent(PG_SOCKET_DIR)}${url.pathname}`;
-}
+/** The engine as it ships. Its name keeps the phase names (`engine-load/all`) and the result keys stable. */
+export const SHIPPED: EngineVariant = { name: 'all', eagerStart: true };
 
 export async function bundleEngine(): Promise<{ code: string }> {
   // Bundled once per run: every phase's worker reuses it instead of spending seconds of CPU on webpack.
@@ -124,32 +109,29 @@ export function engineTaskQueue(ctx: BenchContext, variant: EngineVariant): stri
   return `bench-${ctx.runId}-${variant.name}-${engines++}`;
 }
 
-export async function startEngine(ctx: BenchContext, variant: EngineVariant): Promise<Engine> {
+export async function startEngine(ctx: BenchContext, variant: EngineVariant = SHIPPED): Promise<Engine> {
   const taskQueue = engineTaskQueue(ctx, variant);
-  const databaseUrl = variant.unixSocket ? viaUnixSocket(ctx.databaseUrl) : undefined;
-  const config = engineConfig(ctx, taskQueue, { ...variant.env, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) });
-  // Its own pool only when it reaches the database another way; the run's pool otherwise, as before.
-  const pool = databaseUrl ? createPool(databaseUrl, 20) : ctx.pool;
+  const config = engineConfig(ctx, taskQueue, variant.env);
+  const pool = ctx.pool;
   const completions = new Completions();
   const worker = await createWorker({
     config,
     connection: ctx.connection,
     pool,
-    options: { workflowsPath: undefined, workflowBundle: ctx.engineBundle, sinks: completions.sinks, ...variant.workerOptions },
+    options: { workflowsPath: undefined, workflowBundle: ctx.engineBundle, sinks: completions.sinks },
   });
   // The worker hands published events to Temporal through its outbox dispatcher, as in production.
-  const running = runWorker(worker, { config, connection: ctx.connection, pool, eagerStart: variant.eagerStart ?? false, notifiedPasses: variant.notifiedPasses });
+  const running = runWorker(worker, { config, connection: ctx.connection, pool, eagerStart: variant.eagerStart ?? true });
   return {
     config,
     worker,
     allClosed: () => allClosed(ctx.client, taskQueue, 'deliverEvent', completions),
-    addAccount: (urls) => addBenchAccount(ctx.pool, urls),
+    addAccount: (urls) => addBenchAccount(pool, urls),
     publish: (accountId, eventId) => publishBenchEvent(pool, accountId, eventId),
     completed: (eventId) => completions.waitFor(WORKFLOW_ID.deliverEvent(eventId)),
     async stop() {
       worker.shutdown();
       await running;
-      if (pool !== ctx.pool) await pool.end();
     },
   };
 }

@@ -2,11 +2,14 @@ import type { Pool } from '../db/pool';
 import { cpuPerDelivery, startCpuMeter, type CpuMeter } from './proc-cpu';
 import { persistencePerDelivery, readPersistenceRequests, type OperationCounts, type PersistencePerDelivery } from './temporal-metrics';
 import { p50p99, type Window } from './stats';
+import { actionsPerDelivery, readActionCounts, type ActionCounts, type ActionsPerDelivery } from './temporal-actions';
 
 export interface Costs {
   /** CPU ms per delivery of the bench process (worker + client + receiver), the Temporal server and Postgres. */
   cpuMsPerDelivery: ReturnType<typeof cpuPerDelivery>;
   persistencePerDelivery: PersistencePerDelivery;
+  /** Temporal Cloud's billable actions per delivery, from the server's `action` counter (bench/temporal-actions.ts). */
+  actionsPerDelivery: ActionsPerDelivery;
   /**
    * How long the workflows that finished inside the window lived, from their start to their function's return
    * (bench/completions.ts); absent for a phase without workflows. Under load this is where deliveries queue
@@ -16,24 +19,36 @@ export interface Costs {
 }
 
 /**
- * Meters bracketing a measured window: CPU of each process and the server's persistence requests, read when
- * the window opens and when it closes, divided by what completed inside it.
+ * Meters bracketing a measured window: CPU of each process, the server's persistence requests and its billable
+ * actions, read when the window opens and when it closes, divided by the deliveries completed inside it
+ * (`deliveriesPerTask` of them per completed task: a fan-out's event is that many deliveries).
  */
-export function costMeters(server: { pid?: number; metricsUrl?: string }, pool: Pool): Window & { costs(): Costs; workflowLived(ms: number): void } {
+export function costMeters(
+  server: { pid?: number; metricsUrl?: string },
+  pool: Pool,
+  deliveriesPerTask = 1,
+): Window & { costs(): Costs; workflowLived(ms: number): void } {
   let cpu: CpuMeter | undefined;
   let before: OperationCounts = {};
+  let actionsBefore: ActionCounts = {};
   let costs: Costs | undefined;
   let open = false;
   const lives: number[] = [];
   return {
     async onStart() {
-      [cpu, before] = await Promise.all([startCpuMeter(server.pid, pool), readPersistenceRequests(server.metricsUrl)]);
+      [cpu, before, actionsBefore] = await Promise.all([startCpuMeter(server.pid, pool), readPersistenceRequests(server.metricsUrl), readActionCounts(server.metricsUrl)]);
       open = true;
     },
-    async onEnd(completed) {
+    async onEnd(completedTasks) {
       open = false;
-      const [reading, after] = await Promise.all([(cpu as CpuMeter).stop(), readPersistenceRequests(server.metricsUrl)]);
-      costs = { cpuMsPerDelivery: cpuPerDelivery(reading, completed), persistencePerDelivery: persistencePerDelivery(before, after, completed) };
+      const completed = completedTasks * deliveriesPerTask;
+      const [reading, after, actionsAfter] = await Promise.all([(cpu as CpuMeter).stop(), readPersistenceRequests(server.metricsUrl), readActionCounts(server.metricsUrl)]);
+      costs = {
+        cpuMsPerDelivery: cpuPerDelivery(reading, completed),
+        persistencePerDelivery: persistencePerDelivery(before, after, completed),
+        // A server without metrics (the full server here) counted nothing: not a delivery at no action.
+        actionsPerDelivery: server.metricsUrl === undefined ? { total: NaN, byType: {} } : actionsPerDelivery(actionsBefore, actionsAfter, completed),
+      };
       if (lives.length > 0) costs.workflowLifeMs = p50p99(lives);
     },
     /** A workflow's life, counted if it finished while the window was open. */

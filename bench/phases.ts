@@ -6,7 +6,8 @@ import { signatureHeader } from '../core/signing';
 import { startEngine, SECRET, within, type BenchContext, type EngineVariant, engineConfig } from './engine';
 import { costMeters, type Costs } from './meters';
 import type { Receiver } from './receiver';
-import { runSteady, type Summary } from './stats';
+import { eventsInFlight, perDelivery, runSteady, type Summary } from './stats';
+import { actionsInHistory } from './temporal-actions';
 import { historyBreakdown } from './history-breakdown';
 import { allClosed, Completions } from './completions';
 
@@ -18,6 +19,8 @@ export interface Steady {
 export interface PhaseResult extends Costs {
   summary: Summary;
   historyEvents?: number;
+  /** Billable actions in the history of one measured workflow (bench/temporal-actions.ts), a cross-check of the counter. */
+  historyActions?: number;
   /** Median server-side time of each step, from history timestamps (unloaded phases only). */
   whereTimeGoesP50Ms?: Record<string, number>;
 }
@@ -55,30 +58,44 @@ export async function plainPostPhase(ctx: BenchContext, server: { pid?: number; 
   }
 }
 
-/** Bare Temporal's worker: one workflow, one no-op activity that notes when it began, by the id it was given. */
-export async function startBareWorker(ctx: BenchContext, taskQueue: string, bareBundle: { code: string }) {
+/**
+ * Bare Temporal's worker: `bareWorkflow` runs one activity, `bareFanOutWorkflow` one per endpoint side by side;
+ * each activity makes the same signed POST to the receiver as a delivery attempt and notes when it began, by
+ * the id it was given.
+ */
+export async function startBareWorker(ctx: BenchContext, taskQueue: string, bareBundle: { code: string }, receiver: Receiver) {
   const activityStarted = new Map<string, number>();
   const completions = new Completions();
+  const agent = createHttpAgent(engineConfig(ctx, 'unused'));
   const worker = await Worker.create({
     connection: ctx.connection,
     taskQueue,
     workflowBundle: bareBundle,
-    activities: { noop: async (id: string) => void activityStarted.set(id, performance.now()) },
+    activities: {
+      async post(id: string) {
+        activityStarted.set(id, performance.now());
+        // Not an evt_ id: the receiver keeps the arrival of every event id for the rest of the run.
+        await postSigned(agent, receiver.url('/bare'), `bare_${id}`);
+      },
+    },
     sinks: completions.sinks,
   });
-  return { worker, running: worker.run(), activityStarted, completions };
+  const run = worker.run();
+  const running = run.finally(() => agent.close());
+  return { worker, running, activityStarted, completions };
 }
 
-/** The cost of Temporal alone: one workflow, one no-op activity, started with the client and awaited. */
+/** The cost of Temporal alone: one workflow, one activity posting to the receiver, started with the client and awaited. */
 export async function bareTemporalPhase(
   ctx: BenchContext,
   server: { pid?: number; metricsUrl?: string },
+  receiver: Receiver,
   steady: Steady,
   concurrency: number,
   bareBundle: { code: string },
 ): Promise<PhaseResult> {
   const taskQueue = `bench-bare-${ctx.runId}-${concurrency}-${Math.random().toString(36).slice(2, 6)}`;
-  const { worker, running, activityStarted, completions } = await startBareWorker(ctx, taskQueue, bareBundle);
+  const { worker, running, activityStarted, completions } = await startBareWorker(ctx, taskQueue, bareBundle, receiver);
   const meters = costMeters(server, ctx.pool);
   const measuredIds: string[] = [];
   try {
@@ -88,10 +105,48 @@ export async function bareTemporalPhase(
       await ctx.client.workflow.start('bareWorkflow', { taskQueue, workflowId: `bare:${id}`, args: [id] });
       meters.workflowLived(await within(completions.waitFor(`bare:${id}`), DELIVERY_DEADLINE_MS, id));
       measuredIds.push(`bare:${id}`);
-      return (activityStarted.get(id) as number) - t0;
+      const began = activityStarted.get(id) as number;
+      activityStarted.delete(id);
+      return began - t0;
     }, meters);
     await allClosed(ctx.client, taskQueue, 'bareWorkflow', completions);
     return { summary, ...meters.costs(), ...(await historyFacts(ctx, measuredIds, concurrency === 1)) };
+  } finally {
+    worker.shutdown();
+    await running;
+  }
+}
+
+/**
+ * Bare Temporal's fan-out: one workflow per event running one activity per endpoint side by side, each posting to
+ * the receiver; `concurrency` deliveries (event x endpoint) in flight. Latency: start -> the last activity began.
+ */
+export async function bareFanOutPhase(
+  ctx: BenchContext,
+  server: { pid?: number; metricsUrl?: string },
+  receiver: Receiver,
+  steady: Steady,
+  concurrency: number,
+  endpoints: number,
+  bareBundle: { code: string },
+): Promise<PhaseResult> {
+  const taskQueue = `bench-bare-fan-${ctx.runId}-${Math.random().toString(36).slice(2, 6)}`;
+  const { worker, running, activityStarted, completions } = await startBareWorker(ctx, taskQueue, bareBundle, receiver);
+  const meters = costMeters(server, ctx.pool, endpoints);
+  const measuredIds: string[] = [];
+  try {
+    const summary = await runSteady({ ...steady, concurrency: eventsInFlight(concurrency, endpoints) }, async (i) => {
+      const id = `${taskQueue}-${i}`;
+      const t0 = performance.now();
+      await ctx.client.workflow.start('bareFanOutWorkflow', { taskQueue, workflowId: `bare-fan:${id}`, args: [id, endpoints] });
+      meters.workflowLived(await within(completions.waitFor(`bare-fan:${id}`), DELIVERY_DEADLINE_MS, id));
+      measuredIds.push(`bare-fan:${id}`);
+      const began = Array.from({ length: endpoints }, (_, n) => activityStarted.get(`${id}/${n}`) as number);
+      for (let n = 0; n < endpoints; n++) activityStarted.delete(`${id}/${n}`);
+      return Math.max(...began) - t0;
+    }, meters);
+    await allClosed(ctx.client, taskQueue, 'bareFanOutWorkflow', completions);
+    return { summary: perDelivery(summary, endpoints), ...meters.costs(), ...(await historyFacts(ctx, measuredIds, false)) };
   } finally {
     worker.shutdown();
     await running;
@@ -173,12 +228,49 @@ export async function enginePhase(
   }
 }
 
-/** History length of a measured workflow and, unloaded, where the time went step by step. */
-async function historyFacts(ctx: BenchContext, ids: string[], breakdown: boolean): Promise<Pick<PhaseResult, 'historyEvents' | 'whereTimeGoesP50Ms'>> {
+/**
+ * The engine's fan-out: every event to `endpoints` endpoints of one account, `concurrency` deliveries (event x
+ * endpoint) in flight. Latency: publish -> the last endpoint's first attempt arrived.
+ */
+export async function engineFanOutPhase(
+  ctx: BenchContext,
+  server: { pid?: number; metricsUrl?: string },
+  receiver: Receiver,
+  steady: Steady,
+  concurrency: number,
+  endpoints: number,
+  variant: EngineVariant,
+): Promise<PhaseResult> {
+  const engine = await startEngine(ctx, variant);
+  const meters = costMeters(server, ctx.pool, endpoints);
+  const measuredIds: string[] = [];
+  try {
+    const paths = Array.from({ length: endpoints }, (_, n) => `/engine-fan/${n}`);
+    const accountId = await engine.addAccount(paths.map((p) => receiver.url(p)));
+    const tag = accountId.slice(-8);
+    const summary = await runSteady({ ...steady, concurrency: eventsInFlight(concurrency, endpoints) }, async (i) => {
+      const eventId = `evt_${tag}_fan${endpoints}_${i}`;
+      const t0 = performance.now();
+      await engine.publish(accountId, eventId);
+      const arrivals = await within(Promise.all(paths.map((p) => receiver.waitFor(eventId, p))), DELIVERY_DEADLINE_MS, `arrivals of ${eventId}`);
+      meters.workflowLived(await within(engine.completed(eventId), DELIVERY_DEADLINE_MS, `workflow of ${eventId}`));
+      measuredIds.push(`event:${eventId}`);
+      return Math.max(...arrivals) - t0;
+    }, meters);
+    await engine.allClosed();
+    return { summary: perDelivery(summary, endpoints), ...meters.costs(), ...(await historyFacts(ctx, measuredIds, false)) };
+  } finally {
+    await engine.stop();
+  }
+}
+
+/** History length and billable actions of a measured workflow and, unloaded, where the time went step by step. */
+async function historyFacts(ctx: BenchContext, ids: string[], breakdown: boolean): Promise<Pick<PhaseResult, 'historyEvents' | 'historyActions' | 'whereTimeGoesP50Ms'>> {
   if (ids.length === 0) return {};
   const history = await ctx.client.workflow.getHandle(ids[0] as string).fetchHistory();
   return {
     historyEvents: history.events?.length ?? 0,
+    historyActions: actionsInHistory(history.events ?? []),
     ...(breakdown ? { whereTimeGoesP50Ms: await historyBreakdown(ctx.client, ids.slice(0, 50)) } : {}),
   };
 }

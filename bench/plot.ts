@@ -30,14 +30,13 @@ const WIDTH = 760;
 const LABEL_WIDTH = 250;
 const ROW_HEIGHT = 30;
 
-/** A readable name for a phase: `engine-load/all` -> `engine: all (shipped)`. */
+/** A readable name for a phase: `engine-load/all` -> `engine`, `bare-fanout-load` -> `bare Temporal, fan-out`. */
 function phaseLabel(phase: string): string {
-  const [kind, variant] = phase.split('/');
-  if (kind === 'bare-load' || kind === 'bare-idle') return 'bare Temporal';
+  const [kind] = phase.split('/');
   if (kind === 'bare-eager-idle') return "Temporal's eager floor";
   if (kind === 'plain-post') return 'plain signed POST';
-  if (variant === 'all') return 'engine: all (every lever)';
-  return `engine: ${variant ?? kind}`;
+  const who = kind?.startsWith('bare-') ? 'bare Temporal' : 'engine';
+  return kind?.includes('fanout') ? `${who}, fan-out` : who;
 }
 
 function rowsOf(steady: Steady, prefix: string[], fields: string[]): Row[] {
@@ -113,7 +112,7 @@ function serverLabel(server: BenchResult['server']): string {
 /** The SVG of one result file; the command line below writes it to a file. */
 export function plotResults(result: BenchResult): string {
   const steady = result.steady ?? {};
-  const load = rowsOf(steady, ['bare-load', 'engine-load'], ['perSecond']);
+  const load = rowsOf(steady, ['bare-load', 'engine-load', 'bare-fanout-load', 'engine-fanout-load'], ['perSecond']);
   const idle = rowsOf(steady, ['bare-idle', 'bare-eager-idle', 'engine-idle'], ['p50Ms', 'p99Ms']);
   const plain = steady['plain-post']?.median?.summary?.perSecond;
   const reps = result.settings?.reps ?? '?';

@@ -126,3 +126,13 @@ export function aggregate(reps: unknown[]): unknown {
     [...keys].map((k) => [k, aggregate(reps.map((r) => (r as Record<string, unknown>)[k]).filter((v) => v !== undefined))]),
   );
 }
+
+/** Events in flight for `deliveries` deliveries in flight when each event goes to `endpoints` endpoints (at least one). */
+export function eventsInFlight(deliveries: number, endpoints: number): number {
+  return Math.max(1, Math.round(deliveries / Math.max(1, endpoints)));
+}
+
+/** A summary of events, each `endpoints` deliveries, restated in deliveries (count and rate; latencies stay per event). */
+export function perDelivery(summary: Summary, endpoints: number): Summary {
+  return { ...summary, count: summary.count * endpoints, perSecond: Math.round(summary.perSecond * endpoints * 10) / 10 };
+}

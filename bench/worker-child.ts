@@ -3,7 +3,7 @@
  * outbox dispatcher), so the bench can read the worker's memory alone: the bench process also hosts the client,
  * the publisher and the receiver. Started by bench/worker-process.ts with an IPC channel; it reads its config from
  * BENCH_WORKER_ENV (JSON, the product's environment variables) and the prebuilt workflow bundle from
- * BENCH_WORKER_BUNDLE, the variant's worker options from BENCH_WORKER_OPTIONS (JSON), and answers the parent's requests for its heap figures and heap snapshots.
+ * BENCH_WORKER_BUNDLE, and answers the parent's requests for its heap figures and heap snapshots.
  */
 import { writeHeapSnapshot } from 'node:v8';
 import { NativeConnection, Runtime } from '@temporalio/worker';
@@ -25,11 +25,7 @@ async function main(): Promise<void> {
   const config = loadConfig(env);
   const pool = createPool(config.databaseUrl, 20);
   const connection = await NativeConnection.connect({ address: config.temporal.address as string });
-  // The variant's worker options; null stands for undefined (hands an option back to the SDK's default).
-  const overrides = Object.fromEntries(
-    Object.entries(JSON.parse(process.env.BENCH_WORKER_OPTIONS ?? '{}') as Record<string, unknown>).map(([k, v]) => [k, v ?? undefined]),
-  );
-  const worker = await createWorker({ config, connection, pool, options: { workflowsPath: undefined, workflowBundle: { codePath }, sinks: IGNORED_COMPLETIONS, ...overrides } });
+  const worker = await createWorker({ config, connection, pool, options: { workflowsPath: undefined, workflowBundle: { codePath }, sinks: IGNORED_COMPLETIONS } });
   const inspector = await openWorkflowThreadInspector();
   process.on('message', (message: ChildRequest) => {
     void (async (): Promise<ChildReply> => {

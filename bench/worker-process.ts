@@ -50,17 +50,14 @@ export function rssMbOf(pid: number): number {
 }
 
 /**
- * A worker of `variant` (its environment, worker options and eager start) in a process of its own, on the run's server and database, with the run's workflow bundle. Resolves once it polls.
+ * A worker of `variant` (its environment and eager start) in a process of its own, on the run's server and database, with the run's workflow bundle. Resolves once it polls.
  */
 export async function startWorkerProcess(ctx: BenchContext, variant: EngineVariant): Promise<WorkerProcess> {
-  // Worker options cross as JSON: only plain values (slots, cache sizes), undefined as null.
-  const workerOptions = JSON.stringify(variant.workerOptions ?? {}, (_key, value: unknown) => (value === undefined ? null : value));
   const bundle = path.join(os.tmpdir(), `pw-bench-${ctx.runId}-workflows.js`);
   writeFileSync(bundle, ctx.engineBundle.code);
   const { child, exited, orExit } = forkBenchChild('worker-child.ts', {
     BENCH_WORKER_ENV: JSON.stringify(engineEnv(ctx, engineTaskQueue(ctx, variant), variant.env)),
     BENCH_WORKER_BUNDLE: bundle,
-    BENCH_WORKER_OPTIONS: workerOptions,
     BENCH_WORKER_EAGER: variant.eagerStart === false ? 'off' : 'on',
     // Another allocator for the worker alone (BENCH_WORKER_PRELOAD), e.g. jemalloc: the server and the bench keep glibc's.
     ...(WORKER_PRELOAD ? { LD_PRELOAD: WORKER_PRELOAD } : {}),

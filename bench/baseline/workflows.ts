@@ -1,12 +1,18 @@
 import { proxyActivities } from '@temporalio/workflow';
 
-// The bare Temporal cost the engine is compared with: one workflow, one no-op activity, the same activity
-// options as a delivery attempt (no Temporal retry).
-const { noop } = proxyActivities<{ noop(id: string): Promise<void> }>({
+// The bare Temporal cost the engine is compared with: a workflow whose activities make the same signed POST to the
+// same receiver as a delivery attempt, with the same activity options (no Temporal retry).
+const { post } = proxyActivities<{ post(id: string): Promise<void> }>({
   startToCloseTimeout: '15s',
   retry: { maximumAttempts: 1 },
 });
 
+/** One delivery: one activity. */
 export async function bareWorkflow(id: string): Promise<void> {
-  await noop(id);
+  await post(id);
+}
+
+/** One event to `endpoints` endpoints: one activity each, side by side, as a workflow per event would. */
+export async function bareFanOutWorkflow(id: string, endpoints: number): Promise<void> {
+  await Promise.all(Array.from({ length: endpoints }, (_, n) => post(`${id}/${n}`)));
 }

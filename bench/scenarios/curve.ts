@@ -8,8 +8,8 @@ import type { Receiver } from '../receiver';
  * The latency curve: open-loop load at fixed offered rates, from 10 per second up past saturation, for three
  * systems on one server, interleaved rate by rate (every system at 10/s, then every system at 20/s, ...) so a
  * drift of the shared machine's load falls on all three alike:
- *   engine     the shipped engine (variant `all`): publish -> the first attempt arrives at the receiver;
- *   bare       bare Temporal, as the bare phases measure it: start -> its no-op activity begins;
+ *   engine     the engine as it ships: publish -> the first attempt arrives at the receiver;
+ *   bare       bare Temporal, as the bare phases measure it: start -> its activity begins;
  *   plainPost  the plain signed POST loop: the POST sent -> its answer back.
  * Each step is a warm-up then a measured window at one rate; every send of the step is then awaited (a
  * workflow to its completion) before the next step, so a backlog never spills into the next rate. A system's
@@ -53,9 +53,9 @@ async function engineSystem(ctx: BenchContext, receiver: Receiver, variant: Engi
   };
 }
 
-async function bareSystem(ctx: BenchContext, bareBundle: { code: string }): Promise<System> {
+async function bareSystem(ctx: BenchContext, bareBundle: { code: string }, receiver: Receiver): Promise<System> {
   const taskQueue = `bench-curve-bare-${ctx.runId}`;
-  const { worker, running, activityStarted, completions } = await startBareWorker(ctx, taskQueue, bareBundle);
+  const { worker, running, activityStarted, completions } = await startBareWorker(ctx, taskQueue, bareBundle, receiver);
   return {
     name: 'bare',
     async send(id) {
@@ -118,7 +118,7 @@ export async function curveScenario(
   const systems: System[] = [];
   const counts = { unfinished: 0 };
   try {
-    systems.push(await engineSystem(ctx, receiver, variant, counts), await bareSystem(ctx, bareBundle), plainPostSystem(ctx, receiver));
+    systems.push(await engineSystem(ctx, receiver, variant, counts), await bareSystem(ctx, bareBundle, receiver), plainPostSystem(ctx, receiver));
     const ladder = rateLadder(options.maxRate);
     // A fresh worker spends its first seconds loading workflow code and warming the JIT: one unrecorded step at
     // the lowest rate, so the first point measures the system, not its start.

@@ -33,6 +33,8 @@ import { percentile } from '../stats';
  */
 
 export interface LargeTablesResult {
+  /** The size generated: 1 is 10,000 accounts, 1,000,000 events and 10,000,000 attempts. */
+  scale: number;
   reads: Record<string, { p50Ms: number; p99Ms: number }>;
   publishP99Ms: number;
   publishP99MsEmpty: number;
@@ -329,9 +331,8 @@ async function measureRetention(
   };
 }
 
-export async function largeTablesScenario(ctx: BenchContext, log: (line: string) => void): Promise<LargeTablesResult> {
-  const scale = Number(process.env.BENCH_LARGE_SCALE ?? '1');
-  if (!(scale > 0)) throw new Error(`BENCH_LARGE_SCALE must be a positive number, got "${process.env.BENCH_LARGE_SCALE}"`);
+export async function largeTablesScenario(ctx: BenchContext, scale: number, log: (line: string) => void): Promise<LargeTablesResult> {
+  if (!(scale > 0)) throw new Error(`large-tables: the scale must be a positive number, got ${scale}`);
   const urlOf = (suffix: string) => {
     const url = new URL(ctx.databaseUrl);
     url.pathname = `${url.pathname}_${suffix}`;
@@ -355,7 +356,7 @@ export async function largeTablesScenario(ctx: BenchContext, log: (line: string)
       log(`large-tables: postgres ${JSON.stringify(postgresSettings)}`);
       const quiet = await measureQuiet(big, QUIET_SECONDS * Math.min(1, scale), log);
       const retention = await measureRetention(ctx, big, log);
-      return { reads, ...publish, ...quiet, ...retention, postgresSettings };
+      return { scale, reads, ...publish, ...quiet, ...retention, postgresSettings };
     } finally {
       await big.close();
       await empty.close();

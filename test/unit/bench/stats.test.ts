@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { p50p99, summarize } from '../../../bench/stats';
+import { eventsInFlight, p50p99, perDelivery, summarize } from '../../../bench/stats';
 
 describe('bench stats', () => {
   it('gives p50 and p99 of unsorted durations, to a tenth of a millisecond', () => {
@@ -12,5 +12,17 @@ describe('bench stats', () => {
     const latencies = [5, 1, 4, 2, 3];
     expect(summarize(40, 20_000, latencies)).toEqual({ count: 40, seconds: 20, perSecond: 2, ...p50p99(latencies) });
     expect(summarize(40, 20_000, latencies).p50Ms).toBe(3);
+  });
+
+  it('restates a fan-out window in deliveries: count and rate times the endpoints, latencies per event', () => {
+    const events = summarize(40, 20_000, [5, 1, 4, 2, 3]);
+    expect(perDelivery(events, 5)).toEqual({ ...events, count: 200, perSecond: 10 });
+    expect(perDelivery(events, 1)).toEqual(events);
+  });
+
+  it('holds the deliveries in flight as events of that many endpoints, at least one', () => {
+    expect(eventsInFlight(200, 5)).toBe(40);
+    expect(eventsInFlight(200, 1)).toBe(200);
+    expect(eventsInFlight(3, 5)).toBe(1);
   });
 });
