@@ -12,22 +12,19 @@ import { recordUntilAnswered } from './record';
 import { runAttempt } from './run';
 
 /**
- * Early first attempts (DELIVERY_EARLY_FIRST_ATTEMPT, on by default). The outbox dispatcher learns of an event
- * within a millisecond of its commit, but its workflow reaches its first attempt only after Temporal has stored
- * the start, handed back the first task and the worker has built the workflow. So for a one-endpoint local
- * delivery the dispatcher makes attempt 1 itself under the attempt id fixed at hand-off
- * (DeliverEventInput.firstAttemptIds), through the same pipeline as the workflow's try (run.ts).
- *
- * Then, by default (DELIVERY_START_AFTER_FIRST_ATTEMPT), the start waits for it (handOff): an attempt 1 that
- * ended on record rides in the start's input (DeliverEventInput.firstAttemptOutcomes), and the workflow's first
- * task ends the ladder or waits for attempt 2 without a local activity: one workflow activation instead of two,
- * and no marker. An attempt 1 held back by its endpoint's rate limit or Retry-After takes its place in the queue
- * here and rides in the input as that place (DeliverEventInput.firstAttemptThrottles): the start is delayed until
- * it, so a throttled delivery costs one workflow task, not a task to take its place and another to post. An
- * attempt 1 that did not end on record otherwise (Postgres did not answer, another run holds the claim) starts
- * the workflow as it is, and its try meets the attempt as it would beside the start (what it meets is in
- * index.ts). With the setting off, the start goes out beside the attempt (begin), which takes no place in a
- * rate-limit queue, and the try adopts its outcome or takes the place itself.
+ * Early first attempts. The outbox dispatcher learns of an event within a millisecond of its commit, but its
+ * workflow reaches its first attempt only after Temporal has stored the start, handed back the first task and the
+ * worker has built the workflow. So for a one-endpoint delivery the dispatcher makes attempt 1 itself under the
+ * attempt id fixed at hand-off (DeliverEventInput.firstAttemptIds), through the same pipeline as the workflow's
+ * try (run.ts), and the start waits for it (handOff): an attempt 1 that ended on record rides in the start's
+ * input (DeliverEventInput.firstAttemptOutcomes), and the workflow's first task ends the ladder or waits for
+ * attempt 2 without a local activity: one workflow activation, no marker. An attempt 1 held back by its
+ * endpoint's rate limit or Retry-After takes its place in the queue here and rides in the input as that place
+ * (DeliverEventInput.firstAttemptThrottles): the start is delayed until it, so a throttled delivery costs one
+ * workflow task, not a task to take its place and another to post. An attempt 1 that did not end on record
+ * otherwise (Postgres did not answer, another run holds the claim) starts the workflow as it is, and its try
+ * meets the attempt (what it meets is in index.ts): in this process it takes the outcome from memory (take),
+ * elsewhere it adopts the early run's record (adopt.ts).
  */
 
 /**
@@ -46,15 +43,11 @@ export interface EarlyAttemptSource {
 
 export interface EarlyAttempts extends EarlyAttemptSource {
   /**
-   * Makes attempt 1 of this delivery now, when it is one to make early and there is room; never waits. Returns
-   * what the attempt comes to (also when it was made before), or undefined when none is made.
-   */
-  begin(input: DeliverEventInput): Promise<EarlyAttemptResult> | undefined;
-  /**
-   * Makes attempt 1 as begin does and waits for it (at most its own span: the post's timeout, one record
-   * write). Resolves with the input to start the workflow with: carrying the outcome when it is on record, or
-   * the place it took when throttled. The input itself, at once, when no early attempt is made (not one to make
-   * early, or no room).
+   * Makes attempt 1 of this delivery now, when it is one to make early and there is room, and waits for it (at
+   * most its own span: the post's timeout, one record write). Resolves with the input to start the workflow
+   * with: carrying the outcome when it is on record, or the place it took when throttled. The input itself, at
+   * once, when no early attempt is made (not one to make early, or no room); a start retried after Temporal
+   * refused it finds the outcome made the first time.
    */
   handOff(input: DeliverEventInput): DeliverEventInput | Promise<DeliverEventInput>;
   /** Early attempts under way (posting, or holding an answer not yet recorded). */
@@ -125,8 +118,8 @@ export function createEarlyAttempts(deps: AttemptDeps, options: EarlyAttemptsOpt
     void work.catch(() => undefined).finally(() => running.delete(work));
   };
 
-  const make = (input: DeliverEventInput, reserve: boolean): Promise<EarlyAttemptResult> | undefined => {
-    if (input.attemptKind !== 'local' || !input.firstAttemptIds || input.endpointIds.length !== 1) return undefined;
+  const make = (input: DeliverEventInput): Promise<EarlyAttemptResult> | undefined => {
+    if (!input.firstAttemptIds || input.endpointIds.length !== 1) return undefined;
     const endpointId = input.endpointIds[0]!;
     const attemptId = input.firstAttemptIds[endpointId];
     if (!attemptId) return undefined;
@@ -134,7 +127,7 @@ export function createEarlyAttempts(deps: AttemptDeps, options: EarlyAttemptsOpt
     const before = made.get(attemptId);
     if (before || running.size >= options.maxInFlight || stopped) return before;
     // Never rejects: whatever went wrong is left to the workflow's try, which finds the claim.
-    const outcome = earlyAttempt(deps, attemptInput(input, endpointId, 1, attemptId), reserve, track, () => stopped).catch(
+    const outcome = earlyAttempt(deps, attemptInput(input, endpointId, 1, attemptId), true, track, () => stopped).catch(
       (): EarlyAttemptResult => ({}),
     );
     made.set(attemptId, outcome);
@@ -148,9 +141,8 @@ export function createEarlyAttempts(deps: AttemptDeps, options: EarlyAttemptsOpt
   };
 
   return {
-    begin: (input) => make(input, false),
     handOff(input) {
-      const attempt = make(input, true);
+      const attempt = make(input);
       if (!attempt) return input;
       return attempt.then((result) => {
         const endpointId = input.endpointIds[0]!;

@@ -20,13 +20,6 @@ export const WORKFLOW_ID = {
 export const DELIVERY_TRIGGERS = ['automatic', 'resend', 'recover', 'test'] as const;
 export type DeliveryTrigger = (typeof DELIVERY_TRIGGERS)[number];
 
-/**
- * How an attempt runs. `activity`: a regular activity, scheduled through the server's task queue (11 history
- * events for a one-endpoint success). `local`: a local activity inside the workflow task that decided it (one
- * marker event, no second trip through matching; core/delivery-policy.ts LOCAL_ATTEMPT says what it keeps).
- */
-export type AttemptKind = 'activity' | 'local';
-
 /** Everything a delivery needs, fixed at publish time: a later config change never alters a running ladder. */
 export interface DeliverEventInput {
   eventId: string;
@@ -46,12 +39,11 @@ export interface DeliverEventInput {
   retryDelaysMs: number[];
   timeoutMs: number;
   failingThreshold: number;
-  attemptKind: AttemptKind;
   /**
    * Endpoint id -> the id of its attempt 1, fixed at hand-off from the delivery's id (domain/outbox.ts), so the
    * dispatcher may post that attempt beside the start (attempt/early.ts) and every dispatcher and worker names it
-   * alike. Set for one-endpoint local deliveries; absent elsewhere, where attempt 1 takes its id from the
-   * workflow's uuid4() like every later attempt.
+   * alike. Set for a one-endpoint delivery not kept in order per parcel; absent elsewhere, where attempt 1 takes
+   * its id from the workflow's uuid4() like every later attempt.
    */
   firstAttemptIds?: Record<string, string>;
   /**

@@ -3,19 +3,16 @@
  * The ladder itself (delays, timeout, failing threshold) is configuration (infra/config.ts, spec 8) and travels
  * in each workflow's input, so changing it never alters a running workflow.
  */
-import type { AttemptKind } from './delivery-contract';
-
 /**
- * The attempt kind a delivery workflow runs with, given the configured one (DELIVERY_ATTEMPT) and how many
- * ladders the workflow holds. Local attempts only for a workflow with one ladder: local activities of one
- * workflow that run side by side resolve one activation each while live but all in one activation on replay,
- * so ladders of different endpoints could issue their next commands in another order on replay than they did
- * live (a nondeterminism error, which the chaos run has met). One ladder has nothing to interleave with. A
- * fan-out keeps regular activities, which resolve from history events in order; it pays their extra history
- * events, which are small beside its many posts.
+ * Whether a delivery workflow runs its attempts as local activities (inside the workflow task that decided them:
+ * one marker event, no second trip through matching) or as regular ones, given how many ladders it holds. Local
+ * only for one ladder: local activities of one workflow that run side by side resolve one activation each while
+ * live but all in one activation on replay, so ladders of different endpoints could issue their next commands in
+ * another order on replay than they did live (a nondeterminism error). One ladder has nothing to interleave with.
+ * A fan-out's attempts that its workflow makes are regular activities, which resolve from history events in order.
  */
-export function attemptKindFor(configured: AttemptKind, ladders: number): AttemptKind {
-  return configured === 'local' && ladders === 1 ? 'local' : 'activity';
+export function localAttempts(ladders: number): boolean {
+  return ladders === 1;
 }
 
 /** spec 2.4 / 8: response characters kept per attempt. */

@@ -122,7 +122,7 @@ export interface RunWorkerOptions {
  * first workflow task comes back with the start, on this worker, without a trip through matching).
  */
 export async function runWorker(worker: Worker, options: RunWorkerOptions): Promise<void> {
-  const early = options.config.delivery.earlyFirstAttempt ? earlyAttemptsOf.get(worker) : undefined;
+  const early = earlyAttemptsOf.get(worker);
   const dispatcher = startDispatcher({
     pool: options.pool,
     temporal: new Client({ connection: options.connection, namespace: options.config.temporal.namespace }),
@@ -132,15 +132,8 @@ export async function runWorker(worker: Worker, options: RunWorkerOptions): Prom
     sweepIntervalMs: options.sweepIntervalMs,
     notifiedPasses: options.notifiedPasses,
     // Attempt 1 of a one-endpoint delivery is made by the dispatcher (attempt/early.ts): the start waits for its
-    // record and carries it, or goes out beside it.
-    beforeStart: !early
-      ? undefined
-      : options.config.delivery.startAfterFirstAttempt
-        ? (input) => early.handOff(input)
-        : (input) => {
-            void early.begin(input);
-            return input;
-          },
+    // record and carries it.
+    beforeStart: early ? (input) => early.handOff(input) : undefined,
   });
   options.onDispatcher?.(dispatcher);
   try {

@@ -78,7 +78,7 @@ describe('delivery: removal and suspension', () => {
     );
     // One try, no retry loop: the history holds one attempt per endpoint and no database-outage timer.
     const history = await h.tw.client.workflow.getHandle(`event:${published.event.id}`).fetchHistory();
-    // An attempt is a scheduled activity, or a local activity's marker (DELIVERY_ATTEMPT).
+    // An attempt is a scheduled activity (a fan-out's), or a local activity's marker.
     expect(history.events?.filter((e) => e.activityTaskScheduledEventAttributes || e.markerRecordedEventAttributes)).toHaveLength(2);
     expect(history.events?.some((e) => e.timerStartedEventAttributes)).toBe(false);
   });

@@ -18,9 +18,8 @@ const start = (endpoints: Record<string, string>, trigger: DeliveryTrigger = 'au
 const options = { taskQueue: 'deliveries', eager: true };
 
 describe('the workflow input a dispatcher builds', () => {
-  it("fixes attempt 1's id of a one-endpoint local delivery from its delivery id: the same from every dispatcher", () => {
+  it("fixes attempt 1's id of a one-endpoint delivery from its delivery id: the same from every dispatcher", () => {
     const input = deliveryInput(start({ we_1: 'dly_a' }), loadConfig({}));
-    expect(input.attemptKind).toBe('local');
     expect(input.firstAttemptIds).toEqual({ we_1: firstAttemptId('dly_a') });
     expect(firstAttemptId('dly_a')).toMatch(/^dlv_[0-9a-f]{32}$/);
     expect(firstAttemptId('dly_a')).toBe(firstAttemptId('dly_a'));
@@ -28,9 +27,8 @@ describe('the workflow input a dispatcher builds', () => {
     expect(reexported).toBe(firstAttemptId);
   });
 
-  it('fixes none for a fan-out, regular activities, or an event stored without deliveries', () => {
+  it('fixes none for a fan-out, or an event stored without deliveries', () => {
     expect(deliveryInput(start({ we_1: 'dly_a', we_2: 'dly_b' }), loadConfig({})).firstAttemptIds).toBeUndefined();
-    expect(deliveryInput(start({ we_1: 'dly_a' }), loadConfig({ DELIVERY_ATTEMPT: 'activity' })).firstAttemptIds).toBeUndefined();
     expect(deliveryInput({ ...start({}), endpointIds: ['we_1'] }, loadConfig({})).firstAttemptIds).toBeUndefined();
   });
 });
@@ -47,10 +45,10 @@ describe('one start for every trigger', () => {
   });
 
   for (const trigger of ['resend', 'recover', 'test'] as const) {
-    it(`starts a ${trigger} delivery as delivery:<dly_id>, with the publish's attempt kind, task timeout and first attempt`, () => {
+    it(`starts a ${trigger} delivery as delivery:<dly_id>, with the publish's task timeout and first attempt`, () => {
       const published = deliveryStartOptions(deliveryInput(start({ we_1: 'dly_a' }), config), options);
       const input = deliveryInput(start({ we_1: 'dly_r' }, trigger), config);
-      expect(input).toMatchObject({ trigger, attemptKind: 'local', firstAttemptIds: { we_1: firstAttemptId('dly_r') } });
+      expect(input).toMatchObject({ trigger, firstAttemptIds: { we_1: firstAttemptId('dly_r') } });
       const started = deliveryStartOptions(input, options);
       expect(started.workflowId).toBe('delivery:dly_r');
       expect(started.workflowTaskTimeout).toBe(localAttemptTaskTimeoutMs(7_000));
@@ -64,7 +62,6 @@ describe('one start for every trigger', () => {
 
   it('keeps a fan-out on regular activities with the default task timeout, searchable by every endpoint', () => {
     const started = deliveryStartOptions(deliveryInput(start({ we_1: 'dly_a', we_2: 'dly_b' }), config), options);
-    expect(started.args[0].attemptKind).toBe('activity');
     expect(started.workflowTaskTimeout).toBeUndefined();
     expect(started.typedSearchAttributes).toContainEqual({ key: SEARCH_ATTRIBUTES.endpointIds, value: ['we_1', 'we_2'] });
   });
