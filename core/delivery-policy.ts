@@ -63,6 +63,15 @@ export const EARLY_RECORD_RETRY_MAX_MS = 1_000;
 export const EARLY_RECORD_DRAIN_MS = 5_000;
 
 /**
+ * A fan-out's start waits for the early attempts 1 of its endpoints (attempt/early.ts handOff) until every one is
+ * decided, or this long at most: past it the workflow starts with the outcomes decided by then, and the try of each
+ * endpoint still posting adopts its early run's outcome. So a slow endpoint (up to DELIVERY_TIMEOUT) delays the
+ * retry ladders of the other endpoints of its event by this much at most; a one-endpoint start has nobody else to
+ * hold up and waits for its attempt to end.
+ */
+export const FAN_OUT_START_WAIT_MS = 500;
+
+/**
  * An early run has surely left its first steps this long after its claim: its read, its post and its inline
  * record each end within their deadlines. Past it, the run either recorded, died, or is retrying its record.
  */

@@ -73,8 +73,7 @@ export function firstAttemptId(deliveryId: string): string {
 }
 
 function firstAttemptIds(start: DeliveryStart): Record<string, string> | undefined {
-  if (!localAttempts(start.endpointIds.length)) return undefined;
-  // An ordered ladder's attempt 1 waits for its turn in the workflow: never posted early beside the start.
+  // An ordered ladder's attempt 1 waits for its turn in the workflow: never posted early before the start.
   const ids = start.endpointIds.flatMap((endpointId) => {
     if (start.parcelOrder?.endpointIds.includes(endpointId)) return [];
     const deliveryId = start.deliveryIds[endpointId];

@@ -131,8 +131,8 @@ export async function runWorker(worker: Worker, options: RunWorkerOptions): Prom
     log: options.log,
     sweepIntervalMs: options.sweepIntervalMs,
     notifiedPasses: options.notifiedPasses,
-    // Attempt 1 of a one-endpoint delivery is made by the dispatcher (attempt/early.ts): the start waits for its
-    // record and carries it.
+    // Attempt 1 of every endpoint is made by the dispatcher (attempt/early.ts): the start waits for the records
+    // (a fan-out's a short bound at most) and carries them.
     beforeStart: early ? (input) => early.handOff(input) : undefined,
   });
   options.onDispatcher?.(dispatcher);

@@ -135,8 +135,8 @@ async function attemptOnce(
   const ladder = input.endpointId;
   let backoffMs = DB_UNAVAILABLE_INITIAL_BACKOFF_MS;
   let tries = 0;
-  // Executions of this attempt that this history shows posted nothing; a local try may take over their claims
-  // and no other (a re-run of a try whose workflow task was lost does not know what the lost run did).
+  // Executions of this attempt that this history shows posted nothing; a try may take over their claims and no
+  // other (a re-run of a local try whose workflow task was lost does not know what the lost run did).
   const notPostedRuns: string[] = [];
   try {
     for (;;) {
@@ -144,10 +144,11 @@ async function attemptOnce(
       try {
         // The ladder is the only retry: Temporal must never post twice on its own.
         const options = { startToCloseTimeout: activityTimeoutMs, retry: { maximumAttempts: 1 }, summary };
-        const outcome =
-          local
-            ? await signAndPostLocally.executeWithOptions(options, [{ ...input, claimTry: tries++, notPostedRuns: [...notPostedRuns] }])
-            : await signAndPost.executeWithOptions(options, [input]);
+        // Every try claims the attempt, local or regular: a fan-out's attempt 1 may be its early run's, still posting.
+        const request = { ...input, claimTry: tries++, notPostedRuns: [...notPostedRuns] };
+        const outcome = local
+          ? await signAndPostLocally.executeWithOptions(options, [request])
+          : await signAndPost.executeWithOptions(options, [request]);
         gate.release(ladder);
         if (outcome.kind === 'throttled') {
           if (outcome.notPostedRun !== undefined) notPostedRuns.push(outcome.notPostedRun);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
+import type { DeliverEventInput } from '../../../core/delivery-contract';
 import { sealSecret } from '../../../core/secrets';
 import { publishEvent } from '../../../domain/events';
 import { attemptsOf, createEndpoint, deliveryResult, parcel } from '../../helpers/delivery';
@@ -76,10 +77,16 @@ describe('delivery: removal and suspension', () => {
         { endpoint_id: sealed.id, status: 'skipped', reason: 'secret_unavailable' },
       ]),
     );
-    // One try, no retry loop: the history holds one attempt per endpoint and no database-outage timer.
+    // One try, no retry loop: the dispatcher made each endpoint's attempt 1 before the start, the skip included,
+    // so the start carries both outcomes and the workflow tries nothing: no attempt and no database-outage timer.
     const history = await h.tw.client.workflow.getHandle(`event:${published.event.id}`).fetchHistory();
-    // An attempt is a scheduled activity (a fan-out's), or a local activity's marker.
-    expect(history.events?.filter((e) => e.activityTaskScheduledEventAttributes || e.markerRecordedEventAttributes)).toHaveLength(2);
+    const payload = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
+    const input = JSON.parse(Buffer.from(payload ?? []).toString()) as DeliverEventInput;
+    expect(input.firstAttemptOutcomes).toEqual({
+      [good.id]: expect.objectContaining({ kind: 'attempted', succeeded: true }),
+      [sealed.id]: { kind: 'skipped', reason: 'secret_unavailable' },
+    });
+    expect(history.events?.filter((e) => e.activityTaskScheduledEventAttributes || e.markerRecordedEventAttributes)).toHaveLength(0);
     expect(history.events?.some((e) => e.timerStartedEventAttributes)).toBe(false);
   });
 });

@@ -45,8 +45,10 @@ describe('delivery: how attempts run follows the number of ladders', () => {
     expect(attemptEvents(events)).toEqual({ activities: 0, markers: 1 });
   });
 
-  it('runs a two-endpoint delivery on regular activities: one scheduled per endpoint, no marker', async () => {
-    const { events, outcomes } = await deliverTo(h, [url(), url()]);
+  it("runs a two-endpoint delivery's attempts 2 on regular activities: one scheduled per endpoint, no marker", async () => {
+    const targets = [url(), url()];
+    for (const target of targets) h.receiver.script(new URL(target).pathname, (i) => (i === 0 ? { status: 500 } : { status: 200 }));
+    const { events, outcomes } = await deliverTo(h, targets);
     expect(outcomes).toEqual(['delivered', 'delivered']);
     expect(attemptEvents(events)).toEqual({ activities: 2, markers: 0 });
   });

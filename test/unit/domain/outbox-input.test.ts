@@ -27,8 +27,13 @@ describe('the workflow input a dispatcher builds', () => {
     expect(reexported).toBe(firstAttemptId);
   });
 
-  it('fixes none for a fan-out, or an event stored without deliveries', () => {
-    expect(deliveryInput(start({ we_1: 'dly_a', we_2: 'dly_b' }), loadConfig({})).firstAttemptIds).toBeUndefined();
+  it("fixes each endpoint's attempt 1 of a fan-out, and none but an ordered endpoint's or one stored without a delivery", () => {
+    expect(deliveryInput(start({ we_1: 'dly_a', we_2: 'dly_b' }), loadConfig({})).firstAttemptIds).toEqual({
+      we_1: firstAttemptId('dly_a'),
+      we_2: firstAttemptId('dly_b'),
+    });
+    const ordered = { ...start({ we_1: 'dly_a', we_2: 'dly_b' }), parcelOrder: { parcelId: 'par_1', sequence: 2, endpointIds: ['we_2'] } };
+    expect(deliveryInput(ordered, loadConfig({})).firstAttemptIds).toEqual({ we_1: firstAttemptId('dly_a') });
     expect(deliveryInput({ ...start({}), endpointIds: ['we_1'] }, loadConfig({})).firstAttemptIds).toBeUndefined();
   });
 });
