@@ -117,6 +117,22 @@ function describeOutcome(outcome: FirstAttemptOutcome): string {
   return `${outcome.succeeded ? 'succeeded' : 'failed'}, ${answer} in ${outcome.durationMs} ms`;
 }
 
+/**
+ * Temporal refuses a start whose details are over 20,000 bytes (dynamic config limit.userMetadataDetailsSize, the
+ * same default on the dev server and a self-hosted cluster): a fan-out's attempts 1 are listed one by one up to
+ * this many, and counted past it.
+ */
+export const FIRST_ATTEMPTS_LISTED = 10;
+
+function describeFirstAttempts(outcomes: Record<string, FirstAttemptOutcome>): string[] {
+  const entries = Object.entries(outcomes);
+  if (entries.length <= FIRST_ATTEMPTS_LISTED) {
+    return entries.flatMap(([endpointId, outcome]) => ['', `**Attempt 1** to \`${endpointId}\`, made before the start: ${describeOutcome(outcome)}`]);
+  }
+  const count = (kind: string) => entries.filter(([, outcome]) => (outcome.kind === 'skipped' ? 'skipped' : outcome.succeeded ? 'succeeded' : 'failed') === kind).length;
+  return ['', `**Attempts 1** to ${entries.length} endpoints, made before the start: ${count('succeeded')} succeeded, ${count('failed')} failed, ${count('skipped')} skipped`];
+}
+
 function describeThrottle(throttle: FirstAttemptThrottle): string {
   return `throttled: ${throttleWait(throttle)}; the start is delayed until then`;
 }
@@ -145,7 +161,7 @@ function describe(input: DeliverEventInput): { staticSummary: string; staticDeta
         : []),
       `**Ladder**: ${input.retryDelaysMs.length + 1} attempts, waits ${ladder}; ` +
         `timeout ${formatDuration(input.timeoutMs)} per attempt; failing after ${input.failingThreshold} abandoned deliveries`,
-      ...Object.entries(input.firstAttemptOutcomes ?? {}).flatMap(([endpointId, outcome]) => ['', `**Attempt 1** to \`${endpointId}\`, made before the start: ${describeOutcome(outcome)}`]),
+      ...describeFirstAttempts(input.firstAttemptOutcomes ?? {}),
       ...Object.entries(input.firstAttemptThrottles ?? {}).flatMap(([endpointId, throttle]) => ['', `**Attempt 1** to \`${endpointId}\` ${describeThrottle(throttle)}`]),
     ].join('\n'),
   };

@@ -89,6 +89,21 @@ describe('one start for every trigger', () => {
     expect(deliveryStartOptions(deliveryInput(start({ we_1: 'dly_a' }), config), options, now).startDelay).toBeUndefined();
   });
 
+  it("lists a few endpoints' attempts 1 made before the start, and counts a wide fan-out's within Temporal's 20,000-byte details", () => {
+    const ok = { kind: 'attempted', statusCode: 200, error: null, durationMs: 3, url: 'https://x', succeeded: true, recovered: false, recorded: true } as const;
+    const few = { ...deliveryInput(start({ we_1: 'dly_a', we_2: 'dly_b' }), config), firstAttemptOutcomes: { we_1: ok, we_2: { ...ok, statusCode: 500, succeeded: false } } };
+    const details = deliveryStartOptions(few, options).staticDetails as string;
+    expect(details).toContain('**Attempt 1** to `we_1`, made before the start: succeeded, HTTP 200 in 3 ms');
+    expect(details).toContain('**Attempt 1** to `we_2`, made before the start: failed, HTTP 500 in 3 ms');
+
+    const ids = Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`we_${String(i).padStart(24, '0')}`, `dly_${String(i).padStart(32, '0')}`]));
+    const outcomes = Object.fromEntries(Object.keys(ids).map((id, i) => [id, i < 150 ? ok : i < 190 ? { ...ok, succeeded: false } : ({ kind: 'skipped', reason: 'endpoint_disabled' } as const)]));
+    const wide = deliveryStartOptions({ ...deliveryInput(start(ids), config), firstAttemptOutcomes: outcomes }, options).staticDetails as string;
+    expect(wide).toContain('**Attempts 1** to 200 endpoints, made before the start: 150 succeeded, 40 failed, 10 skipped');
+    expect(wide).not.toContain('**Attempt 1** to');
+    expect(Buffer.byteLength(JSON.stringify(wide))).toBeLessThan(20_000);
+  });
+
   it('refuses a merchant-asked start that does not name exactly one endpoint and its delivery', () => {
     expect(() => deliveryStartOptions(deliveryInput(start({ we_1: 'dly_a', we_2: 'dly_b' }, 'resend'), config), options)).toThrow(/exactly one/);
     expect(() => deliveryStartOptions(deliveryInput({ ...start({}, 'test'), endpointIds: ['we_1'] }, config), options)).toThrow(/exactly one/);
