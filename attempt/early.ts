@@ -50,12 +50,12 @@ export interface EarlyAttempts extends EarlyAttemptSource {
   /**
    * Makes attempt 1 of each endpoint of this delivery with a fixed id now, while there is room, and waits for
    * them: a one-endpoint start at most the attempt's own span (the post's timeout, one record write), a fan-out's
-   * at most FAN_OUT_START_WAIT_MS. Resolves with the input to start the workflow with: carrying each outcome on
+   * at most `fanOutWaitMs` (FAN_OUT_START_WAIT_MS by default). Resolves with the input to start the workflow with: carrying each outcome on
    * record, or (one endpoint) the place it took when throttled. The input itself, at once, when no early attempt
    * is made (none to make early, or no room); a start retried after Temporal refused it finds the outcomes made
    * the first time.
    */
-  handOff(input: DeliverEventInput): DeliverEventInput | Promise<DeliverEventInput>;
+  handOff(input: DeliverEventInput, fanOutWaitMs?: number): DeliverEventInput | Promise<DeliverEventInput>;
   /** Early attempts under way (posting, or holding an answer not yet recorded). */
   inFlight(): number;
   /** Resolves when every early post has ended and every unrecorded answer was written or given up (bounded). */
@@ -143,7 +143,7 @@ export function createEarlyAttempts(deps: AttemptDeps, options: EarlyAttemptsOpt
   };
 
   return {
-    handOff(input) {
+    handOff(input, fanOutWaitMs = FAN_OUT_START_WAIT_MS) {
       // A one-endpoint start may wait for its place in a rate-limit queue; a fan-out's is never delayed for one of
       // its endpoints, whose throttled attempt 1 is left to its ladder.
       const single = input.endpointIds.length === 1;
@@ -155,7 +155,7 @@ export function createEarlyAttempts(deps: AttemptDeps, options: EarlyAttemptsOpt
       const ended = new Map<string, EarlyAttemptResult>();
       const all = Promise.all(attempts.map(({ endpointId, attempt }) => attempt.then((result) => void ended.set(endpointId, result))));
       let bound: NodeJS.Timeout | undefined;
-      const waited = single ? all : Promise.race([all, new Promise<void>((resolve) => (bound = setTimeout(resolve, FAN_OUT_START_WAIT_MS)))]);
+      const waited = single ? all : Promise.race([all, new Promise<void>((resolve) => (bound = setTimeout(resolve, fanOutWaitMs)))]);
       return waited.then(() => {
         clearTimeout(bound);
         const outcomes: Record<string, FirstAttemptOutcome> = {};

@@ -114,6 +114,8 @@ export interface RunWorkerOptions {
   notifiedPasses?: number;
   /** Eager workflow start (default on); the benchmark turns it off to measure the lever. */
   eagerStart?: boolean;
+  /** How long a fan-out's start waits for its attempts 1 (core/delivery-policy.ts FAN_OUT_START_WAIT_MS by default); tests lengthen it. */
+  fanOutStartWaitMs?: number;
 }
 
 /**
@@ -133,7 +135,7 @@ export async function runWorker(worker: Worker, options: RunWorkerOptions): Prom
     notifiedPasses: options.notifiedPasses,
     // Attempt 1 of every endpoint is made by the dispatcher (attempt/early.ts): the start waits for the records
     // (a fan-out's a short bound at most) and carries them.
-    beforeStart: early ? (input) => early.handOff(input) : undefined,
+    beforeStart: early ? (input) => early.handOff(input, options.fanOutStartWaitMs) : undefined,
   });
   options.onDispatcher?.(dispatcher);
   try {

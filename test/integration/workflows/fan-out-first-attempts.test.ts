@@ -6,8 +6,8 @@ import { firstAttemptId } from '../../../domain/outbox';
 import { attemptsOf, createEndpoint, deliveryResult, parcel } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';
-import { useDeliveryHarness } from '../../helpers/harness';
 import { startReceiver, type Receiver } from '../../helpers/receiver';
+import { startTestWorker, type TestWorker } from '../../helpers/temporal';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
@@ -40,13 +40,17 @@ function attemptActivities(events: HistoryEvent[]): { input: SignAndPostInput; o
  */
 describe('fan-out: every attempt 1 made by the dispatcher before the start', () => {
   const config = testConfig({ DELIVERY_RETRY_DELAYS: '50ms,50ms', DELIVERY_TIMEOUT: '10s' });
-  const h = useDeliveryHarness(config);
+  // The start's wait, lengthened from its 500 ms so that a loaded machine still decides the answering endpoints
+  // within it, and kept below DELIVERY_TIMEOUT so that a start held for the slow endpoint would show.
+  const h = {} as { tw: TestWorker };
   const receivers: Receiver[] = [];
   beforeAll(async () => {
+    h.tw = await startTestWorker(config, {}, { fanOutStartWaitMs: 4_000 });
     for (let i = 0; i < 4; i++) receivers.push(await startReceiver());
   });
   afterAll(async () => {
     for (const receiver of receivers) await receiver.close();
+    await h.tw?.stop();
   });
 
   async function publishTo(urls: string[]) {
