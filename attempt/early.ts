@@ -6,28 +6,30 @@ import {
   type FirstAttemptThrottle,
   type SignAndPostInput,
 } from '../core/delivery-contract';
-import { EARLY_RECORD_DRAIN_MS } from '../core/delivery-policy';
+import { EARLY_RECORD_DRAIN_MS, FAN_OUT_START_WAIT_MS } from '../core/delivery-policy';
 import type { AttemptDeps } from './deps';
 import { recordUntilAnswered } from './record';
 import { runAttempt } from './run';
 
 /**
- * Early first attempts (DELIVERY_EARLY_FIRST_ATTEMPT, on by default). The outbox dispatcher learns of an event
- * within a millisecond of its commit, but its workflow reaches its first attempt only after Temporal has stored
- * the start, handed back the first task and the worker has built the workflow. So for a one-endpoint local
- * delivery the dispatcher makes attempt 1 itself under the attempt id fixed at hand-off
- * (DeliverEventInput.firstAttemptIds), through the same pipeline as the workflow's try (run.ts).
+ * Early first attempts. The outbox dispatcher learns of an event within a millisecond of its commit, but its
+ * workflow reaches its first attempt only after Temporal has stored the start, handed back the first task and the
+ * worker has built the workflow. So the dispatcher makes attempt 1 of every endpoint itself, side by side, each
+ * under the attempt id fixed at hand-off (DeliverEventInput.firstAttemptIds), through the same pipeline as the
+ * workflow's try (run.ts), and the start waits for them (handOff): each attempt 1 that ended on record rides in
+ * the start's input (DeliverEventInput.firstAttemptOutcomes), and the workflow's first task ends those ladders or
+ * sets their retry timers without an activity: one workflow activation, whatever the number of endpoints.
  *
- * Then, by default (DELIVERY_START_AFTER_FIRST_ATTEMPT), the start waits for it (handOff): an attempt 1 that
- * ended on record rides in the start's input (DeliverEventInput.firstAttemptOutcomes), and the workflow's first
- * task ends the ladder or waits for attempt 2 without a local activity: one workflow activation instead of two,
- * and no marker. An attempt 1 held back by its endpoint's rate limit or Retry-After takes its place in the queue
- * here and rides in the input as that place (DeliverEventInput.firstAttemptThrottles): the start is delayed until
- * it, so a throttled delivery costs one workflow task, not a task to take its place and another to post. An
- * attempt 1 that did not end on record otherwise (Postgres did not answer, another run holds the claim) starts
- * the workflow as it is, and its try meets the attempt as it would beside the start (what it meets is in
- * index.ts). With the setting off, the start goes out beside the attempt (begin), which takes no place in a
- * rate-limit queue, and the try adopts its outcome or takes the place itself.
+ * A one-endpoint start waits for its attempt to end. An attempt 1 held back by its endpoint's rate limit or
+ * Retry-After takes its place in the queue here and rides in the input as that place
+ * (DeliverEventInput.firstAttemptThrottles): the start is delayed until it, so a throttled delivery costs one
+ * workflow task, not a task to take its place and another to post. A fan-out's start waits until every attempt 1
+ * has ended or FAN_OUT_START_WAIT_MS has passed, so a slow endpoint holds up the others' ladders by that bound at
+ * most; its throttled attempts 1 take no place here and are left to their ladders.
+ *
+ * An attempt 1 not on record at the start (still posting, Postgres did not answer, another run holds the claim)
+ * is met by its ladder's try (what it meets is in index.ts): in this process it takes the outcome from memory
+ * (take), elsewhere it adopts the early run's record (adopt.ts).
  */
 
 /**
@@ -46,17 +48,14 @@ export interface EarlyAttemptSource {
 
 export interface EarlyAttempts extends EarlyAttemptSource {
   /**
-   * Makes attempt 1 of this delivery now, when it is one to make early and there is room; never waits. Returns
-   * what the attempt comes to (also when it was made before), or undefined when none is made.
+   * Makes attempt 1 of each endpoint of this delivery with a fixed id now, while there is room, and waits for
+   * them: a one-endpoint start at most the attempt's own span (the post's timeout, one record write), a fan-out's
+   * at most `fanOutWaitMs` (FAN_OUT_START_WAIT_MS by default). Resolves with the input to start the workflow with: carrying each outcome on
+   * record, or (one endpoint) the place it took when throttled. The input itself, at once, when no early attempt
+   * is made (none to make early, or no room); a start retried after Temporal refused it finds the outcomes made
+   * the first time.
    */
-  begin(input: DeliverEventInput): Promise<EarlyAttemptResult> | undefined;
-  /**
-   * Makes attempt 1 as begin does and waits for it (at most its own span: the post's timeout, one record
-   * write). Resolves with the input to start the workflow with: carrying the outcome when it is on record, or
-   * the place it took when throttled. The input itself, at once, when no early attempt is made (not one to make
-   * early, or no room).
-   */
-  handOff(input: DeliverEventInput): DeliverEventInput | Promise<DeliverEventInput>;
+  handOff(input: DeliverEventInput, fanOutWaitMs?: number): DeliverEventInput | Promise<DeliverEventInput>;
   /** Early attempts under way (posting, or holding an answer not yet recorded). */
   inFlight(): number;
   /** Resolves when every early post has ended and every unrecorded answer was written or given up (bounded). */
@@ -64,7 +63,7 @@ export interface EarlyAttempts extends EarlyAttemptSource {
 }
 
 export interface EarlyAttemptsOptions {
-  /** Early attempts under way at once; past it the workflow's own try makes attempt 1 (as the worker's slots). */
+  /** Early attempts under way at once (one per endpoint); past it the workflow's own try makes attempt 1. */
   maxInFlight: number;
 }
 
@@ -125,11 +124,7 @@ export function createEarlyAttempts(deps: AttemptDeps, options: EarlyAttemptsOpt
     void work.catch(() => undefined).finally(() => running.delete(work));
   };
 
-  const make = (input: DeliverEventInput, reserve: boolean): Promise<EarlyAttemptResult> | undefined => {
-    if (input.attemptKind !== 'local' || !input.firstAttemptIds || input.endpointIds.length !== 1) return undefined;
-    const endpointId = input.endpointIds[0]!;
-    const attemptId = input.firstAttemptIds[endpointId];
-    if (!attemptId) return undefined;
+  const make = (input: DeliverEventInput, endpointId: string, attemptId: string, reserve: boolean): Promise<EarlyAttemptResult> | undefined => {
     // Already made here (a start retried after Temporal refused it): its outcome stands.
     const before = made.get(attemptId);
     if (before || running.size >= options.maxInFlight || stopped) return before;
@@ -148,15 +143,33 @@ export function createEarlyAttempts(deps: AttemptDeps, options: EarlyAttemptsOpt
   };
 
   return {
-    begin: (input) => make(input, false),
-    handOff(input) {
-      const attempt = make(input, true);
-      if (!attempt) return input;
-      return attempt.then((result) => {
-        const endpointId = input.endpointIds[0]!;
-        const first = recordedFirstAttempt(result);
-        if (first) return { ...input, firstAttemptOutcomes: { [endpointId]: first } };
-        return result.throttle ? { ...input, firstAttemptThrottles: { [endpointId]: result.throttle } } : input;
+    handOff(input, fanOutWaitMs = FAN_OUT_START_WAIT_MS) {
+      // A one-endpoint start may wait for its place in a rate-limit queue; a fan-out's is never delayed for one of
+      // its endpoints, whose throttled attempt 1 is left to its ladder.
+      const single = input.endpointIds.length === 1;
+      const attempts = Object.entries(input.firstAttemptIds ?? {}).flatMap(([endpointId, attemptId]) => {
+        const attempt = make(input, endpointId, attemptId, single);
+        return attempt ? [{ endpointId, attempt }] : [];
+      });
+      if (attempts.length === 0) return input;
+      const ended = new Map<string, EarlyAttemptResult>();
+      const all = Promise.all(attempts.map(({ endpointId, attempt }) => attempt.then((result) => void ended.set(endpointId, result))));
+      let bound: NodeJS.Timeout | undefined;
+      const waited = single ? all : Promise.race([all, new Promise<void>((resolve) => (bound = setTimeout(resolve, fanOutWaitMs)))]);
+      return waited.then(() => {
+        clearTimeout(bound);
+        const outcomes: Record<string, FirstAttemptOutcome> = {};
+        const throttles: Record<string, FirstAttemptThrottle> = {};
+        for (const [endpointId, result] of ended) {
+          const first = recordedFirstAttempt(result);
+          if (first) outcomes[endpointId] = first;
+          else if (result.throttle) throttles[endpointId] = result.throttle;
+        }
+        return {
+          ...input,
+          ...(Object.keys(outcomes).length > 0 ? { firstAttemptOutcomes: outcomes } : {}),
+          ...(Object.keys(throttles).length > 0 ? { firstAttemptThrottles: throttles } : {}),
+        };
       });
     },
     take(attemptId) {

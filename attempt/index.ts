@@ -6,11 +6,13 @@
  * One pipeline (run.ts runAttempt), whoever triggers it: claim (in the read's round trip), read the endpoint,
  * secrets and stored body (context.ts), skip or sign and post (post.ts), record (record.ts). Two triggers:
  * - the workflow's try (try.ts, the signAndPost activity), regular or local (inside the workflow task);
- * - the dispatcher's early run (early.ts): attempt 1 of a one-endpoint local delivery, posted before the start
- *   (which then carries the outcome when it is on record, and the workflow tries nothing; or, when the endpoint's
- *   rate limit holds it back, the place it took, and the start waits for it) or beside it.
+ * - the dispatcher's early run (early.ts): attempt 1 of every endpoint of a delivery (but those kept in order per
+ *   parcel), posted before the start, which then carries each outcome on record, and the workflow tries nothing
+ *   for those; for a one-endpoint delivery whose endpoint's rate limit holds it back, the place it took, and the
+ *   start waits for it. A fan-out's start waits a short bound at most: an attempt 1 still posting is adopted by the
+ *   workflow's try.
  *
- * States of a local attempt (a regular activity claims nothing: Temporal runs it once and reports its loss):
+ * States of an attempt (every try claims, local or regular; a regular one's loss Temporal reports as a timeout):
  *
  *   state        | stored as                            | moved by                         | to
  *   -------------+--------------------------------------+----------------------------------+------------------------

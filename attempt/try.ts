@@ -23,7 +23,7 @@ export async function workflowTry(deps: TryDeps, input: SignAndPostInput): Promi
   const endsAt = Date.now() + input.timeoutMs + SIGN_AND_POST_MARGIN_MS - TRY_END_SAFETY_MS;
   let request = input;
   if (input.claimTry !== undefined) {
-    // This process's dispatcher may have made this attempt already, beside the start: its outcome is this try's.
+    // This process's dispatcher may have made this attempt already, before the start: its outcome is this try's.
     const early = await deps.early?.take(input.attemptId);
     if (early?.outcome) return early.outcome;
     if (early?.notPostedRun) request = { ...input, notPostedRuns: [...(input.notPostedRuns ?? []), early.notPostedRun] };

@@ -20,13 +20,6 @@ export const WORKFLOW_ID = {
 export const DELIVERY_TRIGGERS = ['automatic', 'resend', 'recover', 'test'] as const;
 export type DeliveryTrigger = (typeof DELIVERY_TRIGGERS)[number];
 
-/**
- * How an attempt runs. `activity`: a regular activity, scheduled through the server's task queue (11 history
- * events for a one-endpoint success). `local`: a local activity inside the workflow task that decided it (one
- * marker event, no second trip through matching; core/delivery-policy.ts LOCAL_ATTEMPT says what it keeps).
- */
-export type AttemptKind = 'activity' | 'local';
-
 /** Everything a delivery needs, fixed at publish time: a later config change never alters a running ladder. */
 export interface DeliverEventInput {
   eventId: string;
@@ -46,25 +39,26 @@ export interface DeliverEventInput {
   retryDelaysMs: number[];
   timeoutMs: number;
   failingThreshold: number;
-  attemptKind: AttemptKind;
   /**
-   * Endpoint id -> the id of its attempt 1, fixed at hand-off from the delivery's id (domain/outbox.ts), so the
-   * dispatcher may post that attempt beside the start (attempt/early.ts) and every dispatcher and worker names it
-   * alike. Set for one-endpoint local deliveries; absent elsewhere, where attempt 1 takes its id from the
-   * workflow's uuid4() like every later attempt.
+   * Endpoint id -> the id of its attempt 1, fixed at hand-off from the delivery's id (domain/delivery-start.ts),
+   * so the dispatcher may post that attempt before the start (attempt/early.ts) and every dispatcher and worker
+   * names it alike. Set for every endpoint not kept in order per parcel; an endpoint absent here (and a workflow
+   * without it) takes attempt 1's id from the workflow's uuid4() like every later attempt.
    */
   firstAttemptIds?: Record<string, string>;
   /**
    * Endpoint id -> how its attempt 1 ended, when the dispatcher made it early and its record was written before
    * the start (attempt/early.ts handOff): the ladder takes it as attempt 1 and tries nothing, so a first
-   * success costs the workflow one task and no local activity. Absent: the ladder makes (or adopts) attempt 1.
+   * success costs the workflow one task and no activity, however many endpoints it has. An endpoint absent here:
+   * its ladder makes attempt 1, or adopts the early run's outcome when that run was still posting at the start.
    */
   firstAttemptOutcomes?: Record<string, FirstAttemptOutcome>;
   /**
    * Endpoint id -> the place its attempt 1 holds in the endpoint's rate-limit queue (or its Retry-After), when the
    * dispatcher's early attempt found it throttled (attempt/early.ts handOff). The start is then delayed until that
    * place (domain/delivery-start.ts): the server's durable start timer is the throttled wait, and the workflow's
-   * first task makes attempt 1 with `reservedSecond`. Absent: attempt 1 takes its place when the workflow tries it.
+   * first task makes attempt 1 with `reservedSecond`. Only for a one-endpoint delivery: a fan-out's start is never
+   * delayed for one of its endpoints. Absent: attempt 1 takes its place when the workflow tries it.
    */
   firstAttemptThrottles?: Record<string, FirstAttemptThrottle>;
   /**
@@ -146,9 +140,10 @@ export interface SignAndPostInput extends AttemptIdentity {
   // into workflow history on every attempt.
   timeoutMs: number;
   /**
-   * Set for a local attempt: the how-many-th try of this attempt it is (a try not posted is tried again as the
-   * next). Every execution of a try claims the attempt under a name of its own (db/attempt-claims.ts); one that
-   * finds it claimed by another posts nothing (attempt/adopt.ts says what it does instead).
+   * The how-many-th try of this attempt it is (a try not posted is tried again as the next), local or regular.
+   * Every execution of a try claims the attempt under a name of its own (db/attempt-claims.ts); one that finds it
+   * claimed by another posts nothing (attempt/adopt.ts says what it does instead). Absent: a try that claims
+   * nothing (histories written before every try claimed).
    */
   claimTry?: number;
   /**
@@ -232,7 +227,7 @@ export type AttemptOutcome =
         /** false: the inline write failed after posting; `record` must then be written by recordAttempt. */
         recorded: boolean;
         record?: AttemptRecord;
-        /** Posted by the outbox dispatcher beside the workflow's start; the workflow's attempt adopted it. */
+        /** Posted by the outbox dispatcher before the workflow's start (attempt/early.ts). */
         early?: true;
       });
 

@@ -3,19 +3,16 @@
  * The ladder itself (delays, timeout, failing threshold) is configuration (infra/config.ts, spec 8) and travels
  * in each workflow's input, so changing it never alters a running workflow.
  */
-import type { AttemptKind } from './delivery-contract';
-
 /**
- * The attempt kind a delivery workflow runs with, given the configured one (DELIVERY_ATTEMPT) and how many
- * ladders the workflow holds. Local attempts only for a workflow with one ladder: local activities of one
- * workflow that run side by side resolve one activation each while live but all in one activation on replay,
- * so ladders of different endpoints could issue their next commands in another order on replay than they did
- * live (a nondeterminism error, which the chaos run has met). One ladder has nothing to interleave with. A
- * fan-out keeps regular activities, which resolve from history events in order; it pays their extra history
- * events, which are small beside its many posts.
+ * Whether a delivery workflow runs its attempts as local activities (inside the workflow task that decided them:
+ * one marker event, no second trip through matching) or as regular ones, given how many ladders it holds. Local
+ * only for one ladder: local activities of one workflow that run side by side resolve one activation each while
+ * live but all in one activation on replay, so ladders of different endpoints could issue their next commands in
+ * another order on replay than they did live (a nondeterminism error). One ladder has nothing to interleave with.
+ * A fan-out's attempts that its workflow makes are regular activities, which resolve from history events in order.
  */
-export function attemptKindFor(configured: AttemptKind, ladders: number): AttemptKind {
-  return configured === 'local' && ladders === 1 ? 'local' : 'activity';
+export function localAttempts(ladders: number): boolean {
+  return ladders === 1;
 }
 
 /** spec 2.4 / 8: response characters kept per attempt. */
@@ -64,6 +61,15 @@ export const EARLY_RECORD_RETRY_MAX_MS = 1_000;
  * the answer dies with the process, and a try elsewhere records the attempt lost (attempt/adopt.ts).
  */
 export const EARLY_RECORD_DRAIN_MS = 5_000;
+
+/**
+ * A fan-out's start waits for the early attempts 1 of its endpoints (attempt/early.ts handOff) until every one is
+ * decided, or this long at most: past it the workflow starts with the outcomes decided by then, and the try of each
+ * endpoint still posting adopts its early run's outcome. So a slow endpoint (up to DELIVERY_TIMEOUT) delays the
+ * retry ladders of the other endpoints of its event by this much at most; a one-endpoint start has nobody else to
+ * hold up and waits for its attempt to end.
+ */
+export const FAN_OUT_START_WAIT_MS = 500;
 
 /**
  * An early run has surely left its first steps this long after its claim: its read, its post and its inline

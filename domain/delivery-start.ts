@@ -4,7 +4,6 @@ import { WorkflowIdReusePolicy } from '@temporalio/common';
 import {
   SEARCH_ATTRIBUTES,
   WORKFLOW_ID,
-  type AttemptKind,
   type DeliverEventInput,
   type DeliverEventWorkflow,
   type DeliveryTrigger,
@@ -13,7 +12,7 @@ import {
   throttleWait,
   type ParcelOrder,
 } from '../core/delivery-contract';
-import { attemptKindFor, localAttemptTaskTimeoutMs, throttleWaitMs } from '../core/delivery-policy';
+import { localAttempts, localAttemptTaskTimeoutMs, throttleWaitMs } from '../core/delivery-policy';
 import { formatDuration } from '../core/durations';
 import { attemptIdFromUuid } from '../core/ids';
 import type { Config } from '../infra/config';
@@ -21,7 +20,7 @@ import type { Config } from '../infra/config';
 /**
  * How a deliverEvent workflow is started, whatever asked for the delivery: a publish (its automatic deliveries,
  * one workflow per event, `event:<evt_id>`) or a merchant (a resend, a recovery, a test event: one workflow per
- * delivery, `delivery:<dly_id>`). The input, the attempt kind and the workflow task timeout that goes with it, the
+ * delivery, `delivery:<dly_id>`). The input, the workflow task timeout its attempts need, the
  * search attributes and the summary are built here only, so every trigger runs the same ladder the same way. The
  * outbox dispatcher (domain/outbox.ts) is the one caller.
  */
@@ -73,9 +72,8 @@ export function firstAttemptId(deliveryId: string): string {
   return attemptIdFromUuid(createHash('sha256').update(`first-attempt:${deliveryId}`).digest('hex').slice(0, 32));
 }
 
-function firstAttemptIds(start: DeliveryStart, attemptKind: AttemptKind): Record<string, string> | undefined {
-  if (attemptKind !== 'local') return undefined;
-  // An ordered ladder's attempt 1 waits for its turn in the workflow: never posted early beside the start.
+function firstAttemptIds(start: DeliveryStart): Record<string, string> | undefined {
+  // An ordered ladder's attempt 1 waits for its turn in the workflow: never posted early before the start.
   const ids = start.endpointIds.flatMap((endpointId) => {
     if (start.parcelOrder?.endpointIds.includes(endpointId)) return [];
     const deliveryId = start.deliveryIds[endpointId];
@@ -86,8 +84,7 @@ function firstAttemptIds(start: DeliveryStart, attemptKind: AttemptKind): Record
 
 /** The workflow's input: the delivery, and the ladder of the process that starts it. */
 export function deliveryInput(start: DeliveryStart, config: Config): DeliverEventInput {
-  const attemptKind = attemptKindFor(config.delivery.attemptKind, start.endpointIds.length);
-  const firstIds = firstAttemptIds(start, attemptKind);
+  const firstIds = firstAttemptIds(start);
   return {
     eventId: start.eventId,
     eventType: start.eventType,
@@ -101,7 +98,6 @@ export function deliveryInput(start: DeliveryStart, config: Config): DeliverEven
     retryDelaysMs: config.delivery.retryDelaysMs,
     timeoutMs: config.delivery.timeoutMs,
     failingThreshold: config.delivery.failingThreshold,
-    attemptKind,
     ...(firstIds ? { firstAttemptIds: firstIds } : {}),
     ...(start.parcelOrder ? { parcelOrder: start.parcelOrder } : {}),
   };
@@ -119,6 +115,22 @@ function describeOutcome(outcome: FirstAttemptOutcome): string {
   if (outcome.kind === 'skipped') return `skipped (${outcome.reason})`;
   const answer = outcome.statusCode === null ? (outcome.error ?? 'no answer') : `HTTP ${outcome.statusCode}`;
   return `${outcome.succeeded ? 'succeeded' : 'failed'}, ${answer} in ${outcome.durationMs} ms`;
+}
+
+/**
+ * Temporal refuses a start whose details are over 20,000 bytes (dynamic config limit.userMetadataDetailsSize, the
+ * same default on the dev server and a self-hosted cluster): a fan-out's attempts 1 are listed one by one up to
+ * this many, and counted past it.
+ */
+export const FIRST_ATTEMPTS_LISTED = 10;
+
+function describeFirstAttempts(outcomes: Record<string, FirstAttemptOutcome>): string[] {
+  const entries = Object.entries(outcomes);
+  if (entries.length <= FIRST_ATTEMPTS_LISTED) {
+    return entries.flatMap(([endpointId, outcome]) => ['', `**Attempt 1** to \`${endpointId}\`, made before the start: ${describeOutcome(outcome)}`]);
+  }
+  const count = (kind: string) => entries.filter(([, outcome]) => (outcome.kind === 'skipped' ? 'skipped' : outcome.succeeded ? 'succeeded' : 'failed') === kind).length;
+  return ['', `**Attempts 1** to ${entries.length} endpoints, made before the start: ${count('succeeded')} succeeded, ${count('failed')} failed, ${count('skipped')} skipped`];
 }
 
 function describeThrottle(throttle: FirstAttemptThrottle): string {
@@ -149,7 +161,7 @@ function describe(input: DeliverEventInput): { staticSummary: string; staticDeta
         : []),
       `**Ladder**: ${input.retryDelaysMs.length + 1} attempts, waits ${ladder}; ` +
         `timeout ${formatDuration(input.timeoutMs)} per attempt; failing after ${input.failingThreshold} abandoned deliveries`,
-      ...Object.entries(input.firstAttemptOutcomes ?? {}).flatMap(([endpointId, outcome]) => ['', `**Attempt 1** to \`${endpointId}\`, made before the start: ${describeOutcome(outcome)}`]),
+      ...describeFirstAttempts(input.firstAttemptOutcomes ?? {}),
       ...Object.entries(input.firstAttemptThrottles ?? {}).flatMap(([endpointId, throttle]) => ['', `**Attempt 1** to \`${endpointId}\` ${describeThrottle(throttle)}`]),
     ].join('\n'),
   };
@@ -180,7 +192,7 @@ export function deliveryStartOptions(
     // A delayed start's first task is the server's to hand out when the delay ends: never eager.
     ...(delayMs === undefined ? { requestEagerStart: options.eager } : { startDelay: delayMs }),
     // A local attempt runs inside the workflow task, which must outlast it (core/delivery-policy.ts).
-    ...(input.attemptKind === 'local' ? { workflowTaskTimeout: localAttemptTaskTimeoutMs(input.timeoutMs) } : {}),
+    ...(localAttempts(input.endpointIds.length) ? { workflowTaskTimeout: localAttemptTaskTimeoutMs(input.timeoutMs) } : {}),
     typedSearchAttributes: [
       { key: SEARCH_ATTRIBUTES.accountId, value: input.accountId },
       { key: SEARCH_ATTRIBUTES.livemode, value: input.livemode },

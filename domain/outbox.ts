@@ -43,9 +43,9 @@ export interface DispatchDeps {
   eagerStart?: boolean;
   /**
    * Called with each claimed workflow input (every trigger) before its start is asked for; returns the input to
-   * start with. The worker makes attempt 1 there (attempt/early.ts): the start goes out beside it, or once it is
-   * on record, carrying its outcome. A promise only when the start waits (on attempt 1): such starts do not count
-   * against a pass's own bound.
+   * start with. The worker makes attempt 1 of each endpoint there (attempt/early.ts), and the start goes out
+   * once they are on record (a fan-out's after a short bound at most), carrying their outcomes. A promise only
+   * when the start waits (on attempts 1): such starts do not count against a pass's own bound.
    */
   beforeStart?: (input: DeliverEventInput) => DeliverEventInput | Promise<DeliverEventInput>;
 }

@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
 import { isIP } from 'node:net';
-import type { AttemptKind } from '../core/delivery-contract';
 import { formatDuration, parseDuration, parseDurationList } from '../core/durations';
 import { parseEncryptionKey } from '../core/secrets';
 import { ensureLocalEncryptionKey, readLocalEncryptionKey } from './local-encryption-key';
@@ -48,8 +47,6 @@ export interface Config {
     retryDelaysMs: number[];
     timeoutMs: number;
     failingThreshold: number;
-    /** Read at hand-off like the ladder: `local` (default; one-endpoint workflows only, core/delivery-policy.ts attemptKindFor) or `activity`. */
-    attemptKind: AttemptKind;
     /** Deliveries a recovery starts per second (RECOVER_RATE_PER_SECOND). */
     recoverRatePerSecond: number;
     /**
@@ -57,17 +54,6 @@ export interface Config {
      * it is far above the SDK's defaults.
      */
     workerConcurrency: number;
-    /**
-     * Whether the outbox dispatcher posts attempt 1 of a one-endpoint local delivery itself, beside starting its
-     * workflow, which then adopts the outcome (DELIVERY_EARLY_FIRST_ATTEMPT, on by default; attempt/early.ts).
-     */
-    earlyFirstAttempt: boolean;
-    /**
-     * Whether the dispatcher starts the workflow once that early attempt 1 is on record, its outcome in the
-     * input, so the workflow's first task needs no local activity (DELIVERY_START_AFTER_FIRST_ATTEMPT, on by
-     * default); off, the start goes out beside the attempt.
-     */
-    startAfterFirstAttempt: boolean;
   };
   retention: {
     /** Events, their attempts and deliveries, and notifications older than this are deleted (EVENT_RETENTION). */
@@ -114,14 +100,6 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   const value = Number(raw);
   if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
   return value;
-}
-
-function attemptKind(env: Env, name: string): AttemptKind {
-  // Local by default: a one-endpoint delivery then costs 6 history events instead of 11. Only workflows with
-  // one ladder run them (core/delivery-policy.ts attemptKindFor); a fan-out keeps regular activities.
-  const raw = optional(env, name)?.toLowerCase() ?? 'local';
-  if (raw === 'local' || raw === 'activity') return raw;
-  throw new ConfigError(name, `must be local or activity, got "${raw}"`);
 }
 
 function boolean(env: Env, name: string, fallback: boolean): boolean {
@@ -311,14 +289,11 @@ export function loadConfig(env: Env = process.env): Config {
       retryDelaysMs: retryLadder(env, 'DELIVERY_RETRY_DELAYS'),
       timeoutMs: duration(env, 'DELIVERY_TIMEOUT', '10s', 100, 60_000),
       failingThreshold: integer(env, 'ENDPOINT_FAILING_THRESHOLD', 3, 1, 1000),
-      attemptKind: attemptKind(env, 'DELIVERY_ATTEMPT'),
       // 10/s: a receiver that just came back gets a steady 600 requests a minute rather than its whole backlog
       // at once, 10,000 missed events take about 17 minutes, and on the 2-core reference machine (about 37
       // deliveries/s in all) live traffic keeps most of the engine.
       recoverRatePerSecond: integer(env, 'RECOVER_RATE_PER_SECOND', 10, 1, 1000),
       workerConcurrency: integer(env, 'WORKER_CONCURRENCY', 400, 2, 10_000),
-      earlyFirstAttempt: boolean(env, 'DELIVERY_EARLY_FIRST_ATTEMPT', true),
-      startAfterFirstAttempt: boolean(env, 'DELIVERY_START_AFTER_FIRST_ATTEMPT', true),
     },
     retention: {
       eventRetentionMs: duration(env, 'EVENT_RETENTION', '30d', 60_000, 3650 * 86_400_000),

@@ -114,6 +114,8 @@ export interface RunWorkerOptions {
   notifiedPasses?: number;
   /** Eager workflow start (default on); the benchmark turns it off to measure the lever. */
   eagerStart?: boolean;
+  /** How long a fan-out's start waits for its attempts 1 (core/delivery-policy.ts FAN_OUT_START_WAIT_MS by default); tests lengthen it. */
+  fanOutStartWaitMs?: number;
 }
 
 /**
@@ -122,7 +124,7 @@ export interface RunWorkerOptions {
  * first workflow task comes back with the start, on this worker, without a trip through matching).
  */
 export async function runWorker(worker: Worker, options: RunWorkerOptions): Promise<void> {
-  const early = options.config.delivery.earlyFirstAttempt ? earlyAttemptsOf.get(worker) : undefined;
+  const early = earlyAttemptsOf.get(worker);
   const dispatcher = startDispatcher({
     pool: options.pool,
     temporal: new Client({ connection: options.connection, namespace: options.config.temporal.namespace }),
@@ -131,16 +133,9 @@ export async function runWorker(worker: Worker, options: RunWorkerOptions): Prom
     log: options.log,
     sweepIntervalMs: options.sweepIntervalMs,
     notifiedPasses: options.notifiedPasses,
-    // Attempt 1 of a one-endpoint delivery is made by the dispatcher (attempt/early.ts): the start waits for its
-    // record and carries it, or goes out beside it.
-    beforeStart: !early
-      ? undefined
-      : options.config.delivery.startAfterFirstAttempt
-        ? (input) => early.handOff(input)
-        : (input) => {
-            void early.begin(input);
-            return input;
-          },
+    // Attempt 1 of every endpoint is made by the dispatcher (attempt/early.ts): the start waits for the records
+    // (a fan-out's a short bound at most) and carries them.
+    beforeStart: early ? (input) => early.handOff(input, options.fanOutStartWaitMs) : undefined,
   });
   options.onDispatcher?.(dispatcher);
   try {

@@ -16,7 +16,6 @@ import {
   NOT_POSTED_FAILURES,
   notPostedRun,
   throttleWait,
-  type AttemptKind,
   type AttemptOutcome,
   type DeliverEventInput,
   type DeliverEventResult,
@@ -28,6 +27,7 @@ import {
 import {
   DB_UNAVAILABLE_INITIAL_BACKOFF_MS,
   DB_UNAVAILABLE_MAX_BACKOFF_MS,
+  localAttempts,
   NOTIFY_SUPERVISOR_TIMEOUT,
   RECORD_ATTEMPT_RETRY,
   RECORD_ATTEMPT_TIMEOUT,
@@ -46,7 +46,7 @@ const { recordAttempt } = proxyActivities<DeliveryActivities>({
 // Options are set per call (executeWithOptions): the timeout follows each event's own config.
 const { signAndPost } = proxyActivities<DeliveryActivities>({ startToCloseTimeout: '15s', retry: { maximumAttempts: 1 } });
 
-// The same activity run inside the workflow task (DeliverEventInput.attemptKind 'local'); options per call too.
+// The same activity run inside the workflow task (a one-ladder workflow, localAttempts); options per call too.
 // A local try claims its attempt (attempt/claim.ts), so a re-run after a lost workflow task never posts again.
 const { signAndPost: signAndPostLocally } = proxyLocalActivities<DeliveryActivities>({
   startToCloseTimeout: '15s',
@@ -126,7 +126,7 @@ type Decided = Exclude<AttemptOutcome, Throttled>;
  */
 async function attemptOnce(
   input: SignAndPostInput,
-  kind: AttemptKind,
+  local: boolean,
   labels: { summary: string; throttle: string },
   gate: DatabaseGate,
 ): Promise<Decided> {
@@ -135,8 +135,8 @@ async function attemptOnce(
   const ladder = input.endpointId;
   let backoffMs = DB_UNAVAILABLE_INITIAL_BACKOFF_MS;
   let tries = 0;
-  // Executions of this attempt that this history shows posted nothing; a local try may take over their claims
-  // and no other (a re-run of a try whose workflow task was lost does not know what the lost run did).
+  // Executions of this attempt that this history shows posted nothing; a try may take over their claims and no
+  // other (a re-run of a local try whose workflow task was lost does not know what the lost run did).
   const notPostedRuns: string[] = [];
   try {
     for (;;) {
@@ -144,10 +144,11 @@ async function attemptOnce(
       try {
         // The ladder is the only retry: Temporal must never post twice on its own.
         const options = { startToCloseTimeout: activityTimeoutMs, retry: { maximumAttempts: 1 }, summary };
-        const outcome =
-          kind === 'local'
-            ? await signAndPostLocally.executeWithOptions(options, [{ ...input, claimTry: tries++, notPostedRuns: [...notPostedRuns] }])
-            : await signAndPost.executeWithOptions(options, [input]);
+        // Every try claims the attempt, local or regular: a fan-out's attempt 1 may be its early run's, still posting.
+        const request = { ...input, claimTry: tries++, notPostedRuns: [...notPostedRuns] };
+        const outcome = local
+          ? await signAndPostLocally.executeWithOptions(options, [request])
+          : await signAndPost.executeWithOptions(options, [request]);
         gate.release(ladder);
         if (outcome.kind === 'throttled') {
           if (outcome.notPostedRun !== undefined) notPostedRuns.push(outcome.notPostedRun);
@@ -202,7 +203,7 @@ async function runLadder(input: DeliverEventInput, endpointId: string, gate: Dat
     const labels = { summary: attemptSummary(n, total, url ?? endpointId), throttle: `attempt ${n}/${total} to ${endpointId}` };
     // Attempt 1 made by the dispatcher and on record before the start (attempt/early.ts handOff) is taken as is.
     const decided = n === 1 ? input.firstAttemptOutcomes?.[endpointId] : undefined;
-    const outcome = decided ?? (await attemptOnce(request, input.attemptKind, labels, gate));
+    const outcome = decided ?? (await attemptOnce(request, localAttempts(input.endpointIds.length), labels, gate));
     if (outcome.kind === 'skipped') return { endpointId, outcome: 'skipped', attempts: n - 1, reason: outcome.reason };
     url = outcome.url || url;
     if (outcome.succeeded) {

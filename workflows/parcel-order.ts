@@ -7,6 +7,7 @@ import {
   type ParcelLaneInput,
 } from '../core/delivery-contract';
 import {
+  localAttempts,
   PARCEL_LANE_CHECK,
   PARCEL_LANE_LONG_WAIT_MS,
   PARCEL_LANE_LONG_WAIT_RECHECK_MS,
@@ -30,9 +31,9 @@ const regular = {
   check: proxyActivities<DeliveryActivities>(PARCEL_LANE_CHECK),
   release: proxyActivities<DeliveryActivities>(PARCEL_LANE_RELEASE),
 };
-// A one-ladder workflow (attempt kind 'local') runs both steps inside its workflow task, as it does its attempts:
-// no trip through matching between the predecessor's end and the successor's post. A fan-out keeps regular
-// activities, for the reason core/delivery-policy.ts attemptKindFor gives.
+// A one-ladder workflow runs both steps inside its workflow task, as it does its attempts: no trip through
+// matching between the predecessor's end and the successor's post. A fan-out keeps regular activities, for the
+// reason core/delivery-policy.ts localAttempts gives.
 const local = {
   check: proxyLocalActivities<DeliveryActivities>(PARCEL_LANE_CHECK),
   release: proxyLocalActivities<DeliveryActivities>(PARCEL_LANE_RELEASE),
@@ -55,7 +56,7 @@ export class ParcelLanes {
   }
 
   private get steps() {
-    return this.input.attemptKind === 'local' ? local : regular;
+    return localAttempts(this.input.endpointIds.length) ? local : regular;
   }
 
   private lane(endpointId: string): ParcelLaneInput | undefined {

@@ -5,8 +5,6 @@ export interface ChaosOptions {
   out: string | undefined;
   /** The full Temporal server on Postgres (temporal-tools/temporal-server.ts) instead of the dev server. */
   cluster: boolean;
-  /** The engine's DELIVERY_ATTEMPT for this run; undefined leaves the engine's default. */
-  attempt: 'activity' | 'local' | undefined;
   /** Worker processes sharing the task queue and the outbox; more than one switches the kills to a schedule. */
   workers: number;
 }
@@ -14,7 +12,7 @@ export interface ChaosOptions {
 /** Past this, 2 cores spend the run starting workers again rather than delivering. */
 export const MAX_WORKERS = 8;
 
-export const USAGE = `npm run chaos -- [--seed N] [--events N] [--out FILE] [--cluster] [--attempt activity|local] [--workers N]
+export const USAGE = `npm run chaos -- [--seed N] [--events N] [--out FILE] [--cluster] [--workers N]
 
   --seed N     repeat a run: every random choice (traffic, receivers' answers, fault times) comes from it
                (default: drawn from the clock and printed)
@@ -22,8 +20,6 @@ export const USAGE = `npm run chaos -- [--seed N] [--events N] [--out FILE] [--c
   --out FILE   also write the full result as JSON to FILE
   --cluster    run on the full Temporal server on PostgreSQL (built once, its own databases) instead of the
                dev server; the Temporal outage stops and starts that server
-  --attempt K  run every attempt as a regular activity or a local one (DELIVERY_ATTEMPT of the API, the worker
-               and the CLI; default: the engine's default)
   --workers N  N worker processes on one task queue, sharing the outbox (default 1, at most ${MAX_WORKERS}); with
                more than one, a worker is SIGKILLed every 10 s under load (round robin from a seeded start)
                and restarted, and the Temporal and Postgres outages stay`;
@@ -36,7 +32,7 @@ function positiveInteger(flag: string, raw: string | undefined, min: number): nu
 }
 
 export function parseArgs(argv: string[]): ChaosOptions | 'help' {
-  const options: ChaosOptions = { seed: Date.now() % 1_000_000, events: 300, out: undefined, cluster: false, attempt: undefined, workers: 1 };
+  const options: ChaosOptions = { seed: Date.now() % 1_000_000, events: 300, out: undefined, cluster: false, workers: 1 };
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = (argv[i] as string).split('=', 2) as [string, string | undefined];
     const value = () => inline ?? argv[++i];
@@ -56,12 +52,6 @@ export function parseArgs(argv: string[]): ChaosOptions | 'help' {
       case '--cluster':
         options.cluster = true;
         break;
-      case '--attempt': {
-        const kind = value();
-        if (kind !== 'activity' && kind !== 'local') throw new Error(`--attempt needs activity or local, got ${kind ?? 'nothing'}`);
-        options.attempt = kind;
-        break;
-      }
       case '--workers': {
         const raw = value();
         options.workers = positiveInteger(flag, raw, 1);

@@ -100,7 +100,7 @@ export interface RunReport {
   processes: { unexpectedExits: ProcessEvent[]; failedStarts: ProcessEvent[] };
   workflows: { byStatus: Record<string, number>; storedWithoutWorkflow: string[]; listed: boolean };
   /** Recorded attempts, and how many of them ran as local activities. */
-  attemptKinds: { recorded: number; local: number };
+  attemptsRun: { recorded: number; local: number };
   settle: SettleResult;
   /** Every figure that must be zero, by name; the run passes when all are. */
   failures: Record<string, number>;
@@ -444,7 +444,7 @@ export function reconcile(facts: RunFacts): RunReport {
     operator: facts.operator,
     processes: { unexpectedExits, failedStarts },
     workflows: { byStatus, storedWithoutWorkflow, listed: facts.records.workflows !== undefined },
-    attemptKinds: { recorded: facts.records.attempts.length, local: facts.records.attempts.filter((a) => a.local).length },
+    attemptsRun: { recorded: facts.records.attempts.length, local: facts.records.attempts.filter((a) => a.local).length },
     settle: facts.settle,
     failures,
     passed: Object.values(failures).every((n) => n === 0),

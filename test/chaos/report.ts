@@ -117,7 +117,7 @@ export function formatReport(
           `stored events without a workflow: ${wf.storedWithoutWorkflow.length}${wf.storedWithoutWorkflow.length ? ` (${wf.storedWithoutWorkflow.slice(0, 5).join(', ')}${wf.storedWithoutWorkflow.length > 5 ? ', ...' : ''})` : ''}`
       : '  could not list workflows',
   );
-  out.push(`  attempts recorded: ${report.attemptKinds.recorded}, of which ran as local activities: ${report.attemptKinds.local}`);
+  out.push(`  attempts recorded: ${report.attemptsRun.recorded}, of which ran as local activities: ${report.attemptsRun.local}`);
   out.push(`  settle: ${report.settle.reason} (waited ${Math.round(report.settle.waitedMs / 1000)} s)`);
 
   out.push('', 'Figures that must be zero:');

@@ -69,10 +69,9 @@ async function main(cleanup: Cleanup): Promise<number> {
   const rng = createRng(seed);
   const runId = `chaos${seed}_${Date.now().toString(36)}`;
   const deadline = Date.now() + HARD_LIMIT_MS;
-  const attempts = parsed.attempt ? `, ${parsed.attempt} attempts` : '';
   const several = parsed.workers > 1 ? `, ${parsed.workers} workers and 2 APIs` : '';
-  const repeat = `--seed ${seed}${parsed.cluster ? ' --cluster' : ''}${parsed.attempt ? ` --attempt ${parsed.attempt}` : ''}${parsed.workers > 1 ? ` --workers ${parsed.workers}` : ''}`;
-  log(`seed ${seed}, ${eventCount} events over ${TRAFFIC_SPAN_MS / 1000} s, ladder ${RETRY_DELAYS}, timeout ${DELIVERY_TIMEOUT_MS / 1000} s${attempts}${several} (repeat with ${repeat})`);
+  const repeat = `--seed ${seed}${parsed.cluster ? ' --cluster' : ''}${parsed.workers > 1 ? ` --workers ${parsed.workers}` : ''}`;
+  log(`seed ${seed}, ${eventCount} events over ${TRAFFIC_SPAN_MS / 1000} s, ladder ${RETRY_DELAYS}, timeout ${DELIVERY_TIMEOUT_MS / 1000} s${several} (repeat with ${repeat})`);
 
   // Postgres: a fresh database, and a proxy in front of it for the API and the worker.
   const databaseUrl = new URL(process.env.CHAOS_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
@@ -133,8 +132,6 @@ async function main(cleanup: Cleanup): Promise<number> {
     ENDPOINT_FAILING_THRESHOLD: String(FAILING_THRESHOLD),
     METRICS_PORT: '0',
     LOG_LEVEL: 'warn',
-    // Read where workflows are started (the worker's outbox dispatcher, the CLI), so every process gets it.
-    ...(parsed.attempt ? { DELIVERY_ATTEMPT: parsed.attempt } : {}),
   };
   // With several workers, two API processes too: the outbox and the task queue are shared on both sides. They run
   // from the build, as production does: a worker killed every 10 s must come back in seconds, not spend them in
@@ -235,7 +232,6 @@ async function main(cleanup: Cleanup): Promise<number> {
       seed,
       temporal: temporal.describe(),
       events: eventCount,
-      attempt: parsed.attempt ?? 'default',
       workers: parsed.workers,
       apis: apiUrls.length,
       ladder: RETRY_DELAYS,

@@ -28,7 +28,7 @@ describe('crash recovery', () => {
   const workers: WorkerProcess[] = [];
   const closers: Array<() => Promise<void>> = [];
 
-  function envFor(address: string, taskQueue: string, ladder: string, early = true): Record<string, string> {
+  function envFor(address: string, taskQueue: string, ladder: string): Record<string, string> {
     return {
       DATABASE_URL: testDatabaseUrl(),
       TEMPORAL_ADDRESS: address,
@@ -37,12 +37,11 @@ describe('crash recovery', () => {
       WEBHOOK_CA_FILE: path.join(FIXTURES, 'tls', 'ca.pem'),
       DELIVERY_RETRY_DELAYS: ladder,
       DELIVERY_TIMEOUT: '1s',
-      DELIVERY_EARLY_FIRST_ATTEMPT: String(early),
     };
   }
 
-  async function setup(address: string, ladder: string, early = true) {
-    const env = envFor(address, uniqueTaskQueue('crash'), ladder, early);
+  async function setup(address: string, ladder: string) {
+    const env = envFor(address, uniqueTaskQueue('crash'), ladder);
     const config: Config = testConfig(env);
     const connection = await Connection.connect({ address });
     closers.push(() => connection.close());
@@ -100,13 +99,13 @@ describe('crash recovery', () => {
     // Two worker starts (each bundles the workflows) take most of the time; a loaded 2-core machine needs headroom.
   }, 150_000);
 
-  // Attempt 1 is the dispatcher's early run when the early first attempt is on; the kill lands on attempt 2 (the
-  // workflow's own try) either way, and the ladder after it must not care how attempt 1 went out.
-  it.each([{ early: true }, { early: false }])('a worker SIGKILLed mid-post: that attempt is recorded as a timeout and the ladder goes on (early first attempt: $early)', async ({ early }) => {
-    const { config, client, startWorker } = await setup(inject('temporalAddress'), '1s,1s,1s', early);
+  // Attempt 1 is the dispatcher's early run; the kill lands on attempt 2 (the workflow's own try), and the ladder
+  // after it must not care how attempt 1 went out.
+  it('a worker SIGKILLed mid-post: that attempt is recorded as a timeout and the ladder goes on', async () => {
+    const { config, client, startWorker } = await setup(inject('temporalAddress'), '1s,1s,1s');
     let killed: Promise<void> | undefined;
     const first = await startWorker();
-    const pathname = `/kill-posting-${early}`;
+    const pathname = '/kill-posting';
     receiver.script(pathname, (index) => {
       if (index === 1) {
         killed = first.kill();

@@ -13,15 +13,17 @@ import { waitFor } from '../helpers/wait';
 import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process';
 
 /**
- * Local attempts (DELIVERY_ATTEMPT=local) run inside the workflow task, so a worker that dies mid-post leaves
- * nothing in history and the next worker runs the attempt again with the same id. Whatever that re-run meets,
- * one attempt id reaches the receiver once: the re-run records the attempt as lost instead of posting it again.
- * With the early first attempt on, attempt 1 is the dispatcher's early run, which dies with the worker as well:
- * the next worker's try finds its claim, and records the attempt lost only once that run is surely dead.
+ * A one-endpoint delivery's attempts run inside the workflow task (local attempts), so a worker that dies
+ * mid-post leaves nothing in history and the next worker runs the attempt again with the same id. Whatever that
+ * re-run meets, one attempt id reaches the receiver once: the re-run records the attempt as lost instead of
+ * posting it again. Attempt 1 is the dispatcher's early run, which dies with the worker as well: the next
+ * worker's try finds its claim, and records the attempt lost only once that run is surely dead. The kill lands
+ * on attempt 1 (the early run) or on attempt 2 (the workflow's own local try).
  * The workers are child processes SIGKILLed as a crashed machine would be; they reach Postgres through a proxy
  * the test cuts.
  */
-describe.each([{ early: true }, { early: false }])('local attempts: a worker lost mid-post (early first attempt: $early)', ({ early }) => {
+describe.each([{ lost: 1 }, { lost: 2 }])('local attempts: a worker lost mid-post (attempt $lost)', ({ lost: lostAttempt }) => {
+  const earlyRunLost = lostAttempt === 1;
   let direct: Pool;
   let proxy: TcpProxy;
   let receiver: Receiver;
@@ -61,8 +63,6 @@ describe.each([{ early: true }, { early: false }])('local attempts: a worker los
       WEBHOOK_CA_FILE: path.join(FIXTURES, 'tls', 'ca.pem'),
       DELIVERY_RETRY_DELAYS: ladder,
       DELIVERY_TIMEOUT: '1s',
-      DELIVERY_ATTEMPT: 'local',
-      DELIVERY_EARLY_FIRST_ATTEMPT: String(early),
     };
     const config = testConfig(env);
     const connection = await Connection.connect({ address: inject('temporalAddress') });
@@ -86,32 +86,40 @@ describe.each([{ early: true }, { early: false }])('local attempts: a worker los
 
   const deliveryIds = (pathname: string) => receiver.at(pathname).map((r) => r.headers['service-delivery'] as string);
 
-  /** Attempt 1 recorded lost (a timeout), attempt 2 delivered, and no Service-Delivery id received twice. */
+  /**
+   * The receiver's script: attempts before the lost one fail (500), the lost one's post runs `lose` and is
+   * answered too late for the dying worker, later ones succeed.
+   */
+  const losing = (lose: () => void) => (index: number) => {
+    if (index < lostAttempt - 1) return { status: 500 };
+    if (index === lostAttempt - 1) {
+      lose();
+      return { status: 200, delayMs: 500 };
+    }
+    return { status: 200 };
+  };
+
+  /** The lost attempt recorded lost (a timeout), the next delivered, and no Service-Delivery id received twice. */
   async function expectLostThenDelivered(result: unknown, path: string, endpointId: string): Promise<void> {
     const ids = deliveryIds(path);
     expect(new Set(ids).size).toBe(ids.length);
     const attempts = await attemptsOf(direct, endpointId);
     expect(attempts.map((a) => [a.attempt, a.status_code, a.error, a.succeeded])).toEqual([
-      [1, null, 'timeout', false],
-      [2, 200, null, true],
+      ...(lostAttempt === 2 ? [[1, 500, null, false]] : []),
+      [lostAttempt, null, 'timeout', false],
+      [lostAttempt + 1, 200, null, true],
     ]);
     expect(attempts.map((a) => a.id)).toEqual(ids);
-    expect(result).toMatchObject({ endpoints: [{ outcome: 'delivered', attempts: 2 }] });
+    expect(result).toMatchObject({ endpoints: [{ outcome: 'delivered', attempts: lostAttempt + 1 }] });
   }
 
   it('the next worker runs the try again and finds it claimed: recorded lost, the ladder goes on', async () => {
-    const { client, startWorker } = await setup('1s');
+    const { client, startWorker } = await setup('1s,1s');
     const first = await startWorker();
     let killed: Promise<void> | undefined;
-    receiver.script('/lost', (index) => {
-      if (index === 0) {
-        killed = first.kill();
-        return { status: 200, delayMs: 500 };
-      }
-      return { status: 200 };
-    });
+    receiver.script('/lost', losing(() => (killed = first.kill())));
     const { endpoint, eventId } = await publishTo('/lost');
-    await waitFor(() => killed !== undefined, { what: 'attempt 1 to reach the receiver', timeoutMs: 60_000 });
+    await waitFor(() => killed !== undefined, { what: 'the lost attempt to reach the receiver', timeoutMs: 60_000 });
     await killed;
     await startWorker();
 
@@ -119,24 +127,18 @@ describe.each([{ early: true }, { early: false }])('local attempts: a worker los
   }, 240_000);
 
   it('the next worker cannot read the database at first: the attempt is recorded lost, never posted again', async () => {
-    const { client, startWorker } = await setup('1s');
+    const { client, startWorker } = await setup('1s,1s');
     const first = await startWorker();
     let lost: Promise<unknown> | undefined;
-    receiver.script('/lost-then-outage', (index) => {
-      if (index === 0) {
-        // The first worker dies with the request in flight, and our database goes away with it: the claim of
-        // this try is stored, its record never is, and the re-run of the try cannot read anything.
-        lost = Promise.all([first.kill(), proxy.cut()]);
-        return { status: 200, delayMs: 500 };
-      }
-      return { status: 200 };
-    });
+    // The first worker dies with the request in flight, and our database goes away with it: the claim of this
+    // try is stored, its record never is, and the re-run of the try cannot read anything.
+    receiver.script('/lost-then-outage', losing(() => (lost = Promise.all([first.kill(), proxy.cut()]))));
     const { endpoint, eventId } = await publishTo('/lost-then-outage');
-    await waitFor(() => lost !== undefined, { what: 'attempt 1 to reach the receiver', timeoutMs: 60_000 });
+    await waitFor(() => lost !== undefined, { what: 'the lost attempt to reach the receiver', timeoutMs: 60_000 });
     await lost;
 
     await startWorker();
-    if (early) {
+    if (earlyRunLost) {
       // The start waited for attempt 1, which died with the first worker: no workflow yet. The event waits in
       // the outbox until a dispatcher reaches the database again (and the lost one's lease has lapsed); that
       // dispatcher finds attempt 1 claimed, starts the workflow without it, and the try finds the early run dead.

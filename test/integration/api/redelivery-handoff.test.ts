@@ -41,9 +41,6 @@ describe('merchant-asked deliveries: one hand-off to Temporal', () => {
       TEMPORAL_ADDRESS: `127.0.0.1:${proxy.port}`,
       DELIVERY_RETRY_DELAYS: '100ms',
       DELIVERY_TIMEOUT: `${DELIVERY_TIMEOUT_MS}ms`,
-      // Off here: with it on, the dispatcher posts attempt 1 beside each start even while Temporal refuses the
-      // start (the workflow adopts it later), and this file watches what the hand-off itself does.
-      DELIVERY_EARLY_FIRST_ATTEMPT: 'false',
     });
     tw = await startTestWorker(config, {}, { log: (line) => log.push(line) });
     receiver = await startReceiver();
@@ -102,7 +99,8 @@ describe('merchant-asked deliveries: one hand-off to Temporal', () => {
   it('runs a resend and a test event of one endpoint as local attempts, started like its publish', async () => {
     const { key, endpointId } = await merchantWithEndpoint('/ho-local');
     const published = await publish(key.account_id);
-    const local = { activities: 0, markers: 1, taskTimeoutMs: localAttemptTaskTimeoutMs(DELIVERY_TIMEOUT_MS) };
+    // Attempt 1 made by the dispatcher before the start, its outcome in the input: no activity, no marker.
+    const local = { activities: 0, markers: 0, taskTimeoutMs: localAttemptTaskTimeoutMs(DELIVERY_TIMEOUT_MS) };
     expect(shape(await completed(`event:${published.event.id}`))).toEqual(local);
 
     const resent = await call(key, `/v1/events/${published.event.id}/resend`, { endpoint_id: endpointId });
@@ -115,7 +113,7 @@ describe('merchant-asked deliveries: one hand-off to Temporal', () => {
     const [test] = await deliveryOf(endpointId, 'test');
     expect(shape(await completed(`delivery:${test!.id}`))).toEqual(local);
 
-    // Attempt 1 of each took the id fixed at hand-off from its delivery, which an early first attempt posts under.
+    // Attempt 1 of each took the id fixed at hand-off from its delivery, which the early first attempt posts under.
     const ids = receiver.at('/ho-local').map((r) => r.headers['service-delivery']);
     expect(ids.slice(1)).toEqual([firstAttemptId(resend!.id), firstAttemptId(test!.id)]);
   });

@@ -85,7 +85,6 @@ describe('deliveries: made with the event, progressed by each attempt', () => {
       retryDelaysMs: config.delivery.retryDelaysMs,
       timeoutMs: config.delivery.timeoutMs,
       failingThreshold: config.delivery.failingThreshold,
-      attemptKind: 'activity',
     };
   }
 

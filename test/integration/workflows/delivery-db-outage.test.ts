@@ -156,15 +156,15 @@ describe('delivery: our database down', () => {
 });
 
 /**
- * Our database gone between the POST and its record, with the early first attempt on and off: the record ends
- * as the receiver's answer, written once, and the attempt id reaches the receiver once.
+ * Our database gone between the POST and its record: the record ends as the receiver's answer, written once, and
+ * the attempt id reaches the receiver once.
  */
-describe.each([{ early: false }, { early: true }])('delivery: our database down between the POST and its record (early first attempt: $early)', ({ early }) => {
-  const db = useDatabaseBehindProxy({ DELIVERY_RETRY_DELAYS: '10ms', DELIVERY_TIMEOUT: '2s', DELIVERY_EARLY_FIRST_ATTEMPT: String(early) });
+describe('delivery: our database down between the POST and its record', () => {
+  const db = useDatabaseBehindProxy({ DELIVERY_RETRY_DELAYS: '10ms', DELIVERY_TIMEOUT: '2s' });
   const h = useDeliveryHarness(() => db.config);
 
   /** Stored through the direct pool and handed to Temporal by `dispatch` (a dispatcher that reaches Postgres). */
-  const publish = async (accountId: string, beforeStart?: (input: DeliverEventInput) => DeliverEventInput) => {
+  const publish = async (accountId: string, beforeStart?: (input: DeliverEventInput) => DeliverEventInput | Promise<DeliverEventInput>) => {
     const published = await publishEvent({ pool: db.direct }, { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } });
     // Handed off once its workflow exists: the harness worker's dispatcher may have started it first, and then
     // holds the row's lease (its mark may be cut off with the database).
@@ -209,7 +209,7 @@ describe.each([{ early: false }, { early: true }])('delivery: our database down 
   });
 
 
-  it.runIf(early)("the early run's record cut off, the workflow's try in another process: it adopts the answer once Postgres is back", async () => {
+  it("the early run's record cut off, the workflow's try in another process: it adopts the answer once Postgres is back", async () => {
     // The early run is this test's, on a Postgres path of its own (a second proxy); the workflow runs on the
     // harness worker, which never saw it: its try meets only the early run's claim, as another process would.
     const url = new URL(testDatabaseUrl());
@@ -229,11 +229,9 @@ describe.each([{ early: false }, { early: true }])('delivery: our database down 
       });
       // The worker's Postgres is away during the hand-off, so its own dispatcher cannot take the event first.
       await db.proxy.cut();
-      // Beside the start, as DELIVERY_START_AFTER_FIRST_ATTEMPT=off does: the try meets the early run's claim.
-      const published = await publish(accountId, (input) => {
-        void earlyRuns.begin(input);
-        return input;
-      });
+      // The early run's answer cannot reach its record, so the start goes out without it: the try meets the
+      // early run's claim.
+      const published = await publish(accountId, (input) => earlyRuns.handOff(input));
       await waitFor(() => h.receiver.at('/early-cut').length === 1, { what: 'the early POST' });
       await waitFor(() => historyHas(h.tw.client, published.event.id, isBackoffTimer), { what: "the workflow's try to find the database unavailable" });
       expect(await attemptsOf(db.direct, endpoint.id)).toHaveLength(0);

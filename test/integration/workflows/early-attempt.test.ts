@@ -40,12 +40,11 @@ function startInput(events: HistoryEvent[]): DeliverEventInput {
 
 /**
  * Early first attempts (attempt/early.ts): the outbox dispatcher posts attempt 1 of a one-endpoint delivery under
- * the id fixed at hand-off, and either starts the workflow once it is on record, its outcome in the input, or
- * beside it, the workflow's try adopting what it came to. One POST per attempt id whoever meets it first, and
- * the history shows the attempt either way.
+ * the id fixed at hand-off, and starts the workflow once it is on record, its outcome in the input. One POST per
+ * attempt id whoever meets it first, and the history shows the attempt.
  */
-describe.each([{ startAfter: true }, { startAfter: false }])('early first attempts (start after the attempt: $startAfter)', ({ startAfter }) => {
-  const config = testConfig({ DELIVERY_RETRY_DELAYS: '50ms', DELIVERY_TIMEOUT: '2s', DELIVERY_START_AFTER_FIRST_ATTEMPT: String(startAfter) });
+describe('early first attempts', () => {
+  const config = testConfig({ DELIVERY_RETRY_DELAYS: '50ms', DELIVERY_TIMEOUT: '2s' });
   const h = useDeliveryHarness(config);
 
   async function publishTo(pathname: string) {
@@ -56,7 +55,7 @@ describe.each([{ startAfter: true }, { startAfter: false }])('early first attemp
     return { endpoint, eventId: published.event.id, workflowId: published.workflowId as string, deliveryId: rows[0]!.id };
   }
 
-  it('the dispatcher posts attempt 1 under the id fixed at hand-off; the workflow adopts it and posts nothing', async () => {
+  it('the dispatcher posts attempt 1 under the id fixed at hand-off; the workflow takes it from its input and posts nothing', async () => {
     const { endpoint, eventId, workflowId, deliveryId } = await publishTo('/early-ok');
     expect(await deliveryResult(h.tw.client, eventId)).toMatchObject({ endpoints: [{ outcome: 'delivered', attempts: 1 }] });
 
@@ -70,22 +69,14 @@ describe.each([{ startAfter: true }, { startAfter: false }])('early first attemp
     const history = await h.tw.client.workflow.getHandle(workflowId).fetchHistory();
     const events = history.events ?? [];
     const made = expect.objectContaining({ kind: 'attempted', statusCode: 200, succeeded: true, recorded: true, early: true });
-    if (startAfter) {
-      // The operator's view: the start's input holds attempt 1's outcome, and the first task ends the workflow
-      // without a local activity (started, task scheduled, started, completed, workflow completed).
-      const input = startInput(events);
-      expect(input.firstAttemptOutcomes).toEqual({ [endpoint.id]: made });
-      expect(markerOutcomes(events)).toEqual([]);
-      expect(events).toHaveLength(5);
-    } else {
-      // One local-activity marker, its outcome the attempt's, saying it was made early.
-      expect(startInput(events).firstAttemptOutcomes).toBeUndefined();
-      expect(markerOutcomes(events)).toEqual([made]);
-      expect(events).toHaveLength(6);
-    }
+    // The operator's view: the start's input holds attempt 1's outcome, and the first task ends the workflow
+    // without a local activity (started, task scheduled, started, completed, workflow completed).
+    const input = startInput(events);
+    expect(input.firstAttemptOutcomes).toEqual({ [endpoint.id]: made });
+    expect(markerOutcomes(events)).toEqual([]);
+    expect(events).toHaveLength(5);
     if (process.env.UPDATE_HISTORIES === '1') {
-      const name = startAfter ? 'success-first-attempt-before-start' : 'success-early-first-attempt';
-      writeFileSync(path.join(FIXTURES, 'histories', `${name}.binpb`), temporal.api.history.v1.History.encode(history).finish());
+      writeFileSync(path.join(FIXTURES, 'histories', 'success-first-attempt-before-start.binpb'), temporal.api.history.v1.History.encode(history).finish());
     }
   });
 
@@ -170,14 +161,13 @@ describe('early first attempts met from another process', () => {
     retryDelaysMs: [10],
     timeoutMs: input.timeoutMs,
     failingThreshold: 3,
-    attemptKind: 'local',
     firstAttemptIds: { [input.endpointId]: input.attemptId },
   });
 
   /** One early run of attempt 1, as a dispatcher makes it; resolves with what it came to, its writer still going. */
   async function earlyRun(input: SignAndPostInput, withDeps = deps) {
     const early = createEarlyAttempts(withDeps, { maxInFlight: 10 });
-    early.begin(deliverInput(input));
+    void early.handOff(deliverInput(input));
     const result = (await early.take(input.attemptId)) as EarlyAttemptResult;
     return { result, early };
   }
@@ -289,7 +279,7 @@ describe('early first attempts met from another process', () => {
   it('in one process the try takes the early outcome without a query, once', async () => {
     const input = await anAttempt('/same-process');
     const early = createEarlyAttempts(deps, { maxInFlight: 10 });
-    early.begin(deliverInput(input));
+    void early.handOff(deliverInput(input));
     expect(early.inFlight()).toBe(1);
     await early.drain();
     expect(await workflowTry(input, { ...deps, early })).toMatchObject({ kind: 'attempted', statusCode: 200, early: true });

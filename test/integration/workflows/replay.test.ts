@@ -50,7 +50,14 @@ describe('replay: workflow code stays deterministic', () => {
     await deliveryResult(h.tw.client, success.event.id);
     await keep('success', success.workflowId as string);
 
-    // Second account: one endpoint recovering on attempt 2, one abandoning, side by side.
+    // A fan-out whose attempts 1 all succeed, made by the dispatcher before the start.
+    const wide = await createAccount(h.tw.pool);
+    for (let i = 0; i < 3; i++) await createEndpoint(h.tw.pool, { accountId: wide, url: `${h.receiver.url}/replay-fan-out-${i}` });
+    const fanOut = await publish(wide);
+    await deliveryResult(h.tw.client, fanOut.event.id);
+    await keep('fan-out-success', fanOut.workflowId as string);
+
+    // Second account: a fan-out with retries, one endpoint recovering on attempt 2, one abandoning, side by side.
     const other = await createAccount(h.tw.pool);
     let healthy = false;
     h.receiver.script('/replay-flaky', (i) => (i === 0 ? { status: 500 } : { status: 200 }));
@@ -123,7 +130,7 @@ describe('replay: workflow code stays deterministic', () => {
     const retryAfter = await publish(patient);
     await deliveryResult(h.tw.client, retryAfter.event.id);
     await keep('retry-after', retryAfter.workflowId as string);
-    expect(Object.keys(recorded)).toHaveLength(9);
+    expect(Object.keys(recorded)).toHaveLength(10);
   });
 
   it('replays the recorded runs', async () => {

@@ -1,11 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { attemptKindFor } from '../../../core/delivery-policy';
+import { localAttempts } from '../../../core/delivery-policy';
 
-describe('attemptKindFor', () => {
+describe('localAttempts', () => {
   it('runs local attempts only in a workflow with one ladder', () => {
-    expect(attemptKindFor('local', 1)).toBe('local');
-    expect(attemptKindFor('local', 2)).toBe('activity');
-    expect(attemptKindFor('local', 100)).toBe('activity');
-    expect(attemptKindFor('activity', 1)).toBe('activity');
+    expect(localAttempts(1)).toBe(true);
+    expect(localAttempts(2)).toBe(false);
+    expect(localAttempts(100)).toBe(false);
   });
 });

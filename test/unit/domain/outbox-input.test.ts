@@ -18,9 +18,8 @@ const start = (endpoints: Record<string, string>, trigger: DeliveryTrigger = 'au
 const options = { taskQueue: 'deliveries', eager: true };
 
 describe('the workflow input a dispatcher builds', () => {
-  it("fixes attempt 1's id of a one-endpoint local delivery from its delivery id: the same from every dispatcher", () => {
+  it("fixes attempt 1's id of a one-endpoint delivery from its delivery id: the same from every dispatcher", () => {
     const input = deliveryInput(start({ we_1: 'dly_a' }), loadConfig({}));
-    expect(input.attemptKind).toBe('local');
     expect(input.firstAttemptIds).toEqual({ we_1: firstAttemptId('dly_a') });
     expect(firstAttemptId('dly_a')).toMatch(/^dlv_[0-9a-f]{32}$/);
     expect(firstAttemptId('dly_a')).toBe(firstAttemptId('dly_a'));
@@ -28,9 +27,13 @@ describe('the workflow input a dispatcher builds', () => {
     expect(reexported).toBe(firstAttemptId);
   });
 
-  it('fixes none for a fan-out, regular activities, or an event stored without deliveries', () => {
-    expect(deliveryInput(start({ we_1: 'dly_a', we_2: 'dly_b' }), loadConfig({})).firstAttemptIds).toBeUndefined();
-    expect(deliveryInput(start({ we_1: 'dly_a' }), loadConfig({ DELIVERY_ATTEMPT: 'activity' })).firstAttemptIds).toBeUndefined();
+  it("fixes each endpoint's attempt 1 of a fan-out, and none but an ordered endpoint's or one stored without a delivery", () => {
+    expect(deliveryInput(start({ we_1: 'dly_a', we_2: 'dly_b' }), loadConfig({})).firstAttemptIds).toEqual({
+      we_1: firstAttemptId('dly_a'),
+      we_2: firstAttemptId('dly_b'),
+    });
+    const ordered = { ...start({ we_1: 'dly_a', we_2: 'dly_b' }), parcelOrder: { parcelId: 'par_1', sequence: 2, endpointIds: ['we_2'] } };
+    expect(deliveryInput(ordered, loadConfig({})).firstAttemptIds).toEqual({ we_1: firstAttemptId('dly_a') });
     expect(deliveryInput({ ...start({}), endpointIds: ['we_1'] }, loadConfig({})).firstAttemptIds).toBeUndefined();
   });
 });
@@ -47,10 +50,10 @@ describe('one start for every trigger', () => {
   });
 
   for (const trigger of ['resend', 'recover', 'test'] as const) {
-    it(`starts a ${trigger} delivery as delivery:<dly_id>, with the publish's attempt kind, task timeout and first attempt`, () => {
+    it(`starts a ${trigger} delivery as delivery:<dly_id>, with the publish's task timeout and first attempt`, () => {
       const published = deliveryStartOptions(deliveryInput(start({ we_1: 'dly_a' }), config), options);
       const input = deliveryInput(start({ we_1: 'dly_r' }, trigger), config);
-      expect(input).toMatchObject({ trigger, attemptKind: 'local', firstAttemptIds: { we_1: firstAttemptId('dly_r') } });
+      expect(input).toMatchObject({ trigger, firstAttemptIds: { we_1: firstAttemptId('dly_r') } });
       const started = deliveryStartOptions(input, options);
       expect(started.workflowId).toBe('delivery:dly_r');
       expect(started.workflowTaskTimeout).toBe(localAttemptTaskTimeoutMs(7_000));
@@ -64,7 +67,6 @@ describe('one start for every trigger', () => {
 
   it('keeps a fan-out on regular activities with the default task timeout, searchable by every endpoint', () => {
     const started = deliveryStartOptions(deliveryInput(start({ we_1: 'dly_a', we_2: 'dly_b' }), config), options);
-    expect(started.args[0].attemptKind).toBe('activity');
     expect(started.workflowTaskTimeout).toBeUndefined();
     expect(started.typedSearchAttributes).toContainEqual({ key: SEARCH_ATTRIBUTES.endpointIds, value: ['we_1', 'we_2'] });
   });
@@ -85,6 +87,21 @@ describe('one start for every trigger', () => {
     expect(deliveryStartOptions(retryAfter, options, now).staticDetails).toContain('waits for its Retry-After until 12:00:02');
     expect(deliveryStartOptions(input, options, now + 10_000).startDelay).toBe(1);
     expect(deliveryStartOptions(deliveryInput(start({ we_1: 'dly_a' }), config), options, now).startDelay).toBeUndefined();
+  });
+
+  it("lists a few endpoints' attempts 1 made before the start, and counts a wide fan-out's within Temporal's 20,000-byte details", () => {
+    const ok = { kind: 'attempted', statusCode: 200, error: null, durationMs: 3, url: 'https://x', succeeded: true, recovered: false, recorded: true } as const;
+    const few = { ...deliveryInput(start({ we_1: 'dly_a', we_2: 'dly_b' }), config), firstAttemptOutcomes: { we_1: ok, we_2: { ...ok, statusCode: 500, succeeded: false } } };
+    const details = deliveryStartOptions(few, options).staticDetails as string;
+    expect(details).toContain('**Attempt 1** to `we_1`, made before the start: succeeded, HTTP 200 in 3 ms');
+    expect(details).toContain('**Attempt 1** to `we_2`, made before the start: failed, HTTP 500 in 3 ms');
+
+    const ids = Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`we_${String(i).padStart(24, '0')}`, `dly_${String(i).padStart(32, '0')}`]));
+    const outcomes = Object.fromEntries(Object.keys(ids).map((id, i) => [id, i < 150 ? ok : i < 190 ? { ...ok, succeeded: false } : ({ kind: 'skipped', reason: 'endpoint_disabled' } as const)]));
+    const wide = deliveryStartOptions({ ...deliveryInput(start(ids), config), firstAttemptOutcomes: outcomes }, options).staticDetails as string;
+    expect(wide).toContain('**Attempts 1** to 200 endpoints, made before the start: 150 succeeded, 40 failed, 10 skipped');
+    expect(wide).not.toContain('**Attempt 1** to');
+    expect(Buffer.byteLength(JSON.stringify(wide))).toBeLessThan(20_000);
   });
 
   it('refuses a merchant-asked start that does not name exactly one endpoint and its delivery', () => {

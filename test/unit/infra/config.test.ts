@@ -19,28 +19,17 @@ describe('config', () => {
     expect(config.delivery.retryDelaysMs).toEqual([10_000, 60_000, 600_000, 3_600_000, 21_600_000]);
     expect(config.delivery.timeoutMs).toBe(10_000);
     expect(config.delivery.failingThreshold).toBe(3);
-    expect(config.delivery.attemptKind).toBe('local');
     expect(config.delivery.workerConcurrency).toBe(400);
     expect(config.webhook.allowPrivateTargets).toBe(false);
     expect(config.webhook.secretEncryptionKeys).toEqual([]);
     expect(config.metrics).toEqual({ port: 9464, host: '127.0.0.1' });
   });
 
-  it('reads the attempt kind and the worker concurrency, refusing what they cannot be', () => {
-    const config = loadConfig({ DELIVERY_ATTEMPT: 'activity', WORKER_CONCURRENCY: '50' });
-    expect(config.delivery.attemptKind).toBe('activity');
+  it('reads the worker concurrency, refusing what it cannot be', () => {
+    const config = loadConfig({ WORKER_CONCURRENCY: '50' });
     expect(config.delivery.workerConcurrency).toBe(50);
-    expect(() => loadConfig({ DELIVERY_ATTEMPT: 'remote' })).toThrow(ConfigError);
     expect(() => loadConfig({ WORKER_CONCURRENCY: '1' })).toThrow(ConfigError);
     expect(() => loadConfig({ WORKER_CONCURRENCY: 'many' })).toThrow(ConfigError);
-  });
-
-  it('reads DELIVERY_EARLY_FIRST_ATTEMPT: on by default', () => {
-    expect(loadConfig({}).delivery.earlyFirstAttempt).toBe(true);
-    expect(loadConfig({ DELIVERY_EARLY_FIRST_ATTEMPT: 'off' }).delivery.earlyFirstAttempt).toBe(false);
-    expect(loadConfig({}).delivery.startAfterFirstAttempt).toBe(true);
-    expect(loadConfig({ DELIVERY_START_AFTER_FIRST_ATTEMPT: 'off' }).delivery.startAfterFirstAttempt).toBe(false);
-    expect(() => loadConfig({ DELIVERY_EARLY_FIRST_ATTEMPT: 'soon' })).toThrow(ConfigError);
   });
 
   it('METRICS_PORT=0 disables the metrics page', () => {
