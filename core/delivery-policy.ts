@@ -1,6 +1,6 @@
 /**
  * Every delivery policy constant in one place. Pure values only: workflow code imports this file.
- * The ladder itself (delays, timeout, failing threshold) is configuration (infra/config.ts, spec 8) and travels
+ * The ladder itself (delays, timeout, failing threshold) is configuration (infra/config.ts) and travels
  * in each workflow's input, so changing it never alters a running workflow.
  */
 import type { AttemptKind } from './delivery-contract';
@@ -18,7 +18,7 @@ export function attemptKindFor(configured: AttemptKind, ladders: number): Attemp
   return configured === 'local' && ladders === 1 ? 'local' : 'activity';
 }
 
-/** spec 2.4 / 8: response characters kept per attempt. */
+/** The characters of a receiver's answer kept with each attempt: the first ones, as Postgres counts them. */
 export const RESPONSE_BODY_CHARS = 500;
 
 /** A UTF-8 character is at most 4 bytes: this many bytes always hold the first RESPONSE_BODY_CHARS characters. */

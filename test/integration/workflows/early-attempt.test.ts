@@ -177,7 +177,7 @@ describe('early first attempts met from another process', () => {
   /** One early run of attempt 1, as a dispatcher makes it; resolves with what it came to, its writer still going. */
   async function earlyRun(input: SignAndPostInput, withDeps = deps) {
     const early = createEarlyAttempts(withDeps, { maxInFlight: 10 });
-    early.begin(deliverInput(input));
+    void early.begin(deliverInput(input));
     const result = (await early.take(input.attemptId)) as EarlyAttemptResult;
     return { result, early };
   }
@@ -289,7 +289,7 @@ describe('early first attempts met from another process', () => {
   it('in one process the try takes the early outcome without a query, once', async () => {
     const input = await anAttempt('/same-process');
     const early = createEarlyAttempts(deps, { maxInFlight: 10 });
-    early.begin(deliverInput(input));
+    void early.begin(deliverInput(input));
     expect(early.inFlight()).toBe(1);
     await early.drain();
     expect(await workflowTry(input, { ...deps, early })).toMatchObject({ kind: 'attempted', statusCode: 200, early: true });
