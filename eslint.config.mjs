@@ -19,7 +19,10 @@ export default tseslint.config(
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-misused-promises': 'error',
       '@typescript-eslint/await-thenable': 'error',
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' },
+      ],
       // Off: `any` enters only at typed edges (JSON.parse, pg rows, test assertions on parsed bodies), where TypeBox
       // or the row types check it; these five flag each use after that (600+ findings) and cost half the lint time.
       '@typescript-eslint/no-unsafe-member-access': 'off',
@@ -28,7 +31,10 @@ export default tseslint.config(
       '@typescript-eslint/no-unsafe-call': 'off',
       '@typescript-eslint/no-unsafe-return': 'off',
       // An abort rejects with the signal's own reason, whatever its type, as Node's timers/promises do.
-      '@typescript-eslint/prefer-promise-reject-errors': ['error', { allowThrowingAny: true, allowThrowingUnknown: true }],
+      '@typescript-eslint/prefer-promise-reject-errors': [
+        'error',
+        { allowThrowingAny: true, allowThrowingUnknown: true },
+      ],
       // Off: modules loaded on demand use require(), because under tsx's CommonJS hook import() skips the TS loader.
       '@typescript-eslint/no-require-imports': 'off',
       // Off: an async function without await is how a handler or an interface method returns a promise here.

@@ -54,7 +54,11 @@ describe('choosing the Temporal CLI', () => {
     chmodSync(file, mode);
     return file;
   };
-  const env = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({ XDG_CACHE_HOME: path.join(dir, 'cache'), PATH: '', ...extra });
+  const env = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({
+    XDG_CACHE_HOME: path.join(dir, 'cache'),
+    PATH: '',
+    ...extra,
+  });
   const choose = (given: NodeJS.ProcessEnv, cliPath?: string) =>
     ensureTemporalCli({ env: given, exec, log: (line) => lines.push(line), ...(cliPath ? { cliPath } : {}) });
 
@@ -89,7 +93,9 @@ describe('choosing the Temporal CLI', () => {
     expect(built).toBe(cachedCliPath(given));
     expect(existsSync(built)).toBe(true);
     expect(ran[1]).toEqual(['go', 'install', `github.com/temporalio/cli/cmd/temporal@v${TEMPORAL_CLI_VERSION}`]);
-    expect(lines[0]).toMatch(/^building Temporal CLI v1\.5\.1 .*\(.*bin\/temporal is v1\.4\.0, older than needed\)\.\.\.$/);
+    expect(lines[0]).toMatch(
+      /^building Temporal CLI v1\.5\.1 .*\(.*bin\/temporal is v1\.4\.0, older than needed\)\.\.\.$/,
+    );
     expect(lines[1]).toMatch(/^Temporal CLI built in \d+ s: /);
   });
 
@@ -135,7 +141,9 @@ describe('choosing the Temporal CLI', () => {
     );
     const old = binary('old');
     versions[old] = 'temporal version 1.4.0';
-    await expect(choose(env({ TEMPORAL_CLI: old }))).rejects.toThrow(`TEMPORAL_CLI ${old} is v1.4.0; the dev server needs v1.5.1 or newer`);
+    await expect(choose(env({ TEMPORAL_CLI: old }))).rejects.toThrow(
+      `TEMPORAL_CLI ${old} is v1.4.0; the dev server needs v1.5.1 or newer`,
+    );
     const silent = binary('silent');
     await expect(choose(env({ TEMPORAL_CLI: silent }))).rejects.toThrow('does not answer `--version` with a version');
     expect(ran.some((call) => call[0] === 'go')).toBe(false);
