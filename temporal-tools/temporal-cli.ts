@@ -32,12 +32,29 @@ export function cachedCliPath(env: NodeJS.ProcessEnv = process.env): string {
 
 /** The version `temporal --version` reports ("temporal version 1.5.1 (Server 1.29.1, UI 2.42.1)"), or undefined. */
 export function parseCliVersion(output: string): string | undefined {
-  return /\bversion v?(\d+\.\d+\.\d+)/.exec(output)?.[1];
+  return /\bversion v?(\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?)/.exec(output)?.[1];
 }
 
-/** Whether `version` (major.minor.patch) is `minimum` or newer, comparing each part as a number. */
+/**
+ * A build from source without release stamping (`go install`, as the fallback below makes) reports 0.0.0-DEV: its
+ * version cannot be checked, so it is taken as it is.
+ */
+export function isSourceBuild(version: string): boolean {
+  return /^0\.0\.0-DEV\b/i.test(version);
+}
+
+/** Whether a reported version is good enough for the dev server: the pinned one or newer, or a source build. */
+export function isUsableVersion(version: string | undefined): version is string {
+  return version !== undefined && (isSourceBuild(version) || isAtLeast(version, TEMPORAL_CLI_VERSION));
+}
+
+/** Whether `version` (major.minor.patch, any -suffix ignored) is `minimum` or newer, comparing parts as numbers. */
 export function isAtLeast(version: string, minimum: string): boolean {
-  const parts = (v: string) => v.split('.').map((part) => Number.parseInt(part, 10));
+  const parts = (v: string) =>
+    v
+      .split('-')[0]!
+      .split('.')
+      .map((part) => Number.parseInt(part, 10));
   const [a, b] = [parts(version), parts(minimum)];
   for (let i = 0; i < 3; i += 1) {
     const [x, y] = [a[i] ?? 0, b[i] ?? 0];
@@ -73,7 +90,7 @@ async function versionOf(cliPath: string, exec: Exec): Promise<string | undefine
 }
 
 export interface EnsureTemporalCliOptions {
-  /** An explicit binary (TEMPORAL_CLI); it must be TEMPORAL_CLI_VERSION or newer. */
+  /** An explicit binary (TEMPORAL_CLI); it must be TEMPORAL_CLI_VERSION or newer, or a source build. */
   cliPath?: string;
   /** One line saying which CLI is used, or that one is being built. */
   log?: (msg: string) => void;
@@ -84,9 +101,9 @@ export interface EnsureTemporalCliOptions {
 
 /**
  * Returns a usable `temporal` binary, the first of: TEMPORAL_CLI when given; a `temporal` on PATH whose version is
- * TEMPORAL_CLI_VERSION or newer (Homebrew, the install script, a release binary); the pinned build in the per-user
- * cache; else that build, made from the Go module proxy into a temporary folder and renamed, so a killed build
- * leaves nothing behind. It logs one line saying which it used.
+ * TEMPORAL_CLI_VERSION or newer (Homebrew, the install script, a release binary) or a source build; the pinned
+ * build in the per-user cache; else that build, made from the Go module proxy into a temporary folder and renamed,
+ * so a killed build leaves nothing behind. It logs one line saying which it used.
  */
 export async function ensureTemporalCli(options: EnsureTemporalCliOptions = {}): Promise<string> {
   const env = options.env ?? process.env;
@@ -97,7 +114,7 @@ export async function ensureTemporalCli(options: EnsureTemporalCliOptions = {}):
     if (!existsSync(given)) throw new Error(`TEMPORAL_CLI names a file that does not exist: ${given}`);
     const version = await versionOf(given, exec);
     if (version === undefined) throw new Error(`TEMPORAL_CLI ${given} does not answer \`--version\` with a version`);
-    if (!isAtLeast(version, TEMPORAL_CLI_VERSION)) {
+    if (!isUsableVersion(version)) {
       throw new Error(`TEMPORAL_CLI ${given} is v${version}; the dev server needs v${TEMPORAL_CLI_VERSION} or newer`);
     }
     log(`Temporal CLI ${given} (v${version}, from TEMPORAL_CLI)`);
@@ -108,7 +125,7 @@ export async function ensureTemporalCli(options: EnsureTemporalCliOptions = {}):
   let skipped = '';
   if (onPath) {
     const version = await versionOf(onPath, exec);
-    if (version !== undefined && isAtLeast(version, TEMPORAL_CLI_VERSION)) {
+    if (isUsableVersion(version)) {
       log(`Temporal CLI ${onPath} (v${version}, from PATH)`);
       return onPath;
     }

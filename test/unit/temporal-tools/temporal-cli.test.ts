@@ -6,6 +6,8 @@ import {
   cachedCliPath,
   ensureTemporalCli,
   isAtLeast,
+  isSourceBuild,
+  isUsableVersion,
   parseCliVersion,
   TEMPORAL_CLI_VERSION,
   temporalOnPath,
@@ -16,7 +18,8 @@ describe('the Temporal CLI version check', () => {
   it('reads the version `temporal --version` prints', () => {
     expect(parseCliVersion('temporal version 1.5.1 (Server 1.29.1, UI 2.42.1)\n')).toBe('1.5.1');
     expect(parseCliVersion('temporal version v1.6.0')).toBe('1.6.0');
-    expect(parseCliVersion('temporal version 0.0.0-DEV')).toBe('0.0.0');
+    expect(parseCliVersion('temporal version 0.0.0-DEV (Server 1.29.1, UI 2.42.1)')).toBe('0.0.0-DEV');
+    expect(parseCliVersion('temporal version 1.6.0-rc.1')).toBe('1.6.0-rc.1');
     expect(parseCliVersion('Usage: temporal [command]')).toBeUndefined();
   });
 
@@ -28,6 +31,15 @@ describe('the Temporal CLI version check', () => {
     expect(isAtLeast('1.5.0', '1.5.1')).toBe(false);
     expect(isAtLeast('1.4.9', '1.5.1')).toBe(false);
     expect(isAtLeast('0.13.2', '1.5.1')).toBe(false);
+    expect(isAtLeast('1.6.0-rc.1', '1.5.1')).toBe(true);
+  });
+
+  it('takes a source build, which reports 0.0.0-DEV, as it is', () => {
+    expect(isSourceBuild('0.0.0-DEV')).toBe(true);
+    expect(isUsableVersion('0.0.0-DEV')).toBe(true);
+    expect(isUsableVersion('0.0.0')).toBe(false);
+    expect(isUsableVersion('1.4.0')).toBe(false);
+    expect(isUsableVersion(undefined)).toBe(false);
   });
 });
 
