@@ -44,8 +44,8 @@ export function isSourceBuild(version: string): boolean {
 }
 
 /** Whether a reported version is good enough for the dev server: the pinned one or newer, or a source build. */
-export function isUsableVersion(version: string | undefined): version is string {
-  return version !== undefined && (isSourceBuild(version) || isAtLeast(version, TEMPORAL_CLI_VERSION));
+export function isUsableVersion(version: string): boolean {
+  return isSourceBuild(version) || isAtLeast(version, TEMPORAL_CLI_VERSION);
 }
 
 /** Whether `version` (major.minor.patch, any -suffix ignored) is `minimum` or newer, comparing parts as numbers. */
@@ -125,7 +125,7 @@ export async function ensureTemporalCli(options: EnsureTemporalCliOptions = {}):
   let skipped = '';
   if (onPath) {
     const version = await versionOf(onPath, exec);
-    if (isUsableVersion(version)) {
+    if (version !== undefined && isUsableVersion(version)) {
       log(`Temporal CLI ${onPath} (v${version}, from PATH)`);
       return onPath;
     }
