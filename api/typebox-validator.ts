@@ -99,6 +99,6 @@ export const strictTypeBoxCompiler: FastifySchemaCompiler<TSchema> = ({ schema, 
     if (httpPart === 'body' && jsonDepth(raw) > MAX_BODY_DEPTH) return { error: [TOO_DEEP] as never };
     const value = httpPart === 'body' ? raw : convertQuery(schema, raw);
     if (check.Check(value)) return { value };
-    return { error: firstUseful(check.Errors(value) as unknown as Issue[]) as never };
+    return { error: firstUseful(check.Errors(value)) as never };
   };
 };

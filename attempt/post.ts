@@ -10,7 +10,7 @@ function deliveryHeaders(input: SignAndPostInput, body: string, secrets: string[
   return {
     'content-type': 'application/json',
     'user-agent': USER_AGENT,
-    // A fresh t on every attempt: receivers reject signatures older than 300 s (spec 6.2, 8).
+    // A fresh t on every attempt: receivers reject signatures older than 300 s.
     'service-signature': signatureHeader(body, secrets, Math.floor(Date.now() / 1000)),
     'service-event': input.eventType,
     'service-delivery': input.attemptId,

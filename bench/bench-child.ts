@@ -9,7 +9,7 @@ import path from 'node:path';
 export interface BenchChild {
   child: ChildProcess;
   exited: Promise<number | null>;
-  orExit<T>(waiting: Promise<T>, failure: (code: number | null) => string): Promise<T>;
+  orExit: <T>(waiting: Promise<T>, failure: (code: number | null) => string) => Promise<T>;
 }
 
 /** Forks bench/<file> with this process's environment and `env` on top. */

@@ -42,6 +42,6 @@ export async function startBenchServer(options: BenchServerOptions): Promise<Ben
     pid: server.process.pid as number,
     args: server.args,
     goEnv: server.goEnv,
-    stop: server.stop,
+    stop: () => server.stop(),
   };
 }

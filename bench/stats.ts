@@ -66,8 +66,10 @@ export async function runSteady(
   let started: Promise<void> = Promise.resolve();
   let ended: Promise<void> | undefined;
   const end = () => (ended ??= started.then(() => window.onEnd?.(completed)));
-  const startTimer = setTimeout(() => (started = window.onStart?.() ?? Promise.resolve()), options.warmupMs);
-  const endTimer = setTimeout(end, options.warmupMs + options.windowMs);
+  const startTimer = setTimeout(() => {
+    started = window.onStart?.() ?? Promise.resolve();
+  }, options.warmupMs);
+  const endTimer = setTimeout(() => void end(), options.warmupMs + options.windowMs);
   const lane = async () => {
     while (performance.now() < windowEnd) {
       const t0 = performance.now();

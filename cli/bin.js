@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 'use strict';
-// `npx parcel-webhooks`: runs the TypeScript sources through tsx in a checkout, the compiled CLI in an image.
+// `npx parcel-webhooks`: runs the TypeScript sources through tsx, in a checkout and in the image alike (the image
+// keeps cli/ and tsx); the compiled dist/cli only where the sources are absent.
 const fs = require('node:fs');
 const path = require('node:path');
 

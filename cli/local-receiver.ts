@@ -62,7 +62,7 @@ export async function startLocalReceiver(options: {
       void (async () => {
         const body = Buffer.concat(chunks);
         const secret = options.secret();
-        let verified = false;
+        let verified: boolean;
         try {
           verified = secret !== undefined && Boolean(verifySignature(body, req.headers['service-signature'], secret));
         } catch {

@@ -391,7 +391,7 @@ export type SupervisorReport = ({ kind: 'abandoned' } & Omit<AbandonedPayload, '
 export function signalOf(message: SupervisorMessage): { signal: SignalDefinition<[SupervisorPayload]>; payload: SupervisorPayload } {
   const { kind, ...payload } = message;
   const signal = kind === 'abandoned' ? abandonedSignal : deliverySucceededSignal;
-  return { signal: signal as SignalDefinition<[SupervisorPayload]>, payload };
+  return { signal, payload };
 }
 
 export function messageOf(kind: 'abandoned', payload: AbandonedPayload): SupervisorMessage;

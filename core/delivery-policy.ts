@@ -1,6 +1,6 @@
 /**
  * Every delivery policy constant in one place. Pure values only: workflow code imports this file.
- * The ladder itself (delays, timeout, failing threshold) is configuration (infra/config.ts, spec 8) and travels
+ * The ladder itself (delays, timeout, failing threshold) is configuration (infra/config.ts) and travels
  * in each workflow's input, so changing it never alters a running workflow.
  */
 /**
@@ -15,7 +15,7 @@ export function localAttempts(ladders: number): boolean {
   return ladders === 1;
 }
 
-/** spec 2.4 / 8: response characters kept per attempt. */
+/** The characters of a receiver's answer kept with each attempt: the first ones, as Postgres counts them. */
 export const RESPONSE_BODY_CHARS = 500;
 
 /** A UTF-8 character is at most 4 bytes: this many bytes always hold the first RESPONSE_BODY_CHARS characters. */

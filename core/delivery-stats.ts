@@ -7,7 +7,7 @@
 
 export const HOUR_MS = 3_600_000;
 
-/** How one attempt ended, as the charts count it (spec 3.1). */
+/** How one attempt ended, as the charts count it. */
 export type AttemptOutcomeKind = 'succeeded' | 'failed' | 'abandoned';
 
 /** A failed attempt with no attempt after it ends its delivery: abandoned. Any other failure is retried. */
@@ -18,7 +18,7 @@ export function attemptOutcome(succeeded: boolean, finalAttempt: boolean): Attem
 
 /**
  * Upper bounds (exclusive, ms) of the response-time buckets; one more bucket holds everything from the last bound
- * up, which the 10-second answer limit (spec 6.3) keeps near it. Spaced closer where receivers usually answer.
+ * up, which the 10-second answer limit keeps near it. Spaced closer where receivers usually answer.
  */
 export const LATENCY_BOUNDS_MS = [25, 50, 75, 100, 150, 200, 300, 400, 500, 750, 1000, 1500, 2000, 3000, 5000, 7500, 10_000] as const;
 export const LATENCY_BUCKETS = LATENCY_BOUNDS_MS.length + 1;

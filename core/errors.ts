@@ -3,7 +3,7 @@
  * Wire shape: {"error": {"type", "code", "message", ...extra}}.
  */
 export const ERRORS = {
-  // spec 7; the status of each code is fixed here
+  // every code an error answer can carry; the status of each is fixed here
   missing_api_key: { status: 401, type: 'authentication_error' },
   malformed_api_key: { status: 401, type: 'authentication_error' },
   invalid_api_key: { status: 401, type: 'authentication_error' },

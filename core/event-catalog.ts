@@ -1,4 +1,4 @@
-/** Event kinds, spec 6. Their bodies' shapes are in ./event-schemas.ts. */
+/** The event kinds merchants subscribe to. Their bodies' shapes are in ./event-schemas.ts. */
 export const EVENT_TYPES = [
   'parcel.created',
   'parcel.awaiting_dropoff',
@@ -16,7 +16,7 @@ export function isEventType(value: unknown): value is EventType {
   return typeof value === 'string' && (EVENT_TYPES as readonly string[]).includes(value);
 }
 
-/** When each kind fires, one sentence each (spec 6): the event catalog's page, the docs and OpenAPI say this. */
+/** When each kind fires, one sentence each: the event catalog's page, the docs and OpenAPI say this. */
 export const EVENT_FIRES_WHEN: Record<EventType, string> = {
   'parcel.created': 'A parcel was booked.',
   'parcel.awaiting_dropoff': 'The parcel waits for the merchant to drop it off.',
@@ -28,7 +28,7 @@ export const EVENT_FIRES_WHEN: Record<EventType, string> = {
   'cod.settled': 'Cash was collected on delivery and credited to the wallet.',
 };
 
-/** Parcel status carried by each parcel event (spec 2.2 shows DELIVERED; the rest follow the kind's name). */
+/** Parcel status carried by each parcel event (the kind's name in capitals). */
 export const PARCEL_STATUS_BY_EVENT: Record<Exclude<EventType, 'cod.settled'>, string> = {
   'parcel.created': 'CREATED',
   'parcel.awaiting_dropoff': 'AWAITING_DROPOFF',

@@ -2,13 +2,13 @@ import Type, { type Static, type TSchema } from 'typebox';
 import { EVENT_FIRES_WHEN, EVENT_TYPES, PARCEL_STATUS_BY_EVENT, type EventType } from './event-catalog';
 
 /**
- * The one source for what an event's body looks like (spec 2.1, 2.2, 6): the envelope every event shares and the
+ * The one source for what an event's body looks like: the envelope every event shares and the
  * `data` each kind carries. From these schemas come publish validation (domain/events.ts), the `webhooks` section
  * of the OpenAPI document, the event catalog of the developers page and of docs/events.md, and, through a
  * type-level test, the receiver kit's `ParcelEvent` types (receiver/types.ts declares them as plain TypeScript,
  * because the kit has no runtime dependency; test/unit/receiver/event-types.test.ts fails when they drift).
  *
- * The parcel and the settlement are open objects: fields the spec does not name are allowed through, so the
+ * The parcel and the settlement are open objects: fields not named here are allowed through, so the
  * parcel system can add one without breaking publishing. Value sets (status, payment_status, package_size) are
  * open as well, and stay strings.
  */
@@ -47,7 +47,7 @@ export const CodSettlementSchema = Type.Object(
 const ParcelData = Type.Object({ parcel: ParcelSchema }, { additionalProperties: false });
 const CodSettledData = Type.Object({ cod_settlement: CodSettlementSchema }, { additionalProperties: false });
 
-/** The envelope every kind shares (spec 2.1), with that kind's `type` and `data`. */
+/** The envelope every kind shares, with that kind's `type` and `data`. */
 function eventSchema<K extends EventType, D extends TSchema>(type: K, data: D) {
   return Type.Object(
     {
@@ -110,8 +110,10 @@ const EXAMPLE_CREATED = 1767258000;
 /** An example body of each kind, fixed so the generated docs do not change from run to run. */
 export function exampleEvent<K extends EventType>(type: K): EventBody<K> {
   const paid = type === 'parcel.delivered' || type === 'cod.settled';
+  // A generic K does not narrow; its value as a plain EventType does.
+  const kind: EventType = type;
   const data =
-    type === 'cod.settled'
+    kind === 'cod.settled'
       ? {
           cod_settlement: {
             id: 'cods_7c1f0a9b2d4e4f3a8b6c5d0e1f2a3b4c',
@@ -125,7 +127,7 @@ export function exampleEvent<K extends EventType>(type: K): EventBody<K> {
       : {
           parcel: {
             ...EXAMPLE_PARCEL,
-            status: PARCEL_STATUS_BY_EVENT[type as Exclude<EventType, 'cod.settled'>],
+            status: PARCEL_STATUS_BY_EVENT[kind],
             payment_status: paid ? 'PAID' : EXAMPLE_PARCEL.payment_status,
           },
         };

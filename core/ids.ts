@@ -27,7 +27,7 @@ export const ID_PREFIX = {
   /** One attempt of a delivery: the `Service-Delivery` header merchants see. */
   attempt: 'dlv_',
   notification: 'ntf_',
-  /** One POST /v1/webhooks/:id/recover: the deliveries it made and the workflow that starts them. */
+  /** One POST /v1/webhooks/:id/recover: the deliveries it stored, spaced in time, that the dispatchers start as each falls due. */
   recovery: 'rcv_',
 } as const;
 

@@ -1,6 +1,6 @@
 import { ApiError } from './errors';
 
-/** Scopes, spec 5.6. */
+/** The scopes an API key can hold, each with what it allows. */
 export const SCOPES = {
   'quotes:read': 'Price a parcel.',
   'network:read': 'Read towns, stations and coverage.',
@@ -19,7 +19,7 @@ export function isScope(value: string): value is Scope {
 
 /**
  * `s1,s2` or `all`, as the CLI takes them. Throws a message naming every unknown scope and the valid ones.
- * Duplicates collapse; the result keeps the spec's order so listings read the same everywhere.
+ * Duplicates collapse; the result keeps SCOPES' order so listings read the same everywhere.
  */
 export function parseScopes(input: string): Scope[] {
   const parts = input

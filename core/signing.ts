@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 
 /**
- * Spec 6.2: HMAC-SHA-256 keyed with the endpoint secret over `<t>.<raw body>`, hex.
+ * The Service-Signature scheme: HMAC-SHA-256 keyed with the endpoint secret over `<t>.<raw body>`, hex.
  * Several secrets (rotation grace period) give several v1 chunks in one header.
  */
 export function signatureHeader(body: string | Buffer, secrets: string[], timestampSeconds: number): string {

@@ -167,7 +167,7 @@ export async function createApiKey(
 }
 
 /**
- * A key a merchant creates for itself (the developers page): spec 5.4, test keys at once, live keys only on an
+ * A key a merchant creates for itself (the developers page): test keys at once, live keys only on an
  * approved account; a suspended account creates nothing. An operator (CLI) may prepare keys for any account.
  */
 export async function createApiKeyAsMerchant(

@@ -28,7 +28,7 @@ export const DeliveryAttemptRecord = Type.Object({
   attempt: Type.Integer({ description: 'Attempt number within its delivery, from 1.' }),
   trigger: DeliveryTriggerSchema,
   status_code: Type.Union([Type.Integer(), Type.Null()], { description: 'Null when the endpoint did not answer.' }),
-  response_body: Type.Union([Type.String(), Type.Null()], { description: 'First 500 characters (spec 2.4).' }),
+  response_body: Type.Union([Type.String(), Type.Null()], { description: 'First 500 characters.' }),
   error: Type.Union([Type.String(), Type.Null()], {
     description: 'Null, or why no valid answer came: timeout, connection_refused, dns, tls, redirect, ...',
   }),

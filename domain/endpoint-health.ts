@@ -9,7 +9,7 @@ import type { Mailer } from '../infra/mailer';
 import { composeFailingNotice, EmailNotSentError, sendNotificationEmail } from './notifications';
 
 /**
- * Endpoint health (spec 3.1), owned by the database: `threshold` deliveries abandoned with no success in between
+ * Endpoint health, owned by the database: `threshold` deliveries abandoned with no success in between
  * mark an endpoint failing and tell its merchant, once; a success clears the mark (in the statement, and the
  * trigger, that record it: db/delivery-attempts.ts, migration endpoint-health). The supervisor workflow only
  * serialises reports and calls these functions, each idempotent, so a retried signal or activity changes nothing.

@@ -68,7 +68,7 @@ export function toEndpointRecord(row: EndpointRow): EndpointRecord {
     id: row.id,
     object: 'webhook_endpoint',
     url: row.url,
-    // Stored empty so kinds added later reach it too (spec 4 rule 2); shown as what it receives today.
+    // Stored empty so kinds added later reach it too; shown as what it receives today.
     events: row.events.length === 0 ? [...EVENT_TYPES] : row.events,
     description: row.description,
     status: row.disabled ? 'disabled' : row.status,

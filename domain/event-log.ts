@@ -16,7 +16,7 @@ import { EVENT_ID_PATTERN } from './events';
  * Scoped to one account and mode; anything else is resource_missing.
  */
 
-/** The event as it is posted to endpoints (spec 2.1): every route that answers with an event starts from it. */
+/** The event as it is posted to endpoints: every route that answers with an event starts from it. */
 export const PostedEvent = Type.Object({
   id: Type.String(),
   object: Type.Literal('event'),

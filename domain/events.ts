@@ -9,7 +9,7 @@ import type { Pool } from '../db/pool';
 import { countPublished } from '../infra/metrics';
 
 /**
- * Events: what a valid event is (spec 2, 6; each kind's shape is in core/event-schemas.ts) and the one way to
+ * Events: what a valid event is (each kind's shape is in core/event-schemas.ts) and the one way to
  * publish one (internal API, CLI, simulator, TypeScript callers): stored with its fan-out snapshot; a worker's
  * dispatcher then starts its deliverEvent workflow (domain/outbox.ts).
  */
@@ -27,7 +27,7 @@ export interface PublishInput {
   id?: string;
 }
 
-/** Spec 2.1: the body posted to endpoints, serialised once at publish time. */
+/** The body posted to endpoints, serialised once at publish time. */
 export interface EventEnvelope {
   id: string;
   object: 'event';

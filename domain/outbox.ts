@@ -118,7 +118,7 @@ async function dispatchTable<Row extends { id: string }>(
   table: OutboxTable<Row>,
   input: { ids?: string[]; limit: number; leaseMs: number; onStartsAnswered?: () => void },
 ): Promise<DispatchResult> {
-  let claimed: Row[] = [];
+  let claimed: Row[];
   let results: PromiseSettledResult<void>[];
   try {
     claimed = await table.claim(deps.pool, input);

@@ -3,7 +3,7 @@ import { PARCEL_STATUS_BY_EVENT, type EventType } from '../core/event-catalog';
 import { publishEvent, type PublishDeps } from './events';
 
 /**
- * Drives parcels through a realistic lifecycle (spec 3, 6) and publishes each stage through publishEvent, so
+ * Drives parcels through a realistic lifecycle and publishes each stage through publishEvent, so
  * merchants and operators can watch deliveries without the parcel system: created -> awaiting_dropoff ->
  * in_transit -> at_pickup_station -> delivered or returned, some cancelled early, cod.settled after a COD
  * parcel is delivered. Shares of each path are here, named.

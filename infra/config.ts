@@ -43,7 +43,7 @@ export interface Config {
     secretRotationGraceMs: number;
   };
   delivery: {
-    /** Delays between attempts: attempts = retryDelaysMs.length + 1 (spec 8). */
+    /** Delays between attempts: attempts = retryDelaysMs.length + 1. */
     retryDelaysMs: number[];
     timeoutMs: number;
     failingThreshold: number;

@@ -104,7 +104,7 @@ function localAgent(certificate: string): Agent {
 }
 
 /**
- * One POST, never retried and never redirected. Success is a 2xx within timeoutMs (spec 3.1); the whole
+ * One POST, never retried and never redirected. Success is a 2xx within timeoutMs; the whole
  * exchange, body prefix included, is bounded by the same deadline. A 429 or 503 brings its Retry-After along.
  */
 export async function postWebhook(

@@ -62,7 +62,7 @@ export function countPublished(type: string, livemode: boolean): void {
   eventsPublished.inc({ type, livemode: String(livemode) });
 }
 
-/** A status that failed the attempt says only its class: every code would be a series (spec 8: 2xx succeeds). */
+/** A status that failed the attempt says only its class: every code would be a series (only a 2xx succeeds). */
 export function attemptErrorLabel(result: Pick<AttemptResult, 'succeeded' | 'statusCode' | 'error'>): string {
   if (result.error !== null) return result.error;
   if (result.succeeded) return 'none';

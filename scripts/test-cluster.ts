@@ -143,4 +143,4 @@ function runChild(command: string, args: string[], env: Record<string, string>, 
   });
 }
 
-main().then((code) => process.exit(code));
+void main().then((code) => process.exit(code));

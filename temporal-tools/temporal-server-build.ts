@@ -92,7 +92,7 @@ async function goCommand(args: string[], env: NodeJS.ProcessEnv): Promise<string
     return stdout;
   } catch (err) {
     const stderr = (err as { stderr?: string }).stderr ?? (err as Error).message;
-    throw new Error(`go ${args[0]} failed (is Go installed?): ${stderr.trim().split('\n').slice(-5).join(' | ')}`);
+    throw new Error(`go ${args[0]} failed (is Go installed?): ${stderr.trim().split('\n').slice(-5).join(' | ')}`, { cause: err });
   }
 }
 

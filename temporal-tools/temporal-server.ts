@@ -114,7 +114,7 @@ export async function startTemporalServer(options: TemporalServerOptions): Promi
   } catch (err) {
     const tail = readTail(logFile);
     await stop();
-    throw new Error(`${(err as Error).message}\n--- server.log (last lines) ---\n${tail}`);
+    throw new Error(`${(err as Error).message}\n--- server.log (last lines) ---\n${tail}`, { cause: err });
   }
   // The server keeps the count its databases were created with and only warns in its log: say so to the caller.
   return { address, namespace, databases, numHistoryShards: facts.historyShardCount, requestedShards: numHistoryShards, ports, cluster: facts, runDir, logFile, process: child, stop };

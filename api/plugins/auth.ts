@@ -79,7 +79,7 @@ export function authOf(request: FastifyRequest): AuthContext {
 /** A route's scope is declared beside it (`config: { scope }`), the one source; a /v1 route without one fails closed. */
 function checkRouteScope(route: RouteOptions): void {
   const scope = route.config?.scope;
-  if (scope !== undefined && !isScope(scope)) throw new Error(`route ${route.url}: unknown scope ${scope}`);
+  if (scope !== undefined && !isScope(scope)) throw new Error(`route ${route.url}: unknown scope ${String(scope)}`);
   if (scope === undefined && /^\/v1(\/|$)/.test(route.url)) {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     throw new Error(`route ${methods.join(',')} ${route.url} has no scope: set config.scope beside it`);

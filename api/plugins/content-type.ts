@@ -19,7 +19,7 @@ async function jsonOnly(app: FastifyInstance): Promise<void> {
       done(null, undefined);
       return;
     }
-    parseJson(request, text, done);
+    void parseJson(request, text, done);
   });
 }
 

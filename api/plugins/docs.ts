@@ -2,7 +2,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
-import { SCOPES, type Scope } from '../../core/scopes';
+import { SCOPES } from '../../core/scopes';
 import { PAGE_SECURITY_HEADERS } from '../../core/security-headers';
 import { eventWebhooks } from '../event-webhooks-doc';
 import { ErrorResponse } from '../schemas';
@@ -17,7 +17,7 @@ const AUTH_ERRORS = {
 function describeRoute({ schema: given, url, route }: { schema: FastifySchema | undefined; url: string; route: RouteOptions }) {
   // Routes without a schema (test-only routes, plugins' own) come with none at all.
   const schema = given ?? {};
-  const scope = route.config?.scope as Scope | undefined;
+  const scope = route.config?.scope;
   if (url.startsWith('/internal/') || url === '/openapi.json') return { schema: { ...schema, hide: true }, url };
   if (!scope) return { schema, url };
   const described = schema as FastifySchema & { description?: string; response?: Record<string, unknown> };

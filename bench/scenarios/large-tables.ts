@@ -313,7 +313,7 @@ async function measureRetention(
   const publisher = publishWhile(big, () => retaining);
   const t0 = performance.now();
   let result: RetentionRun;
-  let during: number[] = [];
+  let during: number[];
   try {
     result = await retentionInItsOwnProcess(ctx, big.databaseUrl, cutoff);
   } finally {

@@ -31,7 +31,7 @@ export function registerKeys(program: Command, ctx: CliContext): void {
     .addHelpText(
       'after',
       '\nKeys are stored as SHA-256 hashes with their last four characters: a lost key cannot be shown again;\n' +
-        'create a replacement, deploy it, check its last_used_at moves (keys list), then revoke the old one (spec 5.8).',
+        'create a replacement, deploy it, check its last_used_at moves (keys list), then revoke the old one.',
     );
 
   keys

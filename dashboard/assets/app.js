@@ -19,7 +19,7 @@
       };
       var fallback = function () {
         input.select();
-        try { document.execCommand('copy'); done(); } catch (e) { if (status) status.textContent = 'Select the text and copy it.'; }
+        try { document.execCommand('copy'); done(); } catch { if (status) status.textContent = 'Select the text and copy it.'; }
       };
       if (navigator.clipboard && window.isSecureContext) navigator.clipboard.writeText(input.value).then(done, fallback);
       else fallback();
@@ -65,7 +65,7 @@
 
   // Chart hour labels: the server writes the UTC hour; show the reader's own time of that instant.
   var zone = '';
-  try { zone = Intl.DateTimeFormat().resolvedOptions().timeZone || ''; } catch (e) { zone = ''; }
+  try { zone = Intl.DateTimeFormat().resolvedOptions().timeZone || ''; } catch { zone = ''; }
   document.querySelectorAll('[data-hour]').forEach(function (el) {
     var date = new Date(el.getAttribute('data-hour'));
     if (isNaN(date.getTime())) return;

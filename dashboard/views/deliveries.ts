@@ -18,7 +18,7 @@ export function triggerLabel(trigger: Trigger | undefined): string {
 
 function responseCell(attempt: AttemptView): Html {
   if (attempt.response_body === null || attempt.response_body === '') return html`<span class="muted">Empty</span>`;
-  // The record keeps the first 500 characters (spec 2.4).
+  // The record keeps the first 500 characters.
   const length = attempt.response_body.length;
   return html`<details><summary>Body, ${length}${length >= 500 ? '+' : ''} characters</summary><pre class="body">${attempt.response_body}</pre></details>`;
 }

@@ -30,7 +30,7 @@ CREATE TABLE webhook_endpoints (
   account_id                  text NOT NULL REFERENCES accounts (id),
   livemode                    boolean NOT NULL,
   url                         text NOT NULL,
-  -- empty: every event kind (spec 4 rule 2)
+  -- empty: every event kind, kinds added later too
   events                      text[] NOT NULL DEFAULT '{}',
   description                 text,
   -- 'enc:v1:...' when WEBHOOK_SECRET_ENCRYPTION_KEY is set, the plain whsec_ otherwise
@@ -52,7 +52,7 @@ CREATE TABLE events (
   account_id    text NOT NULL REFERENCES accounts (id),
   livemode      boolean NOT NULL,
   type          text NOT NULL,
-  -- spec 2.1 `created`, fixed at publish time
+  -- the body's `created`, fixed at publish time
   created       bigint NOT NULL,
   -- the exact bytes posted on every attempt
   body          text NOT NULL,
@@ -71,7 +71,7 @@ CREATE TABLE delivery_attempts (
   livemode       boolean NOT NULL,
   attempt        integer NOT NULL CHECK (attempt >= 1),
   status_code    integer,
-  -- first 500 characters (spec 2.4)
+  -- first 500 characters
   response_body  text CHECK (char_length(response_body) <= 500),
   error          text,
   duration_ms    integer NOT NULL,

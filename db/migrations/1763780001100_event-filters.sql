@@ -1,7 +1,7 @@
 -- Up Migration
 
--- The parcel an event is about, as the events list finds it: its id, number and tracking number (parcel events,
--- spec 2.2), or the parcel id and number of a settlement. Read from the stored body, so nothing else stores it.
+-- The parcel an event is about, as the events list finds it: its id, number and tracking number (parcel
+-- events), or the parcel id and number of a settlement. Read from the stored body, so nothing else stores it.
 CREATE FUNCTION event_parcel_refs(body text) RETURNS text[]
   LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
   SELECT array_remove(ARRAY[

@@ -14,7 +14,7 @@ CREATE TABLE delivery_hourly_stats (
   succeeded          integer NOT NULL DEFAULT 0,
   -- failed attempts with a retry after them
   failed             integer NOT NULL DEFAULT 0,
-  -- failed attempts that ended their delivery (spec 3.1 abandoned)
+  -- failed attempts that ended their delivery (abandoned)
   abandoned          integer NOT NULL DEFAULT 0,
   -- responses (attempts with a status code) per response-time bucket: core/delivery-stats.ts LATENCY_BOUNDS_MS
   latency_histogram  integer[] NOT NULL,

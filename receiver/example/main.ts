@@ -48,22 +48,21 @@ export function receiverConfigFromEnv(env: NodeJS.ProcessEnv): ReceiverConfig {
 }
 
 /**
- * Where a merchant's business logic goes. Everything written through `tx` commits together with the event's
- * processed_at, so a cod.settled is credited exactly once however many times it is delivered.
+ * Where a merchant's business logic goes. Everything written through the handler's second argument (the
+ * transaction's client) commits together with the event's processed_at, so a cod.settled is credited exactly once
+ * however many times it is delivered.
  */
-export const handleEvent: EventHandler = async (event, tx) => {
+export const handleEvent: EventHandler = async (event, _tx) => {
   switch (event.type) {
-    case 'cod.settled': {
-      const { cod_settlement: settlement } = event.data;
-      // e.g. await tx.query('UPDATE wallets SET balance = balance + $1 WHERE currency = $2',
-      //                     [settlement.amount, settlement.currency]);
+    case 'cod.settled':
+      // e.g. credit event.data.cod_settlement:
+      //   await _tx.query('UPDATE wallets SET balance = balance + $1 WHERE currency = $2',
+      //                   [event.data.cod_settlement.amount, event.data.cod_settlement.currency]);
       return;
-    }
-    case 'parcel.delivered': {
-      const { parcel } = event.data;
-      // e.g. mark the order fulfilled: await tx.query('UPDATE orders SET ... WHERE parcel_id = $1', [parcel.id]);
+    case 'parcel.delivered':
+      // e.g. mark the order fulfilled:
+      //   await _tx.query('UPDATE orders SET ... WHERE parcel_id = $1', [event.data.parcel.id]);
       return;
-    }
     default:
       // Kinds this receiver does not act on are still stored and marked processed, so they are not retried.
       return;

@@ -87,7 +87,7 @@ const header = (request: ReceivedRequest, name: string): string | undefined => {
 };
 
 /**
- * An independent check of the scheme (spec 6.2), not the product's code: HMAC-SHA-256 with the
+ * An independent check of the signature scheme, not the product's code: HMAC-SHA-256 with the
  * endpoint secret over `<t>.<raw body>`, hex, any of the v1 values, t within 300 s.
  */
 export function verifySignature(rawBody: Buffer, signatureHeader: string | undefined, secret: string, nowMs: number): string {

@@ -69,7 +69,7 @@ function eventData(rng: Rng, type: EventType, nowSeconds: number, parcel: Planne
       id: parcelId,
       parcel_number: parcelNumber,
       tracking_number: `TRK${rng.hex(10).toUpperCase()}`,
-      status: PARCEL_STATUS_BY_EVENT[type as keyof typeof PARCEL_STATUS_BY_EVENT],
+      status: PARCEL_STATUS_BY_EVENT[type],
       payment_status: rng.pick(['PAID', 'PENDING', 'COD']),
       total_fee: rng.int(150, 2_500),
       currency: 'KES',

@@ -50,7 +50,7 @@ export async function buildProduct(): Promise<typeof BUILT_ENTRIES> {
     await promisify(execFile)('npm', ['run', 'build'], { cwd: ROOT, timeout: BUILD_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 });
   } catch (err) {
     const e = err as Error & { stdout?: string; stderr?: string };
-    throw new Error(`npm run build failed: ${`${e.stdout ?? ''}${e.stderr ?? ''}`.trim().split('\n').slice(-5).join(' | ') || e.message}`);
+    throw new Error(`npm run build failed: ${`${e.stdout ?? ''}${e.stderr ?? ''}`.trim().split('\n').slice(-5).join(' | ') || e.message}`, { cause: err });
   }
   return BUILT_ENTRIES;
 }
@@ -69,5 +69,5 @@ export const eventWorkflowId = (eventId: string): string => `event:${eventId}`;
 /** The endpoint's supervisor workflow. */
 export const supervisorWorkflowId = (endpointId: string): string => `endpoint-supervisor:${endpointId}`;
 
-/** Spec 6: the event kinds, from the catalogue (pure, no I/O). */
+/** The event kinds, from the catalogue (pure, no I/O). */
 export { EVENT_TYPES, PARCEL_STATUS_BY_EVENT, type EventType } from '../../core/event-catalog';

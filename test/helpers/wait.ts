@@ -8,12 +8,12 @@ export async function waitFor<T>(
   for (;;) {
     try {
       const value = await check();
-      if (value !== undefined && value !== false) return value as T;
+      if (value !== undefined && value !== false) return value;
     } catch (err) {
       lastError = err;
     }
     if (Date.now() > deadline) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`);
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${lastError instanceof Error ? String(lastError) : JSON.stringify(lastError)}` : ''}`);
     }
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }

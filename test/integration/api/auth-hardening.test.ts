@@ -90,7 +90,7 @@ describe('hardening: body limits, content types, rate limits, logs, OpenAPI', ()
       new Promise<string>((resolve, reject) => {
         let answer = '';
         const socket = net.connect(port, '127.0.0.1', () => socket.write(text));
-        socket.on('data', (chunk) => (answer += chunk));
+        socket.on('data', (chunk) => (answer += chunk.toString()));
         socket.on('close', () => resolve(answer));
         socket.on('error', reject);
       });

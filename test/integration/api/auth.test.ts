@@ -9,7 +9,7 @@ import { waitFor } from '../../helpers/wait';
 
 const route = (scope: Scope) => `/test/scope/${scope.replace(':', '-')}`;
 
-/** One tiny route per scope, so every scope of spec 5.6 is enforced before its real route exists. */
+/** One tiny route per scope, so every scope (core/scopes.ts) is enforced before its real route exists. */
 function scopeRoutes(app: FastifyInstance): void {
   for (const scope of ALL_SCOPES) {
     app.get(route(scope), { config: { scope } }, async (request) => ({ ok: true, livemode: request.auth?.livemode }));
@@ -17,7 +17,7 @@ function scopeRoutes(app: FastifyInstance): void {
 }
 
 
-describe('authentication (spec 5, 7)', () => {
+describe('authentication', () => {
   let f: ApiFixture;
   beforeAll(async () => {
     f = await apiFixture({ extend: scopeRoutes });

@@ -70,7 +70,7 @@ describe('GET /v1/events filters', () => {
 
   const list = async (query: string) => {
     const response = await api.app.inject({ url: `/v1/events?${query}`, headers: merchant.headers });
-    return { status: response.statusCode, body: response.json() as { data: { id: string; delivery_state: string }[]; error?: { code: string; param?: string } } };
+    return { status: response.statusCode, body: response.json<{ data: { id: string; delivery_state: string }[]; error?: { code: string; param?: string } }>() };
   };
   const found = async (query: string) => {
     const { status, body } = await list(query);
@@ -131,9 +131,9 @@ describe('GET /v1/events filters', () => {
   });
 
   it('declares the filters in the OpenAPI document', async () => {
-    const doc = (await api.app.inject({ url: '/docs/json' })).json() as {
+    const doc = (await api.app.inject({ url: '/docs/json' })).json<{
       paths: Record<string, { get?: { parameters?: { name: string; schema: unknown }[] } }>;
-    };
+    }>();
     const names = (doc.paths['/v1/events']?.get?.parameters ?? []).map((parameter) => parameter.name);
     expect(names).toEqual(expect.arrayContaining(['delivery_state', 'id', 'parcel']));
   });

@@ -37,7 +37,7 @@ describe('limits per account and mode', () => {
     const raced = await Promise.allSettled(Array.from({ length: 6 }, () => register(accountId)));
     expect(raced.filter((r) => r.status === 'fulfilled')).toHaveLength(2);
     for (const refused of raced.filter((r) => r.status === 'rejected')) {
-      expect((refused as PromiseRejectedResult).reason).toMatchObject({ code: 'endpoint_limit_reached', status: 409 });
+      expect(refused.reason).toMatchObject({ code: 'endpoint_limit_reached', status: 409 });
     }
     const { rows } = await f.pool.query('SELECT count(*)::int AS n FROM webhook_endpoints WHERE account_id = $1 AND livemode = false', [accountId]);
     expect(rows[0].n).toBe(MAX_ENDPOINTS_PER_MODE);

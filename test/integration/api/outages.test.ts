@@ -1,7 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toApiError } from '../../../api/errors';
 import { createPool, type Pool } from '../../../db/pool';
 import { freePort } from '../../../temporal-tools/ports';

@@ -30,7 +30,7 @@ describe('merchant self-service API', () => {
     const key = await api.key({ status: 'active' });
     const res = await call(key, 'POST', '/v1/webhooks', { url: `${h.receiver.url}${pathname}`, ...(events ? { events } : {}) });
     expect(res.statusCode, res.body).toBe(200);
-    return { key, endpoint: res.json() as { id: string; secret: string } };
+    return { key, endpoint: res.json<{ id: string; secret: string }>() };
   }
 
   const publish = (accountId: string, type = 'parcel.delivered') =>

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inject } from 'vitest';
 import { apiFixture, bearer, type ApiFixture } from '../../helpers/api';
 import { waitFor } from '../../helpers/wait';
 import { CLI_TEST_TIMEOUT_MS, runCli } from '../../helpers/cli';

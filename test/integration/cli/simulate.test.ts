@@ -31,7 +31,7 @@ describe('simulate and events publish', () => {
     expect([...seen].sort()).toEqual(['cod.settled', 'parcel.cancelled', 'parcel.delivered', 'parcel.returned']);
   });
 
-  it('publishes every stage of every parcel, each delivered with a spec 2.2 parcel', async () => {
+  it('publishes every stage of every parcel, each delivered with a parcel of the documented shape', async () => {
     const accountId = await createAccount(h.tw.pool);
     await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/sim` });
     const summary = await simulateParcels(

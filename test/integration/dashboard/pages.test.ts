@@ -3,8 +3,7 @@ import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { useDashboardHarness } from '../../helpers/harness';
 import { signInWithLink, type BrowserHarness, type TestPage } from '../../helpers/browser';
 import { testConfig } from '../../helpers/env';
@@ -27,12 +26,11 @@ describe('developers page', () => {
   const config = testConfig({ INTERNAL_API_TOKEN: INTERNAL_TOKEN, DELIVERY_RETRY_DELAYS: '1s,1s', DELIVERY_TIMEOUT: '2s' });
   const h = useDashboardHarness(config);
   let tw: TestWorker;
-  let app: FastifyInstance;
   let origin: string;
   let browser: BrowserHarness;
   let receiver: Receiver;
   beforeAll(() => {
-    ({ tw, app, origin, browser, receiver } = h);
+    ({ tw, origin, browser, receiver } = h);
   });
 
   async function signInLink(accountId: string): Promise<{ url: string; expires_at: number }> {
@@ -104,7 +102,7 @@ describe('developers page', () => {
         process.execPath,
         [BIN, 'dashboard', '--account', accountId, '--json'],
         { env: { ...process.env, DATABASE_URL: testDatabaseUrl(), PUBLIC_URL: origin, LOG_LEVEL: 'silent' }, timeout: 60_000 },
-        (error, stdout) => (error ? reject(error) : resolve(JSON.parse(stdout))),
+        (error, stdout) => (error ? reject(new Error(error.message, { cause: error })) : resolve(JSON.parse(stdout))),
       );
     });
     expect(printed.url.startsWith(`${origin}/dashboard/sign-in/`)).toBe(true);
@@ -128,7 +126,7 @@ describe('developers page', () => {
     expect([...first.errors, ...here.errors].filter((error) => !error.includes('status of 401'))).toEqual([]);
   }, 120_000);
 
-  it('follows the rotation order of spec 5.8: create, deploy, watch Last used move, revoke the old key', async () => {
+  it('follows the rotation order: create, deploy, watch Last used move, revoke the old key', async () => {
     const { page, errors } = await signedIn();
     const createKey = async (description: string): Promise<string> => {
       await page.getByLabel('Description').fill(description);

@@ -1,7 +1,6 @@
 import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useDashboardHarness } from '../../helpers/harness';
 import type { BrowserHarness } from '../../helpers/browser';
@@ -32,12 +31,11 @@ describe('developers page screenshots', () => {
   });
   const h = useDashboardHarness(config);
   let tw: TestWorker;
-  let app: FastifyInstance;
   let origin: string;
   let browser: BrowserHarness;
   let receiver: Receiver;
   beforeAll(() => {
-    ({ tw, app, origin, browser, receiver } = h);
+    ({ tw, origin, browser, receiver } = h);
     mkdirSync(OUT, { recursive: true });
   });
   afterAll(async () => {

@@ -112,7 +112,7 @@ describe('rate tokens', () => {
   it('a backlog whose wake-ups all come seconds late still drains at the limit, in place, with no token lost', async () => {
     const id = endpoint();
     const limit = 4;
-    const now = await freshSecond();
+    await freshSecond();
     // Three seconds' worth of attempts ask at once: the first second's share posts, the rest get places.
     const first = await Promise.all(Array.from({ length: 3 * limit }, () => take(id, limit)));
     const placed = first.filter((t) => t.reserved_second !== null);
@@ -128,7 +128,7 @@ describe('rate tokens', () => {
         const due = waiting.filter((w) => w.untilMs <= nowMs);
         const answers = await Promise.all(due.map((w) => take(id, limit, { reserved: w.reserved })));
         waiting = waiting.filter((w) => !due.includes(w));
-        answers.forEach((a, i) => {
+        answers.forEach((a) => {
           if (a.granted_second !== null) granted.push(a.granted_second);
           else waiting.push({ reserved: a.reserved_second!, untilMs: a.wait_until_ms! });
         });

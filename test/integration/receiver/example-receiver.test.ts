@@ -192,7 +192,7 @@ describe('example receiver', () => {
         created: NOW - 3,
         data: { parcel: parcel(status) },
         sequence,
-      }) as ParcelStageEvent;
+      });
     const deliver = async (event: ParcelEvent) => {
       const body = JSON.stringify(event);
       expect((await post(body, signatureHeader(body, [SECRET], NOW))).status).toBe(200);

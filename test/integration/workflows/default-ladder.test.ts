@@ -7,14 +7,14 @@ import { useDeliveryHarness } from '../../helpers/harness';
 import { waitFor } from '../../helpers/wait';
 
 /**
- * A worker on the default configuration gives every event it starts the spec 8 ladder. A file of its own: the
+ * A worker on the default configuration gives every event it starts the default ladder. A file of its own: the
  * ladder is the dispatching worker's (domain/outbox.ts), and one database has one set of dispatchers.
  */
 describe('delivery: the default ladder', () => {
   const config = testConfig();
   const h = useDeliveryHarness(config);
 
-  it('schedules the spec 8 ladder with the default configuration', async () => {
+  it('schedules the default ladder with the default configuration', async () => {
     expect(config.delivery.retryDelaysMs).toEqual([10_000, 60_000, 600_000, 3_600_000, 21_600_000]);
     const accountId = await createAccount(h.tw.pool);
     await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/ladder` });

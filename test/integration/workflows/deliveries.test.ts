@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { WORKFLOW_ID, type DeliverEventInput } from '../../../core/delivery-contract';
 import type { Pool } from '../../../db/pool';
 import { publishEvent } from '../../../domain/events';
-import { attemptsOf, createEndpoint, deliveryResult, parcel } from '../../helpers/delivery';
+import { createEndpoint, deliveryResult, parcel } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';
 import { useDeliveryHarness } from '../../helpers/harness';

@@ -8,7 +8,7 @@ import { createAccount } from '../../helpers/fixtures';
 import { useDeliveryHarness } from '../../helpers/harness';
 import { waitFor } from '../../helpers/wait';
 
-/** Written here from spec 6.2 alone, independent of core/signing.ts. */
+/** Written here from the signature scheme as merchants read it (receiver/README.md), independent of core/signing.ts. */
 function verifySignature(header: string, rawBody: Buffer, secret: string, toleranceS = 300): boolean {
   const parts = header.split(',').map((chunk) => chunk.split('=', 2) as [string, string]);
   const t = parts.find(([k]) => k === 't')?.[1];

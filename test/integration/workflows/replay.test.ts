@@ -45,7 +45,7 @@ describe('replay: workflow code stays deterministic', () => {
 
   it('records real runs', async () => {
     const accountId = await createAccount(h.tw.pool);
-    const ok = await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/replay-ok` });
+    await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/replay-ok` });
     const success = await publish(accountId);
     await deliveryResult(h.tw.client, success.event.id);
     await keep('success', success.workflowId as string);

@@ -66,7 +66,7 @@ describe('API keys', () => {
 });
 
 describe('scopes', () => {
-  it('parses lists and all, in the spec order, refusing unknown ones by name', () => {
+  it('parses lists and all, in the catalogue order, refusing unknown ones by name', () => {
     expect(parseScopes('all')).toEqual(ALL_SCOPES);
     expect(parseScopes('webhooks:manage, network:read,network:read')).toEqual(['network:read', 'webhooks:manage']);
     expect(() => parseScopes('network:read,root,admin')).toThrow(/"root", "admin"/);

@@ -9,7 +9,7 @@ import { formatDuration, parseDuration, parseDurationList } from '../../../core/
 const root = path.join(__dirname, '..', '..', '..');
 
 describe('config', () => {
-  it('has defaults for local use, with the spec ladder', () => {
+  it('has defaults for local use, with the default ladder', () => {
     const config = loadConfig({});
     expect(config.port).toBe(3000);
     expect(config.temporal.address).toBeUndefined();
