@@ -1,19 +1,24 @@
 import type { AttemptResult, SignAndPostInput } from '../core/delivery-contract';
 import { USER_AGENT } from '../core/delivery-policy';
-import { signatureHeader } from '../core/signing';
+import { signatureHeader, standardSignatureHeader } from '../core/signing';
 import { postWebhook } from '../infra/http-client';
 import { observeAttempt } from '../infra/metrics';
 import type { EndpointForDelivery } from './context';
 import type { AttemptDeps } from './deps';
 
 function deliveryHeaders(input: SignAndPostInput, body: string, secrets: string[]): Record<string, string> {
+  // A fresh t on every attempt: receivers reject signatures older than 300 s (spec 6.2, 8).
+  const t = Math.floor(Date.now() / 1000);
   return {
     'content-type': 'application/json',
     'user-agent': USER_AGENT,
-    // A fresh t on every attempt: receivers reject signatures older than 300 s (spec 6.2, 8).
-    'service-signature': signatureHeader(body, secrets, Math.floor(Date.now() / 1000)),
+    'service-signature': signatureHeader(body, secrets, t),
     'service-event': input.eventType,
     'service-delivery': input.attemptId,
+    // Standard Webhooks beside ours: the event id, the same on every attempt, and the same t.
+    'webhook-id': input.eventId,
+    'webhook-timestamp': String(t),
+    'webhook-signature': standardSignatureHeader(input.eventId, body, secrets, t),
   };
 }
 
