@@ -26,6 +26,8 @@ export interface DeliveryContext {
   endpoint: EndpointForDelivery;
   /** The event's stored body; null when the event is unknown. */
   body: string | null;
+  /** The publish's W3C traceparent: the POST continues its trace (infra/tracing.ts tracePost). */
+  traceParent: string | null;
   /** This run holds the attempt's claim (or none was asked for) and no record exists: it may post. */
   fresh: boolean;
   /** Ended from outside while its ladder waited (the endpoint was disabled): the ladder stops here. */
@@ -84,6 +86,7 @@ export async function loadDeliveryContext(
   return {
     endpoint,
     body: row.event_body,
+    traceParent: row.event_trace_parent,
     fresh: row.fresh,
     deliveryStopped: row.delivery_status === 'skipped',
     throttled,

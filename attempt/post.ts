@@ -3,6 +3,7 @@ import { USER_AGENT } from '../core/delivery-policy';
 import { signatureHeader, standardSignatureHeader } from '../core/signing';
 import { postWebhook } from '../infra/http-client';
 import { observeAttempt } from '../infra/metrics';
+import { tracePost } from '../infra/tracing';
 import type { EndpointForDelivery } from './context';
 import type { AttemptDeps } from './deps';
 
@@ -28,15 +29,20 @@ export async function postAttempt(
   input: SignAndPostInput,
   endpoint: EndpointForDelivery,
   body: string,
+  traceParent: string | null = null,
 ): Promise<AttemptResult> {
-  const result = await postWebhook(deps.http, {
-    url: endpoint.url,
-    body,
-    headers: deliveryHeaders(input, body, endpoint.secrets),
-    timeoutMs: input.timeoutMs,
-    allowPrivate: deps.config.webhook.allowPrivateTargets,
-    pinnedCertificate: endpoint.localCertificate ?? undefined,
-  });
+  // In the publish's trace: the receiver's server continues it from the traceparent header.
+  const attributes = { 'parcel.event.id': input.eventId, 'parcel.endpoint.id': input.endpointId, 'parcel.attempt': input.attempt };
+  const result = await tracePost(traceParent, endpoint.url, attributes, (traceparent) =>
+    postWebhook(deps.http, {
+      url: endpoint.url,
+      body,
+      headers: { ...deliveryHeaders(input, body, endpoint.secrets), traceparent },
+      timeoutMs: input.timeoutMs,
+      allowPrivate: deps.config.webhook.allowPrivateTargets,
+      pinnedCertificate: endpoint.localCertificate ?? undefined,
+    }),
+  );
   observeAttempt(result);
   return result;
 }
