@@ -23,6 +23,10 @@ function deliveryHeaders(input: SignAndPostInput, body: string, secrets: string[
   };
 }
 
+/** One spelling per name, so ours (lower case) replace theirs rather than go beside them. */
+const lowerCased = (headers: Record<string, string>) =>
+  Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
+
 /** Signs and posts the stored body once; never throws for anything the endpoint or the network does. */
 export async function postAttempt(
   deps: AttemptDeps,
@@ -37,7 +41,8 @@ export async function postAttempt(
     postWebhook(deps.http, {
       url: endpoint.url,
       body,
-      headers: { ...deliveryHeaders(input, body, endpoint.secrets), traceparent },
+      // The merchant's own headers first: none may stand for ours (domain/endpoint-headers.ts refuses those names).
+      headers: { ...lowerCased(endpoint.headers), ...deliveryHeaders(input, body, endpoint.secrets), traceparent },
       timeoutMs: input.timeoutMs,
       allowPrivate: deps.config.webhook.allowPrivateTargets,
       pinnedCertificate: endpoint.localCertificate ?? undefined,

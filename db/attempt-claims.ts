@@ -46,6 +46,8 @@ export interface EndpointForDeliveryRow {
   secret: string;
   /** Only while within its rotation grace. */
   previous_secret: string | null;
+  /** Custom headers as stored: '{}' or sealed like the secret. */
+  headers: string;
   /** The event's stored body; null when the event is unknown (or none was asked for). */
   event_body: string | null;
   /** The publish's W3C traceparent, which the POST continues; null when none was stored. */
@@ -98,7 +100,7 @@ const LOAD_ATTEMPT_CONTEXT = preparedStatement(
             e.disabled_at IS NOT NULL AS disabled,
             e.deleted_at IS NOT NULL AS deleted,
             a.status = 'suspended' AS account_suspended,
-            e.secret,
+            e.secret, e.headers,
             CASE WHEN e.previous_secret_expires_at > now() THEN e.previous_secret END AS previous_secret,
             (SELECT body FROM events WHERE id = $2::text) AS event_body,
             (SELECT trace_parent FROM events WHERE id = $2::text) AS event_trace_parent,

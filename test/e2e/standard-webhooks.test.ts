@@ -86,4 +86,23 @@ describe('Standard Webhooks headers on real deliveries', () => {
       expect(verified).toMatchObject({ id: published.event.id });
     }
   });
+
+  it('sends the endpoint\'s custom headers on every POST, beside the service\'s own', async () => {
+    const merchant = await createAccountWithKey(api.pool);
+    const created = await api.app.inject({
+      method: 'POST',
+      url: '/v1/webhooks',
+      headers: merchant.headers,
+      payload: { url: `${receiver.url}/custom-headers`, events: ['parcel.created'], headers: { 'X-Route': 'eu-1', Authorization: 'Bearer gw-1' } },
+    });
+    expect(created.statusCode).toBe(200);
+    receiver.script('/custom-headers', (index) => ({ status: index === 0 ? 500 : 200 }));
+    await publish(merchant.accountId);
+    const requests = await waitFor(() => receiver.at('/custom-headers').length >= 2 && receiver.at('/custom-headers'), { what: 'two attempts' });
+    for (const request of requests) {
+      expect(request.headers['x-route']).toBe('eu-1');
+      expect(request.headers.authorization).toBe('Bearer gw-1');
+      expect(request.headers['webhook-id']).toBeDefined();
+    }
+  });
 });
