@@ -59,11 +59,11 @@ describe('tracing a delivery across processes', () => {
       INTERNAL_API_TOKEN: TOKEN,
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
       OTEL_SERVICE_NAME: 'api-under-test',
-    }, 150_000);
+    }, 300_000);
     processes.push(api);
     const apiUrl = /api: listening on (http:\/\/[^\s,]+)/.exec(api.output.join(''))?.[1] as string;
     const workerEnv = { ...common, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_SERVICE_NAME: 'worker-under-test' };
-    const first = await startWorkerProcess(workerEnv, 150_000);
+    const first = await startWorkerProcess(workerEnv, 300_000);
     processes.push(first);
 
     const accountId = await createAccount(pool);
@@ -83,7 +83,7 @@ describe('tracing a delivery across processes', () => {
     await waitForSpan('the workflow start', (s) => s.name.startsWith('StartWorkflow:'));
     await first.kill();
 
-    const second = await startWorkerProcess(workerEnv, 150_000);
+    const second = await startWorkerProcess(workerEnv, 300_000);
     processes.push(second);
     await waitFor(() => receiver.at('/traced').length >= 2, { timeoutMs: 60_000, what: 'the retry' });
     expect(traceIdOf(receiver.at('/traced')[1]!.headers.traceparent)).toBe(TRACE_ID);
@@ -111,5 +111,5 @@ describe('tracing a delivery across processes', () => {
     await waitForSpan('a worker query span', (s) => s.service === 'worker-under-test' && s.name.startsWith('pg '));
     // Every span the processes exported for this delivery is in the publisher's trace.
     expect(otlp.spans.filter((s) => s.attributes['parcel.endpoint.id'] !== undefined).every((s) => s.traceId === TRACE_ID)).toBe(true);
-  }, 600_000);
+  }, 900_000);
 });
