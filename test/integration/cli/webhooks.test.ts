@@ -84,7 +84,7 @@ describe('CLI: webhooks create and update', () => {
       expect(updated.json.headers).toEqual({ 'X-Api-Key': '********', 'X-Team': 'parcels' });
       const refused = await cli('webhooks', 'update', id, ...scope, '--header', 'Host: evil.example', '--json');
       expect(refused.code).not.toBe(0);
-      expect(refused.json.error).toMatchObject({ code: 'header_not_allowed', param: 'headers.Host' });
+      expect(refused.json.error).toMatchObject({ code: 'header_not_allowed' });
     },
     CLI_TEST_TIMEOUT_MS,
   );
