@@ -12,6 +12,7 @@ import metricsPlugin from './plugins/metrics';
 import pgPlugin from './plugins/pg';
 import rateLimitPlugin from './plugins/rate-limit';
 import temporalPlugin from './plugins/temporal';
+import tracingPlugin from './plugins/tracing';
 import dashboardPlugin from '../dashboard/plugin';
 import eventRoutes from './routes/events';
 import healthRoutes from './routes/health';
@@ -45,6 +46,7 @@ export default async function app(fastify: FastifyInstance, options: AppOptions)
   await fastify.register(configPlugin, { config: options.config });
   await fastify.register(pgPlugin, { pool: options.pool });
   await fastify.register(metricsPlugin);
+  await fastify.register(tracingPlugin);
   await fastify.register(temporalPlugin, { client: options.temporal });
   registerErrorHandling(fastify);
   gateInternalRoutes(fastify, options.config.internalPort);

@@ -28,6 +28,37 @@ const SIGNATURE_HEADERS = (type: string) => [
     description: 'The attempt id: different on every retry, so deduplicate on the body\'s `id`, never on this.',
     schema: { type: 'string', pattern: '^dlv_' },
   },
+  {
+    name: 'webhook-id',
+    in: 'header',
+    required: true,
+    description: 'Standard Webhooks: the event id, the same on every attempt (deduplicate on it).',
+    schema: { type: 'string', pattern: '^evt_' },
+  },
+  {
+    name: 'webhook-timestamp',
+    in: 'header',
+    required: true,
+    description: 'Standard Webhooks: the Unix seconds of this attempt, the same as `t` in `Service-Signature`.',
+    schema: { type: 'string', pattern: '^[0-9]+$' },
+  },
+  {
+    name: 'webhook-signature',
+    in: 'header',
+    required: true,
+    description:
+      'Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">` per active secret, ' +
+      'space separated (two during a rotation), keyed with the base64 decoding of the secret after `whsec_`: the ' +
+      '`standardwebhooks` libraries verify it with the secret unchanged.',
+    schema: { type: 'string', pattern: '^v1,[A-Za-z0-9+/=]+( v1,[A-Za-z0-9+/=]+)*$' },
+  },
+  {
+    name: 'traceparent',
+    in: 'header',
+    required: true,
+    description: "W3C Trace Context: the delivery's trace (the publish's trace id), so the receiver's spans can continue it.",
+    schema: { type: 'string', pattern: '^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$' },
+  },
 ];
 
 /**
@@ -43,7 +74,8 @@ export function eventWebhooks(): Webhooks {
           summary: EVENT_FIRES_WHEN[type],
           description:
             `Posted to every enabled endpoint subscribed to \`${type}\` when this happens: ${EVENT_FIRES_WHEN[type]} ` +
-            'Failed attempts are retried after 10 s, 1 min, 10 min, 1 h and 6 h with the same body and event id.',
+            'Failed attempts are retried after 10 s, 1 min, 10 min, 1 h and 6 h with the same body and event id. ' +
+            "The endpoint's own custom headers (its `headers`) are sent on every attempt too.",
           operationId: `webhook_${type.replace(/\./g, '_')}`,
           tags: ['webhooks'],
           parameters: SIGNATURE_HEADERS(type),

@@ -5,6 +5,7 @@ import { ApiError } from '../core/errors';
 import { randomBase62 } from '../core/ids';
 import { loadConfigOrExit, unsafeSettingWarnings, type Config } from '../infra/config';
 import { serveMetrics } from '../infra/metrics-server';
+import { activeTracing, startTracing } from '../infra/tracing';
 import app, { type AppOptions } from './app';
 import { clientErrorHandler } from './errors';
 import { listenInternal } from './internal-port';
@@ -91,6 +92,8 @@ export interface RunningApi {
  * closing it closes both, then the pool and the Temporal connection (onClose).
  */
 export async function startApi(config: Config): Promise<RunningApi> {
+  // Started here unless the process runs it already (`start`): whoever starts it shuts it down.
+  const tracing = activeTracing() ? undefined : startTracing(config, 'parcel-webhooks-api');
   const fastify = await buildServer({ config });
   const address = await fastify.listen({ port: config.port, host: config.host });
   const url = address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '127.0.0.1');
@@ -107,6 +110,7 @@ export async function startApi(config: Config): Promise<RunningApi> {
     close: async () => {
       await internal?.close();
       await fastify.close();
+      await tracing?.shutdown();
     },
   };
 }

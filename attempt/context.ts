@@ -1,5 +1,6 @@
 import type { SignAndPostInput, SkipReason } from '../core/delivery-contract';
 import { openSecret, SecretUnavailableError, type KeyRing } from '../core/secrets';
+import { openHeaders } from '../domain/endpoint-headers';
 import { loadAttemptContext, type AttemptClaim, type RateTokenRequest } from '../db/attempt-claims';
 import type { Pool } from '../db/pool';
 import { withinDeadline } from './deadline';
@@ -19,6 +20,8 @@ export interface EndpointForDelivery {
   localCertificate: string | null;
   /** Plain secrets to sign with: the current one first, then the previous one while within its grace. */
   secrets: string[];
+  /** The merchant's custom headers, sent on every POST (domain/endpoint-headers.ts). */
+  headers: Record<string, string>;
 }
 
 /** What an attempt reads before posting. */
@@ -26,6 +29,8 @@ export interface DeliveryContext {
   endpoint: EndpointForDelivery;
   /** The event's stored body; null when the event is unknown. */
   body: string | null;
+  /** The publish's W3C traceparent: the POST continues its trace (infra/tracing.ts tracePost). */
+  traceParent: string | null;
   /** This run holds the attempt's claim (or none was asked for) and no record exists: it may post. */
   fresh: boolean;
   /** Ended from outside while its ladder waited (the endpoint was disabled): the ladder stops here. */
@@ -76,6 +81,7 @@ export async function loadDeliveryContext(
     accountSuspended: row.account_suspended,
     localCertificate: row.local_certificate,
     secrets,
+    headers: openHeaders(row.headers, row.id, ring),
   };
   const throttled =
     row.throttled_until_ms === null
@@ -84,6 +90,7 @@ export async function loadDeliveryContext(
   return {
     endpoint,
     body: row.event_body,
+    traceParent: row.event_trace_parent,
     fresh: row.fresh,
     deliveryStopped: row.delivery_status === 'skipped',
     throttled,

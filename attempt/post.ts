@@ -1,21 +1,31 @@
 import type { AttemptResult, SignAndPostInput } from '../core/delivery-contract';
 import { USER_AGENT } from '../core/delivery-policy';
-import { signatureHeader } from '../core/signing';
+import { signatureHeader, standardSignatureHeader } from '../core/signing';
 import { postWebhook } from '../infra/http-client';
 import { observeAttempt } from '../infra/metrics';
+import { tracePost } from '../infra/tracing';
 import type { EndpointForDelivery } from './context';
 import type { AttemptDeps } from './deps';
 
 function deliveryHeaders(input: SignAndPostInput, body: string, secrets: string[]): Record<string, string> {
+  // A fresh t on every attempt: receivers reject signatures older than 300 s.
+  const t = Math.floor(Date.now() / 1000);
   return {
     'content-type': 'application/json',
     'user-agent': USER_AGENT,
-    // A fresh t on every attempt: receivers reject signatures older than 300 s.
-    'service-signature': signatureHeader(body, secrets, Math.floor(Date.now() / 1000)),
+    'service-signature': signatureHeader(body, secrets, t),
     'service-event': input.eventType,
     'service-delivery': input.attemptId,
+    // Standard Webhooks beside ours: the event id, the same on every attempt, and the same t.
+    'webhook-id': input.eventId,
+    'webhook-timestamp': String(t),
+    'webhook-signature': standardSignatureHeader(input.eventId, body, secrets, t),
   };
 }
+
+/** One spelling per name, so ours (lower case) replace theirs rather than go beside them. */
+const lowerCased = (headers: Record<string, string>) =>
+  Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
 
 /** Signs and posts the stored body once; never throws for anything the endpoint or the network does. */
 export async function postAttempt(
@@ -23,15 +33,21 @@ export async function postAttempt(
   input: SignAndPostInput,
   endpoint: EndpointForDelivery,
   body: string,
+  traceParent: string | null = null,
 ): Promise<AttemptResult> {
-  const result = await postWebhook(deps.http, {
-    url: endpoint.url,
-    body,
-    headers: deliveryHeaders(input, body, endpoint.secrets),
-    timeoutMs: input.timeoutMs,
-    allowPrivate: deps.config.webhook.allowPrivateTargets,
-    pinnedCertificate: endpoint.localCertificate ?? undefined,
-  });
+  // In the publish's trace: the receiver's server continues it from the traceparent header.
+  const attributes = { 'parcel.event.id': input.eventId, 'parcel.endpoint.id': input.endpointId, 'parcel.attempt': input.attempt };
+  const result = await tracePost(traceParent, endpoint.url, attributes, (traceparent) =>
+    postWebhook(deps.http, {
+      url: endpoint.url,
+      body,
+      // The merchant's own headers first: none may stand for ours (domain/endpoint-headers.ts refuses those names).
+      headers: { ...lowerCased(endpoint.headers), ...deliveryHeaders(input, body, endpoint.secrets), traceparent },
+      timeoutMs: input.timeoutMs,
+      allowPrivate: deps.config.webhook.allowPrivateTargets,
+      pinnedCertificate: endpoint.localCertificate ?? undefined,
+    }),
+  );
   observeAttempt(result);
   return result;
 }

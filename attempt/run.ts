@@ -86,7 +86,7 @@ async function skip(deps: AttemptDeps, input: SignAndPostInput, reason: SkipReas
 
 /** Posts the attempt and records it; a record that cannot be written goes back to the caller to write. */
 async function postAndRecord(deps: AttemptDeps, input: SignAndPostInput, context: DeliveryContext & { body: string }): Promise<Attempted> {
-  const result = await postAttempt(deps, input, context.endpoint, context.body);
+  const result = await postAttempt(deps, input, context.endpoint, context.body, context.traceParent);
   const record = attemptRecord(input, result);
   const summary = {
     kind: 'attempted' as const,

@@ -46,8 +46,12 @@ export interface EndpointForDeliveryRow {
   secret: string;
   /** Only while within its rotation grace. */
   previous_secret: string | null;
+  /** Custom headers as stored: '{}' or sealed like the secret. */
+  headers: string;
   /** The event's stored body; null when the event is unknown (or none was asked for). */
   event_body: string | null;
+  /** The publish's W3C traceparent, which the POST continues; null when none was stored. */
+  event_trace_parent: string | null;
   /** False when a claim was asked for and another run holds the attempt (or it is recorded): it must not post. */
   fresh: boolean;
   /** The endpoint's limit (deliveries per clock second); null when it has none. */
@@ -96,9 +100,10 @@ const LOAD_ATTEMPT_CONTEXT = preparedStatement(
             e.disabled_at IS NOT NULL AS disabled,
             e.deleted_at IS NOT NULL AS deleted,
             a.status = 'suspended' AS account_suspended,
-            e.secret,
+            e.secret, e.headers,
             CASE WHEN e.previous_secret_expires_at > now() THEN e.previous_secret END AS previous_secret,
             (SELECT body FROM events WHERE id = $2::text) AS event_body,
+            (SELECT trace_parent FROM events WHERE id = $2::text) AS event_trace_parent,
             $3::text IS NULL
               OR (EXISTS (SELECT 1 FROM claimed) AND NOT EXISTS (SELECT 1 FROM delivery_attempts WHERE id = $3::text)) AS fresh,
             e.local_certificate, e.rate_limit,

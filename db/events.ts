@@ -31,6 +31,8 @@ export interface NewEvent {
   body: string;
   /** data.parcel.id: the event is numbered in this parcel's sequence. */
   parcelId: string | null;
+  /** The publish's W3C traceparent (infra/tracing.ts), continued by the hand-off and every attempt. */
+  traceParent?: string | null;
 }
 
 const FOREIGN_KEY_VIOLATION = '23503';
@@ -63,9 +65,9 @@ const INSERT_EVENT_WITH_FAN_OUT = preparedStatement(
        ), inserted AS (
          -- nobody to deliver to: handed off as stored (db/outbox.ts)
          INSERT INTO events (id, account_id, livemode, type, created, body, endpoint_ids, dispatched_at,
-                             parcel_id, sequence, ordered_endpoint_ids)
+                             parcel_id, sequence, ordered_endpoint_ids, trace_parent)
          SELECT $1, $2, $3, $4, $5, ${NUMBERED_BODY}, ids, CASE WHEN cardinality(ids) = 0 THEN now() END,
-                $7, n.last_sequence, CASE WHEN n.last_sequence IS NULL THEN '{}' ELSE ordered END
+                $7, n.last_sequence, CASE WHEN n.last_sequence IS NULL THEN '{}' ELSE ordered END, $8::text
            FROM targets LEFT JOIN numbered n ON true
          ON CONFLICT (id) DO NOTHING
          RETURNING id, account_id, livemode, type, created, body, endpoint_ids, sequence
@@ -94,7 +96,7 @@ export async function insertEventWithFanOut(pool: Pool, event: NewEvent): Promis
   try {
     const { rows } = await pool.query<EventRow>({
       ...INSERT_EVENT_WITH_FAN_OUT,
-      values: [event.id, event.accountId, event.livemode, event.type, event.created, event.body, event.parcelId],
+      values: [event.id, event.accountId, event.livemode, event.type, event.created, event.body, event.parcelId, event.traceParent ?? null],
     });
     return rows[0];
   } catch (err) {

@@ -23,6 +23,8 @@ export interface UndispatchedEvent {
   sequence: number | null;
   /** Endpoints of the snapshot that keep order per parcel (migration 1763780001000). */
   ordered_endpoint_ids: string[];
+  /** The publish's W3C traceparent, which the hand-off continues; null for events stored without one. */
+  trace_parent: string | null;
 }
 
 const CLAIM_UNDISPATCHED = preparedStatement(
@@ -41,7 +43,7 @@ const CLAIM_UNDISPATCHED = preparedStatement(
      UPDATE events ev SET dispatch_lease_until = now() + make_interval(secs => $3::float8 / 1000)
        FROM claimable c, relaxed
       WHERE ev.id = c.id
-     RETURNING ev.id, ev.account_id, ev.livemode, ev.type, ev.endpoint_ids, ev.parcel_id, ev.sequence, ev.ordered_endpoint_ids,
+     RETURNING ev.id, ev.account_id, ev.livemode, ev.type, ev.endpoint_ids, ev.parcel_id, ev.sequence, ev.ordered_endpoint_ids, ev.trace_parent,
                (SELECT COALESCE(jsonb_object_agg(d.endpoint_id, d.id), '{}') FROM deliveries d
                  WHERE d.event_id = ev.id AND d.trigger = 'automatic') AS delivery_ids`,
 );
@@ -105,6 +107,8 @@ export interface UndispatchedDelivery {
   account_id: string;
   livemode: boolean;
   trigger: DeliveryTrigger;
+  /** Its event's publish traceparent, which the hand-off continues. */
+  trace_parent: string | null;
 }
 
 /** A delivery waits in the outbox: one of its own workflow, not yet started. */
@@ -148,7 +152,7 @@ export async function claimUndispatchedDeliveries(
        UPDATE deliveries d SET dispatch_lease_until = now() + make_interval(secs => $3::float8 / 1000)
          FROM claimable c, relaxed, events ev
         WHERE d.id = c.id AND ev.id = d.event_id
-       RETURNING d.id, d.event_id, ev.type AS event_type, d.endpoint_id, d.account_id, d.livemode, d.trigger`,
+       RETURNING d.id, d.event_id, ev.type AS event_type, d.endpoint_id, d.account_id, d.livemode, d.trigger, ev.trace_parent`,
     [input.ids ?? null, input.limit, input.leaseMs],
   );
   return rows;

@@ -2,12 +2,13 @@ import Type, { type Static } from 'typebox';
 import { ApiError } from '../core/errors';
 import { EVENT_TYPES, isEventType } from '../core/event-catalog';
 import { newId } from '../core/ids';
-import { generateSecret, sealSecret } from '../core/secrets';
+import { generateSecret, sealSecret, type KeyRing } from '../core/secrets';
 import * as endpoints from '../db/endpoints';
 import type { EndpointOrdering, EndpointRow, EndpointScope } from '../db/endpoints';
 import type { Pool } from '../db/pool';
 import type { Config } from '../infra/config';
 import { checkWebhookUrl, type Lookup } from '../infra/ssrf';
+import { applyHeaderChange, HeadersRecord, openHeaders, sealHeaders, shownHeaders, validateHeaders } from './endpoint-headers';
 
 /**
  * Webhook endpoints: registering, reading, listing, removing and rotating secrets, behind /v1/webhooks and
@@ -47,6 +48,7 @@ export const EndpointRecord = Type.Object({
     description: 'Deliveries per clock second at most (1 to 1000), across all workers; null: no limit.',
   }),
   created: Type.Integer({ description: 'Unix seconds.' }),
+  headers: HeadersRecord,
 });
 export type EndpointRecord = Static<typeof EndpointRecord>;
 
@@ -63,7 +65,8 @@ export interface Page<T> {
 
 export const unixSeconds = (date: Date): number => Math.floor(date.getTime() / 1000);
 
-export function toEndpointRecord(row: EndpointRow): EndpointRecord {
+/** `ring` opens the custom headers (shown with credentials hidden); without it they show as none. */
+export function toEndpointRecord(row: EndpointRow, ring: KeyRing = []): EndpointRecord {
   return {
     id: row.id,
     object: 'webhook_endpoint',
@@ -76,6 +79,7 @@ export function toEndpointRecord(row: EndpointRow): EndpointRecord {
     ordering: row.ordering,
     rate_limit: row.rate_limit,
     created: unixSeconds(row.created_at),
+    headers: shownHeaders(row.stored_headers, row.id, ring),
   };
 }
 
@@ -150,6 +154,8 @@ export interface RegisterInput {
   ordering?: string;
   /** Deliveries per second; absent or null: no limit. */
   rate_limit?: number | null;
+  /** Custom headers sent on every POST (domain/endpoint-headers.ts). */
+  headers?: Record<string, string | null>;
 }
 
 /**
@@ -167,6 +173,8 @@ function endpointLimitReached(): ApiError {
   );
 }
 
+const ringOf = (deps: EndpointDeps): KeyRing => deps.config.webhook.secretEncryptionKeys;
+
 /** Sealed under the newest key of the ring, bound to the endpoint it belongs to (core/secrets.ts). */
 function seal(deps: EndpointDeps, secret: string, endpointId: string): string {
   return sealSecret(secret, endpointId, deps.config.webhook.secretEncryptionKeys);
@@ -182,6 +190,7 @@ export async function registerEndpoint(
   const description = validateDescription(input.description);
   const ordering = validateOrdering(input.ordering);
   const rateLimit = validateRateLimit(input.rate_limit ?? null);
+  const headers = validateHeaders(input.headers);
   const url = await checkWebhookUrl(input.url, {
     allowPrivateTargets: deps.config.webhook.allowPrivateTargets,
     lookup: deps.lookup,
@@ -190,17 +199,27 @@ export async function registerEndpoint(
   const id = newId('endpoint');
   const row = await endpoints.insertEndpoint(
     deps.pool,
-    { ...scope, id, url: url.href, events, description, sealedSecret: seal(deps, secret, id), ordering, rateLimit },
+    {
+      ...scope,
+      id,
+      url: url.href,
+      events,
+      description,
+      sealedSecret: seal(deps, secret, id),
+      ordering,
+      rateLimit,
+      sealedHeaders: sealHeaders(headers, id, ringOf(deps)),
+    },
     MAX_ENDPOINTS_PER_MODE,
   );
   if (!row) throw endpointLimitReached();
-  return { ...toEndpointRecord(row), secret };
+  return { ...toEndpointRecord(row, ringOf(deps)), secret };
 }
 
 export async function getEndpoint(deps: EndpointDeps, scope: EndpointScope, id: string): Promise<EndpointRecord> {
   const row = ENDPOINT_ID.test(id) ? await endpoints.findEndpoint(deps.pool, scope, id) : undefined;
   if (!row) throw endpointMissing(id);
-  return toEndpointRecord(row);
+  return toEndpointRecord(row, ringOf(deps));
 }
 
 export async function listEndpoints(
@@ -212,7 +231,7 @@ export async function listEndpoints(
   const result =
     cursor === undefined || ENDPOINT_ID.test(cursor) ? await endpoints.listEndpoints(deps.pool, scope, page) : undefined;
   if (!result) throw endpointMissing(cursor ?? '', 'starting_after');
-  return { data: result.rows.map(toEndpointRecord), hasMore: result.hasMore };
+  return { data: result.rows.map((row) => toEndpointRecord(row, ringOf(deps))), hasMore: result.hasMore };
 }
 
 export async function deleteEndpoint(deps: EndpointDeps, scope: EndpointScope, id: string): Promise<void> {
@@ -237,7 +256,7 @@ export async function rotateEndpointSecret(
       })
     : undefined;
   if (!row) throw endpointMissing(id);
-  return { ...toEndpointRecord(row), secret };
+  return { ...toEndpointRecord(row, ringOf(deps)), secret };
 }
 
 /** A registered, enabled endpoint of this account and mode, for deliveries a merchant asks for. */
@@ -258,6 +277,8 @@ export interface UpdateInput {
   ordering?: string;
   /** null removes the limit. */
   rate_limit?: number | null;
+  /** A change to the custom headers: a string sets a name, null removes it; names not given stay. */
+  headers?: Record<string, string | null>;
 }
 
 /**
@@ -279,9 +300,15 @@ export async function updateEndpoint(
     const url = await checkWebhookUrl(input.url, { allowPrivateTargets: deps.config.webhook.allowPrivateTargets, lookup: deps.lookup });
     change.url = url.href;
   }
+  if (input.headers !== undefined) {
+    const current = ENDPOINT_ID.test(id) ? await endpoints.findEndpoint(deps.pool, scope, id) : undefined;
+    if (!current) throw endpointMissing(id);
+    const headers = applyHeaderChange(openHeaders(current.stored_headers, id, ringOf(deps)), input.headers);
+    change.sealedHeaders = sealHeaders(headers, id, ringOf(deps));
+  }
   const row = ENDPOINT_ID.test(id) ? await endpoints.updateEndpoint(deps.pool, scope, id, change) : undefined;
   if (!row) throw endpointMissing(id);
-  return toEndpointRecord(row);
+  return toEndpointRecord(row, ringOf(deps));
 }
 
 /** Loopback literals `listen` may register: never a name, which a resolver could point anywhere. */

@@ -7,6 +7,7 @@ import { newId } from '../core/ids';
 import { findEvent, insertEventWithFanOut, type EventRow } from '../db/events';
 import type { Pool } from '../db/pool';
 import { countPublished } from '../infra/metrics';
+import { publishTraceparent } from '../infra/tracing';
 
 /**
  * Events: what a valid event is (each kind's shape is in core/event-schemas.ts) and the one way to
@@ -25,6 +26,8 @@ export interface PublishInput {
   type: string;
   data: unknown;
   id?: string;
+  /** The W3C traceparent the publishing request carried (the parcel system's), continued by the delivery's trace. */
+  traceParent?: string;
 }
 
 /** The body posted to endpoints, serialised once at publish time. */
@@ -131,7 +134,8 @@ async function storeEvent(
   };
   const row = { id: envelope.id, accountId: input.accountId, livemode: input.livemode, type, created: envelope.created };
   // The sequence is taken and appended to these bytes by the insert (db/events.ts), in the same round trip.
-  const stored = await insertEventWithFanOut(pool, { ...row, body: JSON.stringify(envelope), parcelId: parcelIdOf(data) });
+  const traceParent = publishTraceparent(input.traceParent);
+  const stored = await insertEventWithFanOut(pool, { ...row, body: JSON.stringify(envelope), parcelId: parcelIdOf(data), traceParent });
   if (stored === null) throw new ApiError('resource_missing', `No such account: ${input.accountId}.`, { param: 'account_id' });
   if (stored?.inserted) return { row: stored, event: stored.sequence === null ? envelope : { ...envelope, sequence: stored.sequence } };
   // A concurrent publish of the same id committed after our statement's snapshot: read it now.

@@ -14,6 +14,7 @@ import {
 } from '../db/outbox';
 import type { Pool } from '../db/pool';
 import type { Config } from '../infra/config';
+import { withStoredTrace } from '../infra/tracing';
 import { deliveryInput, startDelivery, type DeliveryStart } from './delivery-start';
 
 /**
@@ -92,7 +93,7 @@ export interface DispatchResult {
 }
 
 /** One table of the outbox: how its waiting rows are claimed, turned into starts, and marked. */
-interface OutboxTable<Row extends { id: string }> {
+interface OutboxTable<Row extends { id: string; trace_parent: string | null }> {
   claim(pool: Pool, input: { ids?: string[]; limit: number; leaseMs: number }): Promise<Row[]>;
   start(row: Row): DeliveryStart;
   mark(pool: Pool, ids: string[]): Promise<void>;
@@ -113,7 +114,7 @@ const DELIVERIES: OutboxTable<UndispatchedDelivery> = {
  * workflows started and changes nothing. Rows Temporal refused are given back at once: the caller's backoff,
  * not the lease, decides when they are tried again.
  */
-async function dispatchTable<Row extends { id: string }>(
+async function dispatchTable<Row extends { id: string; trace_parent: string | null }>(
   deps: DispatchDeps,
   table: OutboxTable<Row>,
   input: { ids?: string[]; limit: number; leaseMs: number; onStartsAnswered?: () => void },
@@ -125,14 +126,17 @@ async function dispatchTable<Row extends { id: string }>(
     // Every start asks to be eager: the SDK asks the server for it only while the worker has a free slot, so a
     // burst beyond the worker's slots goes through matching (worker/worker.ts deliverySlots).
     const options = { taskQueue: deps.config.temporal.taskQueue, eager: deps.eagerStart ?? false, deadlineMs: START_DEADLINE_MS };
-    const prepared = claimed.map((row) => {
-      const workflowInput = deliveryInput(table.start(row), deps.config);
-      return deps.beforeStart ? deps.beforeStart(workflowInput) : workflowInput;
-    });
-    const starts = prepared.map((toStart) =>
-      toStart instanceof Promise
-        ? toStart.then((ready) => startDelivery(deps.temporal, ready, options))
-        : startDelivery(deps.temporal, toStart, options),
+    const prepared: Array<DeliverEventInput | Promise<DeliverEventInput>> = [];
+    // Each row's hand-off (its early attempt included) continues the trace its publish stored (infra/tracing.ts).
+    const starts = claimed.map((row) =>
+      withStoredTrace(row.trace_parent, 'outbox hand-off', { 'parcel.outbox.row': row.id }, () => {
+        const workflowInput = deliveryInput(table.start(row), deps.config);
+        const toStart = deps.beforeStart ? deps.beforeStart(workflowInput) : workflowInput;
+        prepared.push(toStart);
+        return toStart instanceof Promise
+          ? toStart.then((ready) => startDelivery(deps.temporal, ready, options))
+          : startDelivery(deps.temporal, toStart, options);
+      }),
     );
     // Starts that wait for their first attempt are bounded by the early attempts' own limit; the rest by the pass.
     await Promise.allSettled(starts.filter((_, i) => !(prepared[i] instanceof Promise)));

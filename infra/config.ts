@@ -68,6 +68,37 @@ export interface Config {
     port: number;
     host: string;
   };
+  /** OpenTelemetry trace export (infra/tracing.ts); undefined: no SDK starts and nothing is exported. */
+  tracing: TracingConfig | undefined;
+}
+
+/** The OTel SDK samplers OTEL_TRACES_SAMPLER names. */
+export const TRACE_SAMPLERS = [
+  'always_on',
+  'always_off',
+  'traceidratio',
+  'parentbased_always_on',
+  'parentbased_always_off',
+  'parentbased_traceidratio',
+] as const;
+export type TraceSampler = (typeof TRACE_SAMPLERS)[number];
+
+/**
+ * What decides whether and where spans go, read from the standard OTEL_* variables here and validated at start.
+ * The SDK's other standard variables (OTEL_EXPORTER_OTLP_HEADERS, OTEL_EXPORTER_OTLP_TIMEOUT, OTEL_BSP_*,
+ * OTEL_RESOURCE_ATTRIBUTES, span limits) are applied by the OpenTelemetry SDK itself, as its specification says,
+ * once this config has started it.
+ */
+export interface TracingConfig {
+  /** The OTLP/HTTP traces URL: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as given, or OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces. */
+  tracesUrl: string;
+  /** OTEL_EXPORTER_OTLP_TRACES_PROTOCOL or OTEL_EXPORTER_OTLP_PROTOCOL; `http/protobuf` by default. */
+  protocol: 'http/json' | 'http/protobuf';
+  /** OTEL_SERVICE_NAME; unset, each process names itself (parcel-webhooks-api, parcel-webhooks-worker). */
+  serviceName: string | undefined;
+  /** OTEL_TRACES_SAMPLER (default parentbased_always_on) and its OTEL_TRACES_SAMPLER_ARG ratio (default 1). */
+  sampler: TraceSampler;
+  samplerRatio: number;
 }
 
 /**
@@ -244,6 +275,41 @@ function trustProxy(env: Env, name: string): TrustProxy {
   return list;
 }
 
+function otlpProtocol(env: Env): TracingConfig['protocol'] {
+  const name = optional(env, 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL') !== undefined ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL' : 'OTEL_EXPORTER_OTLP_PROTOCOL';
+  const raw = optional(env, name) ?? 'http/protobuf';
+  if (raw === 'http/json' || raw === 'http/protobuf') return raw;
+  throw new ConfigError(name, `must be http/protobuf or http/json (OTLP over HTTP), got "${raw}"`);
+}
+
+/**
+ * Tracing is on when a traces endpoint is set and OTEL_SDK_DISABLED is not true; the traces-specific endpoint is
+ * used as given, the general one gets /v1/traces appended, as the OTLP exporter specification says.
+ */
+function tracing(env: Env): TracingConfig | undefined {
+  if (boolean(env, 'OTEL_SDK_DISABLED', false)) return undefined;
+  const specific = url(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', undefined, ['http:', 'https:']);
+  const general = url(env, 'OTEL_EXPORTER_OTLP_ENDPOINT', undefined, ['http:', 'https:']);
+  const tracesUrl = specific ?? (general === undefined ? undefined : `${general.replace(/\/+$/, '')}/v1/traces`);
+  if (tracesUrl === undefined) return undefined;
+  const sampler = (optional(env, 'OTEL_TRACES_SAMPLER') ?? 'parentbased_always_on').toLowerCase();
+  if (!(TRACE_SAMPLERS as readonly string[]).includes(sampler)) {
+    throw new ConfigError('OTEL_TRACES_SAMPLER', `must be one of ${TRACE_SAMPLERS.join(', ')}, got "${sampler}"`);
+  }
+  const ratioRaw = optional(env, 'OTEL_TRACES_SAMPLER_ARG');
+  const ratio = ratioRaw === undefined ? 1 : Number(ratioRaw);
+  if (ratioRaw !== undefined && (!/^\d*\.?\d+$/.test(ratioRaw) || ratio > 1)) {
+    throw new ConfigError('OTEL_TRACES_SAMPLER_ARG', `must be a ratio between 0 and 1, got "${ratioRaw}"`);
+  }
+  return {
+    tracesUrl,
+    protocol: otlpProtocol(env),
+    serviceName: optional(env, 'OTEL_SERVICE_NAME'),
+    sampler: sampler as TraceSampler,
+    samplerRatio: ratio,
+  };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const internalApiToken = internalToken(env, 'INTERNAL_API_TOKEN');
   const tlsCertPath = readableFile(env, 'TEMPORAL_TLS_CERT');
@@ -308,6 +374,7 @@ export function loadConfig(env: Env = process.env): Config {
       // Loopback by default: the page names routes and error kinds, not for the open internet.
       host: optional(env, 'METRICS_HOST') ?? '127.0.0.1',
     },
+    tracing: tracing(env),
   };
 }
 

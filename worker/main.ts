@@ -8,6 +8,7 @@ import { serveMetrics } from '../infra/metrics-server';
 import { ensureSearchAttributes } from '../infra/search-attributes';
 import { connectNativeWithBackoff, requireTemporalAddress } from '../infra/temporal';
 import { installTemporalRuntime } from '../infra/temporal-runtime';
+import { startTracing, tracePool } from '../infra/tracing';
 import { ensureRetentionSchedule } from './retention-schedule';
 import { createWorker, runWorker } from './worker';
 
@@ -26,8 +27,11 @@ async function main(): Promise<void> {
   const warn = (line: string) => process.stderr.write(`${line}\n`);
   // Before the first connection: the SDK's metrics exporter is part of its runtime.
   const temporalMetrics = installTemporalRuntime(config.metrics, {}, warn);
+  // Before the pool and the worker, which install their spans only when it runs (OTEL_* unset: nothing starts).
+  const tracing = startTracing(config, 'parcel-webhooks-worker');
   // Served while Temporal is still awaited: that is when an operator most needs the page.
   const pool = createPool(config.databaseUrl);
+  tracePool(pool);
   watchPool('worker', pool);
   watchDatabaseState(() => operationalState(pool));
   const metrics = await serveMetrics({ metrics: config.metrics, temporalUrl: temporalMetrics, warn });
@@ -51,6 +55,7 @@ async function main(): Promise<void> {
     await http.close();
     await pool.end();
     await connection.close();
+    await tracing?.shutdown();
   }
 }
 

@@ -9,13 +9,17 @@ import type { Config } from '../infra/config';
 import { createHttpAgent } from '../infra/http-client';
 import { createMailer } from '../infra/mailer';
 import type { Pool } from '../db/pool';
+import { activeTracing } from '../infra/tracing';
 import { startDispatcher, type Dispatcher } from './dispatcher';
+import { tracedClientInterceptors, tracedWorkerOptions } from './tracing';
 
 // What a process hosting a worker also sets up (cli/commands/start-all.ts reaches the worker only through here).
 export { ensureRetentionSchedule } from './retention-schedule';
 
 /** Prebuilt by `npm run build` next to the compiled worker; absent in development, where we bundle at start. */
 const PREBUILT_BUNDLE = path.join(__dirname, '..', 'workflow-bundle.js');
+/** The same with Temporal's OpenTelemetry workflow interceptors, loaded when tracing runs (worker/tracing.ts). */
+const PREBUILT_TRACED_BUNDLE = path.join(__dirname, '..', 'workflow-bundle-traced.js');
 
 /** workflows/index.ts under tsx and vitest, workflows/index.js once compiled. */
 function workflowsEntry(): string {
@@ -62,8 +66,9 @@ export function deliverySlots(concurrency: number): Partial<WorkerOptions> {
  * with its promise stack traces for the UI's "Call Stack" tab. The product sets only its slots (deliverySlots).
  */
 export async function createWorker(deps: WorkerDeps): Promise<Worker> {
-  const workflowSource: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> = existsSync(PREBUILT_BUNDLE)
-    ? { workflowBundle: { codePath: PREBUILT_BUNDLE } }
+  const prebuilt = activeTracing() ? PREBUILT_TRACED_BUNDLE : PREBUILT_BUNDLE;
+  const workflowSource: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> = existsSync(prebuilt)
+    ? { workflowBundle: { codePath: prebuilt } }
     : { workflowsPath: workflowsEntry() };
   const http = deps.http ?? createHttpAgent(deps.config);
   const logger = Runtime.instance().logger;
@@ -90,6 +95,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
       early,
     }),
     ...workflowSource,
+    ...tracedWorkerOptions(workflowSource.workflowBundle !== undefined),
     ...deliverySlots(deps.config.delivery.workerConcurrency),
     ...deps.options,
   });
@@ -127,7 +133,7 @@ export async function runWorker(worker: Worker, options: RunWorkerOptions): Prom
   const early = earlyAttemptsOf.get(worker);
   const dispatcher = startDispatcher({
     pool: options.pool,
-    temporal: new Client({ connection: options.connection, namespace: options.config.temporal.namespace }),
+    temporal: new Client({ connection: options.connection, namespace: options.config.temporal.namespace, interceptors: tracedClientInterceptors() }),
     config: { ...options.config, temporal: { ...options.config.temporal, taskQueue: worker.options.taskQueue } },
     eagerStart: options.eagerStart ?? true,
     log: options.log,

@@ -6,6 +6,7 @@ import { ApiError } from '../../core/errors';
 import { EVENT_TYPES } from '../../core/event-catalog';
 import { PostedEvent } from '../../domain/event-log';
 import { publishEvent } from '../../domain/events';
+import { inRequestTrace } from '../plugins/tracing';
 import { errorResponses } from '../schemas';
 
 /**
@@ -66,7 +67,12 @@ export default async function internalEventRoutes(fastify: FastifyInstance): Pro
     },
     async (request, reply) => {
       const { account_id, livemode, type, data, id } = request.body;
-      const published = await publishEvent({ pool: app.pg }, { accountId: account_id, livemode, type, data, id });
+      // The parcel system's traceparent is continued: the delivery's spans and every POST join its trace.
+      const traceParent = typeof request.headers.traceparent === 'string' ? request.headers.traceparent : undefined;
+      const published = await inRequestTrace(request, () =>
+        publishEvent({ pool: app.pg }, { accountId: account_id, livemode, type, data, id, traceParent }),
+      );
+      request.trace?.span.setAttributes({ 'parcel.event.id': published.event.id, 'parcel.event.type': published.event.type });
       return reply.status(published.created ? 201 : 200).send({
         ...published.event,
         account_id: published.accountId,

@@ -17,6 +17,7 @@ import {
   updateEndpoint,
   type EndpointDeps,
 } from '../../domain/endpoints';
+import { HeadersInput } from '../../domain/endpoint-headers';
 import { PostedEvent } from '../../domain/event-log';
 import { recoverEndpoint, sendTestEvent } from '../../domain/redelivery';
 import { DeliveryAttemptRecord, listDeliveries } from '../../domain/deliveries';
@@ -50,6 +51,7 @@ const RegisterBody = Type.Object(
     rate_limit: Type.Optional(
       RateLimit(`Deliveries per clock second at most, ${RATE_LIMIT_MIN} to ${RATE_LIMIT_MAX}, across all workers. Omitted or null: no limit.`),
     ),
+    headers: Type.Optional(HeadersInput),
   },
   { additionalProperties: false },
 );
@@ -94,6 +96,7 @@ const UpdateBody = Type.Object(
     ),
     ordering: Type.Optional(Ordering),
     rate_limit: Type.Optional(RateLimit(`Deliveries per clock second at most, ${RATE_LIMIT_MIN} to ${RATE_LIMIT_MAX}; null removes the limit.`)),
+    headers: Type.Optional(HeadersInput),
   },
   { additionalProperties: false },
 );

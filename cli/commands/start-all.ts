@@ -5,6 +5,7 @@ import { startApi, type RunningApi } from '../../api/server';
 import { createWorker, ensureRetentionSchedule, runWorker } from '../../worker/worker';
 import { prepareDatabase } from '../../db/migrate';
 import { createPool, type Pool } from '../../db/pool';
+import { startTracing, tracePool } from '../../infra/tracing';
 import { operationalState } from '../../domain/operational-state';
 import { unsafeSettingWarnings, withLocalEncryptionKey, type Config } from '../../infra/config';
 import { localKeyPath } from '../../infra/local-encryption-key';
@@ -64,6 +65,8 @@ export async function startAll(given: Config): Promise<void> {
 
   // We own shutdown order, so the SDK must not react to signals on its own; its bundler chatter stays out.
   const temporalMetrics = installTemporalRuntime(config.metrics, { shutdownSignals: [], logger: new DefaultLogger('WARN') }, say);
+  // One process, one service name for its spans (OTEL_* unset: nothing starts).
+  const tracing = startTracing(config, 'parcel-webhooks');
   const stopping = new AbortController();
   const stop = () => stopping.abort(new Error('stopped'));
   process.once('SIGINT', stop);
@@ -91,6 +94,7 @@ export async function startAll(given: Config): Promise<void> {
     connection = await connectNativeWithBackoff(effective, { address, log: say, signal: stopping.signal });
     const workerPool = createPool(config.databaseUrl);
     pool = workerPool;
+    tracePool(workerPool);
     watchPool('worker', workerPool);
     watchDatabaseState(() => operationalState(workerPool));
     await ensureSearchAttributes(connection, config.temporal.namespace, say);
@@ -124,6 +128,7 @@ export async function startAll(given: Config): Promise<void> {
     await connection?.close().catch(() => undefined);
     await pool?.end().catch(() => undefined);
     await devServer?.stop();
+    await tracing?.shutdown();
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);
     say('stopped.');

@@ -22,6 +22,24 @@ function eventsOption(raw: string | undefined): string[] | undefined {
   return raw === undefined ? undefined : raw.split(',').map((kind) => kind.trim()).filter((kind) => kind !== '');
 }
 
+/** `--header "Name: value"` (repeatable): collected in order; `Name:` with nothing after it removes the header. */
+function collectHeader(raw: string, previous: string[] = []): string[] {
+  return [...previous, raw];
+}
+
+/** The headers change the options ask for: name -> value, or null to remove (update only). */
+function headersOption(raw: string[] | undefined): Record<string, string | null> | undefined {
+  if (raw === undefined) return undefined;
+  const change: Record<string, string | null> = {};
+  for (const item of raw) {
+    const colon = item.indexOf(':');
+    if (colon <= 0) throw new CliError(`--header must be "Name: value" (or "Name:" to remove it), got "${item}"`);
+    const value = item.slice(colon + 1).trim();
+    change[item.slice(0, colon).trim()] = value === '' ? null : value;
+  }
+  return change;
+}
+
 function describeEndpoint(endpoint: EndpointRecord): string {
   const limit = endpoint.rate_limit === null ? 'no rate limit' : `rate limit ${endpoint.rate_limit}/s`;
   return `${endpoint.id}  ${endpoint.status}  ${endpoint.url}  (${limit}, ordering ${endpoint.ordering})`;
@@ -35,6 +53,7 @@ interface EndpointOptions {
   description?: string;
   rateLimit?: string;
   ordering?: string;
+  header?: string[];
 }
 
 /** `webhooks create|update|recover|test`: operators acting for a merchant, through the same functions as the API. */
@@ -54,6 +73,7 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
     .option('--description <text>', 'a label')
     .option('--rate-limit <n>', 'at most n deliveries per second, 1 to 1000 (default no limit)')
     .option('--ordering <ordering>', "none (default) or parcel: a parcel's events one at a time, in sequence order")
+    .option('--header <header>', 'a header sent on every POST, "Name: value" (repeatable)', collectHeader)
     .option('--json', 'print one JSON document')
     .action(async (url: string | undefined, options: EndpointOptions, command: Command) => {
       const endpoint = await registerEndpoint(deps(), merchantScope(options), {
@@ -62,6 +82,7 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
         description: options.description,
         rate_limit: options.rateLimit === undefined ? undefined : rateLimitOption(options.rateLimit),
         ordering: options.ordering,
+        headers: headersOption(options.header),
       });
       print(command, endpoint, () => `${describeEndpoint(endpoint)}\nsigning secret (shown once): ${endpoint.secret}`);
     });
@@ -77,6 +98,7 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
     .option('--description <text>', 'a label')
     .option('--rate-limit <n>', 'at most n deliveries per second, 1 to 1000; none removes the limit')
     .option('--ordering <ordering>', 'none or parcel')
+    .option('--header <header>', 'set a header sent on every POST, "Name: value"; "Name:" removes it (repeatable)', collectHeader)
     .option('--json', 'print one JSON document')
     .action(async (id: string, options: EndpointOptions, command: Command) => {
       const endpoint = await updateEndpoint(deps(), merchantScope(options), id, {
@@ -85,6 +107,7 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
         description: options.description,
         rate_limit: options.rateLimit === undefined ? undefined : rateLimitOption(options.rateLimit),
         ordering: options.ordering,
+        headers: headersOption(options.header),
       });
       print(command, endpoint, () => describeEndpoint(endpoint));
     });

@@ -42,10 +42,31 @@ function rateLimitOf(raw: string): number | null {
   return /^\d+$/.test(value) ? Number(value) : Number.NaN;
 }
 
+/** The headers field: "Name: value" lines; "Name:" removes; a line without a colon is passed on for the domain to refuse. */
+function headersOf(raw: string): Record<string, string | null> | undefined {
+  const lines = raw.split(/\r?\n/).map((line) => line.trim()).filter((line) => line !== '');
+  if (lines.length === 0) return undefined;
+  const change: Record<string, string | null> = {};
+  for (const line of lines) {
+    const colon = line.indexOf(':');
+    const name = colon < 0 ? line : line.slice(0, colon).trim();
+    const value = colon < 0 ? '' : line.slice(colon + 1).trim();
+    change[name] = value === '' ? null : value;
+  }
+  return change;
+}
+
 /** What the endpoint form sent, as the domain takes it: no box ticked is every kind, an empty field is none. */
 export function endpointInput(body: FormBody): {
   values: EndpointFormValues;
-  input: { url: string; events?: string[]; description?: string; ordering: string; rate_limit: number | null };
+  input: {
+    url: string;
+    events?: string[];
+    description?: string;
+    ordering: string;
+    rate_limit: number | null;
+    headers?: Record<string, string | null>;
+  };
 } {
   const values = {
     url: text(body, 'url').trim(),
@@ -53,6 +74,7 @@ export function endpointInput(body: FormBody): {
     events: list(body, 'events'),
     ordered: list(body, 'ordering').includes('parcel'),
     rateLimit: text(body, 'rate_limit'),
+    headers: text(body, 'headers'),
   };
   return {
     values,
@@ -62,6 +84,7 @@ export function endpointInput(body: FormBody): {
       description: optional(body, 'description'),
       ordering: values.ordered ? 'parcel' : 'none',
       rate_limit: rateLimitOf(values.rateLimit),
+      headers: headersOf(values.headers),
     },
   };
 }
@@ -201,6 +224,7 @@ export default async function endpointRoutes(app: FastifyInstance, options: Dash
         description: input.description ?? null,
         ordering: input.ordering,
         rate_limit: input.rate_limit,
+        headers: input.headers,
       });
     } catch (err) {
       return formFailed(reply, ctx, request.params.id, 'change', err, values);

@@ -15,6 +15,8 @@ export interface EndpointFormValues {
   ordered?: boolean;
   /** As typed; empty: no limit. */
   rateLimit?: string;
+  /** "Name: value" lines, as typed. */
+  headers?: string;
 }
 
 /** Which endpoint actions the domain offers yet; a form is shown only when its function exists. */
@@ -82,7 +84,18 @@ ${checkboxGroup({
   invalid: param === 'events',
   options: input.eventTypes.map((kind) => ({ value: kind, label: kind, checked: input.values.events.includes(kind) })),
 })}
-${orderingField(input.prefix, input.values.ordered ?? false, param === 'ordering')}`;
+${orderingField(input.prefix, input.values.ordered ?? false, param === 'ordering')}
+${headersField(input.prefix, input.values.headers ?? '', param?.startsWith('headers') ?? false)}`;
+}
+
+/** Custom headers as lines of `Name: value`; `Name:` alone removes that header; headers not listed stay. */
+function headersField(prefix: string, value: string, invalid: boolean): Html {
+  const id = `${prefix}-headers`;
+  return html`<div class="field${invalid ? ' invalid' : ''}">
+<label for="${id}">Custom headers</label>
+<textarea id="${id}" name="headers" rows="3" aria-describedby="${id}-hint"${invalid ? html` aria-invalid="true"` : ''}>${value}</textarea>
+<p class="hint" id="${id}-hint">One "Name: value" per line, sent on every delivery (at most 20). "Name:" alone removes a header; headers not listed stay. Values of Authorization and of names with token, secret or key are never shown again.</p>
+</div>`;
 }
 
 /** The endpoint's ordering as one box: ticked is 'parcel', unticked 'none'. */

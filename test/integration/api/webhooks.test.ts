@@ -57,6 +57,7 @@ describe('webhook endpoints API', () => {
         ordering: 'none',
         rate_limit: null,
         created: expect.any(Number),
+        headers: {},
         secret: expect.stringMatching(/^whsec_[A-Za-z0-9]{32}$/),
       });
       expect(Math.abs(body.created - Date.now() / 1000)).toBeLessThan(60);

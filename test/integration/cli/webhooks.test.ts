@@ -69,4 +69,23 @@ describe('CLI: webhooks create and update', () => {
     },
     CLI_TEST_TIMEOUT_MS,
   );
+
+  it(
+    'sets headers with repeated --header, removes one with "Name:", and refuses a reserved name with the API code',
+    async () => {
+      const account = await createAccount(pool, { status: 'active' });
+      const scope = ['--account', account, '--mode', 'test'];
+      const created = await cli('webhooks', 'create', 'https://93.184.215.14/headers', ...scope, '--header', 'X-Route: eu-1', '--header', 'X-Api-Key: k-1', '--json');
+      expect(created.code, created.stdout).toBe(0);
+      expect(created.json.headers).toEqual({ 'X-Route': 'eu-1', 'X-Api-Key': '********' });
+      const id = created.json.id as string;
+      const updated = await cli('webhooks', 'update', id, ...scope, '--header', 'X-Route:', '--header', 'X-Team: parcels', '--json');
+      expect(updated.code, updated.stdout).toBe(0);
+      expect(updated.json.headers).toEqual({ 'X-Api-Key': '********', 'X-Team': 'parcels' });
+      const refused = await cli('webhooks', 'update', id, ...scope, '--header', 'Host: evil.example', '--json');
+      expect(refused.code).not.toBe(0);
+      expect(refused.json.error).toMatchObject({ code: 'header_not_allowed' });
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
 });

@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { signatureHeader } from '../../../core/signing';
+import { Webhook } from 'standardwebhooks';
+import { generateSecret } from '../../../core/secrets';
+import { signatureHeader, standardSignatureHeader, standardWebhooksKey } from '../../../core/signing';
 import { buildVectors, VECTORS_PATH, type SignatureVector } from '../../../scripts/generate-signature-vectors';
 
 // The sender's side of the shared vectors; test/unit/verify.test.ts is the receiver's side of the same file.
@@ -33,5 +35,37 @@ describe('sender signature vectors', () => {
 
   it('emits lowercase hex only, which the receiver compares exactly', () => {
     for (const v of sentBySender) expect(v.header).toMatch(/^t=\d+(,v1=[0-9a-f]{64})+$/);
+  });
+});
+
+describe('Standard Webhooks signature', () => {
+  const body = '{"id":"evt_1","object":"event","type":"parcel.created"}';
+
+  it('is verified by the standardwebhooks package with the secret as merchants hold it, for generated secrets', () => {
+    for (let i = 0; i < 50; i += 1) {
+      const secret = generateSecret();
+      const t = Math.floor(Date.now() / 1000);
+      const headers = { 'webhook-id': 'evt_1', 'webhook-timestamp': String(t), 'webhook-signature': standardSignatureHeader('evt_1', body, [secret], t) };
+      expect(new Webhook(secret).verify(body, headers)).toEqual(JSON.parse(body));
+    }
+  });
+
+  it('keys with the base64 decoding of the part after whsec_ (24 bytes for our 32 base62 characters)', () => {
+    const secret = generateSecret();
+    expect(standardWebhooksKey(secret)).toHaveLength(24);
+    expect(standardWebhooksKey(secret).toString('base64')).toBe(secret.slice('whsec_'.length));
+  });
+
+  it('carries one v1 per secret, space separated, each verifying alone; a wrong secret or body fails', () => {
+    const [current, previous] = [generateSecret(), generateSecret()];
+    const t = Math.floor(Date.now() / 1000);
+    const header = standardSignatureHeader('evt_2', body, [current, previous], t);
+    expect(header).toMatch(/^v1,[A-Za-z0-9+/]{43}= v1,[A-Za-z0-9+/]{43}=$/);
+    const headers = { 'webhook-id': 'evt_2', 'webhook-timestamp': String(t), 'webhook-signature': header };
+    expect(() => new Webhook(current).verify(body, headers)).not.toThrow();
+    expect(() => new Webhook(previous).verify(body, headers)).not.toThrow();
+    expect(() => new Webhook(generateSecret()).verify(body, headers)).toThrow();
+    expect(() => new Webhook(current).verify(`${body} `, headers)).toThrow();
+    expect(() => new Webhook(current).verify(body, { ...headers, 'webhook-id': 'evt_3' })).toThrow();
   });
 });

@@ -1,0 +1,138 @@
+import Type from 'typebox';
+import { ApiError } from '../core/errors';
+import { openSecret, sealSecret, SecretUnavailableError, type KeyRing } from '../core/secrets';
+
+/**
+ * An endpoint's custom headers: name -> value, sent on every POST to it (a merchant's gateway token, a routing
+ * key). Stored as one JSON object sealed like the signing secret (core/secrets.ts: AES-256-GCM bound to the
+ * endpoint id), since values are often credentials. Values of credential-like names never leave the service
+ * again: responses show them as HIDDEN_VALUE.
+ */
+
+export const MAX_HEADERS = 20;
+export const HEADER_NAME_MAX_LENGTH = 64;
+export const HEADER_VALUE_MAX_LENGTH = 1000;
+/** What a response shows instead of a credential's value. */
+export const HIDDEN_VALUE = '********';
+
+export type EndpointHeaders = Record<string, string>;
+
+/** An HTTP token (RFC 9110 field-name). */
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** Printable ASCII and space: what every HTTP stack carries unchanged. */
+const PRINTABLE = /^[\x20-\x7e]+$/;
+
+/** Names the service sets itself, or that would change how the request is framed or routed. */
+function refusedName(name: string): boolean {
+  const lower = name.toLowerCase();
+  return (
+    ['host', 'connection', 'transfer-encoding', 'traceparent', 'tracestate'].includes(lower) ||
+    lower.startsWith('content-') ||
+    lower.startsWith('service-') ||
+    lower.startsWith('webhook-')
+  );
+}
+
+/** Credentials: their values never appear in a response (or a log line). */
+export function isHiddenHeader(name: string): boolean {
+  const lower = name.toLowerCase();
+  return lower === 'authorization' || lower.includes('token') || lower.includes('secret') || lower.includes('key');
+}
+
+export const HEADERS_DESCRIPTION =
+  `Headers sent on every POST to this endpoint, name to value: at most ${MAX_HEADERS}; names are HTTP tokens of at most ` +
+  `${HEADER_NAME_MAX_LENGTH} characters, values printable ASCII of at most ${HEADER_VALUE_MAX_LENGTH}. Host, Content-*, ` +
+  'Connection, Transfer-Encoding, Service-*, webhook-*, traceparent and tracestate are refused. The values of ' +
+  `Authorization and of names containing token, secret or key are shown as "${HIDDEN_VALUE}".`;
+
+/** The record's `headers`, always present. */
+export const HeadersRecord = Type.Record(Type.String(), Type.String(), { description: HEADERS_DESCRIPTION });
+/** In a body: on registration the whole set; on PATCH a change, where null removes a name. */
+export const HeadersInput = Type.Record(Type.String(), Type.Union([Type.String(), Type.Null()]), { description: HEADERS_DESCRIPTION });
+
+function invalid(name: string, message: string, code: 'parameter_invalid' | 'header_not_allowed' = 'parameter_invalid'): ApiError {
+  return new ApiError(code, message, { param: `headers.${name.slice(0, HEADER_NAME_MAX_LENGTH + 1)}` });
+}
+
+function checkName(name: string): void {
+  if (name.length === 0 || name.length > HEADER_NAME_MAX_LENGTH || !TOKEN.test(name)) {
+    throw invalid(name, `A header name is an HTTP token (letters, digits and !#$%&'*+-.^_\`|~) of 1 to ${HEADER_NAME_MAX_LENGTH} characters.`);
+  }
+  if (refusedName(name)) {
+    throw invalid(name, `The header ${name} is set by the service or changes the request; it cannot be set on an endpoint.`, 'header_not_allowed');
+  }
+}
+
+function checkValue(name: string, value: string): void {
+  if (value === HIDDEN_VALUE) throw invalid(name, `"${HIDDEN_VALUE}" is how responses hide a value: send the value itself, or leave the header out.`);
+  if (value.length > HEADER_VALUE_MAX_LENGTH || !PRINTABLE.test(value)) {
+    throw invalid(name, `A header value is 1 to ${HEADER_VALUE_MAX_LENGTH} printable ASCII characters.`);
+  }
+}
+
+/**
+ * The headers after applying `change` to `current`: a string sets a name (replacing any spelling of it), null
+ * removes it. Every name and value is checked, and the count after the change; names keep the case given.
+ */
+export function applyHeaderChange(current: EndpointHeaders, change: unknown): EndpointHeaders {
+  if (typeof change !== 'object' || change === null || Array.isArray(change)) {
+    throw new ApiError('parameter_invalid', 'headers must be an object of header name to value.', { param: 'headers' });
+  }
+  const next = new Map(Object.entries(current).map(([name, value]) => [name.toLowerCase(), [name, value] as const]));
+  const given = new Set<string>();
+  for (const [name, value] of Object.entries(change as Record<string, unknown>)) {
+    checkName(name);
+    if (given.has(name.toLowerCase())) throw invalid(name, `The header ${name} is given more than once.`);
+    given.add(name.toLowerCase());
+    if (value === null) {
+      next.delete(name.toLowerCase());
+      continue;
+    }
+    if (typeof value !== 'string') throw invalid(name, 'A header value is a string (null removes the header).');
+    checkValue(name, value);
+    next.set(name.toLowerCase(), [name, value]);
+  }
+  if (next.size > MAX_HEADERS) {
+    throw new ApiError('parameter_invalid', `An endpoint has at most ${MAX_HEADERS} custom headers.`, { param: 'headers' });
+  }
+  return Object.fromEntries(next.values());
+}
+
+/** Registration's headers: the whole set (null values are refused there: there is nothing to remove). */
+export function validateHeaders(input: unknown): EndpointHeaders {
+  if (input === undefined) return {};
+  if (typeof input === 'object' && input !== null) {
+    const nullName = Object.entries(input).find(([, value]) => value === null)?.[0];
+    if (nullName !== undefined) throw invalid(nullName, 'A header value is a string.');
+  }
+  return applyHeaderChange({}, input);
+}
+
+/** The stored form: '{}' when there are none, else sealed under the ring's newest key for this endpoint. */
+export function sealHeaders(headers: EndpointHeaders, endpointId: string, ring: KeyRing): string {
+  return Object.keys(headers).length === 0 ? '{}' : sealSecret(JSON.stringify(headers), endpointId, ring);
+}
+
+/** The plain headers; throws SecretUnavailableError when no key of the ring opens them. */
+export function openHeaders(stored: string, endpointId: string, ring: KeyRing): EndpointHeaders {
+  const plain = openSecret(stored, endpointId, ring);
+  try {
+    return JSON.parse(plain) as EndpointHeaders;
+  } catch {
+    throw new SecretUnavailableError('an endpoint\'s custom headers are stored in an unrecognised form');
+  }
+}
+
+/**
+ * As a response shows them: credentials' values hidden. Headers no key opens (a key dropped too early) show as
+ * hidden values under no names: `{}`, the delivery itself then ends skipped as for a secret.
+ */
+export function shownHeaders(stored: string, endpointId: string, ring: KeyRing): EndpointHeaders {
+  let headers: EndpointHeaders;
+  try {
+    headers = openHeaders(stored, endpointId, ring);
+  } catch {
+    return {};
+  }
+  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, isHiddenHeader(name) ? HIDDEN_VALUE : value]));
+}
