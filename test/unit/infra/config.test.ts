@@ -147,7 +147,7 @@ describe('config', () => {
 describe('the secret encryption key ring', () => {
   const a = 'a1'.repeat(32);
   const b = Buffer.alloc(32, 7).toString('base64');
-  const hex = (keys: Buffer[]) => keys.map((key) => key.toString('hex'));
+  const hex = (keys: readonly Buffer[]) => keys.map((key) => key.toString('hex'));
 
   it('reads WEBHOOK_SECRET_ENCRYPTION_KEYS newest first, and WEBHOOK_SECRET_ENCRYPTION_KEY as a one-key ring or the oldest', () => {
     expect(hex(loadConfig({ WEBHOOK_SECRET_ENCRYPTION_KEYS: `${a}, ${b}` }).webhook.secretEncryptionKeys)).toEqual([a, '07'.repeat(32)]);
