@@ -324,7 +324,7 @@ function withSecretFiles(env: Env): Env {
     } catch (err) {
       throw new ConfigError(`${name}_FILE`, `names a file that cannot be read: ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
     }
-    if (content.trim() === '') throw new ConfigError(`${name}_FILE`, `names an empty file: ${file}`);
+    // An empty file is an unset setting, as an empty variable is: an optional secret (SMTP_URL) can be mounted empty.
     resolved[name] = content.trim();
   }
   return resolved;
@@ -363,6 +363,15 @@ function metricsSettings(env: Env): Config['metrics'] {
   };
 }
 
+function databaseUrl(env: Env): string {
+  return url(env, 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/parcel_webhooks', ['postgres:', 'postgresql:']) as string;
+}
+
+/** DATABASE_URL alone, for `migrate`: a job that needs no other setting is given no other secret. */
+export function loadDatabaseUrl(given: Env = process.env): string {
+  return databaseUrl(withSecretFiles(given));
+}
+
 export function loadConfig(given: Env = process.env): Config {
   const env = withSecretFiles(given);
   const config = configFrom(env);
@@ -386,10 +395,7 @@ function configFrom(env: Env): Config {
     port,
     host: optional(env, 'HOST') ?? '0.0.0.0',
     logLevel: optional(env, 'LOG_LEVEL') ?? 'info',
-    databaseUrl: url(env, 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/parcel_webhooks', [
-      'postgres:',
-      'postgresql:',
-    ]) as string,
+    databaseUrl: databaseUrl(env),
     temporal: {
       address: optional(env, 'TEMPORAL_ADDRESS'),
       namespace: optional(env, 'TEMPORAL_NAMESPACE') ?? 'default',

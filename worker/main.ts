@@ -25,7 +25,7 @@ async function main(): Promise<void> {
   for (const line of unsafeSettingWarnings(config)) process.stderr.write(`${line}\n`);
   const warn = (line: string) => process.stderr.write(`${line}\n`);
   // Before the first connection: the SDK's metrics exporter is part of its runtime.
-  const temporalMetrics = installTemporalRuntime(config.metrics, {}, warn);
+  const temporalMetrics = await installTemporalRuntime(config.metrics, {}, warn);
   // Served while Temporal is still awaited: that is when an operator most needs the page.
   const pool = createPool(config.databaseUrl);
   watchPool('worker', pool);

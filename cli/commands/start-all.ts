@@ -63,7 +63,7 @@ export async function startAll(given: Config): Promise<void> {
   const effective: Config = { ...config, temporal: { ...config.temporal, address } };
 
   // We own shutdown order, so the SDK must not react to signals on its own; its bundler chatter stays out.
-  const temporalMetrics = installTemporalRuntime(config.metrics, { shutdownSignals: [], logger: new DefaultLogger('WARN') }, say);
+  const temporalMetrics = await installTemporalRuntime(config.metrics, { shutdownSignals: [], logger: new DefaultLogger('WARN') }, say);
   const stopping = new AbortController();
   const stop = () => stopping.abort(new Error('stopped'));
   process.once('SIGINT', stop);
