@@ -1,6 +1,7 @@
 import { Client } from '@temporalio/client';
 import { createPool } from '../db/pool';
 import { operationalState } from '../domain/operational-state';
+import { checkSecretsSealed } from '../domain/secret-reencryption';
 import { loadConfigOrExit, unsafeSettingWarnings } from '../infra/config';
 import { createHttpAgent } from '../infra/http-client';
 import { watchDatabaseState, watchPool } from '../infra/metrics';
@@ -29,6 +30,7 @@ async function main(): Promise<void> {
   // Served while Temporal is still awaited: that is when an operator most needs the page.
   const pool = createPool(config.databaseUrl);
   watchPool('worker', pool);
+  await checkSecretsSealed(pool, config.webhook.secretEncryptionKeys);
   watchDatabaseState(() => operationalState(pool));
   const metrics = await serveMetrics({ metrics: config.metrics, temporalUrl: temporalMetrics, warn });
   if (metrics) process.stdout.write(`worker: metrics on ${metrics.url}\n`);
