@@ -2,6 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import type { Pool } from '../db/pool';
 import type { Config } from '../infra/config';
+import { CredentialFailures, INTERNAL_TOKEN_FAILURES_PER_MINUTE } from './credential-failures';
 import { registerErrorHandling, registerNotFound } from './errors';
 import { gateInternalRoutes } from './internal-port';
 import authPlugin from './plugins/auth';
@@ -60,6 +61,10 @@ export default async function app(fastify: FastifyInstance, options: AppOptions)
   await fastify.register(townRoutes);
   await fastify.register(webhookRoutes);
   await fastify.register(eventRoutes);
+  fastify.decorate(
+    'internalTokenFailures',
+    new CredentialFailures(INTERNAL_TOKEN_FAILURES_PER_MINUTE, 60_000, 'internal tokens'),
+  );
   await fastify.register(internalEventRoutes);
   await fastify.register(internalDashboardSessionRoutes);
   // The developers page: its own HTML errors, form parsing and session checks, encapsulated in its plugin.

@@ -99,10 +99,9 @@ export function registerNotFound(app: FastifyInstance): void {
   app.setNotFoundHandler({ preHandler: app.rateLimit() }, async (request, reply) => {
     const error = new ApiError('route_not_found', `Unrecognized request URL (${request.method} ${request.url.split('?')[0]}).`);
     // Still 404 whatever the key (never 401), but a usable key's mode travels with it as on every response.
-    // app.authenticate is the auth plugin's decorator: read through the instance, so no arrow runs back to it.
-    const auth = request.headers.authorization
-      ? await app.authenticate(request.headers.authorization).catch(() => undefined)
-      : undefined;
+    // app.identify is the auth plugin's decorator: read through the instance, so no arrow runs back to it. A
+    // client refused for its bad keys gets no lookup, and its 404 no mode.
+    const auth = request.headers.authorization ? await app.identify(request).catch(() => undefined) : undefined;
     return reply.status(404).send(auth ? { ...error.toBody(), livemode: auth.livemode } : error.toBody());
   });
 }

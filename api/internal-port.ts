@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import { ApiError } from '../core/errors';
 import { clientErrorHandler } from './errors';
 
@@ -11,23 +11,48 @@ import { clientErrorHandler } from './errors';
  * 404 for everything else.
  */
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** An internal route (publishing, sign-in links): with INTERNAL_PORT set it answers there and nowhere else. */
+    internal?: boolean;
+  }
+}
+
 const ARRIVED_ON_INTERNAL_PORT = Symbol('arrivedOnInternalPort');
 
 type MarkedRequest = IncomingMessage & { [ARRIVED_ON_INTERNAL_PORT]?: true };
 
-export function isInternalPath(url: string): boolean {
-  const path = url.split('?')[0] as string;
+/** Where internal routes are registered; a route's own pattern, never a URL as a client spelled it. */
+export function isInternalRoutePath(path: string): boolean {
   return path === '/internal' || path.startsWith('/internal/');
 }
 
-/** With INTERNAL_PORT set, each port answers only its own routes; unset, every route is on PORT. */
+/** Every route under /internal declares `config: { internal: true }` and no other route does: fails at start. */
+function checkRouteSide(route: RouteOptions): void {
+  if ((route.config?.internal === true) === isInternalRoutePath(route.url)) return;
+  throw new Error(`route ${route.url}: config.internal must be true exactly for routes under /internal`);
+}
+
+function notFound(request: FastifyRequest): ApiError {
+  return new ApiError('route_not_found', `Unrecognized request URL (${request.method} ${request.url.split('?')[0]}).`);
+}
+
+/**
+ * With INTERNAL_PORT set, each port answers only its own routes; unset, every route is on PORT. The route the
+ * router matched decides, never the URL as sent: the router decodes percent-escapes (`/%69nternal`) before
+ * matching, so a test of the raw URL and the router could disagree about which route a request reaches.
+ */
 export function gateInternalRoutes(fastify: FastifyInstance, internalPort: number | undefined): void {
+  fastify.addHook('onRoute', checkRouteSide);
   if (internalPort === undefined) return;
   fastify.addHook('onRequest', async (request: FastifyRequest) => {
-    const internal = (request.raw as MarkedRequest)[ARRIVED_ON_INTERNAL_PORT] === true;
-    if (isInternalPath(request.url) !== internal) {
-      throw new ApiError('route_not_found', `Unrecognized request URL (${request.method} ${request.url.split('?')[0]}).`);
+    const arrivedInternal = (request.raw as MarkedRequest)[ARRIVED_ON_INTERNAL_PORT] === true;
+    // No route matched: the public port's not-found handler answers; the internal port answers at once.
+    if (request.is404) {
+      if (arrivedInternal) throw notFound(request);
+      return;
     }
+    if ((request.routeOptions.config.internal === true) !== arrivedInternal) throw notFound(request);
   });
 }
 

@@ -2,6 +2,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOpt
 import fp from 'fastify-plugin';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { ApiError } from '../core/errors';
+import { checkSecretsSealed } from '../domain/secret-reencryption';
 import { randomBase62 } from '../core/ids';
 import { loadConfigOrExit, unsafeSettingWarnings, type Config } from '../infra/config';
 import { serveMetrics } from '../infra/metrics-server';
@@ -88,13 +89,20 @@ export interface RunningApi {
 }
 
 /**
- * Starts the API on config.port, and its internal routes on config.internalPort when set (api/internal-port.ts);
+ * Starts the API on config.port, and its internal routes on config.internalPort when set (api/internal-port.ts),
+ * once WEBHOOK_SECRETS_REQUIRE_SEALED (when set) finds every stored secret sealed;
  * closing it closes both, then the pool and the Temporal connection (onClose).
  */
 export async function startApi(config: Config): Promise<RunningApi> {
   // Started here unless the process runs it already (`start`): whoever starts it shuts it down.
   const tracing = activeTracing() ? undefined : startTracing(config, 'parcel-webhooks-api');
   const fastify = await buildServer({ config });
+  try {
+    await checkSecretsSealed(fastify.pg, config.webhook.secretEncryptionKeys);
+  } catch (err) {
+    await fastify.close();
+    throw err;
+  }
   const address = await fastify.listen({ port: config.port, host: config.host });
   const url = address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '127.0.0.1');
   let internal: Awaited<ReturnType<typeof listenInternal>> | undefined;

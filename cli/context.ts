@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { createPool, type Pool } from '../db/pool';
-import { loadConfig, withLocalEncryptionKey, type Config } from '../infra/config';
+import { loadConfig, loadDatabaseUrl, withLocalEncryptionKey, type Config } from '../infra/config';
 
 /**
  * What a command needs, opened on first use and closed once the command ends, so nothing is left open. No
@@ -13,6 +13,11 @@ export class CliContext {
   get config(): Config {
     this.configValue ??= withLocalEncryptionKey(loadConfig());
     return this.configValue;
+  }
+
+  /** DATABASE_URL without the rest of the config (`migrate`). */
+  get databaseUrl(): string {
+    return this.configValue?.databaseUrl ?? loadDatabaseUrl();
   }
 
   get pool(): Pool {

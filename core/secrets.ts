@@ -24,7 +24,23 @@ const KEY_BYTES = 32;
 export const SECRET_PREFIX = 'whsec_';
 
 /** The encryption keys, newest first; empty: secrets are stored plain. */
-export type KeyRing = readonly Buffer[];
+export type KeyRing = readonly Buffer[] & {
+  /**
+   * WEBHOOK_SECRETS_REQUIRE_SEALED: only `enc:v2` values (sealed under a ring key and bound to their endpoint)
+   * open; a plain or `enc:v1` value is refused as if no key opened it.
+   */
+  readonly sealedOnly?: boolean;
+};
+
+/** The ring with the sealed-only rule set. */
+export function sealedOnlyRing(keys: readonly Buffer[]): KeyRing {
+  return Object.assign([...keys], { sealedOnly: true });
+}
+
+/** Whether a stored value is sealed under a key and bound to its endpoint: the only form a sealed-only ring opens. */
+export function isSealedAndBound(stored: string): boolean {
+  return stored.startsWith(V2_PREFIX);
+}
 
 export class SecretUnavailableError extends Error {
   constructor(message: string) {
@@ -108,6 +124,11 @@ function binaryFields(fields: string[]): [Buffer, Buffer, Buffer] {
  * of the ring opens it.
  */
 export function openSecret(stored: string, endpointId: string, ring: KeyRing): string {
+  if (ring.sealedOnly && !isSealedAndBound(stored)) {
+    throw new SecretUnavailableError(
+      `an endpoint secret is stored ${isSealed(stored) ? 'sealed without its endpoint bound' : 'plain'}, which WEBHOOK_SECRETS_REQUIRE_SEALED refuses: run \`secrets reencrypt\``,
+    );
+  }
   if (!isSealed(stored)) return stored;
   if (ring.length === 0) {
     throw new SecretUnavailableError('an endpoint secret is encrypted but WEBHOOK_SECRET_ENCRYPTION_KEYS is not set');
@@ -133,8 +154,11 @@ export function openSecret(stored: string, endpointId: string, ring: KeyRing): s
   return plain;
 }
 
-/** The stored value moved onto the ring's newest key; undefined when it is there already. */
+/**
+ * The stored value moved onto the ring's newest key; undefined when it is there already. Every stored form opens
+ * here, under a sealed-only ring too: this is how plain and unbound values become sealed.
+ */
 export function resealSecret(stored: string, endpointId: string, ring: KeyRing): string | undefined {
   if (ring.length === 0 || isOnNewestKey(stored, ring)) return undefined;
-  return sealSecret(openSecret(stored, endpointId, ring), endpointId, ring);
+  return sealSecret(openSecret(stored, endpointId, [...ring]), endpointId, ring);
 }

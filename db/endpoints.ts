@@ -303,3 +303,17 @@ export async function replaceStoredSecrets(
   );
   return rows.map((row) => row.id);
 }
+
+/** Endpoints by the form of their stored secrets: `enc:v2:<key id>`, `enc:v1` or `plain` (current and previous). */
+export async function countSecretForms(pool: Pool): Promise<Array<{ form: string; endpoints: number }>> {
+  const { rows } = await pool.query<{ form: string; endpoints: number }>(
+    `SELECT CASE WHEN stored.value LIKE 'enc:v2:%' THEN 'enc:v2:' || split_part(stored.value, ':', 3)
+                 WHEN stored.value LIKE 'enc:v1:%' THEN 'enc:v1'
+                 ELSE 'plain' END AS form,
+            count(DISTINCT e.id)::int AS endpoints
+       FROM webhook_endpoints e, LATERAL (VALUES (e.secret), (e.previous_secret)) AS stored(value)
+      WHERE stored.value IS NOT NULL
+      GROUP BY 1 ORDER BY 1`,
+  );
+  return rows;
+}

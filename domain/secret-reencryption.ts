@@ -29,6 +29,42 @@ export interface ReencryptionReport {
   endpoints_unreadable: number;
   unreadable_endpoint_ids: string[];
   batches: number;
+  /**
+   * Older keys of the ring no stored secret is sealed under once the run ends: safe to drop from
+   * WEBHOOK_SECRET_ENCRYPTION_KEYS. Empty while any secret is still in the `enc:v1` form, which names no key.
+   */
+  unused_key_ids: string[];
+  /** Older keys still sealing some secret (endpoints changed meanwhile, or unreadable), with their endpoint counts. */
+  still_used_key_ids: Record<string, number>;
+  /** Endpoints still holding a plain or `enc:v1` secret after the run. */
+  endpoints_unsealed_or_unbound: number;
+}
+
+/** Which older keys still seal a secret, from what the table holds now. */
+async function keyUse(pool: Pool, ring: KeyRing): Promise<Pick<ReencryptionReport, 'unused_key_ids' | 'still_used_key_ids' | 'endpoints_unsealed_or_unbound'>> {
+  const forms = await endpoints.countSecretForms(pool);
+  const count = (form: string) => forms.find((row) => row.form === form)?.endpoints ?? 0;
+  const older = ring.slice(1).map(encryptionKeyId);
+  const stillUsed = Object.fromEntries(older.filter((id) => count(`enc:v2:${id}`) > 0).map((id) => [id, count(`enc:v2:${id}`)]));
+  return {
+    unused_key_ids: count('enc:v1') > 0 ? [] : older.filter((id) => !(id in stillUsed)),
+    still_used_key_ids: stillUsed,
+    endpoints_unsealed_or_unbound: forms.filter((row) => !row.form.startsWith('enc:v2:')).reduce((sum, row) => sum + row.endpoints, 0),
+  };
+}
+
+/**
+ * WEBHOOK_SECRETS_REQUIRE_SEALED, at the start of a service process: refuses (one line) while any endpoint still
+ * holds a plain or unbound secret, which the sealed-only ring could not open at delivery.
+ */
+export async function checkSecretsSealed(pool: Pool, ring: KeyRing): Promise<void> {
+  if (!ring.sealedOnly) return;
+  const forms = await endpoints.countSecretForms(pool);
+  const unsealed = forms.filter((row) => !row.form.startsWith('enc:v2:')).reduce((sum, row) => sum + row.endpoints, 0);
+  if (unsealed === 0) return;
+  throw new Error(
+    `WEBHOOK_SECRETS_REQUIRE_SEALED=true but ${unsealed} endpoint(s) hold a plain or unbound secret: run \`parcel-webhooks secrets reencrypt\` first`,
+  );
 }
 
 interface BatchPlan {
@@ -70,6 +106,9 @@ export async function reencryptSecrets(
     endpoints_unreadable: 0,
     unreadable_endpoint_ids: [],
     batches: 0,
+    unused_key_ids: [],
+    still_used_key_ids: {},
+    endpoints_unsealed_or_unbound: 0,
   };
   let lastId = '';
   for (;;) {
@@ -90,5 +129,5 @@ export async function reencryptSecrets(
     lastId = (rows[rows.length - 1] as StoredSecrets).id;
     await options.afterBatch?.(report, lastId);
   }
-  return report;
+  return { ...report, ...(await keyUse(pool, ring)) };
 }

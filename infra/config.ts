@@ -1,7 +1,7 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { formatDuration, parseDuration, parseDurationList } from '../core/durations';
-import { parseEncryptionKey } from '../core/secrets';
+import { parseEncryptionKey, sealedOnlyRing, type KeyRing } from '../core/secrets';
 import { ensureLocalEncryptionKey, readLocalEncryptionKey } from './local-encryption-key';
 
 /**
@@ -37,9 +37,10 @@ export interface Config {
     caFile: string | undefined;
     /**
      * 32-byte AES-256-GCM keys, newest first (WEBHOOK_SECRET_ENCRYPTION_KEYS): the newest seals endpoint secrets,
-     * every one opens them (core/secrets.ts). Empty: secrets are stored plain, which production refuses.
+     * every one opens them (core/secrets.ts). Empty: secrets are stored plain, which production refuses. With
+     * WEBHOOK_SECRETS_REQUIRE_SEALED the ring is sealed-only: plain and unbound stored values do not open.
      */
-    secretEncryptionKeys: Buffer[];
+    secretEncryptionKeys: KeyRing;
     secretRotationGraceMs: number;
   };
   delivery: {
@@ -64,9 +65,14 @@ export interface Config {
   rateLimitPerMinute: number;
   dataDir: string;
   metrics: {
-    /** Prometheus page of every service process; 0 disables it. The Temporal SDK's exporter takes port + 1. */
+    /** Prometheus page of every service process; 0 disables it. */
     port: number;
     host: string;
+    /**
+     * Further ports tried one after another when `port` is taken: METRICS_PORT unset, so several processes on
+     * one host each get a page (9464, 9465, ...); 0 when METRICS_PORT names the port.
+     */
+    nextPortsToTry?: number;
   };
   /** OpenTelemetry trace export (infra/tracing.ts); undefined: no SDK starts and nothing is exported. */
   tracing: TracingConfig | undefined;
@@ -238,9 +244,35 @@ function retryLadder(env: Env, name: string): number[] {
 /** Words that mark a value copied from an example rather than generated. */
 const PLACEHOLDER_WORDS = ['changeme', 'change-me', 'change_me', 'example', 'placeholder', 'replace'];
 
+/** Characters a run of one short block may cover before a token counts as patterned. */
+const PATTERN_RUN = 16;
+/** Longest block a run is checked for. */
+const PATTERN_BLOCK = 8;
+
 /**
- * A token nobody could guess from our own files: at least 32 characters, at least 8 distinct ones (so no
- * repeated character or short pattern), and none of the words that mark a value copied from an example.
+ * The block a token repeats: the whole value one block over and over (an 8-character block four times), or a
+ * run of PATTERN_RUN characters repeating a block of up to PATTERN_BLOCK. A random token of 32+ characters does
+ * either with a chance below one in 2^32.
+ */
+export function repeatedBlock(raw: string): string | undefined {
+  for (let size = 1; size <= raw.length / 2; size += 1) {
+    let whole = true;
+    for (let i = size; i < raw.length && whole; i += 1) whole = raw[i] === raw[i - size];
+    if (whole) return raw.slice(0, size);
+  }
+  for (let size = 1; size <= PATTERN_BLOCK; size += 1) {
+    let run = 0;
+    for (let i = size; i < raw.length; i += 1) {
+      run = raw[i] === raw[i - size] ? run + 1 : 0;
+      if (run + size >= PATTERN_RUN) return raw.slice(i - run - size + 1, i - run + 1);
+    }
+  }
+  return undefined;
+}
+
+/**
+ * A token nobody could guess from our own files: at least 32 characters, at least 8 distinct ones, no block
+ * repeated (repeatedBlock), and none of the words that mark a value copied from an example.
  */
 function internalToken(env: Env, name: string): string | undefined {
   const raw = optional(env, name);
@@ -248,6 +280,7 @@ function internalToken(env: Env, name: string): string | undefined {
   const hint = 'must be a random string of 32+ characters, e.g. from `openssl rand -hex 32`';
   if (raw.length < 32) throw new ConfigError(name, `${hint}; got ${raw.length} characters`);
   if (new Set(raw).size < 8) throw new ConfigError(name, `${hint}; got a value of fewer than 8 distinct characters`);
+  if (repeatedBlock(raw) !== undefined) throw new ConfigError(name, `${hint}; got a patterned value (a block of characters repeated)`);
   const word = PLACEHOLDER_WORDS.find((w) => raw.toLowerCase().includes(w));
   if (word) throw new ConfigError(name, `${hint}; got a placeholder (it contains "${word}")`);
   return raw;
@@ -310,7 +343,87 @@ function tracing(env: Env): TracingConfig | undefined {
   };
 }
 
-export function loadConfig(env: Env = process.env): Config {
+/**
+ * Settings that hold a secret. Each may instead name a file holding it, `<NAME>_FILE` (Docker and Kubernetes
+ * secrets): the file's content, surrounding whitespace trimmed, is the value. Setting both is an error.
+ */
+export const SECRET_SETTINGS = [
+  'DATABASE_URL',
+  'INTERNAL_API_TOKEN',
+  'SMTP_URL',
+  'TEMPORAL_API_KEY',
+  'WEBHOOK_SECRET_ENCRYPTION_KEY',
+  'WEBHOOK_SECRET_ENCRYPTION_KEYS',
+] as const;
+
+function withSecretFiles(env: Env): Env {
+  const resolved = { ...env };
+  for (const name of SECRET_SETTINGS) {
+    const file = optional(env, `${name}_FILE`);
+    if (file === undefined) continue;
+    if (optional(env, name) !== undefined) throw new ConfigError(`${name}_FILE`, `and ${name} are both set: set one of them`);
+    let content: string;
+    try {
+      content = readFileSync(file, 'utf8');
+    } catch (err) {
+      throw new ConfigError(`${name}_FILE`, `names a file that cannot be read: ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+    // An empty file is an unset setting, as an empty variable is: an optional secret (SMTP_URL) can be mounted empty.
+    resolved[name] = content.trim();
+  }
+  return resolved;
+}
+
+/**
+ * WEBHOOK_SECRETS_REQUIRE_SEALED=true: every stored secret must be sealed and bound to its endpoint (run
+ * `secrets reencrypt` first); the ring then opens nothing else, and service processes check at start.
+ */
+function keyRing(env: Env): KeyRing {
+  const ring = encryptionKeyRing(env);
+  if (!boolean(env, 'WEBHOOK_SECRETS_REQUIRE_SEALED', false)) return ring;
+  if (ring.length === 0) {
+    throw new ConfigError('WEBHOOK_SECRETS_REQUIRE_SEALED', 'needs WEBHOOK_SECRET_ENCRYPTION_KEYS: nothing can be sealed without a key');
+  }
+  return sealedOnlyRing(ring);
+}
+
+/** In production links and session cookies are built on PUBLIC_URL, and only https keeps them private. */
+function requireHttpsInProduction(env: Env, publicUrl: string | undefined): void {
+  if (optional(env, 'NODE_ENV') !== 'production' || publicUrl?.startsWith('https://')) return;
+  throw new ConfigError(
+    'PUBLIC_URL',
+    `must be an https origin when NODE_ENV=production, such as https://hooks.example.com; got ${publicUrl ?? 'nothing'}`,
+  );
+}
+
+/** METRICS_PORT when set; unset, 9464 or, when taken, one of the next nine (infra/metrics-server.ts). */
+function metricsSettings(env: Env): Config['metrics'] {
+  const explicit = optional(env, 'METRICS_PORT') !== undefined;
+  return {
+    port: integer(env, 'METRICS_PORT', 9464, 0, 65535),
+    // Loopback by default: the page names routes and error kinds, not for the open internet.
+    host: optional(env, 'METRICS_HOST') ?? '127.0.0.1',
+    nextPortsToTry: explicit ? 0 : 9,
+  };
+}
+
+function databaseUrl(env: Env): string {
+  return url(env, 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/parcel_webhooks', ['postgres:', 'postgresql:']) as string;
+}
+
+/** DATABASE_URL alone, for `migrate`: a job that needs no other setting is given no other secret. */
+export function loadDatabaseUrl(given: Env = process.env): string {
+  return databaseUrl(withSecretFiles(given));
+}
+
+export function loadConfig(given: Env = process.env): Config {
+  const env = withSecretFiles(given);
+  const config = configFrom(env);
+  requireHttpsInProduction(env, config.publicUrl);
+  return config;
+}
+
+function configFrom(env: Env): Config {
   const internalApiToken = internalToken(env, 'INTERNAL_API_TOKEN');
   const tlsCertPath = readableFile(env, 'TEMPORAL_TLS_CERT');
   const tlsKeyPath = readableFile(env, 'TEMPORAL_TLS_KEY');
@@ -326,10 +439,7 @@ export function loadConfig(env: Env = process.env): Config {
     port,
     host: optional(env, 'HOST') ?? '0.0.0.0',
     logLevel: optional(env, 'LOG_LEVEL') ?? 'info',
-    databaseUrl: url(env, 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/parcel_webhooks', [
-      'postgres:',
-      'postgresql:',
-    ]) as string,
+    databaseUrl: databaseUrl(env),
     temporal: {
       address: optional(env, 'TEMPORAL_ADDRESS'),
       namespace: optional(env, 'TEMPORAL_NAMESPACE') ?? 'default',
@@ -348,7 +458,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhook: {
       allowPrivateTargets: boolean(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
       caFile: readableFile(env, 'WEBHOOK_CA_FILE'),
-      secretEncryptionKeys: encryptionKeyRing(env),
+      secretEncryptionKeys: keyRing(env),
       secretRotationGraceMs: duration(env, 'WEBHOOK_SECRET_ROTATION_GRACE', '24h', 0, 7 * 86_400_000),
     },
     delivery: {
@@ -368,12 +478,7 @@ export function loadConfig(env: Env = process.env): Config {
     notificationFrom: optional(env, 'NOTIFICATION_FROM') ?? 'Parcel Webhooks <no-reply@parcel-webhooks.invalid>',
     rateLimitPerMinute: integer(env, 'API_RATE_LIMIT_PER_MINUTE', 600, 1, 1_000_000),
     dataDir: optional(env, 'PARCEL_DATA_DIR') ?? '.data',
-    metrics: {
-      // 65534 at most: the Temporal SDK's own exporter listens on the next port (infra/temporal-runtime.ts).
-      port: integer(env, 'METRICS_PORT', 9464, 0, 65534),
-      // Loopback by default: the page names routes and error kinds, not for the open internet.
-      host: optional(env, 'METRICS_HOST') ?? '127.0.0.1',
-    },
+    metrics: metricsSettings(env),
     tracing: tracing(env),
   };
 }

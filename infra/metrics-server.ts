@@ -4,7 +4,8 @@ import type { Config } from './config';
 import { collectProcessMetrics, registry } from './metrics';
 
 /**
- * The metrics page of a service process: `GET /metrics` on METRICS_HOST:METRICS_PORT, our registry followed by
+ * The metrics page of a service process: `GET /metrics` on METRICS_HOST:METRICS_PORT (unset: the first free port
+ * from 9464 on), our registry followed by
  * the Temporal SDK's own worker metrics (infra/temporal-runtime.ts), fetched from its exporter at scrape time,
  * so one scrape target per process holds both. Its own small server, not a route of the API: the worker has no
  * HTTP server, and the API's auth, rate limit and request metrics must not apply to the scraper.
@@ -51,6 +52,28 @@ function listen(server: Server, port: number, host: string): Promise<void> {
   });
 }
 
+/**
+ * METRICS_PORT, or with it unset the first free of it and the next ports (several workers and an API on one host
+ * each get a page). False, warned, when none can be bound: the process goes on without metrics.
+ */
+async function listenOnFirstFree(server: Server, options: ServeMetricsOptions): Promise<boolean> {
+  const { port, host, nextPortsToTry = 0 } = options.metrics;
+  const last = Math.min(65535, port + nextPortsToTry);
+  for (let candidate = port; candidate <= last; candidate += 1) {
+    try {
+      await listen(server, candidate, host);
+      return true;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EADDRINUSE' && candidate < last) continue;
+      const tried = last > port ? `${port}-${last}` : String(port);
+      options.warn(`metrics: cannot listen on ${host}:${tried} (${code ?? (err as Error).message}); this process serves no metrics`);
+      return false;
+    }
+  }
+  return false;
+}
+
 /** undefined when disabled (METRICS_PORT=0) or when the port cannot be bound (warned, never fatal). */
 export async function serveMetrics(options: ServeMetricsOptions): Promise<MetricsServer | undefined> {
   const { port, host } = options.metrics;
@@ -66,12 +89,7 @@ export async function serveMetrics(options: ServeMetricsOptions): Promise<Metric
       (err: Error) => response.writeHead(500, { 'content-type': 'text/plain' }).end(`metrics: ${err.message}\n`),
     );
   });
-  try {
-    await listen(server, port, host);
-  } catch (err) {
-    options.warn(`metrics: cannot listen on ${host}:${port} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); this process serves no metrics`);
-    return undefined;
-  }
+  if (!(await listenOnFirstFree(server, options))) return undefined;
   // A scraper's keep-alive connection must not hold the process open at shutdown.
   server.unref();
   const bound = (server.address() as AddressInfo).port;

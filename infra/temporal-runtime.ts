@@ -1,37 +1,54 @@
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { Runtime, type RuntimeOptions } from '@temporalio/worker';
 import type { Config } from './config';
 
 /**
  * The Temporal SDK's runtime for a process that runs a worker, with the SDK's own metrics (temporal_*: task
- * slots, poll and schedule-to-start latencies, sticky cache...) on a Prometheus exporter bound to loopback at
- * METRICS_PORT + 1. Our metrics page fetches it at scrape time (infra/metrics-server.ts), so operators scrape
- * one port per process; the exporter's own port is loopback-only and needs no firewall rule.
+ * slots, poll and schedule-to-start latencies, sticky cache...) on a Prometheus exporter bound to a free loopback
+ * port. Our metrics page fetches it at scrape time (infra/metrics-server.ts), so operators scrape one port per
+ * process and never this one: it can be any port, and several workers on one host never contend for it.
  * Installed once, before the first NativeConnection: the SDK reads these options only then.
  */
 
-export function temporalMetricsAddress(metrics: Config['metrics']): string | undefined {
-  return metrics.port === 0 ? undefined : `127.0.0.1:${metrics.port + 1}`;
+/** Tries before the SDK's metrics are given up: another process may take a port between our probe and the SDK's bind. */
+const EXPORTER_BIND_TRIES = 3;
+
+/** A loopback port free right now: the SDK binds the address it is given and cannot report a port of its choosing. */
+export function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
 }
 
 /**
- * Returns the exporter's page URL, or undefined when metrics are off or the port is taken (warned). The SDK's
- * naming defaults are kept (durations in milliseconds, counters without _total), as Temporal's own SDK
- * dashboards read them.
+ * Returns the exporter's page URL, or undefined when metrics are off or no port could be bound (warned: the
+ * worker runs on without the SDK's metrics). The SDK's naming defaults are kept (durations in milliseconds,
+ * counters without _total), as Temporal's own SDK dashboards read them.
  */
-export function installTemporalRuntime(
+export async function installTemporalRuntime(
   metrics: Config['metrics'],
   options: Pick<RuntimeOptions, 'logger' | 'shutdownSignals'>,
   warn: (message: string) => void,
-): string | undefined {
-  const bindAddress = temporalMetricsAddress(metrics);
-  if (bindAddress) {
-    try {
-      Runtime.install({ ...options, telemetryOptions: { metrics: { prometheus: { bindAddress } } } });
-      return `http://${bindAddress}/metrics`;
-    } catch (err) {
-      // The SDK fails to create its runtime when the port is taken; it can be created again without it.
-      warn(`metrics: Temporal SDK metrics off (${(err as Error).message})`);
+): Promise<string | undefined> {
+  if (metrics.port !== 0) {
+    let failure = '';
+    for (let attempt = 1; attempt <= EXPORTER_BIND_TRIES; attempt += 1) {
+      const bindAddress = `127.0.0.1:${await freeLoopbackPort()}`;
+      try {
+        Runtime.install({ ...options, telemetryOptions: { metrics: { prometheus: { bindAddress } } } });
+        return `http://${bindAddress}/metrics`;
+      } catch (err) {
+        // The SDK fails to create its runtime when the port is taken; it can be created again.
+        failure = (err as Error).message;
+      }
     }
+    warn(`metrics: Temporal SDK metrics off (${failure})`);
   }
   Runtime.install(options);
   return undefined;

@@ -1,6 +1,7 @@
 import { Client } from '@temporalio/client';
 import { createPool } from '../db/pool';
 import { operationalState } from '../domain/operational-state';
+import { checkSecretsSealed } from '../domain/secret-reencryption';
 import { loadConfigOrExit, unsafeSettingWarnings } from '../infra/config';
 import { createHttpAgent } from '../infra/http-client';
 import { watchDatabaseState, watchPool } from '../infra/metrics';
@@ -26,13 +27,14 @@ async function main(): Promise<void> {
   for (const line of unsafeSettingWarnings(config)) process.stderr.write(`${line}\n`);
   const warn = (line: string) => process.stderr.write(`${line}\n`);
   // Before the first connection: the SDK's metrics exporter is part of its runtime.
-  const temporalMetrics = installTemporalRuntime(config.metrics, {}, warn);
+  const temporalMetrics = await installTemporalRuntime(config.metrics, {}, warn);
   // Before the pool and the worker, which install their spans only when it runs (OTEL_* unset: nothing starts).
   const tracing = startTracing(config, 'parcel-webhooks-worker');
   // Served while Temporal is still awaited: that is when an operator most needs the page.
   const pool = createPool(config.databaseUrl);
   tracePool(pool);
   watchPool('worker', pool);
+  await checkSecretsSealed(pool, config.webhook.secretEncryptionKeys);
   watchDatabaseState(() => operationalState(pool));
   const metrics = await serveMetrics({ metrics: config.metrics, temporalUrl: temporalMetrics, warn });
   if (metrics) process.stdout.write(`worker: metrics on ${metrics.url}\n`);

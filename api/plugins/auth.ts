@@ -4,13 +4,17 @@ import { ApiError } from '../../core/errors';
 import { isScope, type Scope } from '../../core/scopes';
 import type { Pool } from '../../db/pool';
 import { verifyApiKey, type KeyContext } from '../../domain/api-keys';
+import { CredentialFailures } from '../credential-failures';
 
 export type AuthContext = KeyContext;
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** The caller behind an Authorization header; also used where no route matched (api/errors.ts). */
-    authenticate(header: string | undefined): Promise<AuthContext>;
+    /**
+     * The caller behind a request's Authorization header, unless its client address already presented too many
+     * bad keys this minute (then rate_limited, with no lookup); also used where no route matched (api/errors.ts).
+     */
+    identify(request: FastifyRequest): Promise<AuthContext>;
   }
   interface FastifyRequest {
     auth?: AuthContext;
@@ -88,18 +92,30 @@ function checkRouteScope(route: RouteOptions): void {
 
 async function authPlugin(fastify: FastifyInstance, options: { now?: () => Date }): Promise<void> {
   const now = options.now ?? (() => new Date());
-  fastify.decorate('authenticate', (header: string | undefined) => authenticate(fastify.pg, header, now()));
+  // As many bad keys a minute as API_RATE_LIMIT_PER_MINUTE allows requests: the per-client budget, spent on
+  // failures before they reach the database rather than counted after each lookup.
+  const failures = new CredentialFailures(fastify.config.rateLimitPerMinute, 60_000, 'API keys');
+  fastify.decorate('identify', async (request: FastifyRequest) => {
+    failures.check(request.ip);
+    try {
+      return await authenticate(fastify.pg, request.headers.authorization, now());
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 401) failures.record(request.ip);
+      throw err;
+    }
+  });
   fastify.decorateRequest('auth', undefined);
   fastify.decorateRequest('authError', undefined);
   fastify.addHook('onRoute', checkRouteScope);
   // Identify in onRequest so the rate limiter (a route-level onRequest hook, so after this one) can count
-  // per key; the verdict is delivered in preParsing, still before any body is read.
+  // per key; the verdict is delivered in preParsing, still before any body is read. A client refused for its
+  // bad keys is answered at once.
   fastify.addHook('onRequest', async (request) => {
     if (!request.routeOptions.config.scope) return;
     try {
-      request.auth = await fastify.authenticate(request.headers.authorization);
+      request.auth = await fastify.identify(request);
     } catch (err) {
-      if (!(err instanceof ApiError)) throw err;
+      if (!(err instanceof ApiError) || err.code === 'rate_limited') throw err;
       request.authError = err;
     }
   });
@@ -111,4 +127,4 @@ async function authPlugin(fastify: FastifyInstance, options: { now?: () => Date 
   });
 }
 
-export default fp(authPlugin, { name: 'auth', dependencies: ['pg'] });
+export default fp(authPlugin, { name: 'auth', dependencies: ['config', 'pg'] });

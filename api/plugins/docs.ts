@@ -17,8 +17,8 @@ const AUTH_ERRORS = {
 function describeRoute({ schema: given, url, route }: { schema: FastifySchema | undefined; url: string; route: RouteOptions }) {
   // Routes without a schema (test-only routes, plugins' own) come with none at all.
   const schema = given ?? {};
-  const scope = route.config?.scope;
-  if (url.startsWith('/internal/') || url === '/openapi.json') return { schema: { ...schema, hide: true }, url };
+  const scope = route.config?.scope as Scope | undefined;
+  if (route.config?.internal === true || url === '/openapi.json') return { schema: { ...schema, hide: true }, url };
   if (!scope) return { schema, url };
   const described = schema as FastifySchema & { description?: string; response?: Record<string, unknown> };
   return {
@@ -57,6 +57,10 @@ export const DOCS_CONTENT_SECURITY_POLICY = [
 
 const DOCS_HEADERS: Readonly<Record<string, string>> = { 'Content-Security-Policy': DOCS_CONTENT_SECURITY_POLICY, ...PAGE_SECURITY_HEADERS };
 
+export function isDocsRoute(route: string | undefined): boolean {
+  return route === '/docs' || route?.startsWith('/docs/') === true;
+}
+
 /** OpenAPI from the route schemas at /openapi.json, and a browsable page at /docs. */
 async function docsPlugin(app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
@@ -85,9 +89,10 @@ async function docsPlugin(app: FastifyInstance): Promise<void> {
     routePrefix: '/docs',
     uiConfig: { validatorUrl: null },
   });
-  // Every answer under /docs, its static files too (served by a plugin of Swagger UI's own, without its hooks).
+  // Every answer of a route under /docs, its static files too (served by a plugin of Swagger UI's own, without
+  // its hooks). The matched route decides, not the URL as sent, which the router decodes first (`/%64ocs`).
   app.addHook('onRequest', async (request, reply) => {
-    if (request.url === '/docs' || request.url.startsWith('/docs/') || request.url.startsWith('/docs?')) reply.headers(DOCS_HEADERS);
+    if (isDocsRoute(request.routeOptions.url)) reply.headers(DOCS_HEADERS);
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 }

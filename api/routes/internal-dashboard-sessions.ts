@@ -35,7 +35,8 @@ export default async function internalDashboardSessionRoutes(fastify: FastifyIns
   app.post(
     '/internal/v1/dashboard/sessions',
     {
-      onRequest: async (request) => checkToken(request, app.config.internalApiToken),
+      config: { internal: true },
+      onRequest: async (request) => checkToken(request, app.config.internalApiToken, app.internalTokenFailures),
       schema: {
         tags: ['internal'],
         summary: 'Create a single-use sign-in link to the developers page (parcel system only)',

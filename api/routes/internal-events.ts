@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { ApiError } from '../../core/errors';
+import type { CredentialFailures } from '../credential-failures';
 import { EVENT_TYPES } from '../../core/event-catalog';
 import { PostedEvent } from '../../domain/event-log';
 import { publishEvent } from '../../domain/events';
@@ -37,13 +38,23 @@ function tokenMatches(presented: string, expected: string): boolean {
   return timingSafeEqual(digest(presented), digest(expected));
 }
 
-export function checkToken(request: FastifyRequest, expected: string | undefined): void {
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Wrong internal tokens per client address (api/credential-failures.ts), shared by every internal route. */
+    internalTokenFailures: CredentialFailures;
+  }
+}
+
+export function checkToken(request: FastifyRequest, expected: string | undefined, failures: CredentialFailures): void {
   if (expected === undefined) {
     throw new ApiError('route_not_found', `Unrecognized request URL (${request.method} ${request.url.split('?')[0]}).`);
   }
+  // Before the comparison: a client guessing tokens is stopped after a few, whatever it sends next.
+  failures.check(request.ip);
   const header = request.headers.authorization ?? '';
   const match = /^Bearer (.+)$/.exec(header);
   if (!match || !tokenMatches(match[1] as string, expected)) {
+    failures.record(request.ip);
     throw new ApiError('invalid_internal_token', 'Send the internal token as Authorization: Bearer <INTERNAL_API_TOKEN>.');
   }
 }
@@ -53,8 +64,9 @@ export default async function internalEventRoutes(fastify: FastifyInstance): Pro
   app.post(
     '/internal/v1/events',
     {
+      config: { internal: true },
       // Before the body is read: an unauthenticated caller gets nothing parsed or validated.
-      onRequest: async (request) => checkToken(request, app.config.internalApiToken),
+      onRequest: async (request) => checkToken(request, app.config.internalApiToken, app.internalTokenFailures),
       schema: {
         tags: ['internal'],
         summary: 'Publish an event (parcel system only)',

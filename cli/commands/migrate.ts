@@ -8,7 +8,7 @@ export function registerMigrate(program: Command, ctx: CliContext): void {
     .description('Create the database when missing and apply pending migrations (DATABASE_URL)')
     .option('--json', 'print one JSON document')
     .action(async (_options, command: Command) => {
-      const applied = await prepareDatabase(ctx.config.databaseUrl);
+      const applied = await prepareDatabase(ctx.databaseUrl);
       print(command, { object: 'migration_run', applied }, () =>
         applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date',
       );

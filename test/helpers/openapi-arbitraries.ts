@@ -302,3 +302,26 @@ export function requestFor(op: Operation, ctx: FuzzContext, kind: 'chaos' | 'foc
   const generate = kind === 'chaos' ? chaosRequest : focusedRequest;
   return fc.oneof(generate(op, ctx.test, ctx), generate(op, ctx.live, ctx));
 }
+
+/**
+ * Spellings of a route's path that a router, a proxy or a string test might read differently: letters
+ * percent-encoded (either hex case) or in other case, doubled or encoded slashes, dot segments before it, and
+ * odd endings. Half of them only percent-encode letters, the spelling a router decodes back to the route itself.
+ */
+export function pathSpellings(path: string): fc.Arbitrary<string> {
+  const hex = (c: string) => c.charCodeAt(0).toString(16);
+  const spelled = (text: string, letter: (c: string) => fc.Arbitrary<string>) =>
+    fc.tuple(...[...text].map((c) => (/[a-z0-9]/i.test(c) ? letter(c) : fc.constant(c)))).map((chars) => chars.join(''));
+  const segments = path.split('/').slice(1);
+  const encoded = fc
+    .tuple(...segments.map((text) => spelled(text, (c) => fc.constantFrom(c, c, `%${hex(c)}`, `%${hex(c).toUpperCase()}`))))
+    .map((parts) => parts.map((text) => `/${text}`).join(''));
+  const letter = (c: string) => fc.constantFrom(c, c, c.toUpperCase(), `%${hex(c)}`, `%${hex(c).toUpperCase()}`);
+  const separator = fc.constantFrom('/', '/', '/', '//', '/./', '/%2f', '/%2F');
+  const prefix = fc.constantFrom('', '', '/v1/..', '/.', '/%2e%2e', '/x/%2e%2e', '/x/..', '/');
+  const ending = fc.constantFrom('', '', '/', ';', '%20', '?x=1', '%00');
+  const wild = fc
+    .tuple(prefix, fc.tuple(...segments.map((text) => fc.tuple(separator, spelled(text, letter)))), ending)
+    .map(([before, parts, after]) => before + parts.map(([sep, text]) => sep + text).join('') + after);
+  return fc.oneof(encoded, wild);
+}

@@ -44,7 +44,7 @@ function bindable(port: number): Promise<boolean> {
   });
 }
 
-/** A port free with the next one too: the metrics page takes METRICS_PORT, the Temporal SDK's exporter the next. */
+/** A port free with the next one too, for a metrics page and a neighbour. */
 export async function freeMetricsPort(): Promise<number> {
   for (let tries = 0; tries < 50; tries++) {
     const port = 20_000 + Math.floor(Math.random() * 40_000);

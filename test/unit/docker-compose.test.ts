@@ -1,4 +1,5 @@
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -16,12 +17,12 @@ import {
 } from '../../temporal-tools/temporal-server-config';
 import { devServerArgs } from '../../temporal-tools/dev-server';
 import { dynamicConfigValues } from '../../temporal-tools/dynamic-config';
-import { loadConfig } from '../../infra/config';
-import { temporalMetricsAddress } from '../../infra/temporal-runtime';
+import { loadConfig, SECRET_SETTINGS } from '../../infra/config';
 
 // No Docker engine runs here, so the compose file is checked by reading it.
 const root = path.join(__dirname, '..', '..');
 const compose = parse(readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
+  secrets: Record<string, { file: string }>;
   services: Record<string, {
     image?: string;
     build?: string;
@@ -33,6 +34,7 @@ const compose = parse(readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'
     expose?: string[];
     profiles?: string[];
     environment?: Record<string, string>;
+    secrets?: string[];
     depends_on?: Record<string, { condition: string }> | string[];
   }>;
 };
@@ -54,6 +56,7 @@ describe('docker-compose.yml', () => {
     expect(services.postgres?.ports).toEqual(['127.0.0.1:5432:5432']);
     expect(services.temporal?.ports).toEqual(['127.0.0.1:7233:7233']);
     expect(services['temporal-ui']?.ports).toEqual(['127.0.0.1:8233:8080']);
+    expect(services.prometheus?.ports).toEqual(['127.0.0.1:9090:9090']);
     expect(services.api?.ports).toEqual(['3000:3000']);
     // Workers scale out (`--scale worker=N`): a fixed host port would stop the second replica.
     expect(services.worker?.ports).toBeUndefined();
@@ -119,24 +122,51 @@ describe('docker-compose.yml', () => {
     expect([...missing]).toEqual([]);
   });
 
-  it('requires INTERNAL_API_TOKEN from the shell, with no default, and the app refuses a short or placeholder one', () => {
-    const raw = readFileSync(path.join(root, 'docker-compose.yml'), 'utf8');
-    expect(raw).toContain('INTERNAL_API_TOKEN: ${INTERNAL_API_TOKEN:?set INTERNAL_API_TOKEN to a random string of 32+ characters}');
-    expect(() => interpolated(services.api?.environment ?? {})).toThrow(/set INTERNAL_API_TOKEN/);
-    for (const token of ['change-me-internal-token', 'change-me-internal-token-0123456789']) {
-      expect(() => loadConfig(interpolated(services.api?.environment ?? {}, { ...SHELL, INTERNAL_API_TOKEN: token }))).toThrow(/INTERNAL_API_TOKEN/);
+  it('gives each service only the secrets it uses, as Docker secrets from files read through <NAME>_FILE', () => {
+    for (const [name, secret] of Object.entries(compose.secrets)) {
+      expect(secret.file, name).toBe(`./secrets/${name}`);
+    }
+    const used = (name: string) => [...(services[name]?.secrets ?? [])].sort();
+    expect(used('api')).toEqual(['database_url', 'internal_api_token', 'webhook_secret_encryption_keys']);
+    expect(used('worker')).toEqual(['database_url', 'smtp_url', 'webhook_secret_encryption_keys']);
+    expect(used('migrate')).toEqual(['database_url']);
+    for (const [name, service] of Object.entries(services)) {
+      const env = service.environment ?? {};
+      // No secret setting's value in the file or the shell: only <NAME>_FILE, naming a secret the service mounts.
+      for (const setting of SECRET_SETTINGS) expect(env[setting], `${name} ${setting}`).toBeUndefined();
+      for (const [key, value] of Object.entries(env).filter(([key]) => key.endsWith('_FILE'))) {
+        const secret = /^\/run\/secrets\/(\w+)$/.exec(value)?.[1];
+        expect(secret, `${name} ${key}`).toBe(key.slice(0, -'_FILE'.length).toLowerCase());
+        expect(service.secrets, `${name} ${key}`).toContain(secret);
+      }
+      if (['api', 'worker', 'migrate'].includes(name)) continue;
+      expect(service.secrets, name).toBeUndefined();
     }
   });
 
-  it('requires the secrets encryption key ring from the shell, which the image (NODE_ENV=production) needs to start', () => {
-    const { WEBHOOK_SECRET_ENCRYPTION_KEYS: _key, ...withoutKey } = SHELL;
-    expect(() => interpolated(services.api?.environment ?? {}, withoutKey)).toThrow(/set WEBHOOK_SECRET_ENCRYPTION_KEYS/);
-    const env = { ...interpolated(services.api?.environment ?? {}, SHELL), NODE_ENV: 'production' };
-    expect(loadConfig(env).webhook.secretEncryptionKeys).toHaveLength(1);
+  it('starts api and worker under NODE_ENV=production from the secret files, and refuses a placeholder token', () => {
+    for (const name of ['api', 'worker'] as const) {
+      const config = loadConfig(productionEnv(name));
+      expect(config.databaseUrl, name).toBe(SECRET_FILES.database_url);
+      expect(config.webhook.secretEncryptionKeys, name).toHaveLength(1);
+      expect(config.publicUrl, name).toBe(SHELL.PUBLIC_URL);
+    }
+    expect(loadConfig(productionEnv('api')).internalApiToken).toBe(SECRET_FILES.internal_api_token);
+    expect(loadConfig(productionEnv('worker')).internalApiToken).toBeUndefined();
+    expect(loadConfig(productionEnv('worker')).smtpUrl).toBeUndefined();
+    for (const token of ['change-me-internal-token', 'change-me-internal-token-0123456789', 'a1b2c3d4'.repeat(4)]) {
+      expect(() => loadConfig(productionEnv('api', { internal_api_token: token }))).toThrow(/INTERNAL_API_TOKEN/);
+    }
+  });
+
+  it('requires PUBLIC_URL from the shell: the image (NODE_ENV=production) needs an https one to start', () => {
+    const { PUBLIC_URL: _url, ...withoutUrl } = SHELL;
+    expect(() => interpolated(services.api?.environment ?? {}, withoutUrl)).toThrow(/set PUBLIC_URL/);
+    expect(() => loadConfig(productionEnv('api', {}, { PUBLIC_URL: 'http://hooks.example.com' }))).toThrow(/^config: PUBLIC_URL/);
   });
 
   it('serves the internal routes on INTERNAL_PORT, to the compose network only', () => {
-    const config = loadConfig(interpolated(services.api?.environment ?? {}, SHELL));
+    const config = loadConfig(productionEnv('api'));
     expect(config.internalPort).toBeGreaterThan(0);
     expect(config.internalPort).not.toBe(config.port);
     expect(services.api?.expose).toContain(String(config.internalPort));
@@ -146,7 +176,7 @@ describe('docker-compose.yml', () => {
   it('configures the app through the contract environment variables', () => {
     for (const name of ['api', 'worker'] as const) {
       const env = services[name]?.environment ?? {};
-      expect(env.DATABASE_URL).toMatch(/^postgres:\/\/.*@postgres:5432\//);
+      expect(loadConfig(productionEnv(name)).databaseUrl).toMatch(/^postgres:\/\/.*@postgres:5432\//);
       expect(env.TEMPORAL_ADDRESS).toBe('temporal:7233');
       expect(env.TEMPORAL_NAMESPACE).toBe('default');
     }
@@ -155,7 +185,7 @@ describe('docker-compose.yml', () => {
 
   it('serves each process\'s Prometheus page to the compose network, as the app\'s own config reads it', () => {
     for (const name of ['api', 'worker'] as const) {
-      const config = loadConfig(interpolated(services[name]?.environment ?? {}, SHELL));
+      const config = loadConfig(productionEnv(name));
       // 127.0.0.1, the default, would be unreachable from the scraper's container.
       expect(config.metrics.host, name).toBe('0.0.0.0');
       expect(config.metrics.port, name).toBeGreaterThan(0);
@@ -164,11 +194,10 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  it('the worker\'s Temporal SDK metrics are on its loopback at METRICS_PORT+1, reached through its page, not exposed', () => {
-    const config = loadConfig(interpolated(services.worker?.environment ?? {}, SHELL));
-    expect(temporalMetricsAddress(config.metrics)).toBe(`127.0.0.1:${config.metrics.port + 1}`);
+  it('the worker\'s Temporal SDK metrics are reached through its page, on no exposed port', () => {
+    const config = loadConfig(productionEnv('worker'));
     const published = [...(services.worker?.expose ?? []), ...(services.worker?.ports ?? [])];
-    expect(published).not.toContain(String(config.metrics.port + 1));
+    expect(published).toEqual([String(config.metrics.port)]);
   });
 
   it('has an optional Prometheus that scrapes the api and every worker replica on their metrics port', () => {
@@ -197,10 +226,28 @@ describe('docker-compose.yml', () => {
 });
 
 /** What an operator sets in the shell before `docker compose up`: the variables compose requires. */
-const SHELL: Record<string, string> = {
-  INTERNAL_API_TOKEN: 'f3c9a1d27be84e0c9d1a5b7e2c4f6a80',
-  WEBHOOK_SECRET_ENCRYPTION_KEYS: '6b1f0c2a9d4e8f7a3c5b1e0d9f8a7c6b5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b',
+const SHELL: Record<string, string> = { PUBLIC_URL: 'https://hooks.example.com' };
+
+/** What an operator writes into ./secrets, as the comment atop docker-compose.yml says. */
+const SECRET_FILES: Record<string, string> = {
+  database_url: 'postgres://postgres:postgres@postgres:5432/parcel_webhooks',
+  internal_api_token: 'f3c9a1d27be84e0c9d1a5b7e2c4f6a80',
+  webhook_secret_encryption_keys: '6b1f0c2a9d4e8f7a3c5b1e0d9f8a7c6b5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b',
+  smtp_url: '',
 };
+
+/**
+ * A service's environment as its container sees it under the image's NODE_ENV=production: compose's
+ * interpolation, and each /run/secrets/<name> a file holding that secret (SECRET_FILES, overridden by `files`).
+ */
+function productionEnv(name: string, files: Record<string, string> = {}, shell: Record<string, string> = {}): Record<string, string> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'compose-secrets-'));
+  const contents = { ...SECRET_FILES, ...files };
+  for (const secret of services[name]?.secrets ?? []) writeFileSync(path.join(dir, secret), `${contents[secret]}\n`);
+  const env = interpolated(services[name]?.environment ?? {}, { ...SHELL, ...shell });
+  const mounted = Object.entries(env).map(([key, value]) => [key, value.replace(/^\/run\/secrets\//, `${dir}/`)]);
+  return { ...Object.fromEntries(mounted), NODE_ENV: 'production' };
+}
 
 /**
  * Compose's interpolation with `shell` as the shell's variables: `${NAME:-default}` is the variable or its

@@ -7,10 +7,14 @@ import { createApiKey } from '../../../domain/api-keys';
 import { problemsWith, type Observed } from '../../helpers/fuzz-checks';
 import { pageRequest, type PageRoute, type PageSession } from '../../helpers/page-arbitraries';
 import { rawExchange, rawRequest, toBytes } from '../../helpers/raw-http';
-import { requestFor, type FuzzContext, type FuzzRequest, type ModeFixture } from '../../helpers/openapi-arbitraries';
+import { pathSpellings, requestFor, type FuzzContext, type FuzzRequest, type ModeFixture } from '../../helpers/openapi-arbitraries';
 import { INTERNAL_OPERATIONS, operationsOf, type Operation } from '../../helpers/openapi-operations';
 import { parcel } from '../../helpers/delivery';
 import { servedRoutes } from '../../helpers/routes';
+import { CredentialFailures } from '../../../api/credential-failures';
+import { startApi } from '../../../api/server';
+import { randomBase62 } from '../../../core/ids';
+import { createAccount } from '../../helpers/fixtures';
 
 /**
  * Hostile input, property-based: requests generated from the OpenAPI document for every route (and the hidden
@@ -51,6 +55,9 @@ const foreign: string[] = [];
 beforeAll(async () => {
   fixture = await apiFixture({ config: testConfig({ INTERNAL_API_TOKEN: TOKEN, API_RATE_LIMIT_PER_MINUTE: '1000000' }) });
   operations = [...operationsOf(fixture.app.swagger()), ...INTERNAL_OPERATIONS];
+  // The suite sends wrong internal tokens by the thousand from one address, as it sends bad keys under a limit of
+  // a million: the limit on guesses has its own test (credential-limits.test.ts).
+  fixture.app.internalTokenFailures = new CredentialFailures(Number.MAX_SAFE_INTEGER, 60_000, 'internal tokens');
 });
 afterAll(async () => {
   if (STATS) console.log([...tally].sort(([a], [b]) => a.localeCompare(b)).map(([key, n]) => `${String(n).padStart(6)} ${key}`).join('\n'));
@@ -203,6 +210,35 @@ describe('requests as bytes on a real socket', () => {
       }),
       { seed: SEED, numRuns: RUNS },
     );
+  });
+});
+
+describe('internal routes spelled every way, on the public port of an API with INTERNAL_PORT', () => {
+  it('never reach an internal handler: 404 (or 400 for a malformed URL), and nothing is stored', { timeout: 60_000 + RUNS * 300 }, async () => {
+    const api = await startApi(testConfig({ INTERNAL_API_TOKEN: TOKEN, HOST: '127.0.0.1', PORT: '0', INTERNAL_PORT: '0' }));
+    try {
+      const port = Number(new URL(api.url).port);
+      const accountId = await createAccount(fixture.pool);
+      const spelled = fc.oneof(pathSpellings('/internal/v1/events'), pathSpellings('/internal/v1/dashboard/sessions'));
+      await fc.assert(
+        fc.asyncProperty(spelled, async (path) => {
+          const id = `evt_${randomBase62(24)}`;
+          const body = Buffer.from(JSON.stringify({ id, account_id: accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } }));
+          const bytes = toBytes({ method: 'POST', path, headerLines: [`Authorization: Bearer ${TOKEN}`, 'Content-Type: application/json'], body });
+          const response = await rawExchange(port, bytes);
+          if (STATS) count({ method: 'POST', path: 'spelled /internal', parameters: [], auth: 'none' }, 'spelling', response);
+          expect([400, 404], `${path}: ${response.body}`).toContain(response.statusCode);
+          if (response.statusCode === 404) expect(JSON.parse(response.body).error.code, path).toBe('route_not_found');
+          const stored = await fixture.pool.query('SELECT count(*)::int AS n FROM events WHERE id = $1', [id]);
+          expect(stored.rows[0].n, path).toBe(0);
+        }),
+        { seed: SEED, numRuns: RUNS },
+      );
+      const links = await fixture.pool.query('SELECT count(*)::int AS n FROM dashboard_sign_in_links WHERE account_id = $1', [accountId]);
+      expect(links.rows[0].n).toBe(0);
+    } finally {
+      await api.close();
+    }
   });
 });
 

@@ -2,7 +2,8 @@ import { createCipheriv, randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadEndpointForDelivery } from '../../../attempt';
-import { isOnNewestKey, openSecret, sealSecret } from '../../../core/secrets';
+import { encryptionKeyId, isOnNewestKey, openSecret, sealSecret, SecretUnavailableError } from '../../../core/secrets';
+import { startApi } from '../../../api/server';
 import { listStoredSecrets, replaceStoredSecrets } from '../../../db/endpoints';
 import { rotateEndpointSecret } from '../../../domain/endpoints';
 import { publishEvent } from '../../../domain/events';
@@ -154,6 +155,38 @@ describe('secrets reencrypt', () => {
     expect(report.endpoints_unreadable).toBe(1);
     expect(report.unreadable_endpoint_ids).toEqual([lost.id]);
     await setStored(lost.id, lost.secret);
+  });
+
+  it('says when an old key is safe to drop; WEBHOOK_SECRETS_REQUIRE_SEALED then refuses plain and unbound secrets', { timeout: 120_000 }, async () => {
+    const keysEnv = { WEBHOOK_SECRET_ENCRYPTION_KEYS: `${NEW.toString('hex')},${OLD.toString('hex')}` };
+    const accountId = await createAccount(h.tw.pool);
+    const endpoint = await createEndpoint(h.tw.pool, { accountId, url: 'https://merchant.example/sealed-only' });
+    await setStored(endpoint.id, sealSecret(endpoint.secret, endpoint.id, [OLD]));
+    // The old key still seals a secret until the run moves it; then nothing uses it.
+    const moved = await cli(keysEnv, 'secrets', 'reencrypt', '--json');
+    expect(moved.code, moved.stdout).toBe(0);
+    expect(moved.json).toMatchObject({ unused_key_ids: [encryptionKeyId(OLD)], still_used_key_ids: {}, endpoints_unsealed_or_unbound: 0 });
+    expect(moved.json.secrets_reencrypted).toBeGreaterThan(0);
+    const idle = await cli(keysEnv, 'secrets', 'reencrypt');
+    expect(idle.code, idle.stdout).toBe(0);
+    expect(idle.stdout).toContain(`nothing to re-encrypt: every readable secret is already on key ${encryptionKeyId(NEW)}`);
+    expect(idle.stdout).toContain(`safe to drop from WEBHOOK_SECRET_ENCRYPTION_KEYS: key(s) ${encryptionKeyId(OLD)}`);
+
+    // Sealed-only: a plain secret (and a v1 one, sealed without its endpoint) refuses to open at read, and the
+    // API refuses to start while one is stored; once re-encrypted, both work.
+    const sealedOnly = testConfig({ ...keysEnv, WEBHOOK_SECRETS_REQUIRE_SEALED: 'true', HOST: '127.0.0.1', PORT: '0' });
+    const sealedRing = sealedOnly.webhook.secretEncryptionKeys;
+    expect((await loadEndpointForDelivery(h.tw.pool, endpoint.id, sealedRing))?.secrets).toEqual([endpoint.secret]);
+    for (const unsealed of [endpoint.secret, sealV1(endpoint.secret, NEW)]) {
+      await setStored(endpoint.id, unsealed);
+      await expect(loadEndpointForDelivery(h.tw.pool, endpoint.id, sealedRing)).rejects.toBeInstanceOf(SecretUnavailableError);
+      await expect(startApi(sealedOnly)).rejects.toThrow(/^WEBHOOK_SECRETS_REQUIRE_SEALED=true but 1 endpoint\(s\) hold a plain or unbound secret/);
+      const flagged = await reencryptSecrets(h.tw.pool, [NEW]);
+      expect(flagged.endpoints_unsealed_or_unbound).toBe(0);
+    }
+    const api = await startApi(sealedOnly);
+    await api.close();
+    expect((await loadEndpointForDelivery(h.tw.pool, endpoint.id, sealedRing))?.secrets).toEqual([endpoint.secret]);
   });
 
   it('refuses to run without a key', async () => {

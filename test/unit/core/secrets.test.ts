@@ -8,6 +8,7 @@ import {
   openSecret,
   parseEncryptionKey,
   resealSecret,
+  sealedOnlyRing,
   sealSecret,
   SecretUnavailableError,
 } from '../../../core/secrets';
@@ -81,6 +82,19 @@ describe('endpoint secrets at rest', () => {
     expect(isSealed(v1)).toBe(true);
     expect(openSecret(v1, ENDPOINT, [key, older])).toBe(plain);
     expect(() => openSecret(v1, ENDPOINT, [key])).toThrow(/no key of WEBHOOK_SECRET_ENCRYPTION_KEYS opens it/);
+  });
+
+  it('a sealed-only ring opens enc:v2 values only, and resealing still moves the older forms onto it', () => {
+    const plain = generateSecret();
+    const ring = sealedOnlyRing([key, older]);
+    expect(openSecret(sealSecret(plain, ENDPOINT, [older]), ENDPOINT, ring)).toBe(plain);
+    expect(() => openSecret(plain, ENDPOINT, ring)).toThrow(SecretUnavailableError);
+    expect(thrown(() => openSecret(plain, ENDPOINT, ring)).message).toMatch(/stored plain, which WEBHOOK_SECRETS_REQUIRE_SEALED refuses/);
+    expect(thrown(() => openSecret(plain, ENDPOINT, ring)).message).not.toContain(plain);
+    expect(() => openSecret(sealV1(plain, older), ENDPOINT, ring)).toThrow(/sealed without its endpoint bound/);
+    for (const stored of [plain, sealV1(plain, older)]) {
+      expect(openSecret(resealSecret(stored, ENDPOINT, ring) as string, ENDPOINT, ring)).toBe(plain);
+    }
   });
 
   it('reseals onto the newest key only what is not there yet', () => {

@@ -3,7 +3,8 @@ import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, unsafeSettingWarnings, withLocalEncryptionKey } from '../../../infra/config';
+import { randomBytes } from 'node:crypto';
+import { ConfigError, loadConfig, loadDatabaseUrl, repeatedBlock, SECRET_SETTINGS, unsafeSettingWarnings, withLocalEncryptionKey } from '../../../infra/config';
 import { formatDuration, parseDuration, parseDurationList } from '../../../core/durations';
 
 const root = path.join(__dirname, '..', '..', '..');
@@ -22,7 +23,7 @@ describe('config', () => {
     expect(config.delivery.workerConcurrency).toBe(400);
     expect(config.webhook.allowPrivateTargets).toBe(false);
     expect(config.webhook.secretEncryptionKeys).toEqual([]);
-    expect(config.metrics).toEqual({ port: 9464, host: '127.0.0.1' });
+    expect(config.metrics).toEqual({ port: 9464, host: '127.0.0.1', nextPortsToTry: 9 });
   });
 
   it('reads the worker concurrency, refusing what it cannot be', () => {
@@ -33,7 +34,9 @@ describe('config', () => {
   });
 
   it('METRICS_PORT=0 disables the metrics page', () => {
-    expect(loadConfig({ METRICS_PORT: '0', METRICS_HOST: '0.0.0.0' }).metrics).toEqual({ port: 0, host: '0.0.0.0' });
+    expect(loadConfig({ METRICS_PORT: '0', METRICS_HOST: '0.0.0.0' }).metrics).toEqual({ port: 0, host: '0.0.0.0', nextPortsToTry: 0 });
+    // A port named is that port only; unset, the next nine are tried when 9464 is taken.
+    expect(loadConfig({ METRICS_PORT: '9464' }).metrics.nextPortsToTry).toBe(0);
   });
 
   it('reads INTERNAL_PORT (unset: the internal routes stay on PORT) and TRUST_PROXY (off by default)', () => {
@@ -88,6 +91,10 @@ describe('config', () => {
     ['INTERNAL_API_TOKEN', 'internal-token-of-31-characters'],
     ['INTERNAL_API_TOKEN', 'x'.repeat(40)],
     ['INTERNAL_API_TOKEN', 'abab'.repeat(10)],
+    ['INTERNAL_API_TOKEN', 'a1b2c3d4'.repeat(4)],
+    ['INTERNAL_API_TOKEN', 'Kq83nZ0pWx'.repeat(4)],
+    ['INTERNAL_API_TOKEN', '0123456789abcdef'.repeat(2)],
+    ['INTERNAL_API_TOKEN', `f3c9a1d27be8${'4e0c'.repeat(5)}`],
     ['INTERNAL_API_TOKEN', 'change-me-internal-token-0123456789'],
     ['INTERNAL_API_TOKEN', 'CHANGEME-please-to-a-random-value-0123'],
     ['INTERNAL_API_TOKEN', 'an-example-internal-token-0123456789'],
@@ -99,8 +106,10 @@ describe('config', () => {
     ['TRUST_PROXY', '10.0.0.0/33'],
     ['SMTP_URL', 'http://mail'],
     ['METRICS_PORT', 'nine'],
-    // the Temporal SDK's exporter needs the next port
-    ['METRICS_PORT', '65535'],
+    ['METRICS_PORT', '65536'],
+    ['PUBLIC_URL', 'https://hooks.example.com/path'],
+    ['WEBHOOK_SECRETS_REQUIRE_SEALED', 'true'],
+    ['WEBHOOK_SECRETS_REQUIRE_SEALED', 'maybe'],
   ])('rejects %s=%s with one line naming it', (name, value) => {
     let error: unknown;
     try {
@@ -118,7 +127,7 @@ describe('config', () => {
     let stderr = '';
     let status: number | null = 0;
     try {
-      execFileSync(process.execPath, [path.join(root, 'cli', 'bin.js'), 'migrate'], {
+      execFileSync(process.execPath, [path.join(root, 'cli', 'bin.js'), 'accounts', 'list'], {
         env: { ...process.env, DELIVERY_TIMEOUT: 'soon' },
         stdio: ['ignore', 'pipe', 'pipe'],
         timeout: 30_000,
@@ -136,7 +145,7 @@ describe('config', () => {
 describe('the secret encryption key ring', () => {
   const a = 'a1'.repeat(32);
   const b = Buffer.alloc(32, 7).toString('base64');
-  const hex = (keys: Buffer[]) => keys.map((key) => key.toString('hex'));
+  const hex = (keys: readonly Buffer[]) => keys.map((key) => key.toString('hex'));
 
   it('reads WEBHOOK_SECRET_ENCRYPTION_KEYS newest first, and WEBHOOK_SECRET_ENCRYPTION_KEY as a one-key ring or the oldest', () => {
     expect(hex(loadConfig({ WEBHOOK_SECRET_ENCRYPTION_KEYS: `${a}, ${b}` }).webhook.secretEncryptionKeys)).toEqual([a, '07'.repeat(32)]);
@@ -167,7 +176,8 @@ describe('the secret encryption key ring', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(
       /^config: WEBHOOK_SECRET_ENCRYPTION_KEYS must be set when NODE_ENV=production/,
     );
-    expect(loadConfig({ NODE_ENV: 'production', WEBHOOK_SECRET_ENCRYPTION_KEY: a }).webhook.secretEncryptionKeys).toHaveLength(1);
+    const production = { NODE_ENV: 'production', WEBHOOK_SECRET_ENCRYPTION_KEY: a, PUBLIC_URL: 'https://hooks.example.com' };
+    expect(loadConfig(production).webhook.secretEncryptionKeys).toHaveLength(1);
     expect(loadConfig({ NODE_ENV: 'development' }).webhook.secretEncryptionKeys).toEqual([]);
   });
 
@@ -231,5 +241,95 @@ describe('durations', () => {
     expect(parseDuration('1.5s')).toBe(1500);
     expect(parseDurationList('10s,1m,10m,1h,6h').map(formatDuration)).toEqual(['10s', '1m', '10m', '1h', '6h']);
     expect(() => parseDuration('10')).toThrow();
+  });
+});
+
+describe('tokens that are patterns, not random', () => {
+  it('finds a block repeated over the whole token or over a run of 16 characters', () => {
+    expect(repeatedBlock('a1b2c3d4'.repeat(4))).toBe('a1b2c3d4');
+    expect(repeatedBlock('Kq83nZ0pWx'.repeat(4))).toBe('Kq83nZ0pWx');
+    expect(repeatedBlock(`Zr81mQ${'xy'.repeat(8)}Lp04tV77`)).toBe('xy');
+    expect(repeatedBlock('internal-token-for-tests-0123456789')).toBeUndefined();
+  });
+
+  it('accepts random tokens, as openssl rand makes them', () => {
+    for (let i = 0; i < 500; i += 1) {
+      const hex = randomBytes(32).toString('hex');
+      const base64 = randomBytes(32).toString('base64');
+      expect(repeatedBlock(hex), hex).toBeUndefined();
+      expect(repeatedBlock(base64), base64).toBeUndefined();
+      expect(loadConfig({ INTERNAL_API_TOKEN: hex }).internalApiToken).toBe(hex);
+    }
+  });
+});
+
+describe('secrets from files (<NAME>_FILE)', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'config-secrets-'));
+  const file = (name: string, content: string) => {
+    const at = path.join(dir, name);
+    writeFileSync(at, content);
+    return at;
+  };
+  const token = randomBytes(32).toString('hex');
+
+  it('reads every secret setting from the file its _FILE names, trimmed', () => {
+    const config = loadConfig({
+      INTERNAL_API_TOKEN_FILE: file('token', `${token}\n`),
+      DATABASE_URL_FILE: file('db', 'postgres://app:s3cret@db:5432/parcel_webhooks\n'),
+      SMTP_URL_FILE: file('smtp', 'smtps://mailer:pw@mail.example.com:465'),
+      TEMPORAL_API_KEY_FILE: file('temporal', 'temporal-cloud-key\n'),
+      WEBHOOK_SECRET_ENCRYPTION_KEYS_FILE: file('keys', `${'a1'.repeat(32)},${'b2'.repeat(32)}\n`),
+      WEBHOOK_SECRET_ENCRYPTION_KEY_FILE: file('key', 'c3'.repeat(32)),
+    });
+    expect(config.internalApiToken).toBe(token);
+    expect(config.databaseUrl).toBe('postgres://app:s3cret@db:5432/parcel_webhooks');
+    expect(config.smtpUrl).toBe('smtps://mailer:pw@mail.example.com:465');
+    expect(config.temporal.apiKey).toBe('temporal-cloud-key');
+    expect(config.webhook.secretEncryptionKeys.map((key) => key.toString('hex'))).toEqual(['a1'.repeat(32), 'b2'.repeat(32), 'c3'.repeat(32)]);
+    expect(loadDatabaseUrl({ DATABASE_URL_FILE: file('db2', 'postgres://x@db/y') })).toBe('postgres://x@db/y');
+  });
+
+  it('refuses a setting given both ways, a file that cannot be read, and checks the value read as any other', () => {
+    for (const name of SECRET_SETTINGS) {
+      expect(() => loadConfig({ [name]: 'x', [`${name}_FILE`]: file('both', 'x') }), name).toThrow(
+        new RegExp(`^config: ${name}_FILE and ${name} are both set`),
+      );
+    }
+    expect(() => loadConfig({ INTERNAL_API_TOKEN_FILE: path.join(dir, 'missing') })).toThrow(
+      /^config: INTERNAL_API_TOKEN_FILE names a file that cannot be read: .*missing \(ENOENT\)$/,
+    );
+    expect(() => loadConfig({ INTERNAL_API_TOKEN_FILE: file('weak', 'short') })).toThrow(/^config: INTERNAL_API_TOKEN must be/);
+    // Empty, as an empty variable: unset.
+    expect(loadConfig({ SMTP_URL_FILE: file('empty', '\n') }).smtpUrl).toBeUndefined();
+  });
+});
+
+describe('production settings', () => {
+  const key = 'a1'.repeat(32);
+
+  it('requires an https PUBLIC_URL under NODE_ENV=production, in one line naming it', () => {
+    for (const publicUrl of [undefined, 'http://hooks.example.com']) {
+      let error: unknown;
+      try {
+        loadConfig({ NODE_ENV: 'production', WEBHOOK_SECRET_ENCRYPTION_KEYS: key, PUBLIC_URL: publicUrl });
+      } catch (err) {
+        error = err;
+      }
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as ConfigError).variable).toBe('PUBLIC_URL');
+      expect((error as Error).message).toMatch(/^config: PUBLIC_URL must be an https origin when NODE_ENV=production/);
+    }
+    expect(loadConfig({ NODE_ENV: 'production', WEBHOOK_SECRET_ENCRYPTION_KEYS: key, PUBLIC_URL: 'https://hooks.example.com' }).publicUrl).toBe(
+      'https://hooks.example.com',
+    );
+    expect(loadConfig({ PUBLIC_URL: 'http://localhost:3000' }).publicUrl).toBe('http://localhost:3000');
+  });
+
+  it('WEBHOOK_SECRETS_REQUIRE_SEALED makes the ring sealed-only, and needs a key', () => {
+    expect(loadConfig({ WEBHOOK_SECRET_ENCRYPTION_KEYS: key }).webhook.secretEncryptionKeys.sealedOnly).toBeUndefined();
+    const ring = loadConfig({ WEBHOOK_SECRET_ENCRYPTION_KEYS: key, WEBHOOK_SECRETS_REQUIRE_SEALED: 'true' }).webhook.secretEncryptionKeys;
+    expect(ring.sealedOnly).toBe(true);
+    expect(ring.map((held) => held.toString('hex'))).toEqual([key]);
+    expect(() => loadConfig({ WEBHOOK_SECRETS_REQUIRE_SEALED: 'true' })).toThrow(/^config: WEBHOOK_SECRETS_REQUIRE_SEALED needs WEBHOOK_SECRET_ENCRYPTION_KEYS/);
   });
 });

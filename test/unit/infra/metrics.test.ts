@@ -17,11 +17,30 @@ async function listening(handler: Parameters<typeof createServer>[1]): Promise<{
   return { server, port: (server.address() as net.AddressInfo).port };
 }
 
-async function serve(options: { port?: number; temporalUrl?: string; warn?: (msg: string) => void } = {}): Promise<MetricsServer | undefined> {
+async function serve(
+  options: { port?: number; nextPortsToTry?: number; temporalUrl?: string; warn?: (msg: string) => void } = {},
+): Promise<MetricsServer | undefined> {
   const port = options.port ?? (await freeMetricsPort());
-  const server = await serveMetrics({ metrics: { port, host: '127.0.0.1' }, temporalUrl: options.temporalUrl, warn: options.warn ?? (() => undefined) });
+  const metrics = { port, host: '127.0.0.1', nextPortsToTry: options.nextPortsToTry };
+  const server = await serveMetrics({ metrics, temporalUrl: options.temporalUrl, warn: options.warn ?? (() => undefined) });
   if (server) servers.push(server);
   return server;
+}
+
+/** Two neighbouring ports, both held by a listener of this test (as other processes' pages would). */
+async function takenNeighbours(): Promise<[number, number]> {
+  for (let tries = 0; tries < 20; tries += 1) {
+    const { port } = await listening((_req, res) => res.end());
+    const next = createServer((_req, res) => res.end());
+    const bound = await new Promise<boolean>((resolve) => {
+      next.once('error', () => resolve(false));
+      next.listen(port + 1, '127.0.0.1', () => resolve(true));
+    });
+    if (!bound) continue;
+    servers.push({ close: () => new Promise((resolve) => next.close(resolve)) });
+    return [port, port + 1];
+  }
+  throw new Error('no two neighbouring free ports in 20 tries');
 }
 
 describe('metrics page', () => {
@@ -36,6 +55,24 @@ describe('metrics page', () => {
     const warnings: string[] = [];
     expect(await serve({ port, warn: (msg) => warnings.push(msg) })).toBeUndefined();
     expect(warnings).toEqual([`metrics: cannot listen on 127.0.0.1:${port} (EADDRINUSE); this process serves no metrics`]);
+  });
+
+  it('with METRICS_PORT unset, a taken port moves the page to the next free one, without a warning', async () => {
+    const [first, second] = await takenNeighbours();
+    const warnings: string[] = [];
+    const server = await serve({ port: first, nextPortsToTry: 3, warn: (msg) => warnings.push(msg) });
+    expect(warnings).toEqual([]);
+    const port = Number(new URL(server?.url as string).port);
+    expect(port).toBeGreaterThan(second);
+    expect(port).toBeLessThanOrEqual(first + 3);
+    expect((await fetch(server?.url as string)).status).toBe(200);
+  });
+
+  it('every port of the range taken is one warning naming the range', async () => {
+    const [first] = await takenNeighbours();
+    const warnings: string[] = [];
+    expect(await serve({ port: first, nextPortsToTry: 1, warn: (msg) => warnings.push(msg) })).toBeUndefined();
+    expect(warnings).toEqual([`metrics: cannot listen on 127.0.0.1:${first}-${first + 1} (EADDRINUSE); this process serves no metrics`]);
   });
 
   it('serves our registry and the Temporal SDK page in the text format, at /metrics only', async () => {
