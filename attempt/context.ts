@@ -1,5 +1,6 @@
 import type { SignAndPostInput, SkipReason } from '../core/delivery-contract';
 import { openSecret, SecretUnavailableError, type KeyRing } from '../core/secrets';
+import { renderForVersion } from '../core/versions';
 import { loadAttemptContext, type AttemptClaim, type RateTokenRequest } from '../db/attempt-claims';
 import type { Pool } from '../db/pool';
 import { withinDeadline } from './deadline';
@@ -19,12 +20,14 @@ export interface EndpointForDelivery {
   localCertificate: string | null;
   /** Plain secrets to sign with: the current one first, then the previous one while within its grace. */
   secrets: string[];
+  /** The API version this delivery posts in (its own, made with it; else the endpoint's): Service-Version. */
+  apiVersion: string;
 }
 
 /** What an attempt reads before posting. */
 export interface DeliveryContext {
   endpoint: EndpointForDelivery;
-  /** The event's stored body; null when the event is unknown. */
+  /** The event's body in the delivery's API version, the bytes signed and posted; null when the event is unknown. */
   body: string | null;
   /** This run holds the attempt's claim (or none was asked for) and no record exists: it may post. */
   fresh: boolean;
@@ -76,6 +79,7 @@ export async function loadDeliveryContext(
     accountSuspended: row.account_suspended,
     localCertificate: row.local_certificate,
     secrets,
+    apiVersion: row.api_version,
   };
   const throttled =
     row.throttled_until_ms === null
@@ -83,7 +87,7 @@ export async function loadDeliveryContext(
       : { untilMs: row.throttled_until_ms, reservedSecond: row.reserved_second, rateLimit: row.rate_limit };
   return {
     endpoint,
-    body: row.event_body,
+    body: row.event_body === null ? null : renderForVersion(row.event_body, row.api_version),
     fresh: row.fresh,
     deliveryStopped: row.delivery_status === 'skipped',
     throttled,

@@ -68,8 +68,9 @@ export async function insertDeliveries(
   input: { eventId: string; endpointIds: string[]; trigger: DeliveryTrigger },
 ): Promise<void> {
   await db.query(
-    `INSERT INTO deliveries (id, event_id, endpoint_id, account_id, livemode, trigger)
-     SELECT ${SQL_NEW_DELIVERY_ID}, ev.id, target, ev.account_id, ev.livemode, $3
+    `INSERT INTO deliveries (id, event_id, endpoint_id, account_id, livemode, trigger, api_version)
+     SELECT ${SQL_NEW_DELIVERY_ID}, ev.id, target, ev.account_id, ev.livemode, $3,
+            (SELECT api_version FROM webhook_endpoints WHERE id = target)
        FROM events ev, unnest($2::text[]) AS target
       WHERE ev.id = $1`,
     [input.eventId, input.endpointIds, input.trigger],
@@ -99,8 +100,9 @@ export async function insertRecoveryDeliveries(
              ON d.endpoint_id = $2 AND d.trigger = 'recover' AND d.dispatched_at IS NULL
           GROUP BY pace.step
        ), made AS (
-         INSERT INTO deliveries (id, event_id, endpoint_id, account_id, livemode, trigger, recovery_id, dispatch_after)
-         SELECT ${SQL_NEW_DELIVERY_ID}, ev.id, $2, ev.account_id, ev.livemode, 'recover', $1, first.at + pace.step * (ev.n - 1)
+         INSERT INTO deliveries (id, event_id, endpoint_id, account_id, livemode, trigger, recovery_id, dispatch_after, api_version)
+         SELECT ${SQL_NEW_DELIVERY_ID}, ev.id, $2, ev.account_id, ev.livemode, 'recover', $1, first.at + pace.step * (ev.n - 1),
+                (SELECT api_version FROM webhook_endpoints WHERE id = $2)
            FROM (SELECT id, account_id, livemode, row_number() OVER (ORDER BY ev.inserted_at, ev.id) AS n FROM events ev
                   WHERE ev.account_id = $3 AND ev.livemode = $4 AND ev.created BETWEEN $5 AND $6
                     AND EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = ev.id AND d.endpoint_id = $2)
