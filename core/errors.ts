@@ -25,6 +25,8 @@ export const ERRORS = {
   // a published event's data does not have its kind's shape (core/event-schemas.ts); `param` names the field
   invalid_event_data: { status: 400, type: 'invalid_request_error' },
   duplicate_event_type: { status: 400, type: 'invalid_request_error' },
+  // an API version that is not served (core/versions): an endpoint's api_version, a Service-Version header
+  unknown_api_version: { status: 400, type: 'invalid_request_error' },
   endpoint_not_subscribed: { status: 400, type: 'invalid_request_error' },
   endpoint_disabled: { status: 400, type: 'invalid_request_error' },
   resource_missing: { status: 404, type: 'invalid_request_error' },

@@ -18,6 +18,8 @@ export interface EndpointRow {
   ordering: EndpointOrdering;
   /** Deliveries per clock second at most; null: no limit. */
   rate_limit: number | null;
+  /** The API version its events are rendered in (core/versions). */
+  api_version: string;
   created_at: Date;
 }
 
@@ -32,7 +34,7 @@ export interface EndpointScope {
 
 // Never the secret columns: the API shows a secret only in the response that created it.
 const PUBLIC_COLUMNS = `id, account_id, livemode, url, events, description, status, ordering, created_at,
-  disabled_at IS NOT NULL AS disabled, local_certificate IS NOT NULL AS local, rate_limit`;
+  disabled_at IS NOT NULL AS disabled, local_certificate IS NOT NULL AS local, rate_limit, api_version`;
 
 /** A new endpoint's row: `certificate` only for a listen session's endpoint (pinned, loopback). */
 export interface NewEndpoint extends EndpointScope {
@@ -45,6 +47,7 @@ export interface NewEndpoint extends EndpointScope {
   ordering?: EndpointOrdering;
   /** Deliveries per clock second at most; null: no limit. */
   rateLimit?: number | null;
+  apiVersion: string;
 }
 
 /**
@@ -56,8 +59,9 @@ export async function insertEndpoint(pool: Pool, row: NewEndpoint, limit: number
   return withTransaction(pool, async (tx) => {
     await lockAccountBudget(tx, 'webhook_endpoints', row.accountId, row.livemode);
     const { rows } = await tx.query<EndpointRow>(
-      `INSERT INTO webhook_endpoints (id, account_id, livemode, url, events, description, secret, local_certificate, ordering, rate_limit)
-       SELECT $1, $2, $3, $4, $5, $6, $7, $8, $10, $11
+      `INSERT INTO webhook_endpoints (id, account_id, livemode, url, events, description, secret, local_certificate, ordering, rate_limit,
+                                      api_version)
+       SELECT $1, $2, $3, $4, $5, $6, $7, $8, $10, $11, $12
         WHERE (SELECT count(*) FROM webhook_endpoints
                 WHERE account_id = $2 AND livemode = $3 AND deleted_at IS NULL) < $9
        RETURNING ${PUBLIC_COLUMNS}`,
@@ -73,6 +77,7 @@ export async function insertEndpoint(pool: Pool, row: NewEndpoint, limit: number
         limit,
         row.ordering ?? 'none',
         row.rateLimit ?? null,
+        row.apiVersion,
       ],
     );
     return rows[0];
@@ -131,6 +136,8 @@ export interface EndpointChange {
   ordering?: EndpointOrdering;
   /** Deliveries per second; null removes the limit. */
   rateLimit?: number | null;
+  /** Deliveries made after the change render this version. */
+  apiVersion?: string;
 }
 
 /**
@@ -154,7 +161,8 @@ export async function updateEndpoint(
                                  WHEN $8::boolean THEN COALESCE(disabled_at, now()) END,
               local_certificate = CASE WHEN $4::text IS NOT NULL AND $4::text <> url THEN NULL ELSE local_certificate END,
               ordering = COALESCE($9, ordering),
-              rate_limit = CASE WHEN $10::boolean THEN $11::integer ELSE rate_limit END
+              rate_limit = CASE WHEN $10::boolean THEN $11::integer ELSE rate_limit END,
+              api_version = COALESCE($12, api_version)
         WHERE id = $1 AND account_id = $2 AND livemode = $3 AND deleted_at IS NULL
         RETURNING ${PUBLIC_COLUMNS}
      ), stopped AS (
@@ -174,6 +182,7 @@ export async function updateEndpoint(
       change.ordering ?? null,
       change.rateLimit !== undefined,
       change.rateLimit ?? null,
+      change.apiVersion ?? null,
     ],
   );
   return rows[0];

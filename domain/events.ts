@@ -48,6 +48,8 @@ export interface PublishedEvent {
   endpointIds: string[];
   /** false when the id had already been published: the same event, not a new delivery. */
   created: boolean;
+  /** The newest API version whose shape the data was sent in: the publisher's own view of the event. */
+  inputVersion: string;
   workflowId: string | null;
 }
 
@@ -101,10 +103,10 @@ function issuesOf(check: { Errors(value: unknown): Iterable<unknown> }, data: un
  * whose shape it has. Throws invalid_event_data naming the first field that fits no version, taken from the
  * version it comes closest to (fewest issues; the newest on a tie).
  */
-function canonicalEventData(type: EventType, data: Record<string, unknown>): Record<string, unknown> {
+function canonicalEventData(type: EventType, data: Record<string, unknown>): { data: Record<string, unknown>; version: string } {
   const checks = DATA_CHECKS.get(type) ?? [];
   const fitting = checks.find(({ check }) => check.Check(data));
-  if (fitting) return upgradeData(type, data, fitting.version);
+  if (fitting) return { data: upgradeData(type, data, fitting.version), version: fitting.version };
   const closest = checks
     .map(({ check }) => issuesOf(check, data))
     .reduce<SchemaIssue[] | undefined>((best, issues) => (best === undefined || issues.length < best.length ? issues : best), undefined);
@@ -119,7 +121,8 @@ export function parcelIdOf(data: Record<string, unknown>): string | null {
   return isObject(parcel) && typeof parcel.id === 'string' && parcel.id !== '' ? parcel.id : null;
 }
 
-export function validateEventInput(input: PublishInput): { type: EventType; data: Record<string, unknown> } {
+/** The kind and its data in the newest shape, and the newest version whose shape the data was sent in. */
+export function validateEventInput(input: PublishInput): { type: EventType; data: Record<string, unknown>; version: string } {
   if (!isEventType(input.type)) {
     throw new ApiError('unknown_event_type', `Unknown event type ${JSON.stringify(input.type)}; use one of ${EVENT_TYPES.join(', ')}.`, {
       param: 'type',
@@ -129,7 +132,7 @@ export function validateEventInput(input: PublishInput): { type: EventType; data
     throw new ApiError('parameter_invalid', 'Invalid id: must match evt_ followed by 1 to 64 of [A-Za-z0-9_].', { param: 'id' });
   }
   if (!isObject(input.data)) throw new ApiError('invalid_event_data', 'data must be a JSON object.', { param: 'data' });
-  return { type: input.type, data: canonicalEventData(input.type, input.data) };
+  return { type: input.type, ...canonicalEventData(input.type, input.data) };
 }
 
 /** The stored row, and its envelope: the one just built, or the earlier one parsed back when the id was seen before. */
@@ -169,9 +172,9 @@ async function storeEvent(
  * Publishing an id seen before returns the earlier event, never a second delivery.
  */
 export async function publishEvent(deps: PublishDeps, input: PublishInput): Promise<PublishedEvent> {
-  const { type, data } = validateEventInput(input);
+  const { type, data, version } = validateEventInput(input);
   const { row, event } = await storeEvent(deps.pool, input, type, data);
   if (row.inserted) countPublished(type, input.livemode);
   const workflowId = row.endpoint_ids.length > 0 ? WORKFLOW_ID.deliverEvent(row.id) : null;
-  return { event, accountId: row.account_id, endpointIds: row.endpoint_ids, created: row.inserted, workflowId };
+  return { event, accountId: row.account_id, endpointIds: row.endpoint_ids, created: row.inserted, workflowId, inputVersion: version };
 }

@@ -18,8 +18,8 @@ export const API_VERSIONS: readonly ApiVersion[] = [VERSION_2026_12_01, VERSION_
 export const LATEST_API_VERSION = API_VERSIONS[0]!.name;
 export const API_VERSION_NAMES: readonly string[] = API_VERSIONS.map((version) => version.name);
 
-export function isApiVersion(value: unknown): value is string {
-  return typeof value === 'string' && API_VERSION_NAMES.includes(value);
+export function isApiVersion(value: string): boolean {
+  return API_VERSION_NAMES.includes(value);
 }
 
 /** The versions newer than `name`, newest first: the ones whose transforms render an event in `name`. */
