@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { EVENT_TYPES } from '../../core/event-catalog';
+import { API_VERSION_NAMES, LATEST_API_VERSION } from '../../core/versions';
 import { registerEndpoint, updateEndpoint, type EndpointRecord } from '../../domain/endpoints';
 import { recoverEndpoint, sendTestEvent } from '../../domain/redelivery';
 import { CliError, print, type CliContext } from '../context';
@@ -24,7 +25,7 @@ function eventsOption(raw: string | undefined): string[] | undefined {
 
 function describeEndpoint(endpoint: EndpointRecord): string {
   const limit = endpoint.rate_limit === null ? 'no rate limit' : `rate limit ${endpoint.rate_limit}/s`;
-  return `${endpoint.id}  ${endpoint.status}  ${endpoint.url}  (${limit}, ordering ${endpoint.ordering})`;
+  return `${endpoint.id}  ${endpoint.status}  ${endpoint.url}  (${limit}, ordering ${endpoint.ordering}, API version ${endpoint.api_version})`;
 }
 
 interface EndpointOptions {
@@ -35,6 +36,7 @@ interface EndpointOptions {
   description?: string;
   rateLimit?: string;
   ordering?: string;
+  apiVersion?: string;
 }
 
 /** `webhooks create|update|recover|test`: operators acting for a merchant, through the same functions as the API. */
@@ -54,6 +56,7 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
     .option('--description <text>', 'a label')
     .option('--rate-limit <n>', 'at most n deliveries per second, 1 to 1000 (default no limit)')
     .option('--ordering <ordering>', "none (default) or parcel: a parcel's events one at a time, in sequence order")
+    .option('--api-version <version>', `the API version its events are rendered in: ${API_VERSION_NAMES.join(', ')} (default ${LATEST_API_VERSION})`)
     .option('--json', 'print one JSON document')
     .action(async (url: string | undefined, options: EndpointOptions, command: Command) => {
       const endpoint = await registerEndpoint(deps(), merchantScope(options), {
@@ -62,6 +65,7 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
         description: options.description,
         rate_limit: options.rateLimit === undefined ? undefined : rateLimitOption(options.rateLimit),
         ordering: options.ordering,
+        api_version: options.apiVersion,
       });
       print(command, endpoint, () => `${describeEndpoint(endpoint)}\nsigning secret (shown once): ${endpoint.secret}`);
     });
@@ -77,6 +81,7 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
     .option('--description <text>', 'a label')
     .option('--rate-limit <n>', 'at most n deliveries per second, 1 to 1000; none removes the limit')
     .option('--ordering <ordering>', 'none or parcel')
+    .option('--api-version <version>', `the API version of deliveries made from now on: ${API_VERSION_NAMES.join(', ')}`)
     .option('--json', 'print one JSON document')
     .action(async (id: string, options: EndpointOptions, command: Command) => {
       const endpoint = await updateEndpoint(deps(), merchantScope(options), id, {
@@ -85,6 +90,7 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
         description: options.description,
         rate_limit: options.rateLimit === undefined ? undefined : rateLimitOption(options.rateLimit),
         ordering: options.ordering,
+        api_version: options.apiVersion,
       });
       print(command, endpoint, () => describeEndpoint(endpoint));
     });
