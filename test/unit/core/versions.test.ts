@@ -66,7 +66,8 @@ describe('API versions', () => {
   it('renders the newest as the stored bytes themselves, and an older version with one transform', () => {
     const body = storedBody('cod.settled', 3);
     expect(renderForVersion(body, LATEST_API_VERSION)).toBe(body);
-    expect(renderForVersion(storedBody('parcel.delivered', 3), '2026-11-21')).toBe(storedBody('parcel.delivered', 3));
+    const parcelEvent = storedBody('parcel.delivered', 3);
+    expect(renderForVersion(parcelEvent, '2026-11-21')).toBe(parcelEvent);
     const older = renderForVersion(body, '2026-11-21');
     const stored = JSON.parse(body);
     expect(older).toBe(
