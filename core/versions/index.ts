@@ -82,8 +82,21 @@ export function successorOf(name: string): ApiVersion | undefined {
   return index > 0 ? API_VERSIONS[index - 1] : undefined;
 }
 
-/** Every kind changed by some version: the kinds whose schema differs between versions. */
-export function kindsChangedSince(name: string): EventType[] {
-  const changed = new Set(changesSince(name).map((change) => change.type));
-  return EVENT_TYPES.filter((type) => changed.has(type));
+/** A kind as an older version shows it, where it differs from the newest: what differs, its schema and example. */
+export interface OlderRendering {
+  version: string;
+  /** The changes since that version to this kind, newest first. */
+  differences: string[];
+  schema: TSchema;
+  example: EventBody;
+}
+
+/** Each older version in which a kind differs from the newest, newest first: the catalogs list these. */
+export function olderRenderings(type: EventType): OlderRendering[] {
+  return API_VERSION_NAMES.slice(1).flatMap((name) => {
+    const differences = changesSince(name)
+      .filter((change) => change.type === type)
+      .map((change) => `${change.version}: ${change.summary}`);
+    return differences.length === 0 ? [] : [{ version: name, differences, schema: eventSchemaIn(type, name), example: exampleEventIn(type, name) }];
+  });
 }
