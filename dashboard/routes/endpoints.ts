@@ -46,7 +46,7 @@ function rateLimitOf(raw: string): number | null {
 /** What the endpoint form sent, as the domain takes it: no box ticked is every kind, an empty field is none. */
 export function endpointInput(body: FormBody): {
   values: EndpointFormValues;
-  input: { url: string; events?: string[]; description?: string; ordering: string; rate_limit: number | null };
+  input: { url: string; events?: string[]; description?: string; ordering: string; rate_limit: number | null; api_version?: string };
 } {
   const values = {
     url: text(body, 'url').trim(),
@@ -54,6 +54,7 @@ export function endpointInput(body: FormBody): {
     events: list(body, 'events'),
     ordered: list(body, 'ordering').includes('parcel'),
     rateLimit: text(body, 'rate_limit'),
+    apiVersion: optional(body, 'api_version'),
   };
   return {
     values,
@@ -63,6 +64,7 @@ export function endpointInput(body: FormBody): {
       description: optional(body, 'description'),
       ordering: values.ordered ? 'parcel' : 'none',
       rate_limit: rateLimitOf(values.rateLimit),
+      api_version: values.apiVersion,
     },
   };
 }
@@ -203,6 +205,7 @@ export default async function endpointRoutes(app: FastifyInstance, options: Dash
         description: input.description ?? null,
         ordering: input.ordering,
         rate_limit: input.rate_limit,
+        api_version: input.api_version,
       });
     } catch (err) {
       return formFailed(reply, ctx, request.params.id, 'change', err, values);
