@@ -74,11 +74,11 @@ function kindSection(ctx: PageContext, kind: EventKindView, error: FormError | u
 <h3>Example body</h3>
 <pre class="example" tabindex="0">${kind.exampleJson}</pre>
 ${kind.olderVersions.map(
-  (older) => html`<details class="schema older-version">
+  (older) => html`<details class="older-version">
 <summary>In API version ${older.version}</summary>
 <ul>${older.differences.map((difference) => html`<li>${difference}</li>`)}</ul>
 <pre tabindex="0">${older.schemaJson}</pre>
-<pre class="example" tabindex="0">${older.exampleJson}</pre>
+<pre class="older-example" tabindex="0">${older.exampleJson}</pre>
 </details>`,
 )}
 ${testForm(ctx, kind, error)}
