@@ -1,6 +1,7 @@
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import { EVENT_FIRES_WHEN, EVENT_TYPES } from '../core/event-catalog';
 import { EVENT_SCHEMAS, exampleEvent } from '../core/event-schemas';
+import { API_VERSION_NAMES, LATEST_API_VERSION, olderRenderings } from '../core/versions';
 
 /**
  * The `webhooks` section of the OpenAPI 3.1 document: one entry per event kind, the request the service makes to
@@ -59,7 +60,35 @@ const SIGNATURE_HEADERS = (type: string) => [
     description: "W3C Trace Context: the delivery's trace (the publish's trace id), so the receiver's spans can continue it.",
     schema: { type: 'string', pattern: '^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$' },
   },
+  {
+    name: 'Service-Version',
+    in: 'header',
+    required: true,
+    description: `The API version the body is rendered in: the endpoint's \`api_version\`. The schema below is the newest, ${LATEST_API_VERSION}.`,
+    schema: { type: 'string', enum: [...API_VERSION_NAMES] },
+  },
+  {
+    name: 'Deprecation',
+    in: 'header',
+    required: false,
+    description: 'On a version with a successor once its sunset date is set (RFC 9745): `@<Unix seconds>`, when it was deprecated.',
+    schema: { type: 'string' },
+  },
+  {
+    name: 'Sunset',
+    in: 'header',
+    required: false,
+    description: 'With Deprecation (RFC 8594): the HTTP date from which the version is no longer served.',
+    schema: { type: 'string' },
+  },
 ];
+
+/** The older versions in which a kind has another shape, and what differs, for its description. */
+function olderVersionsNote(type: (typeof EVENT_TYPES)[number]): string {
+  const older = olderRenderings(type);
+  if (older.length === 0) return ` The same in every API version (${API_VERSION_NAMES.join(', ')}).`;
+  return older.map((o) => ` In API version ${o.version}, it differs: ${o.differences.join(' ')}`).join('');
+}
 
 /**
  * Typed loosely on purpose: the OpenAPI 3.1 declarations it uses lack JSON Schema 2020-12 keywords such as `const` and
@@ -75,13 +104,22 @@ export function eventWebhooks(): Webhooks {
           description:
             `Posted to every enabled endpoint subscribed to \`${type}\` when this happens: ${EVENT_FIRES_WHEN[type]} ` +
             'Failed attempts are retried after 10 s, 1 min, 10 min, 1 h and 6 h with the same body and event id. ' +
-            "The endpoint's own custom headers (its `headers`) are sent on every attempt too.",
+            "The endpoint's own custom headers (its `headers`) are sent on every attempt too. " +
+            `The body is in the endpoint's API version; the schema is the newest, ${LATEST_API_VERSION}.${olderVersionsNote(type)}`,
           operationId: `webhook_${type.replace(/\./g, '_')}`,
           tags: ['webhooks'],
           parameters: SIGNATURE_HEADERS(type),
           requestBody: {
             required: true,
-            content: { 'application/json': { schema: EVENT_SCHEMAS[type], examples: { [type]: { value: exampleEvent(type) } } } },
+            content: {
+              'application/json': {
+                schema: EVENT_SCHEMAS[type],
+                examples: {
+                  [type]: { summary: LATEST_API_VERSION, value: exampleEvent(type) },
+                  ...Object.fromEntries(olderRenderings(type).map((o) => [`${type} ${o.version}`, { summary: o.version, value: o.example }])),
+                },
+              },
+            },
           },
           responses: {
             '2XX': { description: 'Received. Reply as soon as the event is stored, within 10 seconds; anything else is retried.' },

@@ -1,5 +1,6 @@
 import Type, { type TSchema } from 'typebox';
 import { ERRORS } from '../core/errors';
+import { API_VERSION_NAMES, LATEST_API_VERSION } from '../core/versions';
 
 /** TypeBox schemas every route file shares: the error body, lists and pagination. One copy each. */
 
@@ -50,3 +51,17 @@ export function listOf<T extends TSchema, U extends TSchema>(item: T, url: U) {
     livemode: Type.Boolean(),
   });
 }
+
+/** An endpoint's `api_version` in a request: checked by the domain, so an unknown one is unknown_api_version. */
+export function ApiVersionField(description: string) {
+  return Type.String({ maxLength: 100, description: `${description} One of ${API_VERSION_NAMES.join(', ')}.`, examples: [LATEST_API_VERSION] });
+}
+
+/** The `Service-Version` request header: the API version a response renders events in; absent, the newest. */
+export const ServiceVersionHeaders = Type.Object({
+  'service-version': Type.Optional(
+    Type.String({
+      description: `The API version to render events in: ${API_VERSION_NAMES.join(', ')}. Absent: the newest, ${LATEST_API_VERSION}.`,
+    }),
+  ),
+});

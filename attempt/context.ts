@@ -1,6 +1,7 @@
 import type { SignAndPostInput, SkipReason } from '../core/delivery-contract';
 import { openSecret, SecretUnavailableError, type KeyRing } from '../core/secrets';
 import { openHeaders } from '../domain/endpoint-headers';
+import { renderForVersion } from '../core/versions';
 import { loadAttemptContext, type AttemptClaim, type RateTokenRequest } from '../db/attempt-claims';
 import type { Pool } from '../db/pool';
 import { withinDeadline } from './deadline';
@@ -22,12 +23,14 @@ export interface EndpointForDelivery {
   secrets: string[];
   /** The merchant's custom headers, sent on every POST (domain/endpoint-headers.ts). */
   headers: Record<string, string>;
+  /** The API version this delivery posts in (its own, made with it; else the endpoint's): Service-Version. */
+  apiVersion: string;
 }
 
 /** What an attempt reads before posting. */
 export interface DeliveryContext {
   endpoint: EndpointForDelivery;
-  /** The event's stored body; null when the event is unknown. */
+  /** The event's body in the delivery's API version, the bytes signed and posted; null when the event is unknown. */
   body: string | null;
   /** The publish's W3C traceparent: the POST continues its trace (infra/tracing.ts tracePost). */
   traceParent: string | null;
@@ -82,6 +85,7 @@ export async function loadDeliveryContext(
     localCertificate: row.local_certificate,
     secrets,
     headers: openHeaders(row.headers, row.id, ring),
+    apiVersion: row.api_version,
   };
   const throttled =
     row.throttled_until_ms === null
@@ -89,7 +93,7 @@ export async function loadDeliveryContext(
       : { untilMs: row.throttled_until_ms, reservedSecond: row.reserved_second, rateLimit: row.rate_limit };
   return {
     endpoint,
-    body: row.event_body,
+    body: row.event_body === null ? null : renderForVersion(row.event_body, row.api_version),
     traceParent: row.event_trace_parent,
     fresh: row.fresh,
     deliveryStopped: row.delivery_status === 'skipped',

@@ -25,7 +25,7 @@ export interface LocalReceiver {
 }
 
 /** Headers the engine sends, forwarded as they came. */
-const FORWARDED_HEADERS = ['content-type', 'user-agent', 'service-signature', 'service-event', 'service-delivery'];
+const FORWARDED_HEADERS = ['content-type', 'user-agent', 'service-signature', 'service-event', 'service-delivery', 'service-version'];
 const FORWARD_TIMEOUT_MS = 9_000; // under the engine's default 10 s, so the engine hears our answer
 
 async function forward(target: string, body: Buffer, headers: Record<string, string>): Promise<{ status: number | null; error: string | null; text: string }> {

@@ -27,6 +27,8 @@ export const ERRORS = {
   duplicate_event_type: { status: 400, type: 'invalid_request_error' },
   // an endpoint's custom header the service sets itself or that would change the request (domain/endpoint-headers.ts)
   header_not_allowed: { status: 400, type: 'invalid_request_error' },
+  // an API version that is not served (core/versions): an endpoint's api_version, a Service-Version header
+  unknown_api_version: { status: 400, type: 'invalid_request_error' },
   endpoint_not_subscribed: { status: 400, type: 'invalid_request_error' },
   endpoint_disabled: { status: 400, type: 'invalid_request_error' },
   resource_missing: { status: 404, type: 'invalid_request_error' },

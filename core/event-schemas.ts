@@ -32,11 +32,18 @@ export const ParcelSchema = Type.Object(
   { title: 'Parcel', description: 'The parcel as carried in an event.', additionalProperties: true },
 );
 
+/** The parcel a settlement is about: enough to find it, since a settlement does not restate the parcel. */
+export const ParcelReferenceSchema = Type.Object(
+  {
+    id: Type.String({ minLength: 1, description: 'The id of the parcel whose cash was collected.' }),
+    parcel_number: Type.String({ description: 'That parcel\'s human-facing reference.' }),
+  },
+  { title: 'ParcelReference', description: 'The parcel a settlement is about.', additionalProperties: true },
+);
+
 export const CodSettlementSchema = Type.Object(
   {
     id: Type.String({ minLength: 1, description: 'Settlement identifier (cods_...).' }),
-    parcel_id: Type.String({ description: 'The id of the parcel whose cash was collected.' }),
-    parcel_number: Type.String({ description: 'That parcel\'s human-facing reference.' }),
     amount: Type.Number({ description: 'Amount credited to the wallet, in currency units.' }),
     currency: Type.String({ description: 'Currency code (ISO 4217).' }),
     settled_at: Type.Integer({ description: `When the cash was credited. ${UNIX_SECONDS}` }),
@@ -45,10 +52,10 @@ export const CodSettlementSchema = Type.Object(
 );
 
 const ParcelData = Type.Object({ parcel: ParcelSchema }, { additionalProperties: false });
-const CodSettledData = Type.Object({ cod_settlement: CodSettlementSchema }, { additionalProperties: false });
+const CodSettledData = Type.Object({ parcel: ParcelReferenceSchema, cod_settlement: CodSettlementSchema }, { additionalProperties: false });
 
-/** The envelope every kind shares, with that kind's `type` and `data`. */
-function eventSchema<K extends EventType, D extends TSchema>(type: K, data: D) {
+/** The envelope every kind shares, with that kind's `type` and `data`; every version keeps it. */
+export function eventSchema<K extends EventType, D extends TSchema>(type: K, data: D) {
   return Type.Object(
     {
       id: Type.String({ pattern: '^evt_', description: 'evt_...; the same on every retry of this event: the key to deduplicate on.' }),
@@ -61,7 +68,7 @@ function eventSchema<K extends EventType, D extends TSchema>(type: K, data: D) {
         Type.Integer({
           minimum: 1,
           description:
-            'On every event about a parcel (data.parcel.id): 1, 2, 3 ... per parcel, in publish order. An event whose sequence is not above the last one applied for its parcel is a stale state. Absent on events without a parcel and on test events.',
+            "On every event about a parcel (its parcel events and its settlement): 1, 2, 3 ... per parcel, in publish order, without gaps. An event whose sequence is not above the last one applied for its parcel is a stale state. Absent on test events.",
         }),
       ),
     },
@@ -69,7 +76,7 @@ function eventSchema<K extends EventType, D extends TSchema>(type: K, data: D) {
   );
 }
 
-/** Each kind's whole body, as posted to an endpoint. */
+/** Each kind's whole body in the newest version (core/versions/), as stored and as posted to an endpoint on it. */
 export const EVENT_SCHEMAS = {
   'parcel.created': eventSchema('parcel.created', ParcelData),
   'parcel.awaiting_dropoff': eventSchema('parcel.awaiting_dropoff', ParcelData),
@@ -115,10 +122,9 @@ export function exampleEvent<K extends EventType>(type: K): EventBody<K> {
   const data =
     kind === 'cod.settled'
       ? {
+          parcel: { id: EXAMPLE_PARCEL.id, parcel_number: EXAMPLE_PARCEL.parcel_number },
           cod_settlement: {
             id: 'cods_7c1f0a9b2d4e4f3a8b6c5d0e1f2a3b4c',
-            parcel_id: EXAMPLE_PARCEL.id,
-            parcel_number: EXAMPLE_PARCEL.parcel_number,
             amount: EXAMPLE_PARCEL.total_fee,
             currency: EXAMPLE_PARCEL.currency,
             settled_at: EXAMPLE_CREATED,
@@ -133,15 +139,17 @@ export function exampleEvent<K extends EventType>(type: K): EventBody<K> {
         };
   const suffix = String(EVENT_TYPES.indexOf(type) + 1).padStart(2, '0');
   const body = { id: `evt_3kTq9vWx2mYp8rLz${suffix}`, object: 'event', type, created: EXAMPLE_CREATED, livemode: false, data };
-  // A parcel's events are numbered in publish order; the example is that parcel's event in its lifecycle's place.
-  return (type === 'cod.settled' ? body : { ...body, sequence: EVENT_TYPES.indexOf(type) + 1 }) as EventBody<K>;
+  // A parcel's events are numbered in publish order; the example is that parcel's event in its lifecycle's place,
+  // a settlement right after its parcel's delivery.
+  const sequence = type === 'cod.settled' ? EVENT_TYPES.indexOf('parcel.delivered') + 2 : EVENT_TYPES.indexOf(type) + 1;
+  return { ...body, sequence } as EventBody<K>;
 }
 
 /** One kind as the catalogs show it (developers page, docs/events.md, OpenAPI): all from the schemas above. */
 export interface CatalogEntry {
   type: EventType;
   firesWhen: string;
-  /** What `data` carries: `data.parcel` or `data.cod_settlement`. */
+  /** What `data` carries: `data.parcel`, or `data.parcel` and `data.cod_settlement`. */
   carries: string;
   schema: TSchema;
   example: EventBody;
@@ -151,7 +159,7 @@ export function eventCatalog(): CatalogEntry[] {
   return EVENT_TYPES.map((type) => ({
     type,
     firesWhen: EVENT_FIRES_WHEN[type],
-    carries: type === 'cod.settled' ? 'data.cod_settlement' : 'data.parcel',
+    carries: type === 'cod.settled' ? 'data.parcel and data.cod_settlement' : 'data.parcel',
     schema: EVENT_SCHEMAS[type],
     example: exampleEvent(type),
   }));

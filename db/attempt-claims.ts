@@ -43,6 +43,8 @@ export interface EndpointForDeliveryRow {
   local_certificate: string | null;
   /** Status of the delivery this attempt belongs to: 'skipped' when it was stopped from outside (disabled). */
   delivery_status: string | null;
+  /** The API version the delivery renders its event in: its own, else the endpoint's (core/versions). */
+  api_version: string;
   secret: string;
   /** Only while within its rotation grace. */
   previous_secret: string | null;
@@ -113,7 +115,11 @@ const LOAD_ATTEMPT_CONTEXT = preparedStatement(
             (SELECT status FROM deliveries
               WHERE id = COALESCE($5::text, (SELECT id FROM deliveries
                                               WHERE event_id = $2::text AND endpoint_id = $1 AND trigger = 'automatic'))
-            ) AS delivery_status
+            ) AS delivery_status,
+            COALESCE((SELECT api_version FROM deliveries
+                       WHERE id = COALESCE($5::text, (SELECT id FROM deliveries
+                                                       WHERE event_id = $2::text AND endpoint_id = $1 AND trigger = 'automatic'))),
+                     e.api_version) AS api_version
        FROM webhook_endpoints e JOIN accounts a ON a.id = e.account_id LEFT JOIN relaxed ON true
       WHERE e.id = $1`,
 );

@@ -70,8 +70,8 @@ export async function insertDeliveries(
 ): Promise<void> {
   // Only an event of the scope, to its own registered, enabled endpoints: any other id adds nothing.
   await db.query(
-    `INSERT INTO deliveries (id, event_id, endpoint_id, account_id, livemode, trigger)
-     SELECT ${SQL_NEW_DELIVERY_ID}, ev.id, we.id, ev.account_id, ev.livemode, $3
+    `INSERT INTO deliveries (id, event_id, endpoint_id, account_id, livemode, trigger, api_version)
+     SELECT ${SQL_NEW_DELIVERY_ID}, ev.id, we.id, ev.account_id, ev.livemode, $3, we.api_version
        FROM events ev
        JOIN webhook_endpoints we
          ON we.id = ANY($2::text[]) AND we.account_id = ev.account_id AND we.livemode = ev.livemode
@@ -105,8 +105,9 @@ export async function insertRecoveryDeliveries(
              ON d.endpoint_id = $2 AND d.trigger = 'recover' AND d.dispatched_at IS NULL
           GROUP BY pace.step
        ), made AS (
-         INSERT INTO deliveries (id, event_id, endpoint_id, account_id, livemode, trigger, recovery_id, dispatch_after)
-         SELECT ${SQL_NEW_DELIVERY_ID}, ev.id, $2, ev.account_id, ev.livemode, 'recover', $1, first.at + pace.step * (ev.n - 1)
+         INSERT INTO deliveries (id, event_id, endpoint_id, account_id, livemode, trigger, recovery_id, dispatch_after, api_version)
+         SELECT ${SQL_NEW_DELIVERY_ID}, ev.id, $2, ev.account_id, ev.livemode, 'recover', $1, first.at + pace.step * (ev.n - 1),
+                (SELECT api_version FROM webhook_endpoints WHERE id = $2)
            FROM (SELECT id, account_id, livemode, row_number() OVER (ORDER BY ev.inserted_at, ev.id) AS n FROM events ev
                   WHERE ev.account_id = $3 AND ev.livemode = $4 AND ev.created BETWEEN $5 AND $6
                     AND EXISTS (SELECT 1 FROM webhook_endpoints we

@@ -18,6 +18,8 @@ export interface EndpointRow {
   ordering: EndpointOrdering;
   /** Deliveries per clock second at most; null: no limit. */
   rate_limit: number | null;
+  /** The API version its events are rendered in (core/versions). */
+  api_version: string;
   created_at: Date;
   /** Custom headers as stored: '{}', or a sealed JSON object (domain/endpoint-headers.ts). */
   stored_headers: string;
@@ -34,7 +36,8 @@ export interface EndpointScope {
 
 // Never the secret columns: the API shows a secret only in the response that created it.
 const PUBLIC_COLUMNS = `id, account_id, livemode, url, events, description, status, ordering, created_at,
-  disabled_at IS NOT NULL AS disabled, local_certificate IS NOT NULL AS local, rate_limit, headers AS stored_headers`;
+  disabled_at IS NOT NULL AS disabled, local_certificate IS NOT NULL AS local, rate_limit, headers AS stored_headers,
+  api_version`;
 
 /** A new endpoint's row: `certificate` only for a listen session's endpoint (pinned, loopback). */
 export interface NewEndpoint extends EndpointScope {
@@ -49,6 +52,7 @@ export interface NewEndpoint extends EndpointScope {
   rateLimit?: number | null;
   /** Custom headers as stored (sealed); absent: none. */
   sealedHeaders?: string;
+  apiVersion: string;
 }
 
 /**
@@ -60,8 +64,9 @@ export async function insertEndpoint(pool: Pool, row: NewEndpoint, limit: number
   return withTransaction(pool, async (tx) => {
     await lockAccountBudget(tx, 'webhook_endpoints', row.accountId, row.livemode);
     const { rows } = await tx.query<EndpointRow>(
-      `INSERT INTO webhook_endpoints (id, account_id, livemode, url, events, description, secret, local_certificate, ordering, rate_limit, headers)
-       SELECT $1, $2, $3, $4, $5, $6, $7, $8, $10, $11, $12
+      `INSERT INTO webhook_endpoints (id, account_id, livemode, url, events, description, secret, local_certificate, ordering, rate_limit,
+                                      headers, api_version)
+       SELECT $1, $2, $3, $4, $5, $6, $7, $8, $10, $11, $12, $13
         WHERE (SELECT count(*) FROM webhook_endpoints
                 WHERE account_id = $2 AND livemode = $3 AND deleted_at IS NULL) < $9
        RETURNING ${PUBLIC_COLUMNS}`,
@@ -78,6 +83,7 @@ export async function insertEndpoint(pool: Pool, row: NewEndpoint, limit: number
         row.ordering ?? 'none',
         row.rateLimit ?? null,
         row.sealedHeaders ?? '{}',
+        row.apiVersion,
       ],
     );
     return rows[0];
@@ -138,6 +144,8 @@ export interface EndpointChange {
   rateLimit?: number | null;
   /** The whole set of custom headers, as stored (sealed). */
   sealedHeaders?: string;
+  /** Deliveries made after the change render this version. */
+  apiVersion?: string;
 }
 
 /**
@@ -162,7 +170,8 @@ export async function updateEndpoint(
               local_certificate = CASE WHEN $4::text IS NOT NULL AND $4::text <> url THEN NULL ELSE local_certificate END,
               ordering = COALESCE($9, ordering),
               rate_limit = CASE WHEN $10::boolean THEN $11::integer ELSE rate_limit END,
-              headers = COALESCE($12::text, headers)
+              headers = COALESCE($12::text, headers),
+              api_version = COALESCE($13, api_version)
         WHERE id = $1 AND account_id = $2 AND livemode = $3 AND deleted_at IS NULL
         RETURNING ${PUBLIC_COLUMNS}
      ), stopped AS (
@@ -183,6 +192,7 @@ export async function updateEndpoint(
       change.rateLimit !== undefined,
       change.rateLimit ?? null,
       change.sealedHeaders ?? null,
+      change.apiVersion ?? null,
     ],
   );
   return rows[0];

@@ -1,5 +1,5 @@
 import { SQL_NEW_DELIVERY_ID } from './deliveries';
-import { preparedStatement, type Db, type Pool } from './pool';
+import { preparedStatement, withTransaction, type Db, type Pool } from './pool';
 
 /** Table events: the exact body posted on every attempt and the fan-out snapshot taken at publish time. */
 
@@ -27,7 +27,7 @@ export interface NewEvent {
   livemode: boolean;
   type: string;
   created: number;
-  /** The envelope without `sequence`: the statement appends it when the event has a parcel. */
+  /** The envelope without `sequence`: it is appended when the event has a parcel. */
   body: string;
   /** data.parcel.id: the event is numbered in this parcel's sequence. */
   parcelId: string | null;
@@ -43,11 +43,6 @@ const EXISTING_COLUMNS = `id, account_id, livemode, type, created, body, endpoin
        (SELECT COALESCE(jsonb_object_agg(endpoint_id, id), '{}') FROM deliveries
          WHERE event_id = $1 AND trigger = 'automatic') AS delivery_ids`;
 
-// The stored body is the posted one: a numbered event's `sequence` is appended to the envelope in SQL, as its
-// last member, since the number is only known inside the statement.
-const NUMBERED_BODY = `CASE WHEN n.last_sequence IS NULL THEN $6
-                            ELSE left($6, -1) || ',"sequence":' || n.last_sequence || '}' END`;
-
 const INSERT_EVENT_WITH_FAN_OUT = preparedStatement(
   'events_insert_with_fan_out',
   `WITH targets AS (
@@ -56,25 +51,20 @@ const INSERT_EVENT_WITH_FAN_OUT = preparedStatement(
            FROM webhook_endpoints
           WHERE account_id = $2 AND livemode = $3 AND deleted_at IS NULL AND disabled_at IS NULL
             AND (events = '{}' OR $4 = ANY (events))
-       ), numbered AS (
-         -- the parcel's next number; its row stays locked until commit, so one parcel's publishes take turns
-         INSERT INTO parcel_sequences AS s (account_id, livemode, parcel_id, last_sequence)
-         SELECT $2, $3, $7, 1 WHERE $7::text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM events WHERE id = $1)
-         ON CONFLICT (account_id, livemode, parcel_id) DO UPDATE SET last_sequence = s.last_sequence + 1
-         RETURNING last_sequence
        ), inserted AS (
          -- nobody to deliver to: handed off as stored (db/outbox.ts)
          INSERT INTO events (id, account_id, livemode, type, created, body, endpoint_ids, dispatched_at,
-                             parcel_id, sequence, ordered_endpoint_ids, trace_parent)
-         SELECT $1, $2, $3, $4, $5, ${NUMBERED_BODY}, ids, CASE WHEN cardinality(ids) = 0 THEN now() END,
-                $7, n.last_sequence, CASE WHEN n.last_sequence IS NULL THEN '{}' ELSE ordered END, $8::text
-           FROM targets LEFT JOIN numbered n ON true
+                             parcel_id, ordered_endpoint_ids, trace_parent)
+         SELECT $1, $2, $3, $4, $5, $6, ids, CASE WHEN cardinality(ids) = 0 THEN now() END,
+                $7, CASE WHEN $7::text IS NULL THEN '{}' ELSE ordered END, $8::text
+           FROM targets
          ON CONFLICT (id) DO NOTHING
          RETURNING id, account_id, livemode, type, created, body, endpoint_ids, sequence
        ), automatic AS (
-         INSERT INTO deliveries (id, event_id, endpoint_id, account_id, livemode, trigger)
-         SELECT ${SQL_NEW_DELIVERY_ID}, i.id, target, i.account_id, i.livemode, 'automatic'
-           FROM inserted i, unnest(i.endpoint_ids) AS target
+         -- a delivery renders the version its endpoint is on when it is made, on every attempt (core/versions)
+         INSERT INTO deliveries (id, event_id, endpoint_id, account_id, livemode, trigger, api_version)
+         SELECT ${SQL_NEW_DELIVERY_ID}, i.id, we.id, i.account_id, i.livemode, 'automatic', we.api_version
+           FROM inserted i, unnest(i.endpoint_ids) AS target JOIN webhook_endpoints we ON we.id = target
          RETURNING endpoint_id, id
        )
        SELECT i.*, true AS inserted, false AS attempted,
@@ -85,20 +75,54 @@ const INSERT_EVENT_WITH_FAN_OUT = preparedStatement(
          FROM events WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM inserted)`,
 );
 
+// The parcel's next number, given to the event just inserted in this transaction: the parcel's row stays locked
+// until commit, so one parcel's publishes take turns and its numbers follow commit order. The stored body is the
+// posted one: `sequence` is appended to the envelope as its last member, since the number is only known here.
+const NUMBER_EVENT = preparedStatement(
+  'events_number_in_parcel',
+  `WITH numbered AS (
+         INSERT INTO parcel_sequences AS s (account_id, livemode, parcel_id, last_sequence)
+         VALUES ($2, $3, $4, 1)
+         ON CONFLICT (account_id, livemode, parcel_id) DO UPDATE SET last_sequence = s.last_sequence + 1
+         RETURNING last_sequence
+       )
+       UPDATE events e SET sequence = n.last_sequence, body = left(e.body, -1) || ',"sequence":' || n.last_sequence || '}'
+         FROM numbered n
+        WHERE e.id = $1
+       RETURNING e.sequence, e.body`,
+);
+
+async function insertWithFanOut(db: Db, event: NewEvent): Promise<EventRow | undefined> {
+  const { rows } = await db.query<EventRow>({
+    ...INSERT_EVENT_WITH_FAN_OUT,
+    values: [event.id, event.accountId, event.livemode, event.type, event.created, event.body, event.parcelId, event.traceParent ?? null],
+  });
+  return rows[0];
+}
+
 /**
- * One round trip: the subscribed endpoints (this account and mode, not removed, not disabled, all kinds or this
- * kind), the parcel's next sequence number when the event has a parcel, the event with that snapshot and an
- * automatic delivery per endpoint, or the existing row when the id was already used (no number is taken then,
- * except by a concurrent publish of the same id, which leaves a gap). Returns null when the account does not
- * exist, and undefined when a concurrent insert of the same id committed after this statement began.
+ * The subscribed endpoints (this account and mode, not removed, not disabled, all kinds or this kind), the event
+ * with that snapshot and an automatic delivery per endpoint, or the existing row when the id was already used.
+ * An event about a parcel takes the parcel's next number in the same transaction, after its insert has won: a
+ * publish that finds the id taken (an earlier one, or a concurrent one that commits first) takes no number, so a
+ * parcel's numbers run 1, 2, 3 ... without gaps. An event without a parcel is one statement. Returns null when
+ * the account does not exist, and undefined when a concurrent insert of the same id committed after this
+ * statement began.
  */
 export async function insertEventWithFanOut(pool: Pool, event: NewEvent): Promise<EventRow | null | undefined> {
+  const parcelId = event.parcelId;
   try {
-    const { rows } = await pool.query<EventRow>({
-      ...INSERT_EVENT_WITH_FAN_OUT,
-      values: [event.id, event.accountId, event.livemode, event.type, event.created, event.body, event.parcelId, event.traceParent ?? null],
+    if (parcelId === null) return await insertWithFanOut(pool, event);
+    return await withTransaction(pool, async (tx) => {
+      const row = await insertWithFanOut(tx, event);
+      if (!row?.inserted) return row;
+      const numbered = await tx.query<{ sequence: number; body: string }>({
+        ...NUMBER_EVENT,
+        values: [event.id, event.accountId, event.livemode, parcelId],
+      });
+      const { sequence, body } = numbered.rows[0]!;
+      return { ...row, sequence, body };
     });
-    return rows[0];
   } catch (err) {
     if ((err as { code?: string }).code === FOREIGN_KEY_VIOLATION) return null;
     throw err;
@@ -222,8 +246,8 @@ export async function insertTestEvent(pool: Pool, event: Omit<NewEvent, 'parcelI
        SELECT $1, $2, $3, $4, $5, $6, '{}', now() FROM target
        RETURNING id, account_id, livemode
      )
-     INSERT INTO deliveries (id, event_id, endpoint_id, account_id, livemode, trigger)
-     SELECT ${SQL_NEW_DELIVERY_ID}, inserted.id, target.id, inserted.account_id, inserted.livemode, 'test' FROM inserted, target`,
+     INSERT INTO deliveries (id, event_id, endpoint_id, account_id, livemode, trigger, api_version)
+     SELECT ${SQL_NEW_DELIVERY_ID}, inserted.id, target.id, inserted.account_id, inserted.livemode, 'test', target.api_version FROM inserted, target`,
     [event.id, event.accountId, event.livemode, event.type, event.created, event.body, endpointId],
   );
   return rowCount === 1;

@@ -3,6 +3,7 @@ import { ApiError } from '../core/errors';
 import { EVENT_TYPES, isEventType } from '../core/event-catalog';
 import { newId } from '../core/ids';
 import { generateSecret, sealSecret, type KeyRing } from '../core/secrets';
+import { API_VERSION_NAMES, isApiVersion, LATEST_API_VERSION } from '../core/versions';
 import * as endpoints from '../db/endpoints';
 import type { EndpointOrdering, EndpointRow, EndpointScope } from '../db/endpoints';
 import type { Pool } from '../db/pool';
@@ -47,6 +48,9 @@ export const EndpointRecord = Type.Object({
   rate_limit: Type.Union([Type.Integer({ minimum: 1, maximum: 1000 }), Type.Null()], {
     description: 'Deliveries per clock second at most (1 to 1000), across all workers; null: no limit.',
   }),
+  api_version: Type.String({
+    description: `The API version its events are rendered in (${API_VERSION_NAMES.join(', ')}; the newest, ${LATEST_API_VERSION}, unless another was named). A change applies to deliveries made after it.`,
+  }),
   created: Type.Integer({ description: 'Unix seconds.' }),
   headers: HeadersRecord,
 });
@@ -78,6 +82,7 @@ export function toEndpointRecord(row: EndpointRow, ring: KeyRing = []): Endpoint
     livemode: row.livemode,
     ordering: row.ordering,
     rate_limit: row.rate_limit,
+    api_version: row.api_version,
     created: unixSeconds(row.created_at),
     headers: shownHeaders(row.stored_headers, row.id, ring),
   };
@@ -121,6 +126,14 @@ function validateDescription(description: string | null | undefined): string | n
   return description;
 }
 
+/** A served API version (core/versions); `param` names where it came from. Absent stays absent. */
+export function validateApiVersion(version: string | undefined, param = 'api_version'): string | undefined {
+  if (version === undefined || isApiVersion(version)) return version;
+  throw new ApiError('unknown_api_version', `Unknown API version ${JSON.stringify(version.slice(0, 100))}; use one of ${API_VERSION_NAMES.join(', ')}.`, {
+    param,
+  });
+}
+
 /** 'none' or 'parcel'; anything else (a form, the CLI, a client past the schema) is a 400. */
 export function validateOrdering(ordering: string | undefined): EndpointOrdering | undefined {
   if (ordering === undefined) return undefined;
@@ -156,6 +169,8 @@ export interface RegisterInput {
   rate_limit?: number | null;
   /** Custom headers sent on every POST (domain/endpoint-headers.ts). */
   headers?: Record<string, string | null>;
+  /** Absent: the newest. */
+  api_version?: string;
 }
 
 /**
@@ -191,6 +206,7 @@ export async function registerEndpoint(
   const ordering = validateOrdering(input.ordering);
   const rateLimit = validateRateLimit(input.rate_limit ?? null);
   const headers = validateHeaders(input.headers);
+  const apiVersion = validateApiVersion(input.api_version) ?? LATEST_API_VERSION;
   const url = await checkWebhookUrl(input.url, {
     allowPrivateTargets: deps.config.webhook.allowPrivateTargets,
     lookup: deps.lookup,
@@ -209,6 +225,7 @@ export async function registerEndpoint(
       ordering,
       rateLimit,
       sealedHeaders: sealHeaders(headers, id, ringOf(deps)),
+      apiVersion,
     },
     MAX_ENDPOINTS_PER_MODE,
   );
@@ -279,6 +296,8 @@ export interface UpdateInput {
   rate_limit?: number | null;
   /** A change to the custom headers: a string sets a name, null removes it; names not given stay. */
   headers?: Record<string, string | null>;
+  /** Deliveries made after the change render it. */
+  api_version?: string;
 }
 
 /**
@@ -296,6 +315,7 @@ export async function updateEndpoint(
   if (input.events !== undefined) change.events = validateEventTypes(input.events);
   if (input.description !== undefined) change.description = validateDescription(input.description);
   if (input.rate_limit !== undefined) change.rateLimit = validateRateLimit(input.rate_limit);
+  if (input.api_version !== undefined) change.apiVersion = validateApiVersion(input.api_version);
   if (input.url !== undefined) {
     const url = await checkWebhookUrl(input.url, { allowPrivateTargets: deps.config.webhook.allowPrivateTargets, lookup: deps.lookup });
     change.url = url.href;
@@ -340,6 +360,8 @@ export async function registerLocalEndpoint(
       description: 'parcel-webhooks listen',
       sealedSecret: seal(deps, secret, id),
       certificate: input.certificate,
+      // `listen` shows what a new endpoint receives: the newest shapes.
+      apiVersion: LATEST_API_VERSION,
     },
     MAX_ENDPOINTS_PER_MODE,
   );

@@ -2,8 +2,8 @@ import { Compile } from 'typebox/compile';
 import { WORKFLOW_ID } from '../core/delivery-contract';
 import { ApiError } from '../core/errors';
 import { EVENT_TYPES, isEventType, type EventType } from '../core/event-catalog';
-import { eventDataSchema } from '../core/event-schemas';
 import { newId } from '../core/ids';
+import { API_VERSION_NAMES, dataSchemaIn, upgradeData } from '../core/versions';
 import { findEvent, insertEventWithFanOut, type EventRow } from '../db/events';
 import type { Pool } from '../db/pool';
 import { countPublished } from '../infra/metrics';
@@ -39,8 +39,8 @@ export interface EventEnvelope {
   data: Record<string, unknown>;
   livemode: boolean;
   /**
-   * Set on every event about a parcel (data.parcel.id): 1, 2, 3 ... per account, mode and parcel, in publish
-   * order, so a receiver can tell a stale state from a newer one. Absent on events without a parcel.
+   * Set on every event about a parcel (data.parcel.id: parcel events and settlements): 1, 2, 3 ... per account,
+   * mode and parcel, in publish order and without gaps, so a receiver can tell a stale state from a newer one.
    */
   sequence?: number;
 }
@@ -51,6 +51,8 @@ export interface PublishedEvent {
   endpointIds: string[];
   /** false when the id had already been published: the same event, not a new delivery. */
   created: boolean;
+  /** The newest API version whose shape the data was sent in: the publisher's own view of the event. */
+  inputVersion: string;
   workflowId: string | null;
 }
 
@@ -60,8 +62,13 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Each kind's `data` schema compiled once: the check every publish runs. */
-const DATA_CHECKS = new Map(EVENT_TYPES.map((type) => [type, Compile(eventDataSchema(type))]));
+/**
+ * Each kind's `data` schema in each version, newest first, compiled once: a publisher may send the data of any
+ * served version (the parcel system keeps sending the shapes it always has); it is stored in the newest.
+ */
+const DATA_CHECKS = new Map(
+  EVENT_TYPES.map((type) => [type, API_VERSION_NAMES.map((version) => ({ version, check: Compile(dataSchemaIn(type, version)) }))]),
+);
 
 interface SchemaIssue {
   keyword: string;
@@ -82,28 +89,45 @@ function issueParam(issue: SchemaIssue): string {
 
 function issueMessage(issue: SchemaIssue, param: string, type: EventType): string {
   if (issue.keyword === 'required') return `Missing required field ${param} for a ${type} event.`;
-  if (issue.keyword === 'additionalProperties') return `Unknown field ${param}: a ${type} event carries only ${type === 'cod.settled' ? 'data.cod_settlement' : 'data.parcel'}.`;
+  if (issue.keyword === 'additionalProperties') {
+    return `Unknown field ${param}: a ${type} event carries only ${type === 'cod.settled' ? 'data.parcel and data.cod_settlement' : 'data.parcel'}.`;
+  }
   return `Invalid ${param}: ${issue.message}.`;
 }
 
-/** Throws invalid_event_data naming the first field that does not have the kind's shape (core/event-schemas.ts). */
-function checkEventData(type: EventType, data: Record<string, unknown>): void {
-  const check = DATA_CHECKS.get(type);
-  if (!check || check.Check(data)) return;
-  // The schema's own `additionalProperties: false` shows first as a bare boolean issue; the named one says more.
+/** The issues of one compiled check, the schema's own bare `additionalProperties: false` issue last. */
+function issuesOf(check: { Errors(value: unknown): Iterable<unknown> }, data: unknown): SchemaIssue[] {
   const issues = [...check.Errors(data)] as SchemaIssue[];
-  const issue = issues.find((candidate) => candidate.keyword !== 'boolean') ?? issues[0];
+  return [...issues.filter((issue) => issue.keyword !== 'boolean'), ...issues.filter((issue) => issue.keyword === 'boolean')];
+}
+
+/**
+ * The data in the newest shape: as it is when it has that shape, else brought forward from the newest version
+ * whose shape it has. Throws invalid_event_data naming the first field that fits no version, taken from the
+ * version it comes closest to.
+ */
+function canonicalEventData(type: EventType, data: Record<string, unknown>): { data: Record<string, unknown>; version: string } {
+  const checks = DATA_CHECKS.get(type) ?? [];
+  const fitting = checks.find(({ check }) => check.Check(data));
+  if (fitting) return { data: upgradeData(type, data, fitting.version), version: fitting.version };
+  // Closest: fewest issues at the top of data (which objects it carries), then fewest in all; the newest on a tie.
+  const rank = (issues: SchemaIssue[]) => issues.filter((issue) => issue.instancePath === '').length * 1000 + issues.length;
+  const closest = checks
+    .map(({ check }) => issuesOf(check, data))
+    .reduce<SchemaIssue[] | undefined>((best, issues) => (best === undefined || rank(issues) < rank(best) ? issues : best), undefined);
+  const issue = closest?.[0];
   const param = issue ? issueParam(issue) : 'data';
   throw new ApiError('invalid_event_data', issue ? issueMessage(issue, param, type) : `data does not have the shape of a ${type} event.`, { param });
 }
 
-/** The parcel an event is about, numbered in that parcel's sequence: data.parcel.id, when it is set. */
+/** The parcel an event is about, numbered in that parcel's sequence: data.parcel.id (parcel events, settlements). */
 export function parcelIdOf(data: Record<string, unknown>): string | null {
   const parcel = data.parcel;
   return isObject(parcel) && typeof parcel.id === 'string' && parcel.id !== '' ? parcel.id : null;
 }
 
-export function validateEventInput(input: PublishInput): { type: EventType; data: Record<string, unknown> } {
+/** The kind and its data in the newest shape, and the newest version whose shape the data was sent in. */
+export function validateEventInput(input: PublishInput): { type: EventType; data: Record<string, unknown>; version: string } {
   if (!isEventType(input.type)) {
     throw new ApiError('unknown_event_type', `Unknown event type ${JSON.stringify(input.type)}; use one of ${EVENT_TYPES.join(', ')}.`, {
       param: 'type',
@@ -113,8 +137,7 @@ export function validateEventInput(input: PublishInput): { type: EventType; data
     throw new ApiError('parameter_invalid', 'Invalid id: must match evt_ followed by 1 to 64 of [A-Za-z0-9_].', { param: 'id' });
   }
   if (!isObject(input.data)) throw new ApiError('invalid_event_data', 'data must be a JSON object.', { param: 'data' });
-  checkEventData(input.type, input.data);
-  return { type: input.type, data: input.data };
+  return { type: input.type, ...canonicalEventData(input.type, input.data) };
 }
 
 /** The stored row, and its envelope: the one just built, or the earlier one parsed back when the id was seen before. */
@@ -155,9 +178,9 @@ async function storeEvent(
  * Publishing an id seen before returns the earlier event, never a second delivery.
  */
 export async function publishEvent(deps: PublishDeps, input: PublishInput): Promise<PublishedEvent> {
-  const { type, data } = validateEventInput(input);
+  const { type, data, version } = validateEventInput(input);
   const { row, event } = await storeEvent(deps.pool, input, type, data);
   if (row.inserted) countPublished(type, input.livemode);
   const workflowId = row.endpoint_ids.length > 0 ? WORKFLOW_ID.deliverEvent(row.id) : null;
-  return { event, accountId: row.account_id, endpointIds: row.endpoint_ids, created: row.inserted, workflowId };
+  return { event, accountId: row.account_id, endpointIds: row.endpoint_ids, created: row.inserted, workflowId, inputVersion: version };
 }

@@ -83,11 +83,11 @@ export function lifecycle(random: Random, cod: boolean): EventType[] {
 function eventData(type: EventType, sim: SimulatedParcel): Record<string, unknown> {
   const { parcel } = sim;
   if (type === 'cod.settled') {
+    // A settlement is one of its parcel's events: numbered in its lane, after the delivery that collected the cash.
     return {
+      parcel: { id: parcel.id, parcel_number: parcel.parcel_number },
       cod_settlement: {
         id: `cods_${randomUUID().replace(/-/g, '')}`,
-        parcel_id: parcel.id,
-        parcel_number: parcel.parcel_number,
         amount: parcel.total_fee,
         currency: parcel.currency,
         settled_at: Math.floor(Date.now() / 1000),

@@ -1,6 +1,7 @@
 import { ApiError } from '../core/errors';
 import { EVENT_TYPES, isEventType } from '../core/event-catalog';
 import { newId } from '../core/ids';
+import { renderEvent, type VersionedEvent } from '../core/versions';
 import * as deliveries from '../db/deliveries';
 import type { EndpointScope } from '../db/endpoints';
 import { findEventOf, insertTestEvent } from '../db/events';
@@ -118,5 +119,6 @@ export async function sendTestEvent(
   const body = JSON.stringify(envelope);
   // The statement checks the endpoint's account and mode again: one removed or disabled meanwhile gets nothing.
   if (!(await insertTestEvent(deps.pool, { ...envelope, accountId: scope.accountId, body }, endpoint.id))) throw endpointMissing(endpoint.id);
-  return envelope;
+  // As the endpoint receives it: in its API version.
+  return renderEvent(envelope as unknown as VersionedEvent, endpoint.api_version) as unknown as EventEnvelope;
 }

@@ -19,8 +19,11 @@ export {
 } from './verify.js';
 export { constructEvent, constructEventWithSignature, type ConstructedEvent } from './construct-event.js';
 export type {
+  ApiVersion,
   CodSettledEvent,
+  CodSettledEvent_2026_11_21,
   CodSettlement,
+  CodSettlementWithParcel,
   EventOfType,
   EventType,
   Parcel,
@@ -30,7 +33,11 @@ export type {
   ParcelCreatedEvent,
   ParcelDeliveredEvent,
   ParcelEvent,
+  ParcelEvent_2026_11_21,
+  ParcelEvent_2026_12_01,
+  ParcelEventByVersion,
   ParcelInTransitEvent,
+  ParcelReference,
   ParcelReturnedEvent,
   ParcelStageEvent,
 } from './types.js';

@@ -1,7 +1,11 @@
 /**
  * Shapes of what the service posts, as plain TypeScript: the kit has no runtime dependency, so it declares them
  * rather than deriving them. The engine checks in a type-level test that each of these is exactly the shape its
- * event schemas define, so the two cannot drift apart.
+ * event schemas define, in every API version, so the two cannot drift apart.
+ *
+ * An endpoint receives its events in the API version it is pinned to (its `api_version`, sent with each delivery
+ * as the `Service-Version` header). `ParcelEvent` is the newest version's union; each version has its own union,
+ * `ParcelEvent_2026_12_01`, `ParcelEvent_2026_11_21`, and `ParcelEventByVersion` maps a version to it.
  */
 
 /** The parcel as carried in an event. Its value sets (status, payment_status, package_size) are open, so they stay strings. */
@@ -27,11 +31,32 @@ export interface Parcel {
   pickup_run_id: string;
 }
 
+/** The parcel a settlement is about (`cod.settled`'s `data.parcel`). */
+export interface ParcelReference {
+  /** Parcel identifier (UUID-like). */
+  id: string;
+  /** Human-facing parcel reference. */
+  parcel_number: string;
+}
+
 /** The body of `cod.settled`: cash collected on delivery and credited to the wallet. */
 export interface CodSettlement {
   /** `cods_...` */
   id: string;
+  /** Amount credited, in currency units. */
+  amount: number;
+  currency: string;
+  /** Unix seconds when the cash was credited. */
+  settled_at: number;
+}
+
+/** `cod.settled`'s `data.cod_settlement` in version 2026-11-21: the settlement naming its parcel itself. */
+export interface CodSettlementWithParcel {
+  /** `cods_...` */
+  id: string;
+  /** The id of the parcel whose cash was collected. */
   parcel_id: string;
+  /** That parcel's human-facing reference. */
   parcel_number: string;
   /** Amount credited, in currency units. */
   amount: number;
@@ -52,9 +77,9 @@ interface EventOf<TType extends string, TData> {
   livemode?: boolean;
   data: TData;
   /**
-   * On every event about a parcel (`data.parcel.id`): 1, 2, 3 ... per parcel, in the order the events were
-   * published. An event whose sequence is not above the last one you applied for its parcel is a stale state:
-   * drop it. Absent on events without a parcel (`cod.settled`).
+   * On every event about a parcel (its parcel events and its `cod.settled`): 1, 2, 3 ... per parcel, in the order
+   * the events were published, without gaps. An event whose sequence is not above the last one you applied for
+   * its parcel is a stale state: drop it. Absent on test events.
    */
   sequence?: number;
 }
@@ -73,14 +98,16 @@ export type ParcelDeliveredEvent = EventOf<'parcel.delivered', { parcel: Parcel 
 export type ParcelReturnedEvent = EventOf<'parcel.returned', { parcel: Parcel }>;
 /** The parcel was cancelled. */
 export type ParcelCancelledEvent = EventOf<'parcel.cancelled', { parcel: Parcel }>;
-/** Cash was collected on delivery and credited to the wallet. */
-export type CodSettledEvent = EventOf<'cod.settled', { cod_settlement: CodSettlement }>;
+/** Cash was collected on delivery and credited to the wallet; `data.parcel` names the parcel. */
+export type CodSettledEvent = EventOf<'cod.settled', { parcel: ParcelReference; cod_settlement: CodSettlement }>;
+/** `cod.settled` in version 2026-11-21: the parcel named inside `data.cod_settlement`. */
+export type CodSettledEvent_2026_11_21 = EventOf<'cod.settled', { cod_settlement: CodSettlementWithParcel }>;
 
 /**
- * Every event the service posts: a closed union discriminated on `type`, so `switch (event.type)` or
- * `if (event.type === 'cod.settled')` narrows `data` to that kind's shape.
+ * Every event the service posts in version 2026-12-01 (the newest): a closed union discriminated on `type`, so
+ * `switch (event.type)` or `if (event.type === 'cod.settled')` narrows `data` to that kind's shape.
  */
-export type ParcelEvent =
+export type ParcelEvent_2026_12_01 =
   | ParcelCreatedEvent
   | ParcelAwaitingDropoffEvent
   | ParcelInTransitEvent
@@ -89,6 +116,21 @@ export type ParcelEvent =
   | ParcelReturnedEvent
   | ParcelCancelledEvent
   | CodSettledEvent;
+
+/** Every event the service posts in version 2026-11-21: as 2026-12-01, but `cod.settled` names its parcel inside its settlement. */
+export type ParcelEvent_2026_11_21 = Exclude<ParcelEvent_2026_12_01, CodSettledEvent> | CodSettledEvent_2026_11_21;
+
+/** Every event in the newest API version. */
+export type ParcelEvent = ParcelEvent_2026_12_01;
+
+/** Each API version's event union, by the version's name (the `Service-Version` header of a delivery). */
+export interface ParcelEventByVersion {
+  '2026-12-01': ParcelEvent_2026_12_01;
+  '2026-11-21': ParcelEvent_2026_11_21;
+}
+
+/** The API versions, named by date. */
+export type ApiVersion = keyof ParcelEventByVersion;
 
 /** The eight event kinds. */
 export type EventType = ParcelEvent['type'];

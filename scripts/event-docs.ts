@@ -9,7 +9,8 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { TSchema } from 'typebox';
-import { CodSettlementSchema, eventCatalog, ParcelSchema } from '../core/event-schemas';
+import { CodSettlementSchema, eventCatalog, ParcelReferenceSchema, ParcelSchema } from '../core/event-schemas';
+import { API_VERSIONS, LATEST_API_VERSION, olderRenderings } from '../core/versions';
 
 export const EVENT_DOCS_PATH = path.join(__dirname, '..', 'docs', 'events.md');
 
@@ -44,6 +45,18 @@ export function renderEventDocs(): string {
       json(entry.schema),
       '',
       '</details>',
+      ...olderRenderings(entry.type).flatMap((older) => [
+        '',
+        `In API version \`${older.version}\`: ${older.differences.join(' ')}`,
+        '',
+        `<details><summary>${older.version}: example and JSON Schema</summary>`,
+        '',
+        json(older.example),
+        '',
+        json(older.schema),
+        '',
+        '</details>',
+      ]),
     ].join('\n'),
   );
   return `${[
@@ -52,20 +65,39 @@ export function renderEventDocs(): string {
     '<!-- Generated from core/event-schemas.ts by `npx tsx scripts/event-docs.ts`: edit the schemas, then run it. -->',
     '',
     'The service posts each event to every enabled endpoint subscribed to its kind, as a signed JSON body (headers',
-    '`Service-Signature`, `Service-Event`, `Service-Delivery`; see [receiver/README.md](../receiver/README.md)). Every body is an envelope',
+    '`Service-Signature`, `Service-Event`, `Service-Delivery`, `Service-Version`; see [receiver/README.md](../receiver/README.md)). Every body is an envelope',
     '`{ id, object: "event", type, created, livemode, data }`; `data` is what the kind carries. The same schemas',
     'check what is published (a payload of the wrong shape is refused with `400 invalid_event_data`, `param`',
     'naming the field), describe the `webhooks` of the OpenAPI document (`/docs/json`), fill the developers page\'s',
-    '"Event types", and match the receiver kit\'s `ParcelEvent` types.',
+    '"Event types", and match the receiver kit\'s types (`ParcelEvent` for the newest version, one union per version).',
     '',
     '| Kind | Fires when | Carries |',
     '|---|---|---|',
     ...catalog.map((entry) => `| [\`${entry.type}\`](#${entry.type.replace(/\./g, '')}) | ${entry.firesWhen} | \`${entry.carries}\` |`),
     '',
-    'The parcel (`data.parcel`), in every kind but `cod.settled`. Fields not listed may be added; receivers ignore',
-    'what they do not know.',
+    `## API versions`,
+    '',
+    `Events are shown here in the newest API version, \`${LATEST_API_VERSION}\`. Each endpoint receives them in the version it is`,
+    'pinned to (its `api_version`, sent as the `Service-Version` header); see [versioning.md](versioning.md).',
+    '',
+    '| Version | What changed |',
+    '|---|---|',
+    ...API_VERSIONS.map(
+      (version) =>
+        `| \`${version.name}\`${version.name === LATEST_API_VERSION ? ' (newest)' : ''}${version.sunset ? ` (served until ${version.sunset})` : ''} | ${[
+          version.why,
+          ...version.changes.map((change) => `\`${change.type}\`: ${change.summary}`),
+        ].join(' ')} |`,
+    ),
+    '',
+    'The parcel (`data.parcel`), in every parcel kind. Fields not listed may be added; receivers ignore what they do',
+    'not know.',
     '',
     fieldTable(ParcelSchema),
+    '',
+    'The parcel a settlement is about (`data.parcel`), in `cod.settled`.',
+    '',
+    fieldTable(ParcelReferenceSchema),
     '',
     'The settlement (`data.cod_settlement`), in `cod.settled`.',
     '',

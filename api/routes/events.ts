@@ -1,11 +1,14 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import Type from 'typebox';
+import type { FastifyRequest } from 'fastify';
 import { EVENT_TYPES } from '../../core/event-catalog';
+import { LATEST_API_VERSION, renderEvent, type VersionedEvent } from '../../core/versions';
+import { validateApiVersion } from '../../domain/endpoints';
 import { EventRecord, EventWithDeliveries, getEvent, listEvents } from '../../domain/event-log';
 import { resendEvent } from '../../domain/redelivery';
 import { authOf } from '../plugins/auth';
-import { errorResponses as errors, Limit, listOf } from '../schemas';
+import { errorResponses as errors, Limit, listOf, ServiceVersionHeaders } from '../schemas';
 
 /** Events of the caller's account and mode, for the merchant self-service API: thin handlers over the domain. */
 
@@ -48,6 +51,17 @@ const Resend = Type.Object({
   livemode: Type.Boolean(),
 });
 
+/** The version the request names in Service-Version (unknown: unknown_api_version), else the newest. */
+function requestedVersion(request: FastifyRequest): string {
+  const named = request.headers['service-version'];
+  return validateApiVersion(Array.isArray(named) ? named.join(',') : named, 'Service-Version') ?? LATEST_API_VERSION;
+}
+
+/** An event as stored (the newest shape) in the version asked for; what it carries besides the event is kept. */
+function inVersion<E extends { type: string; data: object }>(event: E, version: string): E {
+  return renderEvent(event as unknown as VersionedEvent, version) as unknown as E;
+}
+
 export default async function eventRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['events'];
@@ -56,12 +70,25 @@ export default async function eventRoutes(fastify: FastifyInstance): Promise<voi
 
   app.get(
     '/v1/events',
-    { config, schema: { tags, summary: 'List events, newest first', querystring: ListQuery, response: { 200: listOf(EventRecord, Type.String()), ...errors } } },
-    async (request) => {
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'List events, newest first',
+        description: 'Each event in the API version named by the Service-Version header, else the newest.',
+        headers: ServiceVersionHeaders,
+        querystring: ListQuery,
+        response: { 200: listOf(EventRecord, Type.String()), ...errors },
+      },
+    },
+    async (request, reply) => {
+      const version = requestedVersion(request);
       const { limit = DEFAULT_LIMIT, starting_after: startingAfter, type, delivery_state: deliveryState, id, parcel } = request.query;
       const auth = authOf(request);
       const page = await listEvents(app.pg, auth, { limit, startingAfter, type, deliveryState, id, parcel });
-      return { object: 'list' as const, data: page.data, has_more: page.hasMore, url: '/v1/events', livemode: auth.livemode };
+      void reply.header('service-version', version);
+      const data = page.data.map((event) => inVersion(event, version));
+      return { object: 'list' as const, data, has_more: page.hasMore, url: '/v1/events', livemode: auth.livemode };
     },
   );
 
@@ -69,9 +96,21 @@ export default async function eventRoutes(fastify: FastifyInstance): Promise<voi
     '/v1/events/:id',
     {
       config,
-      schema: { tags, summary: 'Read an event with every delivery of it', params: EventParams, response: { 200: EventWithDeliveries, ...errors } },
+      schema: {
+        tags,
+        summary: 'Read an event with every delivery of it',
+        description: 'The event in the API version named by the Service-Version header, else the newest.',
+        headers: ServiceVersionHeaders,
+        params: EventParams,
+        response: { 200: EventWithDeliveries, ...errors },
+      },
     },
-    async (request) => getEvent(app.pg, authOf(request), request.params.id),
+    async (request, reply) => {
+      const version = requestedVersion(request);
+      const event = await getEvent(app.pg, authOf(request), request.params.id);
+      void reply.header('service-version', version);
+      return inVersion(event, version);
+    },
   );
 
   app.post(

@@ -5,6 +5,7 @@ import Type from 'typebox';
 import { ApiError } from '../../core/errors';
 import type { CredentialFailures } from '../credential-failures';
 import { EVENT_TYPES } from '../../core/event-catalog';
+import { renderEvent, type VersionedEvent } from '../../core/versions';
 import { PostedEvent } from '../../domain/event-log';
 import { publishEvent } from '../../domain/events';
 import { inRequestTrace } from '../plugins/tracing';
@@ -20,7 +21,14 @@ const PublishBody = Type.Object(
     account_id: Type.String({ minLength: 1, description: 'Account the event belongs to (acct_...).' }),
     livemode: Type.Boolean({ description: 'Live (true) or test (false) mode: only endpoints of that mode receive it.' }),
     type: Type.String({ description: `Event kind: ${EVENT_TYPES.join(', ')}.` }),
-    data: Type.Object({}, { additionalProperties: true, description: 'data.parcel for parcel events, data.cod_settlement for cod.settled.' }),
+    data: Type.Object(
+      {},
+      {
+        additionalProperties: true,
+        description:
+          "data.parcel for parcel events; for cod.settled, data.parcel and data.cod_settlement (the newest version's shape), or data.cod_settlement naming its parcel (2026-11-21's). Stored in the newest shape.",
+      },
+    ),
     id: Type.Optional(Type.String({ description: 'evt_ + 1 to 64 of [A-Za-z0-9_]; the same id twice is one event.' })),
   },
   { additionalProperties: false },
@@ -72,7 +80,8 @@ export default async function internalEventRoutes(fastify: FastifyInstance): Pro
         summary: 'Publish an event (parcel system only)',
         description:
           'Stores the event and its deliveries; a 2xx means it is accepted and will be delivered, even if the delivery ' +
-          'engine is down right now. Retrying with the same id returns the same event (200), never a second delivery.',
+          'engine is down right now. Retrying with the same id returns the same event (200), never a second delivery. ' +
+          "data may have any served API version's shape; the answer shows the event in that version.",
         body: PublishBody,
         response: { 200: PublishedEvent, 201: PublishedEvent, ...errorResponses },
       },
@@ -84,9 +93,11 @@ export default async function internalEventRoutes(fastify: FastifyInstance): Pro
       const published = await inRequestTrace(request, () =>
         publishEvent({ pool: app.pg }, { accountId: account_id, livemode, type, data, id, traceParent }),
       );
+      // Answered in the shape the publisher sent, so its own view of the event does not change under it.
+      const event = renderEvent(published.event as unknown as VersionedEvent, published.inputVersion);
       request.trace?.span.setAttributes({ 'parcel.event.id': published.event.id, 'parcel.event.type': published.event.type });
       return reply.status(published.created ? 201 : 200).send({
-        ...published.event,
+        ...(event as unknown as typeof published.event),
         account_id: published.accountId,
         endpoint_count: published.endpointIds.length,
       });

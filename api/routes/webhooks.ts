@@ -24,7 +24,7 @@ import { DeliveryAttemptRecord, listDeliveries } from '../../domain/deliveries';
 import { EVENT_TYPES } from '../../core/event-catalog';
 import type { Lookup } from '../../infra/ssrf';
 import { authOf } from '../plugins/auth';
-import { errorResponses as errors, Limit, listOf, UnixSeconds } from '../schemas';
+import { ApiVersionField, errorResponses as errors, Limit, listOf, UnixSeconds } from '../schemas';
 
 /** Webhook endpoints: thin handlers over domain/endpoints.ts, domain/deliveries.ts and domain/redelivery.ts. */
 
@@ -52,6 +52,7 @@ const RegisterBody = Type.Object(
       RateLimit(`Deliveries per clock second at most, ${RATE_LIMIT_MIN} to ${RATE_LIMIT_MAX}, across all workers. Omitted or null: no limit.`),
     ),
     headers: Type.Optional(HeadersInput),
+    api_version: Type.Optional(ApiVersionField('The API version its events are rendered in; omitted: the newest.')),
   },
   { additionalProperties: false },
 );
@@ -97,6 +98,7 @@ const UpdateBody = Type.Object(
     ordering: Type.Optional(Ordering),
     rate_limit: Type.Optional(RateLimit(`Deliveries per clock second at most, ${RATE_LIMIT_MIN} to ${RATE_LIMIT_MAX}; null removes the limit.`)),
     headers: Type.Optional(HeadersInput),
+    api_version: Type.Optional(ApiVersionField('The API version of deliveries made from now on (test events, resends and recoveries included).')),
   },
   { additionalProperties: false },
 );

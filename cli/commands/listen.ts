@@ -59,8 +59,8 @@ export function registerListen(program: Command, ctx: CliContext): void {
       const endpoint = await registerLocalEndpoint(deps, { accountId: options.account, url: receiver.url, certificate: certificate.cert });
       secret = endpoint.secret;
       say(
-        { type: 'listening', endpoint_id: endpoint.id, url: receiver.url, secret: endpoint.secret },
-        `Ready: test-mode deliveries of ${options.account} arrive at ${receiver.url} (endpoint ${endpoint.id}). ` +
+        { type: 'listening', endpoint_id: endpoint.id, url: receiver.url, secret: endpoint.secret, api_version: endpoint.api_version },
+        `Ready: test-mode deliveries of ${options.account} arrive at ${receiver.url} (endpoint ${endpoint.id}, API version ${endpoint.api_version}). ` +
           `Signing secret ${endpoint.secret}. Ctrl-C to stop.`,
       );
       await untilStopped();

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { EVENT_TYPES } from '../../core/event-catalog';
+import { API_VERSION_NAMES, LATEST_API_VERSION } from '../../core/versions';
 import { registerEndpoint, updateEndpoint, type EndpointRecord } from '../../domain/endpoints';
 import { recoverEndpoint, sendTestEvent } from '../../domain/redelivery';
 import { CliError, print, type CliContext } from '../context';
@@ -42,7 +43,7 @@ function headersOption(raw: string[] | undefined): Record<string, string | null>
 
 function describeEndpoint(endpoint: EndpointRecord): string {
   const limit = endpoint.rate_limit === null ? 'no rate limit' : `rate limit ${endpoint.rate_limit}/s`;
-  return `${endpoint.id}  ${endpoint.status}  ${endpoint.url}  (${limit}, ordering ${endpoint.ordering})`;
+  return `${endpoint.id}  ${endpoint.status}  ${endpoint.url}  (${limit}, ordering ${endpoint.ordering}, API version ${endpoint.api_version})`;
 }
 
 interface EndpointOptions {
@@ -54,6 +55,7 @@ interface EndpointOptions {
   rateLimit?: string;
   ordering?: string;
   header?: string[];
+  apiVersion?: string;
 }
 
 /** `webhooks create|update|recover|test`: operators acting for a merchant, through the same functions as the API. */
@@ -74,6 +76,7 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
     .option('--rate-limit <n>', 'at most n deliveries per second, 1 to 1000 (default no limit)')
     .option('--ordering <ordering>', "none (default) or parcel: a parcel's events one at a time, in sequence order")
     .option('--header <header>', 'a header sent on every POST, "Name: value" (repeatable)', collectHeader)
+    .option('--api-version <version>', `the API version its events are rendered in: ${API_VERSION_NAMES.join(', ')} (default ${LATEST_API_VERSION})`)
     .option('--json', 'print one JSON document')
     .action(async (url: string | undefined, options: EndpointOptions, command: Command) => {
       const endpoint = await registerEndpoint(deps(), merchantScope(options), {
@@ -83,6 +86,7 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
         rate_limit: options.rateLimit === undefined ? undefined : rateLimitOption(options.rateLimit),
         ordering: options.ordering,
         headers: headersOption(options.header),
+        api_version: options.apiVersion,
       });
       print(command, endpoint, () => `${describeEndpoint(endpoint)}\nsigning secret (shown once): ${endpoint.secret}`);
     });
@@ -99,6 +103,7 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
     .option('--rate-limit <n>', 'at most n deliveries per second, 1 to 1000; none removes the limit')
     .option('--ordering <ordering>', 'none or parcel')
     .option('--header <header>', 'set a header sent on every POST, "Name: value"; "Name:" removes it (repeatable)', collectHeader)
+    .option('--api-version <version>', `the API version of deliveries made from now on: ${API_VERSION_NAMES.join(', ')}`)
     .option('--json', 'print one JSON document')
     .action(async (id: string, options: EndpointOptions, command: Command) => {
       const endpoint = await updateEndpoint(deps(), merchantScope(options), id, {
@@ -108,6 +113,7 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
         rate_limit: options.rateLimit === undefined ? undefined : rateLimitOption(options.rateLimit),
         ordering: options.ordering,
         headers: headersOption(options.header),
+        api_version: options.apiVersion,
       });
       print(command, endpoint, () => describeEndpoint(endpoint));
     });

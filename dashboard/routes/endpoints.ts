@@ -66,6 +66,7 @@ export function endpointInput(body: FormBody): {
     ordering: string;
     rate_limit: number | null;
     headers?: Record<string, string | null>;
+    api_version?: string;
   };
 } {
   const values = {
@@ -75,6 +76,7 @@ export function endpointInput(body: FormBody): {
     ordered: list(body, 'ordering').includes('parcel'),
     rateLimit: text(body, 'rate_limit'),
     headers: text(body, 'headers'),
+    apiVersion: optional(body, 'api_version'),
   };
   return {
     values,
@@ -85,6 +87,7 @@ export function endpointInput(body: FormBody): {
       ordering: values.ordered ? 'parcel' : 'none',
       rate_limit: rateLimitOf(values.rateLimit),
       headers: headersOf(values.headers),
+      api_version: values.apiVersion,
     },
   };
 }
@@ -225,6 +228,7 @@ export default async function endpointRoutes(app: FastifyInstance, options: Dash
         ordering: input.ordering,
         rate_limit: input.rate_limit,
         headers: input.headers,
+        api_version: input.api_version,
       });
     } catch (err) {
       return formFailed(reply, ctx, request.params.id, 'change', err, values);

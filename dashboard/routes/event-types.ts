@@ -1,11 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { eventCatalog } from '../../core/event-schemas';
+import { API_VERSIONS, LATEST_API_VERSION, olderRenderings } from '../../core/versions';
 import { listEndpoints, MAX_ENDPOINTS_PER_MODE } from '../../domain/endpoints';
 import { sendTestEvent } from '../../domain/redelivery';
 import { pageContext, parseModeParam, type DashboardRouteOptions } from '../context';
 import { errorStatus, formError, optional, type FormBody } from '../forms';
 import { sendPage } from '../security-headers';
-import { eventTypesPage, type EventKindView, type EventTypesPageInput } from '../views/event-types';
+import { eventTypesPage, type ApiVersionView, type EventKindView, type EventTypesPageInput } from '../views/event-types';
 import type { EndpointView, PageContext } from '../views/models';
 import { paths } from '../views/paths';
 import { scopeOf } from './endpoints';
@@ -27,8 +28,25 @@ export function eventKindViews(endpoints: readonly Pick<EndpointView, 'id' | 'ur
     carries: entry.carries,
     schemaJson: pretty(entry.schema),
     exampleJson: pretty(entry.example),
+    olderVersions: olderRenderings(entry.type).map((older) => ({
+      version: older.version,
+      differences: older.differences,
+      schemaJson: pretty(older.schema),
+      exampleJson: pretty(older.example),
+    })),
     // Live endpoints subscribed to the kind, as the endpoint page offers its own subscribed kinds.
     targets: endpoints.filter((endpoint) => endpoint.status !== 'disabled' && endpoint.events.includes(entry.type)),
+  }));
+}
+
+/** The API versions, newest first, as the page lists them (core/versions). */
+export function apiVersionViews(): ApiVersionView[] {
+  return API_VERSIONS.map((version) => ({
+    name: version.name,
+    latest: version.name === LATEST_API_VERSION,
+    why: version.why,
+    changes: version.changes.map((change) => ({ type: change.type, summary: change.summary })),
+    sunset: version.sunset,
   }));
 }
 
@@ -37,7 +55,7 @@ export default async function eventTypeRoutes(app: FastifyInstance, options: Das
 
   async function render(ctx: PageContext, error?: EventTypesPageInput['error']) {
     const endpoints = (await listEndpoints(options.deps(), scopeOf(ctx), { limit: MAX_ENDPOINTS_PER_MODE })).data;
-    return eventTypesPage(ctx, { kinds: eventKindViews(endpoints), error });
+    return eventTypesPage(ctx, { kinds: eventKindViews(endpoints), versions: apiVersionViews(), error });
   }
 
   app.get<ModeParams>('/dashboard/:mode/event-types', { schema: hide, config: { dashboard: 'page' } }, async (request, reply) => {

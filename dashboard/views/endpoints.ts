@@ -1,3 +1,4 @@
+import { API_VERSIONS, changesSince, LATEST_API_VERSION } from '../../core/versions';
 import { healthSection } from './charts';
 import { badge, checkboxGroup, confirmForm, errorSummary, field, selectField, shownOnce, table } from './components';
 import { plural, stamp, time } from './format';
@@ -17,6 +18,8 @@ export interface EndpointFormValues {
   rateLimit?: string;
   /** "Name: value" lines, as typed. */
   headers?: string;
+  /** The API version chosen; absent: the newest. */
+  apiVersion?: string;
 }
 
 /** Which endpoint actions the domain offers yet; a form is shown only when its function exists. */
@@ -85,7 +88,8 @@ ${checkboxGroup({
   options: input.eventTypes.map((kind) => ({ value: kind, label: kind, checked: input.values.events.includes(kind) })),
 })}
 ${orderingField(input.prefix, input.values.ordered ?? false, param === 'ordering')}
-${headersField(input.prefix, input.values.headers ?? '', param?.startsWith('headers') ?? false)}`;
+${headersField(input.prefix, input.values.headers ?? '', param?.startsWith('headers') ?? false)}
+${apiVersionField(input.prefix, input.values.apiVersion ?? LATEST_API_VERSION)}`;
 }
 
 /** Custom headers as lines of `Name: value`; `Name:` alone removes that header; headers not listed stay. */
@@ -96,6 +100,36 @@ function headersField(prefix: string, value: string, invalid: boolean): Html {
 <textarea id="${id}" name="headers" rows="3" aria-describedby="${id}-hint"${invalid ? html` aria-invalid="true"` : ''}>${value}</textarea>
 <p class="hint" id="${id}-hint">One "Name: value" per line, sent on every delivery (at most 20). "Name:" alone removes a header; headers not listed stay. Values of Authorization and of names with token, secret or key are never shown again.</p>
 </div>`;
+}
+
+/** A version as the page names it: the newest marked, a version with a sunset date shows it. */
+function versionLabel(name: string): string {
+  const version = API_VERSIONS.find((candidate) => candidate.name === name);
+  if (name === LATEST_API_VERSION) return `${name} (newest)`;
+  return version?.sunset ? `${name} (served until ${version.sunset})` : name;
+}
+
+/** What an endpoint on `name` does not get yet: the changes of every newer version. */
+function changesToNewest(name: string): Html {
+  const changes = changesSince(name);
+  if (changes.length === 0) return html`<span class="muted">The newest: nothing differs.</span>`;
+  return html`Differs from the newest, ${LATEST_API_VERSION}:<ul class="version-changes">${changes.map(
+    (change) => html`<li>${change.version}, <code>${change.type}</code>: ${change.summary}</li>`,
+  )}</ul>`;
+}
+
+/** The API version its events are rendered in; a change applies to deliveries made after it. */
+function apiVersionField(prefix: string, selected: string): Html {
+  const id = `${prefix}-api-version`;
+  return html`${selectField({
+    id,
+    name: 'api_version',
+    label: 'API version',
+    options: API_VERSIONS.map((version) => ({ value: version.name, label: versionLabel(version.name) })),
+    selected,
+    hint: 'The shape of the events this endpoint receives (sent as the Service-Version header). A change applies to deliveries made after it.',
+  })}
+<div class="hint">${changesToNewest(selected)}</div>`;
 }
 
 /** The endpoint's ordering as one box: ticked is 'parcel', unticked 'none'. */
@@ -258,6 +292,7 @@ function changeForm(ctx: PageContext, input: EndpointPageInput): Html {
         events: all ? [] : endpoint.events,
         ordered: endpoint.ordering === 'parcel',
         rateLimit: endpoint.rate_limit?.toString() ?? '',
+        apiVersion: endpoint.api_version,
       };
   const error = input.error?.form === 'change' ? input.error.error : undefined;
   return html`<section class="panel" aria-labelledby="change-title">
@@ -321,6 +356,7 @@ ${failingNote(endpoint, input, ctx.now)}
 <div><dt>Events</dt><dd>${eventsSummary(endpoint, input.eventTypes)}</dd></div>
 <div><dt>Order</dt><dd>${endpoint.ordering === 'parcel' ? 'In order per parcel' : html`<span class="muted">As they come</span>`}</dd></div>
 <div><dt>Rate limit (per second)</dt><dd>${endpoint.rate_limit ?? html`<span class="muted">None</span>`}</dd></div>
+<div><dt>API version</dt><dd><code>${versionLabel(endpoint.api_version ?? LATEST_API_VERSION)}</code> ${changesToNewest(endpoint.api_version ?? LATEST_API_VERSION)}</dd></div>
 <div><dt>Created</dt><dd>${stamp(endpoint.created)}</dd></div>
 <div><dt>ID</dt><dd><code>${endpoint.id}</code></dd></div>
 </dl>

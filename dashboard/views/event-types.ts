@@ -15,10 +15,24 @@ export interface EventKindView {
   exampleJson: string;
   /** Enabled endpoints of this mode subscribed to the kind: where a test event can go. */
   targets: Pick<EndpointView, 'id' | 'url'>[];
+  /** Older API versions in which this kind has another shape: what differs, its schema and example. */
+  olderVersions: { version: string; differences: string[]; schemaJson: string; exampleJson: string }[];
+}
+
+/** One API version as the page lists it. */
+export interface ApiVersionView {
+  name: string;
+  latest: boolean;
+  why: string;
+  changes: { type: string; summary: string }[];
+  /** YYYY-MM-DD from which it is no longer served; null while none is set. */
+  sunset: string | null;
 }
 
 export interface EventTypesPageInput {
   kinds: EventKindView[];
+  /** Newest first. */
+  versions: ApiVersionView[];
   /** After a failed test event: the kind whose form failed, and why. */
   error?: { type: string; error: FormError };
 }
@@ -59,7 +73,33 @@ function kindSection(ctx: PageContext, kind: EventKindView, error: FormError | u
 </details>
 <h3>Example body</h3>
 <pre class="example" tabindex="0">${kind.exampleJson}</pre>
+${kind.olderVersions.map(
+  (older) => html`<details class="older-version">
+<summary>In API version ${older.version}</summary>
+<ul>${older.differences.map((difference) => html`<li>${difference}</li>`)}</ul>
+<pre tabindex="0">${older.schemaJson}</pre>
+<pre class="older-example" tabindex="0">${older.exampleJson}</pre>
+</details>`,
+)}
 ${testForm(ctx, kind, error)}
+</section>`;
+}
+
+function versionsSection(versions: ApiVersionView[]): Html {
+  return html`<section class="panel api-versions" id="api-versions" aria-labelledby="api-versions-title">
+<h2 id="api-versions-title">API versions</h2>
+<p class="muted">Each endpoint receives its events in the API version it is pinned to (its <code>Service-Version</code> header).
+The shapes below are the newest; a version older than it is served for at least 12 months after its successor.</p>
+<dl>
+${versions.map(
+  (version) => html`<dt><code>${version.name}</code>${version.latest ? ' (newest)' : ''}${
+    version.sunset === null ? '' : html` <strong>served until ${version.sunset}</strong>`
+  }</dt>
+<dd>${version.why}${
+    version.changes.length === 0 ? '' : html`<ul>${version.changes.map((change) => html`<li><code>${change.type}</code>: ${change.summary}</li>`)}</ul>`
+  }</dd>`,
+)}
+</dl>
 </section>`;
 }
 
@@ -73,6 +113,7 @@ A test event is a realistic example of its kind, delivered to the chosen endpoin
 <nav class="kind-index" aria-label="Event kinds"><ul>
 ${input.kinds.map((kind) => html`<li><a href="#${kindAnchor(kind.type)}"><code>${kind.type}</code></a></li>`)}
 </ul></nav>
+${versionsSection(input.versions)}
 ${input.kinds.map((kind) => kindSection(ctx, kind, input.error?.type === kind.type ? input.error.error : undefined))}`,
   });
 }

@@ -74,6 +74,8 @@ export interface EndpointView {
   ordering?: 'none' | 'parcel';
   /** Deliveries per second at most; null or absent: no limit. */
   rate_limit?: number | null;
+  /** The API version its events are rendered in; absent: the newest. */
+  api_version?: string;
 }
 
 export interface NotificationView {

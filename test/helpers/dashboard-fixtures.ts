@@ -3,7 +3,7 @@ import { EVENT_TYPES as CATALOG_EVENT_TYPES } from '../../core/event-catalog';
 import { ALL_SCOPES, SCOPES as SCOPE_DESCRIPTIONS } from '../../core/scopes';
 import { loadAssets } from '../../dashboard/assets';
 import assetRoutes from '../../dashboard/routes/assets';
-import { eventKindViews } from '../../dashboard/routes/event-types';
+import { apiVersionViews, eventKindViews } from '../../dashboard/routes/event-types';
 import { sendPage, setSecurityHeaders } from '../../dashboard/security-headers';
 import { confirmPage } from '../../dashboard/views/confirm';
 import { deliveriesPage } from '../../dashboard/views/deliveries';
@@ -239,7 +239,7 @@ export function samplePages(assets: PageContext['assets'], options: { mode?: Mod
         attempts: ATTEMPTS,
         resendTargets: ENDPOINTS,
       }),
-    'event-types': () => eventTypesPage(ctx, { kinds: eventKindViews(ENDPOINTS) }),
+    'event-types': () => eventTypesPage(ctx, { kinds: eventKindViews(ENDPOINTS), versions: apiVersionViews() }),
     confirm: () =>
       confirmPage(ctx, {
         section: 'keys',

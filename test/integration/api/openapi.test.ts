@@ -34,6 +34,9 @@ describe('the OpenAPI document', () => {
         'header:Service-Signature',
         'header:Service-Event',
         'header:Service-Delivery',
+        'header:Service-Version',
+        'header:Deprecation',
+        'header:Sunset',
       ]);
       const schema = post.requestBody.content['application/json'].schema;
       expect(schema.properties.type).toMatchObject({ const: type });

@@ -56,6 +56,7 @@ describe('webhook endpoints API', () => {
         livemode: false,
         ordering: 'none',
         rate_limit: null,
+        api_version: '2026-12-01',
         created: expect.any(Number),
         headers: {},
         secret: expect.stringMatching(/^whsec_[A-Za-z0-9]{32}$/),

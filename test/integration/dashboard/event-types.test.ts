@@ -53,7 +53,11 @@ describe('the event catalog page', () => {
     await page.waitForURL('**/dashboard/test/event-types');
     await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Event types');
     const titles = await page.getByRole('heading', { level: 2 }).allTextContents();
-    expect(titles).toEqual([...EVENT_TYPES]);
+    expect(titles).toEqual(['API versions', ...EVENT_TYPES]);
+    // The versions, newest first, and what the newest changed.
+    const versions = page.locator('#api-versions');
+    await expect.poll(() => versions.locator('dt').allTextContents()).toEqual(['2026-12-01 (newest)', '2026-11-21']);
+    expect(await versions.textContent()).toContain('data.parcel { id, parcel_number } names the parcel');
 
     for (const type of EVENT_TYPES) {
       const section = page.getByRole('region', { name: type });

@@ -28,13 +28,13 @@ interface Row {
 
 function codSettled(id = `evt_${randomBytes(8).toString('hex')}`): CodSettledEvent {
   // A field the kit does not declare (the service may add one) is kept as sent.
-  const settlement = { id: 'cod_1', parcel_id: 'p_1', parcel_number: 'PCL-1', amount: 1500, currency: 'KES', settled_at: NOW - 3, note: 'Wambūi — Nairobi ✓' };
+  const settlement = { id: 'cod_1', amount: 1500, currency: 'KES', settled_at: NOW - 3, note: 'Wambūi — Nairobi ✓' };
   return {
     id,
     object: 'event',
     type: 'cod.settled',
     created: NOW - 3,
-    data: { cod_settlement: settlement },
+    data: { parcel: { id: 'p_1', parcel_number: 'PCL-1' }, cod_settlement: settlement },
   };
 }
 

@@ -51,19 +51,20 @@ describe('order per parcel', () => {
     expect(a.map((e) => e.sequence)).toEqual([1, 2, 3]);
     expect(b.map((e) => e.sequence)).toEqual([1, 2]);
     expect([live.sequence, otherAccount.sequence]).toEqual([1, 1]);
-    expect(settlement.event.sequence).toBeUndefined();
+    // A settlement is one of its parcel's events: the parcel's next number.
+    expect(settlement.event.sequence).toBe(4);
     // Publishing an id again returns the earlier event and takes no number.
     const again = await publishEvent(
       { pool: h.tw.pool },
       { accountId, livemode: false, id: a[0]!.id, type: 'parcel.in_transit', data: { parcel: parcel({ id: 'p_a' }) } },
     );
     expect(again.event.sequence).toBe(1);
-    expect((await publish('p_a')).sequence).toBe(4);
+    expect((await publish('p_a')).sequence).toBe(5);
 
     await waitFor(() => h.receiver.at('/numbered').length >= 7, { what: 'the account’s seven events posted' });
     const posted = new Map(h.receiver.at('/numbered').map((r) => [bodyOf(r).id, bodyOf(r)]));
     expect(a.map((e) => posted.get(e.id)?.sequence)).toEqual([1, 2, 3]);
-    expect(posted.get(settlement.event.id)).not.toHaveProperty('sequence');
+    expect(posted.get(settlement.event.id)?.sequence).toBe(4);
     // The body ends with the number, as stored and signed.
     expect(h.receiver.at('/numbered').find((r) => bodyOf(r).id === a[2]!.id)!.rawBody.toString()).toMatch(/,"sequence":3}$/);
   });

@@ -49,15 +49,25 @@ describe('event schemas', () => {
     expect(refusal('parcel.delivered', { parcel: [] })).toEqual({ code: 'invalid_event_data', param: 'data.parcel' });
     expect(refusal('parcel.delivered', 'parcel')).toEqual({ code: 'invalid_event_data', param: 'data' });
     expect(refusal('cod.settled', { parcel })).toEqual({ code: 'invalid_event_data', param: 'data.cod_settlement' });
-    expect(refusal('cod.settled', { cod_settlement: { ...settlement, settled_at: 1.5 } })).toEqual({
+    const settledParcel = exampleEvent('cod.settled').data.parcel;
+    expect(refusal('cod.settled', { parcel: settledParcel, cod_settlement: { ...settlement, settled_at: 1.5 } })).toEqual({
       code: 'invalid_event_data',
       param: 'data.cod_settlement.settled_at',
     });
+    // In the shape of 2026-11-21, the field is named in that shape's terms.
+    const asBefore = { ...settlement, parcel_id: settledParcel.id, parcel_number: settledParcel.parcel_number };
+    expect(refusal('cod.settled', { cod_settlement: { ...asBefore, settled_at: 1.5 } })).toEqual({
+      code: 'invalid_event_data',
+      param: 'data.cod_settlement.settled_at',
+    });
+    const { parcel_id: _noParcel, ...withoutParcelId } = asBefore;
+    expect(refusal('cod.settled', { cod_settlement: withoutParcelId })).toEqual({ code: 'invalid_event_data', param: 'data.cod_settlement.parcel_id' });
     expect(refusal('parcel.lost', { parcel })).toEqual({ code: 'unknown_event_type', param: 'type' });
   });
 
   it('lets through fields of the parcel and the settlement that the schema does not name', () => {
     expect(publish('parcel.created', { parcel: { ...exampleEvent('parcel.created').data.parcel, weight_kg: 1.2 } })).not.toThrow();
-    expect(publish('cod.settled', { cod_settlement: { ...exampleEvent('cod.settled').data.cod_settlement, note: 'x' } })).not.toThrow();
+    const { parcel, cod_settlement: settlement } = exampleEvent('cod.settled').data;
+    expect(publish('cod.settled', { parcel, cod_settlement: { ...settlement, note: 'x' } })).not.toThrow();
   });
 });

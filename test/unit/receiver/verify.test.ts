@@ -126,7 +126,7 @@ describe('constructEvent', () => {
     object: 'event',
     type: 'cod.settled',
     created: T,
-    data: { cod_settlement: { id: 'cod_1', parcel_id: 'p1', parcel_number: 'PCL-1', amount: 1500, currency: 'KES', settled_at: T } },
+    data: { parcel: { id: 'p1', parcel_number: 'PCL-1' }, cod_settlement: { id: 'cod_1', amount: 1500, currency: 'KES', settled_at: T } },
   };
   const body = Buffer.from(JSON.stringify(event), 'utf8');
 
