@@ -17,7 +17,7 @@ const AUTH_ERRORS = {
 function describeRoute({ schema: given, url, route }: { schema: FastifySchema | undefined; url: string; route: RouteOptions }) {
   // Routes without a schema (test-only routes, plugins' own) come with none at all.
   const schema = given ?? {};
-  const scope = route.config?.scope as Scope | undefined;
+  const scope = route.config?.scope;
   if (route.config?.internal === true || url === '/openapi.json') return { schema: { ...schema, hide: true }, url };
   if (!scope) return { schema, url };
   const described = schema as FastifySchema & { description?: string; response?: Record<string, unknown> };
