@@ -88,7 +88,7 @@ export function actionsInHistory(events: HistoryEventLike[]): number {
         actions += Math.max(0, (event.activityTaskStartedEventAttributes?.attempt ?? 1) - 1);
         break;
       case EventType.EVENT_TYPE_MARKER_RECORDED:
-        markerTasks.add(String(event.markerRecordedEventAttributes?.workflowTaskCompletedEventId ?? ''));
+        markerTasks.add(event.markerRecordedEventAttributes?.workflowTaskCompletedEventId?.toString() ?? '');
         break;
     }
   }

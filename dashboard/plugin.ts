@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../core/errors';
 import { isDependencyOutage, serviceUnavailable } from '../infra/outages';
 import { loadAssets } from './assets';

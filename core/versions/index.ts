@@ -1,5 +1,5 @@
 import type { TSchema } from 'typebox';
-import { EVENT_TYPES, type EventType } from '../event-catalog';
+import type { EventType } from '../event-catalog';
 import { eventDataSchema, eventSchema, exampleEvent, type EventBody } from '../event-schemas';
 import { VERSION_2026_11_21 } from './2026-11-21';
 import { VERSION_2026_12_01 } from './2026-12-01';

@@ -117,7 +117,9 @@ describe.each([{ lost: 1 }, { lost: 2 }])('local attempts: a worker lost mid-pos
     const { client, startWorker } = await setup('1s,1s');
     const first = await startWorker();
     let killed: Promise<void> | undefined;
-    receiver.script('/lost', losing(() => (killed = first.kill())));
+    receiver.script('/lost', losing(() => {
+      killed = first.kill();
+    }));
     const { endpoint, eventId } = await publishTo('/lost');
     await waitFor(() => killed !== undefined, { what: 'the lost attempt to reach the receiver', timeoutMs: 60_000 });
     await killed;
@@ -132,7 +134,10 @@ describe.each([{ lost: 1 }, { lost: 2 }])('local attempts: a worker lost mid-pos
     let lost: Promise<unknown> | undefined;
     // The first worker dies with the request in flight, and our database goes away with it: the claim of this
     // try is stored, its record never is, and the re-run of the try cannot read anything.
-    receiver.script('/lost-then-outage', losing(() => (lost = Promise.all([first.kill(), proxy.cut()]))));
+    receiver.script('/lost-then-outage', losing(() => {
+        lost = Promise.all([first.kill(), proxy.cut()]);
+      }),
+    );
     const { endpoint, eventId } = await publishTo('/lost-then-outage');
     await waitFor(() => lost !== undefined, { what: 'the lost attempt to reach the receiver', timeoutMs: 60_000 });
     await lost;

@@ -41,7 +41,7 @@ describe('Standard Webhooks headers on real deliveries', () => {
       payload: { url: `${receiver.url}${path}`, events: ['parcel.created'] },
     });
     expect(created.statusCode).toBe(200);
-    return { merchant, endpoint: created.json() as { id: string; secret: string } };
+    return { merchant, endpoint: created.json<{ id: string; secret: string }>() };
   }
 
   const publish = (accountId: string) =>
@@ -75,7 +75,7 @@ describe('Standard Webhooks headers on real deliveries', () => {
       payload: { expires_in_seconds: 3600 },
     });
     expect(rotated.statusCode).toBe(200);
-    const newSecret = (rotated.json() as { secret: string }).secret;
+    const newSecret = rotated.json<{ secret: string }>().secret;
     expect(newSecret).not.toBe(endpoint.secret);
     const published = await publish(merchant.accountId);
     const [request] = await waitFor(() => receiver.at('/std-rotation').length >= 1 && receiver.at('/std-rotation'), { what: 'the delivery' });

@@ -3,7 +3,7 @@ import { LATEST_API_VERSION } from '../../../core/versions';
 import { registerEndpoint, updateEndpoint } from '../../../domain/endpoints';
 import { publishEvent } from '../../../domain/events';
 import { resendEvent } from '../../../domain/redelivery';
-import { constructEvent, type ParcelEvent, type ParcelEvent_2026_11_21 } from '../../../receiver/index';
+import { constructEvent, type ParcelEvent_2026_11_21 } from '../../../receiver/index';
 import { deliveryResult, parcel } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';
@@ -55,8 +55,8 @@ describe('API versions', () => {
     expect(atNewest!.rawBody.toString()).toBe(stored.rows[0]!.body);
     expect(atOlder!.rawBody.equals(atNewest!.rawBody)).toBe(false);
 
-    const received = constructEvent(atNewest!.rawBody, header(atNewest!, 'service-signature')!, newest.secret) as ParcelEvent;
-    const receivedOlder = constructEvent(atOlder!.rawBody, header(atOlder!, 'service-signature')!, older.secret) as unknown as ParcelEvent_2026_11_21;
+    const received = constructEvent(atNewest!.rawBody, header(atNewest!, 'service-signature'), newest.secret);
+    const receivedOlder = constructEvent(atOlder!.rawBody, header(atOlder!, 'service-signature'), older.secret) as unknown as ParcelEvent_2026_11_21;
     expect(received).toMatchObject({
       type: 'cod.settled',
       sequence: 2,
@@ -68,7 +68,7 @@ describe('API versions', () => {
       data: { cod_settlement: { id: 'cods_1', parcel_id: 'p_two', parcel_number: 'PCL-104233', amount: 350, currency: 'KES', settled_at: 1764000000 } },
     });
     // Each signature covers its own bytes only.
-    expect(() => constructEvent(atOlder!.rawBody, header(atNewest!, 'service-signature')!, newest.secret)).toThrow();
+    expect(() => constructEvent(atOlder!.rawBody, header(atNewest!, 'service-signature'), newest.secret)).toThrow();
 
     // A change of version applies to deliveries made after it: a resend now renders the newest.
     await updateEndpoint({ pool: h.tw.pool, config }, scope(), older.id, { api_version: LATEST_API_VERSION });
