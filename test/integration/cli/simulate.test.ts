@@ -46,7 +46,10 @@ describe('simulate and events publish', () => {
     for (const request of h.receiver.at('/sim')) {
       const event = JSON.parse(request.rawBody.toString());
       if (event.type === 'cod.settled') {
-        expect(event.data.cod_settlement).toMatchObject({ currency: 'KES', amount: expect.any(Number), parcel_id: expect.any(String) });
+        // The newest API version: the settlement names its parcel in data.parcel and carries its parcel's number.
+        expect(event.data.cod_settlement).toMatchObject({ currency: 'KES', amount: expect.any(Number) });
+        expect(event.data.parcel).toMatchObject({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), parcel_number: expect.any(String) });
+        expect(event.sequence).toEqual(expect.any(Number));
         continue;
       }
       expect(event.data.parcel).toMatchObject({
