@@ -141,14 +141,15 @@ describe('merchant-asked deliveries: one hand-off to Temporal', () => {
     expect(recovered.statusCode, recovered.body).toBe(202);
     expect(recovered.json()).toMatchObject({ object: 'recovery', endpoint_id: missed.endpointId, event_count: 1, id: expect.stringMatching(/^rcv_/) });
 
-    // The dispatcher heard of them and Temporal refused it: they wait, pending and not handed off.
+    // The dispatcher heard of them and Temporal refused the start: they wait, not handed off. Attempt 1 is made
+    // before the start, so it may already be on record; the workflow that takes it over starts once Temporal is back.
     await waitFor(() => log.some((line) => line.startsWith('outbox: starting workflows failed')), { timeoutMs: 30_000, what: 'a refused start' });
     const waiting = [...(await deliveryOf(up.endpointId, 'resend')), ...(await deliveryOf(up.endpointId, 'test')), ...(await deliveryOf(missed.endpointId, 'recover'))];
-    expect(waiting.map((d) => [d.status, d.dispatched_at])).toEqual([
-      ['pending', null],
-      ['pending', null],
-      ['pending', null],
-    ]);
+    expect(waiting).toHaveLength(3);
+    for (const d of waiting) {
+      expect(d.dispatched_at).toBeNull();
+      expect(['pending', 'succeeded']).toContain(d.status);
+    }
     for (const d of waiting) {
       await expect(client.workflow.getHandle(`delivery:${d.id}`).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
     }
