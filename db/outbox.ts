@@ -23,6 +23,8 @@ export interface UndispatchedEvent {
   sequence: number | null;
   /** Endpoints of the snapshot that keep order per parcel (migration 1763780001000). */
   ordered_endpoint_ids: string[];
+  /** When the event was stored, Unix ms: its deliveries' age (DELIVERY_MAX_AGE) counts from it. */
+  stored_at_ms: number;
 }
 
 const CLAIM_UNDISPATCHED = preparedStatement(
@@ -42,6 +44,7 @@ const CLAIM_UNDISPATCHED = preparedStatement(
        FROM claimable c, relaxed
       WHERE ev.id = c.id
      RETURNING ev.id, ev.account_id, ev.livemode, ev.type, ev.endpoint_ids, ev.parcel_id, ev.sequence, ev.ordered_endpoint_ids,
+               (extract(epoch FROM ev.inserted_at) * 1000)::float8 AS stored_at_ms,
                (SELECT COALESCE(jsonb_object_agg(d.endpoint_id, d.id), '{}') FROM deliveries d
                  WHERE d.event_id = ev.id AND d.trigger = 'automatic') AS delivery_ids`,
 );
@@ -105,6 +108,8 @@ export interface UndispatchedDelivery {
   account_id: string;
   livemode: boolean;
   trigger: DeliveryTrigger;
+  /** When the delivery was asked for, Unix ms: its age (DELIVERY_MAX_AGE) counts from it. */
+  stored_at_ms: number;
 }
 
 /** A delivery waits in the outbox: one of its own workflow, not yet started. */
@@ -148,7 +153,8 @@ export async function claimUndispatchedDeliveries(
        UPDATE deliveries d SET dispatch_lease_until = now() + make_interval(secs => $3::float8 / 1000)
          FROM claimable c, relaxed, events ev
         WHERE d.id = c.id AND ev.id = d.event_id
-       RETURNING d.id, d.event_id, ev.type AS event_type, d.endpoint_id, d.account_id, d.livemode, d.trigger`,
+       RETURNING d.id, d.event_id, ev.type AS event_type, d.endpoint_id, d.account_id, d.livemode, d.trigger,
+                 (extract(epoch FROM d.created_at) * 1000)::float8 AS stored_at_ms`,
     [input.ids ?? null, input.limit, input.leaseMs],
   );
   return rows;

@@ -13,7 +13,7 @@ import {
   throttleWait,
   type ParcelOrder,
 } from '../core/delivery-contract';
-import { attemptKindFor, localAttemptTaskTimeoutMs, throttleWaitMs } from '../core/delivery-policy';
+import { attemptKindFor, deliveryExpiresAtMs, localAttemptTaskTimeoutMs, throttleWaitMs } from '../core/delivery-policy';
 import { formatDuration } from '../core/durations';
 import { attemptIdFromUuid } from '../core/ids';
 import type { Config } from '../infra/config';
@@ -39,6 +39,8 @@ export interface DeliveryStart {
   deliveryIds: Record<string, string>;
   /** An automatic delivery of a parcel's event with endpoints that keep order per parcel. */
   parcelOrder?: ParcelOrder;
+  /** Unix ms the delivery's age counts from (DeliverEventInput.ageFromMs); absent: from its hand-off. */
+  ageFromMs?: number;
 }
 
 /**
@@ -100,6 +102,8 @@ export function deliveryInput(start: DeliveryStart, config: Config): DeliverEven
     // Read when the workflow starts and carried in its input, so a config change never alters a running ladder.
     retryDelaysMs: config.delivery.retryDelaysMs,
     timeoutMs: config.delivery.timeoutMs,
+    maxAgeMs: config.delivery.maxAgeMs,
+    ageFromMs: start.ageFromMs ?? Date.now(),
     failingThreshold: config.delivery.failingThreshold,
     attemptKind,
     ...(firstIds ? { firstAttemptIds: firstIds } : {}),
@@ -162,7 +166,10 @@ function describe(input: DeliverEventInput): { staticSummary: string; staticDeta
 export function throttledStartDelayMs(input: DeliverEventInput, nowMs: number): number | undefined {
   const throttles = Object.values(input.firstAttemptThrottles ?? {});
   if (throttles.length === 0) return undefined;
-  return Math.max(...throttles.map((throttle) => throttleWaitMs(throttle, nowMs)));
+  const delayMs = Math.max(...throttles.map((throttle) => throttleWaitMs(throttle, nowMs)));
+  // No wait runs past the delivery's max age: the workflow then starts at it, and gives the delivery up.
+  const expiresAtMs = deliveryExpiresAtMs(input);
+  return expiresAtMs === undefined ? delayMs : Math.max(1, Math.min(delayMs, expiresAtMs - nowMs));
 }
 
 /** Everything the start asks of Temporal besides the input. */

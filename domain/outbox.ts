@@ -64,6 +64,7 @@ function fromEvent(row: UndispatchedEvent): DeliveryStart {
     trigger: 'automatic',
     endpointIds: row.endpoint_ids,
     deliveryIds: row.delivery_ids,
+    ageFromMs: Math.floor(row.stored_at_ms),
     ...(row.parcel_id !== null && row.sequence !== null && row.ordered_endpoint_ids.length > 0
       ? { parcelOrder: { parcelId: row.parcel_id, sequence: row.sequence, endpointIds: row.ordered_endpoint_ids } }
       : {}),
@@ -79,6 +80,7 @@ function fromDelivery(row: UndispatchedDelivery): DeliveryStart {
     trigger: row.trigger,
     endpointIds: [row.endpoint_id],
     deliveryIds: { [row.endpoint_id]: row.id },
+    ageFromMs: Math.floor(row.stored_at_ms),
   };
 }
 

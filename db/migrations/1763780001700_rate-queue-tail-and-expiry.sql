@@ -141,7 +141,13 @@ $$;
 
 DROP FUNCTION rate_token_open_second(text, bigint, integer, boolean);
 
+-- A delivery given up at its max age (DELIVERY_MAX_AGE) leaves a row in the deliveries log with no answer and
+-- `reason` 'expired', under the id of the attempt it did not make; rows of attempts made have none.
+ALTER TABLE delivery_attempts ADD COLUMN reason text;
+
 -- Down Migration
+
+ALTER TABLE delivery_attempts DROP COLUMN reason;
 
 -- The search of the rate-token-search migration, and take_rate_token using it again.
 CREATE OR REPLACE FUNCTION rate_token_open_second(p_endpoint text, p_from bigint, p_limit integer, p_deferred boolean)
