@@ -133,13 +133,16 @@ export function createEarlyAttempts(deps: AttemptDeps, options: EarlyAttemptsOpt
     // Already made here (a start retried after Temporal refused it): its outcome stands.
     const before = made.get(attemptId);
     if (before || running.size >= options.maxInFlight || stopped) return before;
+    // Attempt 1 deferred to its rate-limit place at an earlier hand-off (domain/outbox.ts) asks with that place.
+    const place = input.firstAttemptThrottles?.[endpointId]?.reservedSecond;
+    const request = { ...attemptInput(input, endpointId, 1, attemptId), ...(place == null ? {} : { reservedSecond: place }) };
     // Never rejects: whatever went wrong is left to the workflow's try, which finds the claim.
-    const outcome = earlyAttempt(deps, attemptInput(input, endpointId, 1, attemptId), reserve, track, () => stopped).catch(
-      (): EarlyAttemptResult => ({}),
-    );
+    const outcome = earlyAttempt(deps, request, reserve, track, () => stopped).catch((): EarlyAttemptResult => ({}));
     made.set(attemptId, outcome);
     track(outcome);
-    void outcome.then(() => {
+    void outcome.then((result) => {
+      // A place taken is not an outcome: the next hand-off of this delivery asks again, with it.
+      if (result.throttle && made.get(attemptId) === outcome) made.delete(attemptId);
       setTimeout(() => {
         if (made.get(attemptId) === outcome) made.delete(attemptId);
       }, UNCLAIMED_KEEP_MS).unref();
@@ -155,7 +158,10 @@ export function createEarlyAttempts(deps: AttemptDeps, options: EarlyAttemptsOpt
       return attempt.then((result) => {
         const endpointId = input.endpointIds[0]!;
         const first = recordedFirstAttempt(result);
-        if (first) return { ...input, firstAttemptOutcomes: { [endpointId]: first } };
+        if (first) {
+          const { firstAttemptThrottles: _place, ...rest } = input;
+          return { ...rest, firstAttemptOutcomes: { [endpointId]: first } };
+        }
         return result.throttle ? { ...input, firstAttemptThrottles: { [endpointId]: result.throttle } } : input;
       });
     },

@@ -41,6 +41,8 @@ export interface DeliveryStart {
   parcelOrder?: ParcelOrder;
   /** Unix ms the delivery's age counts from (DeliverEventInput.ageFromMs); absent: from its hand-off. */
   ageFromMs?: number;
+  /** The rate-limit place attempt 1 took at an earlier hand-off, which deferred it to that place (domain/outbox.ts). */
+  firstAttemptPlace?: FirstAttemptThrottle;
 }
 
 /**
@@ -107,6 +109,10 @@ export function deliveryInput(start: DeliveryStart, config: Config): DeliverEven
     failingThreshold: config.delivery.failingThreshold,
     attemptKind,
     ...(firstIds ? { firstAttemptIds: firstIds } : {}),
+    // Attempt 1 asks with its place (attempt/early.ts); without an early attempt, the start waits for the place.
+    ...(firstIds && start.firstAttemptPlace && start.endpointIds.length === 1 && firstIds[start.endpointIds[0]!]
+      ? { firstAttemptThrottles: { [start.endpointIds[0]!]: start.firstAttemptPlace } }
+      : {}),
     ...(start.parcelOrder ? { parcelOrder: start.parcelOrder } : {}),
   };
 }

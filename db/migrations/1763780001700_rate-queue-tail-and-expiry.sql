@@ -145,8 +145,16 @@ DROP FUNCTION rate_token_open_second(text, bigint, integer, boolean);
 -- `reason` 'expired', under the id of the attempt it did not make; rows of attempts made have none.
 ALTER TABLE delivery_attempts ADD COLUMN reason text;
 
+-- A one-endpoint delivery whose attempt 1 found no rate token at hand-off waits in the outbox, not in Temporal: its
+-- row keeps the place it took (`first_attempt_place`, Unix seconds) and is claimed again when the place comes (an
+-- event's lease, a delivery's dispatch_after, runs until then); attempt 1 is then made with that place.
+ALTER TABLE events ADD COLUMN first_attempt_place bigint;
+ALTER TABLE deliveries ADD COLUMN first_attempt_place bigint;
+
 -- Down Migration
 
+ALTER TABLE deliveries DROP COLUMN first_attempt_place;
+ALTER TABLE events DROP COLUMN first_attempt_place;
 ALTER TABLE delivery_attempts DROP COLUMN reason;
 
 -- The search of the rate-token-search migration, and take_rate_token using it again.
