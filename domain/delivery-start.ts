@@ -158,7 +158,8 @@ function describe(input: DeliverEventInput): { staticSummary: string; staticDeta
           ]
         : []),
       `**Ladder**: ${input.retryDelaysMs.length + 1} attempts, waits ${ladder}; ` +
-        `timeout ${formatDuration(input.timeoutMs)} per attempt; failing after ${input.failingThreshold} abandoned deliveries`,
+        `timeout ${formatDuration(input.timeoutMs)} per attempt; failing after ${input.failingThreshold} abandoned deliveries` +
+        (input.maxAgeMs === undefined ? '' : `; given up ${formatDuration(input.maxAgeMs)} after it was stored if not delivered`),
       ...Object.entries(input.firstAttemptOutcomes ?? {}).flatMap(([endpointId, outcome]) => ['', `**Attempt 1** to \`${endpointId}\`, made before the start: ${describeOutcome(outcome)}`]),
       ...Object.entries(input.firstAttemptThrottles ?? {}).flatMap(([endpointId, throttle]) => ['', `**Attempt 1** to \`${endpointId}\` ${describeThrottle(throttle)}`]),
     ].join('\n'),
