@@ -19,8 +19,8 @@ import { waitFor } from '../../helpers/wait';
  * long wait for a parcel's earlier event continues the workflow as new past its bound of re-checks.
  */
 describe('delivery: max age', () => {
-  // Short enough for a test, and far below the waits it cuts: a Retry-After of an hour, a receiver's 6 s answer.
-  const config = testConfig({ DELIVERY_MAX_AGE: '3s', DELIVERY_RETRY_DELAYS: '200ms,200ms', DELIVERY_TIMEOUT: '6s' });
+  // Short enough for a test, and below the waits it cuts: a Retry-After of an hour, a receiver's 8 s answer.
+  const config = testConfig({ DELIVERY_MAX_AGE: '5s', DELIVERY_RETRY_DELAYS: '200ms,200ms', DELIVERY_TIMEOUT: '10s' });
   const h = useDeliveryHarness(config);
   let accountId: string;
   const scope = () => ({ accountId, livemode: false });
@@ -59,9 +59,9 @@ describe('delivery: max age', () => {
 
   it('gives up a delivery whose rate-limit place comes after its max age, without posting it', async () => {
     const endpointId = await endpointAt('/throttled', { rateLimit: 1 });
-    // One a second: the places of the later events fall seconds past their 3 s.
+    // One a second: the places of the later events fall seconds past their 5 s.
     const eventIds: string[] = [];
-    for (let i = 0; i < 8; i++) eventIds.push(await publish(`p_t${i}`));
+    for (let i = 0; i < 10; i++) eventIds.push(await publish(`p_t${i}`));
     const results = await Promise.all(eventIds.map((id) => deliveryResult(h.tw.client, id, 30_000))) as { endpoints: { outcome: string }[] }[];
     const outcomes = results.map((r) => r.endpoints[0]!.outcome);
     expect(outcomes.every((o) => o === 'delivered' || o === 'expired')).toBe(true);
@@ -86,8 +86,8 @@ describe('delivery: max age', () => {
 
   it('gives up an ordered delivery still waiting for its parcel’s earlier event at its max age', async () => {
     const endpointId = await endpointAt('/ordered-age', { ordering: 'parcel' });
-    // The first event's attempt takes 5 s to be answered: its successor's 3 s run out while it waits.
-    h.receiver.script('/ordered-age', (_, request) => (typeOf(request) === 'parcel.created' ? { status: 200, delayMs: 5_000 } : { status: 200 }));
+    // The first event's attempt takes 8 s to be answered: its successor's 5 s run out while it waits.
+    h.receiver.script('/ordered-age', (_, request) => (typeOf(request) === 'parcel.created' ? { status: 200, delayMs: 8_000 } : { status: 200 }));
     const first = await publish('p_o', 'parcel.created');
     await waitFor(() => postedIds('/ordered-age').includes(first), { what: 'the first event posted' });
     const second = await publish('p_o', 'parcel.in_transit');
