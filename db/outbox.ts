@@ -23,6 +23,11 @@ export interface UndispatchedEvent {
   sequence: number | null;
   /** Endpoints of the snapshot that keep order per parcel (migration 1763780001000). */
   ordered_endpoint_ids: string[];
+  /** When the event was stored, Unix ms: its deliveries' age (DELIVERY_MAX_AGE) counts from it. */
+  stored_at_ms: number;
+  /** The rate-limit place attempt 1 took when it was deferred (deferFirstAttempt), and the endpoint's limit. */
+  first_attempt_place: number | null;
+  rate_limit: number | null;
 }
 
 const CLAIM_UNDISPATCHED = preparedStatement(
@@ -42,6 +47,9 @@ const CLAIM_UNDISPATCHED = preparedStatement(
        FROM claimable c, relaxed
       WHERE ev.id = c.id
      RETURNING ev.id, ev.account_id, ev.livemode, ev.type, ev.endpoint_ids, ev.parcel_id, ev.sequence, ev.ordered_endpoint_ids,
+               (extract(epoch FROM ev.inserted_at) * 1000)::float8 AS stored_at_ms,
+               ev.first_attempt_place::float8 AS first_attempt_place,
+               (SELECT rate_limit FROM webhook_endpoints WHERE id = ev.endpoint_ids[1] AND ev.first_attempt_place IS NOT NULL) AS rate_limit,
                (SELECT COALESCE(jsonb_object_agg(d.endpoint_id, d.id), '{}') FROM deliveries d
                  WHERE d.event_id = ev.id AND d.trigger = 'automatic') AS delivery_ids`,
 );
@@ -93,6 +101,22 @@ export async function releaseLeases(pool: Pool, ids: string[]): Promise<void> {
   );
 }
 
+/**
+ * Attempt 1 of these events found no rate token at hand-off and took a place: each waits in the outbox until
+ * `untilMs` (Unix ms), its lease running until then so no dispatcher claims it sooner, and keeps the place for
+ * attempt 1. A dispatcher that dies meanwhile loses nothing: the row is claimed when the lease ends.
+ */
+export async function deferEvents(pool: Pool, rows: { id: string; untilMs: number; place: number | null }[]): Promise<void> {
+  if (rows.length === 0) return;
+  await pool.query(
+    `WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true))
+     UPDATE events ev SET dispatch_lease_until = to_timestamp(w.until_ms / 1000), first_attempt_place = w.place
+       FROM relaxed, unnest($1::text[], $2::float8[], $3::bigint[]) AS w (id, until_ms, place)
+      WHERE ev.id = w.id AND ev.dispatched_at IS NULL`,
+    [rows.map((r) => r.id), rows.map((r) => r.untilMs), rows.map((r) => r.place)],
+  );
+}
+
 /** The channel the insert triggers notify, with the id of the event or delivery (evt_... or dly_...) waiting. */
 export const OUTBOX_CHANNEL = 'event_outbox';
 
@@ -105,6 +129,10 @@ export interface UndispatchedDelivery {
   account_id: string;
   livemode: boolean;
   trigger: DeliveryTrigger;
+  /** When the delivery was asked for, Unix ms: its age (DELIVERY_MAX_AGE) counts from it. */
+  stored_at_ms: number;
+  first_attempt_place: number | null;
+  rate_limit: number | null;
 }
 
 /** A delivery waits in the outbox: one of its own workflow, not yet started. */
@@ -148,7 +176,10 @@ export async function claimUndispatchedDeliveries(
        UPDATE deliveries d SET dispatch_lease_until = now() + make_interval(secs => $3::float8 / 1000)
          FROM claimable c, relaxed, events ev
         WHERE d.id = c.id AND ev.id = d.event_id
-       RETURNING d.id, d.event_id, ev.type AS event_type, d.endpoint_id, d.account_id, d.livemode, d.trigger`,
+       RETURNING d.id, d.event_id, ev.type AS event_type, d.endpoint_id, d.account_id, d.livemode, d.trigger,
+                 (extract(epoch FROM d.created_at) * 1000)::float8 AS stored_at_ms,
+                 d.first_attempt_place::float8 AS first_attempt_place,
+                 (SELECT rate_limit FROM webhook_endpoints WHERE id = d.endpoint_id AND d.first_attempt_place IS NOT NULL) AS rate_limit`,
     [input.ids ?? null, input.limit, input.leaseMs],
   );
   return rows;
@@ -182,6 +213,18 @@ export async function markDeliveriesDispatched(pool: Pool, ids: string[]): Promi
   );
 }
 
+/** deferEvents for merchant-asked deliveries: due again at `untilMs` (their dispatch_after), the place kept. */
+export async function deferDeliveries(pool: Pool, rows: { id: string; untilMs: number; place: number | null }[]): Promise<void> {
+  if (rows.length === 0) return;
+  await pool.query(
+    `WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true))
+     UPDATE deliveries d SET dispatch_after = to_timestamp(w.until_ms / 1000), dispatch_lease_until = NULL, first_attempt_place = w.place
+       FROM relaxed, unnest($1::text[], $2::float8[], $3::bigint[]) AS w (id, until_ms, place)
+      WHERE d.id = w.id AND d.dispatched_at IS NULL`,
+    [rows.map((r) => r.id), rows.map((r) => r.untilMs), rows.map((r) => r.place)],
+  );
+}
+
 /** Starting these failed here: their leases end now, as releaseLeases does for events. */
 export async function releaseDeliveryLeases(pool: Pool, ids: string[]): Promise<void> {
   if (ids.length === 0) return;
@@ -195,13 +238,16 @@ export async function releaseDeliveryLeases(pool: Pool, ids: string[]): Promise<
 }
 
 /**
- * Milliseconds until the earliest waiting delivery not yet due (a recovery's next ones) may start, by the
- * database's clock, which dispatch_after was set by; null when none waits for a later time.
+ * Milliseconds until the earliest waiting row not yet due (a recovery's next deliveries, an attempt 1 deferred to
+ * its rate-limit place) may start, by the database's clock, which set both; null when none waits for a later time.
  */
 export async function nextDeliveryDueInMs(pool: Pool): Promise<number | null> {
   const { rows } = await pool.query<{ ms: number | null }>(
-    `SELECT (EXTRACT(EPOCH FROM min(dispatch_after) - now()) * 1000)::float8 AS ms
-       FROM deliveries WHERE ${WAITING} AND dispatch_after > now()`,
+    `SELECT (EXTRACT(EPOCH FROM least(
+               (SELECT min(dispatch_after) FROM deliveries WHERE ${WAITING} AND dispatch_after > now()),
+               (SELECT min(dispatch_lease_until) FROM events
+                 WHERE dispatched_at IS NULL AND first_attempt_place IS NOT NULL AND dispatch_lease_until > now())
+             ) - now()) * 1000)::float8 AS ms`,
   );
   return rows[0]?.ms ?? null;
 }
