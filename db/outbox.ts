@@ -238,15 +238,18 @@ export async function releaseDeliveryLeases(pool: Pool, ids: string[]): Promise<
 }
 
 /**
- * Milliseconds until the earliest waiting row not yet due (a recovery's next deliveries, an attempt 1 deferred to
- * its rate-limit place) may start, by the database's clock, which set both; null when none waits for a later time.
+ * Milliseconds until the earliest waiting row may be claimed (a recovery's next deliveries, an attempt 1 deferred
+ * to its rate-limit place), by the database's clock, which set both; null when none waits. A row that fell due
+ * while a sweep was busy starting others is already due: its time is now or past (zero or less), so the
+ * dispatcher sweeps again at once rather than at its periodic sweep. A row under a live lease (a start under way)
+ * counts from the lease's end, and a recovery's delivery held back by its pace is left to the one before it.
  */
 export async function nextDeliveryDueInMs(pool: Pool): Promise<number | null> {
   const { rows } = await pool.query<{ ms: number | null }>(
     `SELECT (EXTRACT(EPOCH FROM least(
-               (SELECT min(dispatch_after) FROM deliveries WHERE ${WAITING} AND dispatch_after > now()),
-               (SELECT min(dispatch_lease_until) FROM events
-                 WHERE dispatched_at IS NULL AND first_attempt_place IS NOT NULL AND dispatch_lease_until > now())
+               (SELECT min(greatest(d.dispatch_after, d.dispatch_lease_until)) FROM deliveries d
+                 WHERE ${WAITING} AND ${WITHIN_RECOVERY_PACE}),
+               (SELECT min(dispatch_lease_until) FROM events WHERE dispatched_at IS NULL AND first_attempt_place IS NOT NULL)
              ) - now()) * 1000)::float8 AS ms`,
   );
   return rows[0]?.ms ?? null;

@@ -247,7 +247,7 @@ export async function dispatchWaiting(
   return { claimed: done.reduce((sum, pass) => sum + pass.claimed, 0), dispatched, deferred, ...(error ? { error } : {}) };
 }
 
-/** When the next waiting delivery falls due (a recovery's pace), in ms from now; null when none waits for later. */
+/** When the next waiting row may be claimed (db/outbox.ts nextDeliveryDueInMs), in ms from now; null when none waits. */
 export function nextDueInMs(deps: Pick<DispatchDeps, 'pool'>): Promise<number | null> {
   return nextDeliveryDueInMs(deps.pool);
 }

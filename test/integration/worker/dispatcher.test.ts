@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vites
 import { createPool, type Pool } from '../../../db/pool';
 import { publishEvent } from '../../../domain/events';
 import { operationalState } from '../../../domain/operational-state';
-import { dispatchWaiting } from '../../../domain/outbox';
+import { dispatchWaiting, nextDueInMs } from '../../../domain/outbox';
 import { recoverEndpoint, resendEvent } from '../../../domain/redelivery';
 import { attemptsOf, createEndpoint, deliveryResult, parcel } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';
@@ -171,6 +171,9 @@ describe('outbox dispatcher', () => {
     await pool.query(`UPDATE deliveries SET dispatch_after = now() + interval '1 hour' WHERE id = $1`, [id]);
     expect(await dispatchWaiting({ pool, temporal: counting, config }, { ids: [id], limit: 10 })).toMatchObject({ claimed: 0 });
     await pool.query('UPDATE deliveries SET dispatch_after = now() WHERE id = $1', [id]);
+    // Due and not claimed, as one that falls due while a sweep is busy starting others: the dispatcher is told to
+    // sweep again now, not at its periodic sweep.
+    expect(await nextDueInMs({ pool })).toBeLessThanOrEqual(0);
     const refusing = fakeTemporal(() => Promise.reject(new Error('Temporal unreachable')));
     const refused = await dispatchWaiting({ pool, temporal: refusing, config }, { ids: [id], limit: 10 });
     expect(refused).toMatchObject({ claimed: 1, dispatched: [] });
