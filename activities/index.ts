@@ -6,7 +6,7 @@ import { databaseVersion, type Pool } from '../domain/database';
 import type { Config } from '../infra/config';
 import type { Mailer } from '../infra/mailer';
 import { createParcelOrderActivities } from './parcel-order';
-import { createRecordAttempt } from './record-attempt';
+import { createRecordAttempt, createRecordExpiry } from './record-attempt';
 import { createRetentionActivities } from './retention';
 import { createSignAndPost } from './sign-and-post';
 import { createSupervisorActivities } from './supervisor';
@@ -32,6 +32,7 @@ export function createActivities(deps: ActivityDeps): DeliveryActivities {
     },
     signAndPost: createSignAndPost(deps),
     recordAttempt: createRecordAttempt(deps),
+    recordExpiry: createRecordExpiry(deps),
     ...createSupervisorActivities(deps),
     ...createRetentionActivities(deps),
     ...createParcelOrderActivities(deps),

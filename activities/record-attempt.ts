@@ -1,5 +1,5 @@
-import { recordAttempt as storeAttempt } from '../attempt';
-import type { AttemptRecord, RecordResult } from '../core/delivery-contract';
+import { recordExpiry as storeExpiry, recordAttempt as storeAttempt } from '../attempt';
+import type { AttemptRecord, ExpiryRecord, RecordResult } from '../core/delivery-contract';
 import type { Pool } from '../domain/database';
 
 /**
@@ -9,5 +9,12 @@ import type { Pool } from '../domain/database';
 export function createRecordAttempt(deps: { pool: Pool }) {
   return async function recordAttempt(record: AttemptRecord): Promise<RecordResult> {
     return storeAttempt(deps.pool, record);
+  };
+}
+
+/** Gives a delivery up at its max age (attempt/expire.ts); retried until Postgres answers, idempotent. */
+export function createRecordExpiry(deps: { pool: Pool }) {
+  return async function recordExpiry(record: ExpiryRecord): Promise<void> {
+    await storeExpiry(deps.pool, record);
   };
 }

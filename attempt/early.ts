@@ -22,8 +22,9 @@ import { runAttempt } from './run';
  *
  * A one-endpoint start waits for its attempt to end. An attempt 1 held back by its endpoint's rate limit or
  * Retry-After takes its place in the queue here and rides in the input as that place
- * (DeliverEventInput.firstAttemptThrottles): the start is delayed until it, so a throttled delivery costs one
- * workflow task, not a task to take its place and another to post. A fan-out's start waits until every attempt 1
+ * (DeliverEventInput.firstAttemptThrottles): the outbox keeps the delivery waiting for it (domain/outbox.ts), and
+ * the next hand-off makes attempt 1 here again with that place, so a throttled delivery costs one workflow task
+ * once posted, not a task to take its place and another to post. A fan-out's start waits until every attempt 1
  * has ended or FAN_OUT_START_WAIT_MS has passed, so a slow endpoint holds up the others' ladders by that bound at
  * most; its throttled attempts 1 take no place here and are left to their ladders.
  *
@@ -128,13 +129,16 @@ export function createEarlyAttempts(deps: AttemptDeps, options: EarlyAttemptsOpt
     // Already made here (a start retried after Temporal refused it): its outcome stands.
     const before = made.get(attemptId);
     if (before || running.size >= options.maxInFlight || stopped) return before;
+    // Attempt 1 deferred to its rate-limit place at an earlier hand-off (domain/outbox.ts) asks with that place.
+    const place = input.firstAttemptThrottles?.[endpointId]?.reservedSecond;
+    const request = { ...attemptInput(input, endpointId, 1, attemptId), ...(place == null ? {} : { reservedSecond: place }) };
     // Never rejects: whatever went wrong is left to the workflow's try, which finds the claim.
-    const outcome = earlyAttempt(deps, attemptInput(input, endpointId, 1, attemptId), reserve, track, () => stopped).catch(
-      (): EarlyAttemptResult => ({}),
-    );
+    const outcome = earlyAttempt(deps, request, reserve, track, () => stopped).catch((): EarlyAttemptResult => ({}));
     made.set(attemptId, outcome);
     track(outcome);
-    void outcome.then(() => {
+    void outcome.then((result) => {
+      // A place taken is not an outcome: the next hand-off of this delivery asks again, with it.
+      if (result.throttle && made.get(attemptId) === outcome) made.delete(attemptId);
       setTimeout(() => {
         if (made.get(attemptId) === outcome) made.delete(attemptId);
       }, UNCLAIMED_KEEP_MS).unref();
@@ -159,14 +163,18 @@ export function createEarlyAttempts(deps: AttemptDeps, options: EarlyAttemptsOpt
       return waited.then(() => {
         clearTimeout(bound);
         const outcomes: Record<string, FirstAttemptOutcome> = {};
-        const throttles: Record<string, FirstAttemptThrottle> = {};
+        // A place carried in from an earlier hand-off (domain/outbox.ts) stays until its attempt 1 is on record.
+        const { firstAttemptThrottles: carried, ...rest } = input;
+        const throttles: Record<string, FirstAttemptThrottle> = { ...carried };
         for (const [endpointId, result] of ended) {
           const first = recordedFirstAttempt(result);
-          if (first) outcomes[endpointId] = first;
-          else if (result.throttle) throttles[endpointId] = result.throttle;
+          if (first) {
+            outcomes[endpointId] = first;
+            delete throttles[endpointId];
+          } else if (result.throttle) throttles[endpointId] = result.throttle;
         }
         return {
-          ...input,
+          ...rest,
           ...(Object.keys(outcomes).length > 0 ? { firstAttemptOutcomes: outcomes } : {}),
           ...(Object.keys(throttles).length > 0 ? { firstAttemptThrottles: throttles } : {}),
         };

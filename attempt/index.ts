@@ -44,6 +44,7 @@ export { EARLY_ATTEMPT_RUN_PREFIX, type AttemptClaim, type AttemptTrigger } from
 export { loadDeliveryContext, loadEndpointForDelivery, type DeliveryContext, type EndpointForDelivery } from './context';
 export type { AttemptDeps, AttemptLog } from './deps';
 export { createEarlyAttempts, type EarlyAttempts, type EarlyAttemptResult, type EarlyAttemptSource } from './early';
+export { recordExpiry } from './expire';
 export { recordAttempt } from './record';
 export { runAttempt, type AttemptRun } from './run';
 export { workflowTry, type TryDeps } from './try';

@@ -55,10 +55,12 @@ export interface DeliverEventInput {
   firstAttemptOutcomes?: Record<string, FirstAttemptOutcome>;
   /**
    * Endpoint id -> the place its attempt 1 holds in the endpoint's rate-limit queue (or its Retry-After), when the
-   * dispatcher's early attempt found it throttled (attempt/early.ts handOff). The start is then delayed until that
-   * place (domain/delivery-start.ts): the server's durable start timer is the throttled wait, and the workflow's
-   * first task makes attempt 1 with `reservedSecond`. Only for a one-endpoint delivery: a fan-out's start is never
-   * delayed for one of its endpoints. Absent: attempt 1 takes its place when the workflow tries it.
+   * dispatcher's early attempt found it throttled (attempt/early.ts handOff). The delivery then waits for that
+   * place in the outbox (domain/outbox.ts) and the next hand-off makes attempt 1 with `reservedSecond`; a start
+   * that still carries a place (one past the max age, or no room for an early attempt) is delayed until it at most
+   * (domain/delivery-start.ts), and the workflow's first task makes attempt 1 with it. Only for a one-endpoint
+   * delivery: a fan-out's start is never delayed for one of its endpoints. Absent: attempt 1 takes its place when
+   * the workflow tries it.
    */
   firstAttemptThrottles?: Record<string, FirstAttemptThrottle>;
   /**
@@ -67,12 +69,43 @@ export interface DeliverEventInput {
    * ladder starts at once.
    */
   parcelOrder?: ParcelOrder;
+  /**
+   * DELIVERY_MAX_AGE, fixed at hand-off like the ladder: a ladder not answered 2xx by `ageFromMs + maxAgeMs` is
+   * given up, its delivery failed with the reason `expired`; no wait (retry timer, rate limit, Retry-After, order
+   * per parcel) runs past that time. Absent (a workflow handed off before the rule): no age limit.
+   */
+  maxAgeMs?: number;
+  /**
+   * Unix ms the age is counted from: the event's publish for its automatic deliveries, the delivery's own making
+   * for one a merchant asked for (a resend of an old event is asked for now).
+   */
+  ageFromMs?: number;
+  /**
+   * An ordered ladder waiting for its parcel's earlier event re-reads its lane at most this many times in one run
+   * (default PARCEL_LANE_RECHECKS_PER_RUN); past it the workflow continues as new, so a long wait keeps its
+   * history bounded.
+   */
+  parcelRechecksPerRun?: number;
+  /** Ladders of this event that ended in an earlier run of the workflow (continued as new): part of its result. */
+  endedLadders?: LadderResult[];
+  /** Endpoint id -> how long its ladder has been waiting for its turn, carried into a run continued as new. */
+  parcelWaits?: Record<string, ParcelWaitState>;
+}
+
+/** An ordered ladder's wait for its turn, as a run continued as new takes it over. */
+export interface ParcelWaitState {
+  /** Unix ms the wait began (the re-check interval grows with it). */
+  sinceMs: number;
+  /** The interval of the next re-check. */
+  recheckMs: number;
 }
 
 export type LadderResult =
   | { endpointId: string; outcome: 'delivered'; attempts: number }
   | { endpointId: string; outcome: 'abandoned'; attempts: number }
-  | { endpointId: string; outcome: 'skipped'; attempts: number; reason: string };
+  | { endpointId: string; outcome: 'skipped'; attempts: number; reason: string }
+  // not answered 2xx within DELIVERY_MAX_AGE: given up without posting again
+  | { endpointId: string; outcome: 'expired'; attempts: number };
 
 export interface DeliverEventResult {
   eventId: string;
@@ -180,6 +213,17 @@ export interface AttemptResult {
 export interface AttemptRecord extends AttemptIdentity, AttemptResult {
   id: string;
 }
+
+/**
+ * A delivery given up at its max age (DeliverEventInput.maxAgeMs): stored in the deliveries log under the id drawn
+ * for the attempt that was not made, with the reason `expired` and no answer.
+ */
+export interface ExpiryRecord extends AttemptIdentity {
+  id: string;
+}
+
+/** Why a delivery ended without every attempt being made, besides a skip: the deliveries log's `reason`. */
+export const EXPIRED_REASON = 'expired';
 
 /** What recording an attempt found: idempotent on (delivery, attempt), so the first writer's outcome. */
 export interface RecordResult {
@@ -460,6 +504,8 @@ export interface RetentionResult {
 export interface DeliveryActivities {
   signAndPost(input: SignAndPostInput): Promise<AttemptOutcome>;
   recordAttempt(record: AttemptRecord): Promise<RecordResult>;
+  /** Gives a delivery up at its max age: its delivery failed with the reason `expired`, a row in the log. Idempotent. */
+  recordExpiry(record: ExpiryRecord): Promise<void>;
   notifySupervisor(input: NotifySupervisorInput): Promise<void>;
   recordAbandonment(input: RecordAbandonmentInput): Promise<RecordAbandonmentResult>;
   /** Emails a failing notice once, and only while the endpoint is still failing in its episode. */

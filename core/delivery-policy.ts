@@ -173,6 +173,12 @@ export const PARCEL_LANE_RECHECK_INITIAL_MS = 1_000;
 export const PARCEL_LANE_RECHECK_MAX_MS = 30_000;
 export const PARCEL_LANE_LONG_WAIT_MS = 3_600_000;
 export const PARCEL_LANE_LONG_WAIT_RECHECK_MS = 300_000;
+/**
+ * An ordered ladder re-reads its lane at most this many times in one run of its workflow (each re-read costs 6 to
+ * 11 history events); past it, once the workflow's other ladders have ended or wait too, it continues as new with
+ * the waits' state, so a wait of days keeps each run's history near a thousand events.
+ */
+export const PARCEL_LANE_RECHECKS_PER_RUN = 100;
 /** Reading the lane is retried until Postgres answers: an outage delays an ordered ladder, never skips its wait. */
 export const PARCEL_LANE_CHECK = {
   startToCloseTimeout: '15s',
@@ -231,4 +237,12 @@ export const THROTTLE_HOLDS = 5;
 export function throttleWaitMs(throttle: { untilMs: number; reservedSecond: number | null }, nowMs: number): number {
   const early = throttle.reservedSecond === null ? 0 : THROTTLE_HOLD_MS / 2;
   return Math.max(1, Math.ceil(throttle.untilMs - nowMs - early) + THROTTLE_WAKE_MARGIN_MS);
+}
+
+/**
+ * A delivery not answered 2xx within DELIVERY_MAX_AGE (3 days by default, about as long as Stripe retries) is given
+ * up with the reason `expired`. The time it is given up at, Unix ms; undefined when its input carries no max age.
+ */
+export function deliveryExpiresAtMs(input: { maxAgeMs?: number; ageFromMs?: number }): number | undefined {
+  return input.maxAgeMs === undefined || input.ageFromMs === undefined ? undefined : input.ageFromMs + input.maxAgeMs;
 }

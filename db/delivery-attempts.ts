@@ -1,4 +1,4 @@
-import type { AttemptRecord, DeliveryTrigger, RecordResult } from '../core/delivery-contract';
+import { EXPIRED_REASON, type AttemptRecord, type DeliveryTrigger, type ExpiryRecord, type RecordResult } from '../core/delivery-contract';
 import { LATENCY_BUCKETS, latencyBucket, oneResponse } from '../core/delivery-stats';
 import { preparedStatement, type Pool } from './pool';
 
@@ -96,6 +96,25 @@ export async function insertAttempt(pool: Pool, record: AttemptRecord): Promise<
   return { succeeded: row?.succeeded ?? record.succeeded, recovered: row?.recovered ?? false };
 }
 
+/**
+ * A delivery given up at its max age: a row with no answer and the reason under the id of the attempt it did not
+ * make, and the delivery failed with that reason, unless it already ended. Idempotent on (delivery, attempt).
+ */
+export async function insertExpiry(pool: Pool, record: ExpiryRecord): Promise<void> {
+  await pool.query(
+    `WITH inserted AS (
+         INSERT INTO delivery_attempts
+           (id, endpoint_id, event_id, event_type, account_id, livemode, attempt,
+            status_code, response_body, error, duration_ms, succeeded, delivery_id, reason)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, NULL, NULL, 0, false, $8::text, $9)
+         ON CONFLICT DO NOTHING
+       )
+     UPDATE deliveries SET status = 'failed', reason = $9, waiting_for = NULL
+      WHERE id = $8::text AND status = 'pending'`,
+    [record.id, record.endpointId, record.eventId, record.eventType, record.accountId, record.livemode, record.attempt, record.deliveryId, EXPIRED_REASON],
+  );
+}
+
 /** A row as the deliveries log reads it. */
 export interface DeliveryAttemptRow {
   id: string;
@@ -108,6 +127,8 @@ export interface DeliveryAttemptRow {
   error: string | null;
   duration_ms: number;
   succeeded: boolean;
+  /** Set on the row of a delivery given up without an attempt (`expired`); null on every attempt made. */
+  reason: string | null;
   livemode: boolean;
   trigger: DeliveryTrigger;
   created_at: Date;
@@ -124,7 +145,7 @@ export interface DeliveryAttemptFilter {
 }
 
 const COLUMNS =
-  'id, endpoint_id, event_id, event_type, attempt, status_code, response_body, error, duration_ms, succeeded, livemode, created_at, ' +
+  'id, endpoint_id, event_id, event_type, attempt, status_code, response_body, error, duration_ms, succeeded, reason, livemode, created_at, ' +
   '(SELECT d.trigger FROM deliveries d WHERE d.id = delivery_attempts.delivery_id) AS trigger';
 
 /**

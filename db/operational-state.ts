@@ -23,10 +23,13 @@ export async function readOperationalState(pool: Pool): Promise<OperationalState
         GROUP BY livemode`,
     );
     // What waits for its hand-off to Temporal (the outbox, db/outbox.ts), on the dispatcher's own indexes: stored
-    // events, and the deliveries merchants asked for that are due (a recovery's later ones are not late yet).
+    // events, and the deliveries merchants asked for that are due (a recovery's later ones, and an attempt 1
+    // deferred to its rate-limit place, are not late yet: they count from when they fall due).
     const outbox = await tx.query<{ pending: number; oldest_age: number }>(
       `SELECT count(*)::int AS pending, COALESCE(EXTRACT(EPOCH FROM now() - min(since)), 0)::float8 AS oldest_age
-         FROM (SELECT inserted_at AS since FROM events WHERE dispatched_at IS NULL
+         FROM (SELECT CASE WHEN first_attempt_place IS NULL THEN inserted_at ELSE dispatch_lease_until END AS since
+                 FROM events
+                WHERE dispatched_at IS NULL AND (first_attempt_place IS NULL OR dispatch_lease_until <= now())
                UNION ALL
                SELECT dispatch_after FROM deliveries
                 WHERE dispatched_at IS NULL AND trigger <> 'automatic' AND dispatch_after <= now()) waiting`,

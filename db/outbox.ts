@@ -25,6 +25,11 @@ export interface UndispatchedEvent {
   ordered_endpoint_ids: string[];
   /** The publish's W3C traceparent, which the hand-off continues; null for events stored without one. */
   trace_parent: string | null;
+  /** When the event was stored, Unix ms: its deliveries' age (DELIVERY_MAX_AGE) counts from it. */
+  stored_at_ms: number;
+  /** The rate-limit place attempt 1 took when it was deferred (deferFirstAttempt), and the endpoint's limit. */
+  first_attempt_place: number | null;
+  rate_limit: number | null;
 }
 
 const CLAIM_UNDISPATCHED = preparedStatement(
@@ -44,6 +49,9 @@ const CLAIM_UNDISPATCHED = preparedStatement(
        FROM claimable c, relaxed
       WHERE ev.id = c.id
      RETURNING ev.id, ev.account_id, ev.livemode, ev.type, ev.endpoint_ids, ev.parcel_id, ev.sequence, ev.ordered_endpoint_ids, ev.trace_parent,
+               (extract(epoch FROM ev.inserted_at) * 1000)::float8 AS stored_at_ms,
+               ev.first_attempt_place::float8 AS first_attempt_place,
+               (SELECT rate_limit FROM webhook_endpoints WHERE id = ev.endpoint_ids[1] AND ev.first_attempt_place IS NOT NULL) AS rate_limit,
                (SELECT COALESCE(jsonb_object_agg(d.endpoint_id, d.id), '{}') FROM deliveries d
                  WHERE d.event_id = ev.id AND d.trigger = 'automatic') AS delivery_ids`,
 );
@@ -95,6 +103,22 @@ export async function releaseLeases(pool: Pool, ids: string[]): Promise<void> {
   );
 }
 
+/**
+ * Attempt 1 of these events found no rate token at hand-off and took a place: each waits in the outbox until
+ * `untilMs` (Unix ms), its lease running until then so no dispatcher claims it sooner, and keeps the place for
+ * attempt 1. A dispatcher that dies meanwhile loses nothing: the row is claimed when the lease ends.
+ */
+export async function deferEvents(pool: Pool, rows: { id: string; untilMs: number; place: number | null }[]): Promise<void> {
+  if (rows.length === 0) return;
+  await pool.query(
+    `WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true))
+     UPDATE events ev SET dispatch_lease_until = to_timestamp(w.until_ms / 1000), first_attempt_place = w.place
+       FROM relaxed, unnest($1::text[], $2::float8[], $3::bigint[]) AS w (id, until_ms, place)
+      WHERE ev.id = w.id AND ev.dispatched_at IS NULL`,
+    [rows.map((r) => r.id), rows.map((r) => r.untilMs), rows.map((r) => r.place)],
+  );
+}
+
 /** The channel the insert triggers notify, with the id of the event or delivery (evt_... or dly_...) waiting. */
 export const OUTBOX_CHANNEL = 'event_outbox';
 
@@ -109,6 +133,10 @@ export interface UndispatchedDelivery {
   trigger: DeliveryTrigger;
   /** Its event's publish traceparent, which the hand-off continues. */
   trace_parent: string | null;
+  /** When the delivery was asked for, Unix ms: its age (DELIVERY_MAX_AGE) counts from it. */
+  stored_at_ms: number;
+  first_attempt_place: number | null;
+  rate_limit: number | null;
 }
 
 /** A delivery waits in the outbox: one of its own workflow, not yet started. */
@@ -152,7 +180,11 @@ export async function claimUndispatchedDeliveries(
        UPDATE deliveries d SET dispatch_lease_until = now() + make_interval(secs => $3::float8 / 1000)
          FROM claimable c, relaxed, events ev
         WHERE d.id = c.id AND ev.id = d.event_id
-       RETURNING d.id, d.event_id, ev.type AS event_type, d.endpoint_id, d.account_id, d.livemode, d.trigger, ev.trace_parent`,
+       RETURNING d.id, d.event_id, ev.type AS event_type, d.endpoint_id, d.account_id, d.livemode, d.trigger,
+                 (extract(epoch FROM d.created_at) * 1000)::float8 AS stored_at_ms,
+                 d.first_attempt_place::float8 AS first_attempt_place,
+                 (SELECT rate_limit FROM webhook_endpoints WHERE id = d.endpoint_id AND d.first_attempt_place IS NOT NULL) AS rate_limit,
+                 ev.trace_parent`,
     [input.ids ?? null, input.limit, input.leaseMs],
   );
   return rows;
@@ -186,6 +218,18 @@ export async function markDeliveriesDispatched(pool: Pool, ids: string[]): Promi
   );
 }
 
+/** deferEvents for merchant-asked deliveries: due again at `untilMs` (their dispatch_after), the place kept. */
+export async function deferDeliveries(pool: Pool, rows: { id: string; untilMs: number; place: number | null }[]): Promise<void> {
+  if (rows.length === 0) return;
+  await pool.query(
+    `WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true))
+     UPDATE deliveries d SET dispatch_after = to_timestamp(w.until_ms / 1000), dispatch_lease_until = NULL, first_attempt_place = w.place
+       FROM relaxed, unnest($1::text[], $2::float8[], $3::bigint[]) AS w (id, until_ms, place)
+      WHERE d.id = w.id AND d.dispatched_at IS NULL`,
+    [rows.map((r) => r.id), rows.map((r) => r.untilMs), rows.map((r) => r.place)],
+  );
+}
+
 /** Starting these failed here: their leases end now, as releaseLeases does for events. */
 export async function releaseDeliveryLeases(pool: Pool, ids: string[]): Promise<void> {
   if (ids.length === 0) return;
@@ -199,13 +243,19 @@ export async function releaseDeliveryLeases(pool: Pool, ids: string[]): Promise<
 }
 
 /**
- * Milliseconds until the earliest waiting delivery not yet due (a recovery's next ones) may start, by the
- * database's clock, which dispatch_after was set by; null when none waits for a later time.
+ * Milliseconds until the earliest waiting row may be claimed (a recovery's next deliveries, an attempt 1 deferred
+ * to its rate-limit place), by the database's clock, which set both; null when none waits. A row that fell due
+ * while a sweep was busy starting others is already due: its time is now or past (zero or less), so the
+ * dispatcher sweeps again at once rather than at its periodic sweep. A row under a live lease (a start under way)
+ * counts from the lease's end, and a recovery's delivery held back by its pace is left to the one before it.
  */
 export async function nextDeliveryDueInMs(pool: Pool): Promise<number | null> {
   const { rows } = await pool.query<{ ms: number | null }>(
-    `SELECT (EXTRACT(EPOCH FROM min(dispatch_after) - now()) * 1000)::float8 AS ms
-       FROM deliveries WHERE ${WAITING} AND dispatch_after > now()`,
+    `SELECT (EXTRACT(EPOCH FROM least(
+               (SELECT min(greatest(d.dispatch_after, d.dispatch_lease_until)) FROM deliveries d
+                 WHERE ${WAITING} AND ${WITHIN_RECOVERY_PACE}),
+               (SELECT min(dispatch_lease_until) FROM events WHERE dispatched_at IS NULL AND first_attempt_place IS NOT NULL)
+             ) - now()) * 1000)::float8 AS ms`,
   );
   return rows[0]?.ms ?? null;
 }

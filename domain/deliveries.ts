@@ -34,6 +34,9 @@ export const DeliveryAttemptRecord = Type.Object({
   }),
   duration_ms: Type.Integer(),
   succeeded: Type.Boolean(),
+  reason: Type.Union([Type.String(), Type.Null()], {
+    description: 'Null on an attempt; set on the entry of a delivery given up without one: expired (not answered 2xx within the max age).',
+  }),
   livemode: Type.Boolean(),
   created: Type.Integer({ description: 'Unix seconds.' }),
 });
@@ -53,6 +56,7 @@ export function toDeliveryAttemptRecord(row: DeliveryAttemptRow): DeliveryAttemp
     error: row.error,
     duration_ms: row.duration_ms,
     succeeded: row.succeeded,
+    reason: row.reason,
     livemode: row.livemode,
     created: unixSeconds(row.created_at),
   };

@@ -12,7 +12,7 @@ import {
   throttleWait,
   type ParcelOrder,
 } from '../core/delivery-contract';
-import { localAttempts, localAttemptTaskTimeoutMs, throttleWaitMs } from '../core/delivery-policy';
+import { deliveryExpiresAtMs, localAttempts, localAttemptTaskTimeoutMs, throttleWaitMs } from '../core/delivery-policy';
 import { formatDuration } from '../core/durations';
 import { attemptIdFromUuid } from '../core/ids';
 import type { Config } from '../infra/config';
@@ -38,6 +38,10 @@ export interface DeliveryStart {
   deliveryIds: Record<string, string>;
   /** An automatic delivery of a parcel's event with endpoints that keep order per parcel. */
   parcelOrder?: ParcelOrder;
+  /** Unix ms the delivery's age counts from (DeliverEventInput.ageFromMs); absent: from its hand-off. */
+  ageFromMs?: number;
+  /** The rate-limit place attempt 1 took at an earlier hand-off, which deferred it to that place (domain/outbox.ts). */
+  firstAttemptPlace?: FirstAttemptThrottle;
 }
 
 /**
@@ -97,8 +101,14 @@ export function deliveryInput(start: DeliveryStart, config: Config): DeliverEven
     // Read when the workflow starts and carried in its input, so a config change never alters a running ladder.
     retryDelaysMs: config.delivery.retryDelaysMs,
     timeoutMs: config.delivery.timeoutMs,
+    maxAgeMs: config.delivery.maxAgeMs,
+    ageFromMs: start.ageFromMs ?? Date.now(),
     failingThreshold: config.delivery.failingThreshold,
     ...(firstIds ? { firstAttemptIds: firstIds } : {}),
+    // Attempt 1 asks with its place (attempt/early.ts); without an early attempt, the start waits for the place.
+    ...(firstIds && start.firstAttemptPlace && start.endpointIds.length === 1 && firstIds[start.endpointIds[0]!]
+      ? { firstAttemptThrottles: { [start.endpointIds[0]!]: start.firstAttemptPlace } }
+      : {}),
     ...(start.parcelOrder ? { parcelOrder: start.parcelOrder } : {}),
   };
 }
@@ -160,7 +170,8 @@ function describe(input: DeliverEventInput): { staticSummary: string; staticDeta
           ]
         : []),
       `**Ladder**: ${input.retryDelaysMs.length + 1} attempts, waits ${ladder}; ` +
-        `timeout ${formatDuration(input.timeoutMs)} per attempt; failing after ${input.failingThreshold} abandoned deliveries`,
+        `timeout ${formatDuration(input.timeoutMs)} per attempt; failing after ${input.failingThreshold} abandoned deliveries` +
+        (input.maxAgeMs === undefined ? '' : `; given up ${formatDuration(input.maxAgeMs)} after it was stored if not delivered`),
       ...describeFirstAttempts(input.firstAttemptOutcomes ?? {}),
       ...Object.entries(input.firstAttemptThrottles ?? {}).flatMap(([endpointId, throttle]) => ['', `**Attempt 1** to \`${endpointId}\` ${describeThrottle(throttle)}`]),
     ].join('\n'),
@@ -174,7 +185,10 @@ function describe(input: DeliverEventInput): { staticSummary: string; staticDeta
 export function throttledStartDelayMs(input: DeliverEventInput, nowMs: number): number | undefined {
   const throttles = Object.values(input.firstAttemptThrottles ?? {});
   if (throttles.length === 0) return undefined;
-  return Math.max(...throttles.map((throttle) => throttleWaitMs(throttle, nowMs)));
+  const delayMs = Math.max(...throttles.map((throttle) => throttleWaitMs(throttle, nowMs)));
+  // No wait runs past the delivery's max age: the workflow then starts at it, and gives the delivery up.
+  const expiresAtMs = deliveryExpiresAtMs(input);
+  return expiresAtMs === undefined ? delayMs : Math.max(1, Math.min(delayMs, expiresAtMs - nowMs));
 }
 
 /** Everything the start asks of Temporal besides the input. */

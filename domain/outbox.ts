@@ -2,6 +2,8 @@ import type { Client } from '@temporalio/client';
 import type { DeliverEventInput } from '../core/delivery-contract';
 import {
   claimUndispatched,
+  deferDeliveries,
+  deferEvents,
   claimUndispatchedDeliveries,
   markDeliveriesDispatched,
   markDispatched,
@@ -15,6 +17,7 @@ import {
 import type { Pool } from '../db/pool';
 import type { Config } from '../infra/config';
 import { withStoredTrace } from '../infra/tracing';
+import { deliveryExpiresAtMs } from '../core/delivery-policy';
 import { deliveryInput, startDelivery, type DeliveryStart } from './delivery-start';
 
 /**
@@ -56,6 +59,33 @@ export const DISPATCH_LEASE_MS = 30_000;
 /** One start may wait this long for Temporal; the row is claimed again after the lease otherwise. */
 export const START_DEADLINE_MS = 10_000;
 
+/** The place a deferred attempt 1 holds (deferFirstAttempts), for the next hand-off to ask with. */
+function placeOf(row: { first_attempt_place: number | null; rate_limit: number | null }): Pick<DeliveryStart, 'firstAttemptPlace'> {
+  if (row.first_attempt_place === null) return {};
+  const place = Number(row.first_attempt_place);
+  return { firstAttemptPlace: { untilMs: place * 1000, reservedSecond: place, rateLimit: row.rate_limit } };
+}
+
+/**
+ * Whether a start should instead wait in the outbox: its attempt 1 was made at hand-off and found no rate token,
+ * and its place comes before the delivery's max age. The row is then due again at that place, and the next
+ * hand-off makes attempt 1 there: a throttled delivery so costs Temporal nothing while it waits, and one workflow
+ * task once posted, as an unthrottled one does. A place past the max age starts the workflow, which gives up.
+ * A one-endpoint delivery only: a fan-out's start never waits for one of its endpoints (its other attempts 1 are
+ * made and their ladders go on), so a throttled attempt 1 of a fan-out takes its place in its ladder.
+ */
+function deferral(input: DeliverEventInput, nowMs: number): { untilMs: number; place: number | null } | undefined {
+  const throttles = Object.values(input.firstAttemptThrottles ?? {});
+  if (input.endpointIds.length !== 1 || throttles.length !== 1 || input.firstAttemptOutcomes) return undefined;
+  const throttle = throttles[0]!;
+  const expiresAtMs = deliveryExpiresAtMs(input);
+  if (throttle.untilMs <= nowMs || (expiresAtMs !== undefined && throttle.untilMs >= expiresAtMs)) return undefined;
+  // Due at the start of its place's second: the second's places are claimed together, in one sweep, and their
+  // attempts ask within the part of the second whose tokens are handed out.
+  const untilMs = throttle.reservedSecond === null ? throttle.untilMs : throttle.reservedSecond * 1000;
+  return { untilMs: Math.max(untilMs, nowMs), place: throttle.reservedSecond };
+}
+
 function fromEvent(row: UndispatchedEvent): DeliveryStart {
   return {
     eventId: row.id,
@@ -65,6 +95,8 @@ function fromEvent(row: UndispatchedEvent): DeliveryStart {
     trigger: 'automatic',
     endpointIds: row.endpoint_ids,
     deliveryIds: row.delivery_ids,
+    ageFromMs: Math.floor(row.stored_at_ms),
+    ...placeOf(row),
     ...(row.parcel_id !== null && row.sequence !== null && row.ordered_endpoint_ids.length > 0
       ? { parcelOrder: { parcelId: row.parcel_id, sequence: row.sequence, endpointIds: row.ordered_endpoint_ids } }
       : {}),
@@ -80,6 +112,8 @@ function fromDelivery(row: UndispatchedDelivery): DeliveryStart {
     trigger: row.trigger,
     endpointIds: [row.endpoint_id],
     deliveryIds: { [row.endpoint_id]: row.id },
+    ageFromMs: Math.floor(row.stored_at_ms),
+    ...placeOf(row),
   };
 }
 
@@ -88,6 +122,8 @@ export interface DispatchResult {
   claimed: number;
   /** Of those, started (or found started) and marked dispatched: event ids and delivery ids. */
   dispatched: string[];
+  /** Of those, sent back to wait for their attempt 1's rate-limit place (deferral). */
+  deferred: string[];
   /** The first reason a start failed, when one did: those rows' leases are given back, to be claimed again. */
   error?: Error;
 }
@@ -98,14 +134,22 @@ interface OutboxTable<Row extends { id: string; trace_parent: string | null }> {
   start(row: Row): DeliveryStart;
   mark(pool: Pool, ids: string[]): Promise<void>;
   release(pool: Pool, ids: string[]): Promise<void>;
+  defer(pool: Pool, rows: { id: string; untilMs: number; place: number | null }[]): Promise<void>;
 }
 
-const EVENTS: OutboxTable<UndispatchedEvent> = { claim: claimUndispatched, start: fromEvent, mark: markDispatched, release: releaseLeases };
+const EVENTS: OutboxTable<UndispatchedEvent> = {
+  claim: claimUndispatched,
+  start: fromEvent,
+  mark: markDispatched,
+  release: releaseLeases,
+  defer: deferEvents,
+};
 const DELIVERIES: OutboxTable<UndispatchedDelivery> = {
   claim: claimUndispatchedDeliveries,
   start: fromDelivery,
   mark: markDeliveriesDispatched,
   release: releaseDeliveryLeases,
+  defer: deferDeliveries,
 };
 
 /**
@@ -120,22 +164,28 @@ async function dispatchTable<Row extends { id: string; trace_parent: string | nu
   input: { ids?: string[]; limit: number; leaseMs: number; onStartsAnswered?: () => void },
 ): Promise<DispatchResult> {
   let claimed: Row[];
-  let results: PromiseSettledResult<void>[];
+  let results: PromiseSettledResult<{ id: string; untilMs: number; place: number | null } | undefined>[];
   try {
     claimed = await table.claim(deps.pool, input);
     // Every start asks to be eager: the SDK asks the server for it only while the worker has a free slot, so a
     // burst beyond the worker's slots goes through matching (worker/worker.ts deliverySlots).
     const options = { taskQueue: deps.config.temporal.taskQueue, eager: deps.eagerStart ?? false, deadlineMs: START_DEADLINE_MS };
     const prepared: Array<DeliverEventInput | Promise<DeliverEventInput>> = [];
-    // Each row's hand-off (its early attempt included) continues the trace its publish stored (infra/tracing.ts).
+    // A start whose attempt 1 took a rate-limit place waits for it in the outbox instead (deferral).
+    const launch = async (ready: DeliverEventInput, row: Row) => {
+      const later = deferral(ready, Date.now());
+      if (later) return { id: row.id, ...later };
+      await startDelivery(deps.temporal, ready, options);
+      return undefined;
+    };
+    // Each row's hand-off (its early attempt included) continues the trace its publish stored (infra/tracing.ts);
+    // withStoredTrace runs its function at once, so prepared[i] is row i's input.
     const starts = claimed.map((row) =>
       withStoredTrace(row.trace_parent, 'outbox hand-off', { 'parcel.outbox.row': row.id }, () => {
         const workflowInput = deliveryInput(table.start(row), deps.config);
         const toStart = deps.beforeStart ? deps.beforeStart(workflowInput) : workflowInput;
         prepared.push(toStart);
-        return toStart instanceof Promise
-          ? toStart.then((ready) => startDelivery(deps.temporal, ready, options))
-          : startDelivery(deps.temporal, toStart, options);
+        return toStart instanceof Promise ? toStart.then((ready) => launch(ready, row)) : launch(toStart, row);
       }),
     );
     // Starts that wait for their first attempt are bounded by the early attempts' own limit; the rest by the pass.
@@ -145,12 +195,13 @@ async function dispatchTable<Row extends { id: string; trace_parent: string | nu
   } finally {
     input.onStartsAnswered?.();
   }
-  const dispatched = claimed.filter((_, i) => results[i]!.status === 'fulfilled').map((row) => row.id);
+  const later = results.flatMap((r) => (r.status === 'fulfilled' && r.value ? [r.value] : []));
+  const dispatched = claimed.filter((_, i) => results[i]!.status === 'fulfilled' && !(results[i] as PromiseFulfilledResult<unknown>).value).map((row) => row.id);
   const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-  await table.mark(deps.pool, dispatched);
+  await Promise.all([table.mark(deps.pool, dispatched), table.defer(deps.pool, later)]);
   // Best effort: a lease not given back only lapses (DISPATCH_LEASE_MS).
   if (failure) await table.release(deps.pool, claimed.filter((_, i) => results[i]!.status === 'rejected').map((row) => row.id)).catch(() => undefined);
-  return { claimed: claimed.length, dispatched, ...(failure ? { error: failure.reason as Error } : {}) };
+  return { claimed: claimed.length, dispatched, deferred: later.map((row) => row.id), ...(failure ? { error: failure.reason as Error } : {}) };
 }
 
 const isDeliveryId = (id: string) => id.startsWith('dly_');
@@ -196,11 +247,12 @@ export async function dispatchWaiting(
   ]);
   const done = [events, deliveries].filter((pass): pass is DispatchResult => pass !== undefined);
   const dispatched = done.flatMap((pass) => pass.dispatched);
+  const deferred = done.flatMap((pass) => pass.deferred);
   const error = done.find((pass) => pass.error)?.error;
-  return { claimed: done.reduce((sum, pass) => sum + pass.claimed, 0), dispatched, ...(error ? { error } : {}) };
+  return { claimed: done.reduce((sum, pass) => sum + pass.claimed, 0), dispatched, deferred, ...(error ? { error } : {}) };
 }
 
-/** When the next waiting delivery falls due (a recovery's pace), in ms from now; null when none waits for later. */
+/** When the next waiting row may be claimed (db/outbox.ts nextDeliveryDueInMs), in ms from now; null when none waits. */
 export function nextDueInMs(deps: Pick<DispatchDeps, 'pool'>): Promise<number | null> {
   return nextDeliveryDueInMs(deps.pool);
 }

@@ -47,6 +47,8 @@ export interface Config {
     /** Delays between attempts: attempts = retryDelaysMs.length + 1. */
     retryDelaysMs: number[];
     timeoutMs: number;
+    /** A delivery not answered 2xx within this age of its event is given up as `expired` (DELIVERY_MAX_AGE). */
+    maxAgeMs: number;
     failingThreshold: number;
     /** Deliveries a recovery starts per second (RECOVER_RATE_PER_SECOND). */
     recoverRatePerSecond: number;
@@ -464,6 +466,7 @@ function configFrom(env: Env): Config {
     delivery: {
       retryDelaysMs: retryLadder(env, 'DELIVERY_RETRY_DELAYS'),
       timeoutMs: duration(env, 'DELIVERY_TIMEOUT', '10s', 100, 60_000),
+      maxAgeMs: duration(env, 'DELIVERY_MAX_AGE', '3d', 1_000, 365 * 86_400_000),
       failingThreshold: integer(env, 'ENDPOINT_FAILING_THRESHOLD', 3, 1, 1000),
       // 10/s: a receiver that just came back gets a steady 600 requests a minute rather than its whole backlog
       // at once, 10,000 missed events take about 17 minutes, and on the 2-core reference machine (about 37

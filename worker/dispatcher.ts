@@ -111,7 +111,8 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
       const result = await dispatchWaiting(options, { ids, limit: ids.length, onStartsAnswered: handOver });
       counts.notified += result.dispatched.length;
       outcome(result.error);
-      if (result.dispatched.some((id) => id.startsWith('dly_'))) sweepDue = true;
+      // A recovery's next delivery, or an attempt 1 deferred to its place: a sweep finds when they fall due.
+      if (result.dispatched.some((id) => id.startsWith('dly_')) || result.deferred.length > 0) sweepDue = true;
     } catch (err) {
       outcome(err as Error);
     } finally {
@@ -137,7 +138,7 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
       const result = await dispatchWaiting(options, { limit: DISPATCH_BATCH });
       counts.swept += result.dispatched.length;
       outcome(result.error);
-      full = result.claimed >= DISPATCH_BATCH && result.dispatched.length === result.claimed;
+      full = result.claimed >= DISPATCH_BATCH && result.dispatched.length + result.deferred.length === result.claimed;
       if (!full) waitMs = await nextSweepInMs();
     } catch (err) {
       outcome(err as Error);

@@ -3,11 +3,12 @@ import {
   ApplicationFailure,
   isCancellation,
   log,
+  makeContinueAsNewFunc,
   proxyActivities,
   proxyLocalActivities,
-  sleep,
   TimeoutFailure,
   uuid4,
+  workflowInfo,
 } from '@temporalio/workflow';
 import {
   attemptInput,
@@ -16,18 +17,22 @@ import {
   NOT_POSTED_FAILURES,
   notPostedRun,
   throttleWait,
+  type ExpiryRecord,
   type AttemptOutcome,
   type DeliverEventInput,
   type DeliverEventResult,
   type DeliveryActivities,
   type LadderResult,
+  type ParcelWaitState,
   type SignAndPostInput,
   type Throttled,
 } from '../core/delivery-contract';
 import {
   DB_UNAVAILABLE_INITIAL_BACKOFF_MS,
   DB_UNAVAILABLE_MAX_BACKOFF_MS,
+  deliveryExpiresAtMs,
   localAttempts,
+  localAttemptTaskTimeoutMs,
   NOTIFY_SUPERVISOR_TIMEOUT,
   RECORD_ATTEMPT_RETRY,
   RECORD_ATTEMPT_TIMEOUT,
@@ -36,7 +41,8 @@ import {
 import { formatDuration } from '../core/durations';
 import { attemptIdFromUuid } from '../core/ids';
 import { DatabaseGate } from './database-gate';
-import { ParcelLanes } from './parcel-order';
+import { hasExpired, sleepWithinMaxAge } from './max-age';
+import { ParcelLanes, type ParkedLadder } from './parcel-order';
 
 const { recordAttempt } = proxyActivities<DeliveryActivities>({
   startToCloseTimeout: RECORD_ATTEMPT_TIMEOUT,
@@ -51,6 +57,11 @@ const { signAndPost } = proxyActivities<DeliveryActivities>({ startToCloseTimeou
 const { signAndPost: signAndPostLocally } = proxyLocalActivities<DeliveryActivities>({
   startToCloseTimeout: '15s',
   retry: { maximumAttempts: 1 },
+});
+
+const { recordExpiry } = proxyActivities<DeliveryActivities>({
+  startToCloseTimeout: RECORD_ATTEMPT_TIMEOUT,
+  retry: RECORD_ATTEMPT_RETRY,
 });
 
 const { notifySupervisor } = proxyActivities<DeliveryActivities>({
@@ -118,6 +129,9 @@ async function recordLostAttempt(input: SignAndPostInput, err: unknown, activity
 
 type Decided = Exclude<AttemptOutcome, Throttled>;
 
+/** A wait of the attempt (its throttle, a database backoff) ran into the delivery's max age: nothing was posted. */
+const EXPIRED = { kind: 'expired' } as const;
+
 /**
  * One attempt, whatever our own database does: retried until it was either posted or skipped. While the
  * database is down, one ladder of the event probes and the rest wait at the gate. An attempt throttled by its
@@ -129,7 +143,8 @@ async function attemptOnce(
   local: boolean,
   labels: { summary: string; throttle: string },
   gate: DatabaseGate,
-): Promise<Decided> {
+  expiresAtMs: number | undefined,
+): Promise<Decided | typeof EXPIRED> {
   const { summary } = labels;
   const activityTimeoutMs = input.timeoutMs + SIGN_AND_POST_MARGIN_MS;
   const ladder = input.endpointId;
@@ -141,6 +156,7 @@ async function attemptOnce(
   try {
     for (;;) {
       await gate.waitTurn(ladder);
+      if (hasExpired(expiresAtMs)) return EXPIRED;
       try {
         // The ladder is the only retry: Temporal must never post twice on its own.
         const options = { startToCloseTimeout: activityTimeoutMs, retry: { maximumAttempts: 1 }, summary };
@@ -152,7 +168,7 @@ async function attemptOnce(
         gate.release(ladder);
         if (outcome.kind === 'throttled') {
           if (outcome.notPostedRun !== undefined) notPostedRuns.push(outcome.notPostedRun);
-          await sleep(outcome.waitMs, { summary: throttledSummary(outcome, labels.throttle) });
+          if (!(await sleepWithinMaxAge(expiresAtMs, outcome.waitMs, throttledSummary(outcome, labels.throttle)))) return EXPIRED;
           input = { ...input, reservedSecond: outcome.reservedSecond ?? undefined };
           continue;
         }
@@ -175,7 +191,7 @@ async function attemptOnce(
         if (run !== undefined) notPostedRuns.push(run);
         if (!gate.claim(ladder)) continue;
         log.warn('attempt not posted, retrying', { endpointId: input.endpointId, type: failureType(err), backoffMs });
-        await sleep(backoffMs, { summary: notPostedSummary(err, input.attempt, backoffMs) });
+        if (!(await sleepWithinMaxAge(expiresAtMs, backoffMs, notPostedSummary(err, input.attempt, backoffMs)))) return EXPIRED;
         backoffMs = Math.min(backoffMs * 2, DB_UNAVAILABLE_MAX_BACKOFF_MS);
       }
     }
@@ -184,12 +200,25 @@ async function attemptOnce(
   }
 }
 
+/**
+ * The delivery is given up at its max age before attempt `n` (the id drawn for it names the log's entry): its
+ * delivery ends failed with the reason `expired`, and nothing more is posted.
+ */
+async function giveUp(input: DeliverEventInput, endpointId: string, n: number, attemptId: string): Promise<LadderResult> {
+  const { attemptId: id, timeoutMs: _timeout, ...identity } = attemptInput(input, endpointId, n, attemptId);
+  const record: ExpiryRecord = { id, ...identity };
+  await recordExpiry(record);
+  log.info('delivery expired', { eventId: input.eventId, endpointId, attempt: n });
+  return { endpointId, outcome: 'expired', attempts: n - 1 };
+}
+
 function attemptSummary(n: number, total: number, target: string): string {
   return `attempt ${n}/${total} POST ${target}`;
 }
 
 async function runLadder(input: DeliverEventInput, endpointId: string, gate: DatabaseGate): Promise<LadderResult> {
   const total = input.retryDelaysMs.length + 1;
+  const expiresAtMs = deliveryExpiresAtMs(input);
   let url: string | undefined;
   for (let n = 1; n <= total; n++) {
     // Generated here, not in the activity, so an attempt lost with its worker keeps its id. Attempt 1 of a
@@ -203,7 +232,10 @@ async function runLadder(input: DeliverEventInput, endpointId: string, gate: Dat
     const labels = { summary: attemptSummary(n, total, url ?? endpointId), throttle: `attempt ${n}/${total} to ${endpointId}` };
     // Attempt 1 made by the dispatcher and on record before the start (attempt/early.ts handOff) is taken as is.
     const decided = n === 1 ? input.firstAttemptOutcomes?.[endpointId] : undefined;
-    const outcome = decided ?? (await attemptOnce(request, localAttempts(input.endpointIds.length), labels, gate));
+    // Every wait before it ended at the latest at the max age: past it, the delivery is given up, not posted.
+    if (decided === undefined && hasExpired(expiresAtMs)) return giveUp(input, endpointId, n, attemptId);
+    const outcome = decided ?? (await attemptOnce(request, localAttempts(input.endpointIds.length), labels, gate, expiresAtMs));
+    if (outcome.kind === 'expired') return giveUp(input, endpointId, n, attemptId);
     if (outcome.kind === 'skipped') return { endpointId, outcome: 'skipped', attempts: n - 1, reason: outcome.reason };
     url = outcome.url || url;
     if (outcome.succeeded) {
@@ -222,7 +254,8 @@ async function runLadder(input: DeliverEventInput, endpointId: string, gate: Dat
       // An answer's Retry-After may ask for longer than the ladder; never for less.
       const wait = Math.max(delay, outcome.retryAfterMs ?? 0);
       const why = wait > delay ? ' (Retry-After)' : '';
-      await sleep(wait, { summary: `retry ${n + 1}/${total} of ${endpointId} in ${formatDuration(wait)}${why}` });
+      // Cut short at the max age, the next turn of the loop gives the delivery up.
+      await sleepWithinMaxAge(expiresAtMs, wait, `retry ${n + 1}/${total} of ${endpointId} in ${formatDuration(wait)}${why}`);
     }
   }
   await notifySupervisor({
@@ -242,8 +275,20 @@ async function runLadder(input: DeliverEventInput, endpointId: string, gate: Dat
 export async function deliverEvent(input: DeliverEventInput): Promise<DeliverEventResult> {
   const gate = new DatabaseGate();
   const lanes = new ParcelLanes(input);
-  const endpoints = await Promise.all(
+  const results = await Promise.all(
     input.endpointIds.map((endpointId) => lanes.run(endpointId, () => runLadder(input, endpointId, gate))),
   );
+  const endpoints = [...(input.endedLadders ?? []), ...results.filter((r): r is LadderResult => !('parked' in r))];
+  const parked = results.filter((r): r is ParkedLadder => 'parked' in r);
+  // Ladders still waiting their turn past the re-check bound, every other ladder ended: a new run takes them over.
+  if (parked.length > 0) {
+    const parcelWaits: Record<string, ParcelWaitState> = Object.fromEntries(parked.map((p) => [p.endpointId, p.parked]));
+    const endpointIds = parked.map((p) => p.endpointId);
+    // The new run holds the parked ladders only, so whether it attempts locally follows their number: a fan-out
+    // left with one ladder runs it locally, and its local attempt must fit in a workflow task as at a start.
+    const workflowTaskTimeout = localAttempts(endpointIds.length) ? localAttemptTaskTimeoutMs(input.timeoutMs) : workflowInfo().taskTimeoutMs;
+    const next = makeContinueAsNewFunc<typeof deliverEvent>({ workflowTaskTimeout });
+    await next({ ...input, endpointIds, endedLadders: endpoints, parcelWaits });
+  }
   return { eventId: input.eventId, endpoints };
 }

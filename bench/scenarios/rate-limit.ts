@@ -6,18 +6,34 @@ import { runPool } from '../stats';
 import { exampleEvent } from '../../core/event-schemas';
 
 /**
- * BENCH_RATE_LIMIT_EVENTS  events queued for the rate-limited endpoint (default 10000)
- * BENCH_RATE_LIMIT         the endpoint's rate_limit, deliveries per second (default 50)
+ * BENCH_RATE_LIMIT_EVENTS           events queued for the rate-limited endpoint in each run (default 10000)
+ * BENCH_RATE_LIMIT                  the endpoint's rate_limit, deliveries per second (default 50)
+ * BENCH_RATE_LIMIT_SECOND           the rate_limit of the second run (default 20; 0 skips it)
+ * BENCH_RATE_LIMIT_CAPACITY_EVENTS  events queued for an endpoint without a limit, to measure the engine's own
+ *                                   drain in the same run (default 2000)
  */
 const EVENTS = Number(process.env.BENCH_RATE_LIMIT_EVENTS ?? 10_000);
 const LIMIT = Number(process.env.BENCH_RATE_LIMIT ?? 50);
+const SECOND_LIMIT = Number(process.env.BENCH_RATE_LIMIT_SECOND ?? 20);
+const CAPACITY_EVENTS = Number(process.env.BENCH_RATE_LIMIT_CAPACITY_EVENTS ?? 2_000);
 
-export interface RateLimitResult {
+export interface RateLimitResult extends DrainResult {
+  /** The engine's own drain of a queue for an endpoint without a limit, measured in the same run. */
+  unthrottledPerSecond: number;
+  /** drainPerSecond / the lower of the limit and unthrottledPerSecond: 1 is a drain at all the limit allows. */
+  drainVsCapacity: number;
+  /** The same at the second limit (BENCH_RATE_LIMIT_SECOND), when run. */
+  secondLimit?: DrainResult & { drainVsCapacity: number };
+  /** The unthrottled queue's drain, as measured. */
+  unthrottled: DrainResult;
+}
+
+export interface DrainResult {
   events: number;
   /** Events that reached the receiver within the scenario's bound: all of them unless the machine could not keep up. */
   delivered: number;
-  /** The endpoint's rate_limit. */
-  limit: number;
+  /** The endpoint's rate_limit; null for the unthrottled queue. */
+  limit: number | null;
   /** Deliveries per clock second over the drain, its first and last seconds left out (they are partial). */
   drainPerSecond: number;
   /** The median second of the same span. */
@@ -52,12 +68,33 @@ function median(values: number[]): number {
   return sorted.length === 0 ? 0 : (sorted[Math.floor((sorted.length - 1) / 2)] as number);
 }
 
+const ratio = (drain: number, limit: number, capacity: number) => Math.round((drain / Math.min(limit, capacity)) * 1000) / 1000;
+
 /**
- * `events` events queued for one endpoint with rate_limit `limit` while no worker runs (stored in the outbox),
- * then a worker starts and lets them go: the receiver should see them drain at the limit, never more in one
- * clock second, every one delivered at its first attempt (a throttled wait is not an attempt).
+ * The queue's drain at LIMIT and at SECOND_LIMIT, each against the engine's own drain of an unthrottled queue
+ * measured in the same run (drainVsCapacity): a drain at the limit is 1 when the engine could go faster, and the
+ * engine's own pace bounds it when it cannot.
  */
 export async function rateLimitScenario(ctx: BenchContext, variant: EngineVariant, events = EVENTS, limit = LIMIT): Promise<RateLimitResult> {
+  const unthrottled = await drainScenario(ctx, variant, CAPACITY_EVENTS, null);
+  const first = await drainScenario(ctx, variant, events, limit);
+  const second = SECOND_LIMIT > 0 ? await drainScenario(ctx, variant, events, SECOND_LIMIT) : undefined;
+  const capacity = unthrottled.drainPerSecond;
+  return {
+    ...first,
+    unthrottledPerSecond: capacity,
+    drainVsCapacity: ratio(first.drainPerSecond, limit, capacity),
+    ...(second ? { secondLimit: { ...second, drainVsCapacity: ratio(second.drainPerSecond, SECOND_LIMIT, capacity) } } : {}),
+    unthrottled,
+  };
+}
+
+/**
+ * `events` events queued for one endpoint with rate_limit `limit` (null: none) while no worker runs (stored in
+ * the outbox), then a worker starts and lets them go: the receiver should see them drain at the limit, never more
+ * in one clock second, every one delivered at its first attempt (a throttled wait is not an attempt).
+ */
+async function drainScenario(ctx: BenchContext, variant: EngineVariant, events: number, limit: number | null): Promise<DrainResult> {
   const receiver = await startReceiver();
   const accountId = newId('account');
   const endpointId = newId('endpoint');
@@ -77,7 +114,7 @@ export async function rateLimitScenario(ctx: BenchContext, variant: EngineVarian
   const engine = await startEngine(ctx, variant);
   try {
     // Bounded: a machine too loaded to drain in time still reports what it drained (`delivered` < `events`).
-    await within(Promise.all(ids.map((id) => receiver.waitFor(id))), (events / limit) * 2_000 + 300_000, 'the drain of the queue').catch(
+    await within(Promise.all(ids.map((id) => receiver.waitFor(id))), (events / (limit ?? 20)) * 2_000 + 300_000, 'the drain of the queue').catch(
       () => undefined,
     );
     const arrivals = ids.map((id) => receiver.arrivalOf(id)).filter((at): at is number => at !== undefined);
@@ -105,7 +142,7 @@ export async function rateLimitScenario(ctx: BenchContext, variant: EngineVarian
       drainPerSecond: inner.length === 0 ? 0 : Math.round((innerCount / inner.length) * 10) / 10,
       medianPerSecond: median(inner.map((s) => counts.get(s) ?? 0)),
       maxInOneSecond: Math.max(...counts.values()),
-      secondsOverLimit: [...counts.values()].filter((n) => n > limit).length,
+      secondsOverLimit: limit === null ? 0 : [...counts.values()].filter((n) => n > limit).length,
       drainSeconds: Math.round(((Math.max(...arrivals) - started) / 1000) * 10) / 10,
       publishSeconds: Math.round(publishSeconds * 10) / 10,
       requests: receiver.requests,

@@ -39,7 +39,7 @@ ${options.showEvent === false ? '' : html`<td>${options.linkEvent === false ? ki
 <td>${attempt.succeeded ? badge('Succeeded', 'ok') : badge('Failed', 'danger')}</td>
 <td>${attempt.status_code ?? html`<span class="muted">None</span>`}</td>
 <td>${duration(attempt.duration_ms)}</td>
-<td>${attemptError(attempt.error)}</td>
+<td>${attempt.reason ? `Given up: ${attempt.reason.replace(/_/g, ' ')}` : attemptError(attempt.error)}</td>
 <td class="response">${responseCell(attempt)}</td>
 </tr>`;
 }

@@ -101,6 +101,8 @@ export interface AttemptView {
   error: string | null;
   duration_ms: number;
   succeeded: boolean;
+  /** Set on the entry of a delivery given up without an attempt: expired. */
+  reason?: string | null;
   /** Unix seconds. */
   created: number;
 }

@@ -112,6 +112,7 @@ describe('GET /v1/webhooks/:id/deliveries', () => {
       error: null,
       duration_ms: 42,
       succeeded: true,
+      reason: null,
       livemode: false,
       created: expect.any(Number),
     });

@@ -141,15 +141,15 @@ describe('merchant-asked deliveries: one hand-off to Temporal', () => {
     expect(recovered.statusCode, recovered.body).toBe(202);
     expect(recovered.json()).toMatchObject({ object: 'recovery', endpoint_id: missed.endpointId, event_count: 1, id: expect.stringMatching(/^rcv_/) });
 
-    // The dispatcher heard of them and Temporal refused the start: they wait, not handed off. Attempt 1 is made
-    // before the start, so it may already be on record; the workflow that takes it over starts once Temporal is back.
+    // The dispatcher heard of them, made each one's attempt 1 before asking for its start (attempt/early.ts), and
+    // Temporal refused the starts: each attempt 1 is on record, and none is handed off.
     await waitFor(() => log.some((line) => line.startsWith('outbox: starting workflows failed')), { timeoutMs: 30_000, what: 'a refused start' });
-    const waiting = [...(await deliveryOf(up.endpointId, 'resend')), ...(await deliveryOf(up.endpointId, 'test')), ...(await deliveryOf(missed.endpointId, 'recover'))];
-    expect(waiting).toHaveLength(3);
-    for (const d of waiting) {
-      expect(d.dispatched_at).toBeNull();
-      expect(['pending', 'succeeded']).toContain(d.status);
-    }
+    const all = async () => [...(await deliveryOf(up.endpointId, 'resend')), ...(await deliveryOf(up.endpointId, 'test')), ...(await deliveryOf(missed.endpointId, 'recover'))];
+    const waiting = await waitFor(async () => {
+      const rows = await all();
+      return rows.every((d) => d.status === 'succeeded') ? rows : undefined;
+    }, { timeoutMs: 30_000, what: 'attempt 1 of each on record' });
+    expect(waiting.map((d) => d.dispatched_at)).toEqual([null, null, null]);
     for (const d of waiting) {
       await expect(client.workflow.getHandle(`delivery:${d.id}`).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
     }
@@ -157,7 +157,7 @@ describe('merchant-asked deliveries: one hand-off to Temporal', () => {
     await proxy.restore();
     for (const d of waiting) await completed(`delivery:${d.id}`, 90_000);
     await waitFor(() => log.includes('outbox: starting workflows again'), { what: 'the dispatcher to recover' });
-    const done = [...(await deliveryOf(up.endpointId, 'resend')), ...(await deliveryOf(up.endpointId, 'test')), ...(await deliveryOf(missed.endpointId, 'recover'))];
+    const done = await all();
     expect(done.map((d) => d.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
     expect(done.every((d) => d.dispatched_at instanceof Date)).toBe(true);
     // Each posted once: attempt 1 under the id fixed from its delivery.

@@ -157,23 +157,58 @@ describe('rate tokens', () => {
     expect(rows.map((r) => Number(r.second) - now)).toEqual([6]);
   });
 
-  it('finds the first second with room past a queue of full seconds, its gaps and its open seconds included', async () => {
+  it('queues places behind the tail of the queue, or from not_before when that lies beyond it', async () => {
     const id = endpoint();
-    const from = (await dbSecond()) + 100;
-    // from .. from+2 full (places, tokens, places); from+3 absent; from+4 full; from+5 open in places, full in asks.
+    const now = await freshSecond();
+    for (let i = 0; i < 4; i++) await take(id, 2);
+    // Seconds now and now+1 are full: the fifth place opens now+2.
+    expect((await take(id, 2)).reserved_second).toBe(now + 2);
+    const notBefore = new Date((now + 10) * 1000).toISOString();
+    expect((await take(id, 2, { notBefore })).reserved_second).toBe(now + 10);
+    // The queue's tail moved with it: later places follow it, not the gap before it.
+    expect((await take(id, 2)).reserved_second).toBe(now + 10);
+    expect((await take(id, 2)).reserved_second).toBe(now + 11);
+    const { rows } = await pool.query('SELECT place_second, places FROM endpoint_rate_queues WHERE endpoint_id = $1', [id]);
+    expect(rows.map((r) => [Number(r.place_second) - now, r.places])).toEqual([[11, 1]]);
+  });
+
+  it('a take visits as many rows at 100,000 queued places as at an empty queue', async () => {
+    const limit = 50;
+    const empty = endpoint();
+    const deep = endpoint();
+    const now = await dbSecond();
+    // 100,000 places, 2,000 full seconds from the next one on, as takes leave them: a row per second and the tail.
+    const seconds = 100_000 / limit;
     await pool.query(
-      `INSERT INTO endpoint_rate_tokens (endpoint_id, second, taken, granted, deferred)
-       VALUES ($1, $2, 3, 0, 3), ($1, $2 + 1, 0, 3, 3), ($1, $2 + 2, 3, 3, 0), ($1, $2 + 4, 3, 0, 3), ($1, $2 + 5, 1, 0, 3)`,
-      [id, from],
+      `INSERT INTO endpoint_rate_tokens (endpoint_id, second, taken) SELECT $1, $2::bigint + s, $3 FROM generate_series(1, $4::int) s`,
+      [deep, now, limit, seconds],
     );
-    const open = async (at: number, deferred: boolean) =>
-      Number((await pool.query<{ s: string }>('SELECT rate_token_open_second($1, $2, 3, $3) AS s', [id, at, deferred])).rows[0]!.s) - from;
-    expect(await open(from, false)).toBe(3);
-    expect(await open(from + 4, false)).toBe(5);
-    expect(await open(from, true)).toBe(2);
-    expect(await open(from + 3, true)).toBe(3);
-    expect(await open(from + 4, true)).toBe(6);
-    expect(await open(from - 50, false)).toBe(-50);
+    await pool.query('INSERT INTO endpoint_rate_queues VALUES ($1, $2, $3, 0, 0)', [deep, now + seconds, limit]);
+    // Plans of the function's statements are cached per connection: warm them on a third endpoint first.
+    const client = await pool.connect();
+    try {
+      /** Shared pages the takes touch, as EXPLAIN (ANALYZE, BUFFERS) counts them for each take. */
+      const pagesOf = async (id: string, takes: number) => {
+        let pages = 0;
+        for (let i = 0; i < takes; i++) {
+          const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: Record<string, number> }] }>(
+            `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT * FROM take_rate_token($1, $2, null, null, true, 500)`,
+            [id, limit],
+          );
+          const plan = rows[0]!['QUERY PLAN'][0].Plan;
+          pages += (plan['Shared Hit Blocks'] ?? 0) + (plan['Shared Read Blocks'] ?? 0);
+        }
+        return pages;
+      };
+      await pagesOf(endpoint(), 3 * limit);
+      const atEmpty = await pagesOf(empty, 3 * limit);
+      const atDeep = await pagesOf(deep, 3 * limit);
+      expect(atDeep).toBeLessThanOrEqual(2 * atEmpty);
+    } finally {
+      client.release();
+    }
+    // The queue is real to the function: the next place is the one after the 100,000th (and the 150 just taken).
+    expect((await take(deep, limit)).reserved_second).toBe(now + seconds + 4);
   });
 
   it('deletes seconds long past when it opens a new one', async () => {

@@ -115,7 +115,7 @@ describe('replay: workflow code stays deterministic', () => {
     await h.tw.client.workflow.execute('purgeExpiredEvents', { taskQueue: config.temporal.taskQueue, workflowId: retentionId });
     await keep('retention', retentionId);
 
-    // Rate limit 1: three events at once, the third waits on its throttle timer before its one attempt.
+    // Rate limit 1: three events at once, the third waits for its place (in the outbox, or on a throttle timer).
     const limitedAccount = await createAccount(h.tw.pool);
     const limited = await createEndpoint(h.tw.pool, { accountId: limitedAccount, url: `${h.receiver.url}/replay-limited` });
     await h.tw.pool.query('UPDATE webhook_endpoints SET rate_limit = 1 WHERE id = $1', [limited.id]);

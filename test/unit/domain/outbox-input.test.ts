@@ -104,6 +104,17 @@ describe('one start for every trigger', () => {
     expect(Buffer.byteLength(JSON.stringify(wide))).toBeLessThan(20_000);
   });
 
+  it('fixes the max age at hand-off, counted from the stored time, and never delays a start past it', () => {
+    const now = Date.UTC(2026, 10, 27, 12, 0, 0, 0);
+    const aged = deliveryInput({ ...start({ we_1: 'dly_a' }), ageFromMs: now - 1_000 }, loadConfig({ DELIVERY_MAX_AGE: '5s' }));
+    expect(aged).toMatchObject({ maxAgeMs: 5_000, ageFromMs: now - 1_000 });
+    expect(deliveryInput(start({ we_1: 'dly_a' }), loadConfig({})).maxAgeMs).toBe(3 * 86_400_000);
+    // A place an hour away, the delivery expiring in 4 s: the start waits 4 s, and the workflow gives up.
+    const place = { untilMs: now + 3_600_000, reservedSecond: now / 1000 + 3_600, rateLimit: 1 };
+    expect(deliveryStartOptions({ ...aged, firstAttemptThrottles: { we_1: place } }, options, now).startDelay).toBe(4_000);
+    expect(deliveryStartOptions({ ...aged, firstAttemptThrottles: { we_1: place } }, options, now + 9_000).startDelay).toBe(1);
+  });
+
   it('refuses a merchant-asked start that does not name exactly one endpoint and its delivery', () => {
     expect(() => deliveryStartOptions(deliveryInput(start({ we_1: 'dly_a', we_2: 'dly_b' }, 'resend'), config), options)).toThrow(/exactly one/);
     expect(() => deliveryStartOptions(deliveryInput({ ...start({}, 'test'), endpointIds: ['we_1'] }, config), options)).toThrow(/exactly one/);

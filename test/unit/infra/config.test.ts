@@ -65,6 +65,8 @@ describe('config', () => {
     expect(config.temporal.address).toBe('temporal:7233');
     expect(config.delivery.retryDelaysMs).toEqual([100, 1000]);
     expect(config.delivery.timeoutMs).toBe(2000);
+    expect(config.delivery.maxAgeMs).toBe(3 * 86_400_000);
+    expect(loadConfig({ DELIVERY_MAX_AGE: '90m' }).delivery.maxAgeMs).toBe(5_400_000);
     expect(config.delivery.failingThreshold).toBe(5);
     expect(config.webhook.allowPrivateTargets).toBe(true);
     expect(config.webhook.secretEncryptionKeys.map((key) => key.length)).toEqual([32]);
@@ -78,6 +80,7 @@ describe('config', () => {
     ['DELIVERY_RETRY_DELAYS', '10s,,1m'],
     ['DELIVERY_RETRY_DELAYS', '10 parsecs'],
     ['DELIVERY_TIMEOUT', '0s'],
+    ['DELIVERY_MAX_AGE', 'forever'],
     ['ENDPOINT_FAILING_THRESHOLD', '0'],
     ['WEBHOOK_ALLOW_PRIVATE_TARGETS', 'maybe'],
     ['WEBHOOK_SECRET_ENCRYPTION_KEY', 'short'],
