@@ -239,7 +239,7 @@ export async function findEventOf(
 export async function insertTestEvent(pool: Pool, event: Omit<NewEvent, 'parcelId'>, endpointId: string): Promise<boolean> {
   const { rowCount } = await pool.query(
     `WITH target AS (
-       SELECT id FROM webhook_endpoints
+       SELECT id, api_version FROM webhook_endpoints
         WHERE id = $7 AND account_id = $2 AND livemode = $3 AND deleted_at IS NULL AND disabled_at IS NULL
      ), inserted AS (
        INSERT INTO events (id, account_id, livemode, type, created, body, endpoint_ids, dispatched_at)
