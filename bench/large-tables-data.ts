@@ -61,7 +61,7 @@ const DELIVERY = `LATERAL (SELECT CASE WHEN j = 1 THEN 1 ELSE e2 END AS e) pe,
 
 const BODY = `'{"id":"evt_lt' || g || '","object":"event","type":"' || t || '","created":' || created || ',"data":' ||
   CASE WHEN t = '${RARE_TYPE}'
-       THEN '{"cod_settlement":{"id":"cod_lt' || g || '","parcel_id":"prc_lt' || g || '","parcel_number":"PN' || (100000000 + g) || '","amount":1250,"currency":"KES","settled_at":' || created || '}}}'
+       THEN '{"parcel":{"id":"prc_lt' || g || '","parcel_number":"PN' || (100000000 + g) || '"},"cod_settlement":{"id":"cod_lt' || g || '","amount":1250,"currency":"KES","settled_at":' || created || '}}}'
        ELSE '{"parcel":{"id":"prc_lt' || g || '","parcel_number":"PN' || (100000000 + g) || '","tracking_number":"TRK' || (500000000 + g) || '","status":"IN_TRANSIT","payment_status":"PAID","total_fee":350,"currency":"KES","description":"Two pairs of shoes and a phone case","package_size":"S","recipient_name":"Wanjiru Kamau","pickup_run_id":"run_lt' || (g / 40) || '"}}}' END`;
 
 const BIG_TABLES = `('events'::regclass, 'deliveries'::regclass, 'delivery_attempts'::regclass)`;

@@ -271,57 +271,69 @@ export async function markFailingEpisode(db: Db, endpointId: string, notificatio
   ]);
 }
 
-/** Both stored secrets of an endpoint, as they are at rest (sealed or plain). */
+/**
+ * What an endpoint holds sealed at rest (or plain): both signing secrets and the custom headers ('{}' when there
+ * are none, which is stored as is).
+ */
 export interface StoredSecrets {
   id: string;
   secret: string;
   previous_secret: string | null;
+  headers: string;
 }
 
 /** The next `limit` endpoints after `afterId` by id, deleted ones too: a keyset walk over every stored secret. */
 export async function listStoredSecrets(pool: Pool, afterId: string, limit: number): Promise<StoredSecrets[]> {
   const { rows } = await pool.query<StoredSecrets>(
-    'SELECT id, secret, previous_secret FROM webhook_endpoints WHERE id > $1 ORDER BY id LIMIT $2',
+    'SELECT id, secret, previous_secret, headers FROM webhook_endpoints WHERE id > $1 ORDER BY id LIMIT $2',
     [afterId, limit],
   );
   return rows;
 }
 
 /**
- * Replaces stored secrets, in one statement (one transaction, row locks only), each row only if both its values
- * are still those read: a rotation meanwhile keeps its new secret. Returns the ids replaced.
+ * Replaces stored secrets and headers, in one statement (one transaction, row locks only), each row only if all
+ * its values are still those read: a rotation or a header change meanwhile is kept. `headers` absent: the headers
+ * read stay. Returns the ids replaced.
  */
 export async function replaceStoredSecrets(
   pool: Pool,
-  changes: Array<{ read: StoredSecrets; secret: string; previousSecret: string | null }>,
+  changes: Array<{ read: StoredSecrets; secret: string; previousSecret: string | null; headers?: string }>,
 ): Promise<string[]> {
   if (changes.length === 0) return [];
   const { rows } = await pool.query<{ id: string }>(
     `UPDATE webhook_endpoints e
-        SET secret = c.secret, previous_secret = c.previous_secret
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[])
-            AS c(id, read_secret, read_previous, secret, previous_secret)
+        SET secret = c.secret, previous_secret = c.previous_secret, headers = c.headers
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
+            AS c(id, read_secret, read_previous, read_headers, secret, previous_secret, headers)
       WHERE e.id = c.id AND e.secret = c.read_secret AND e.previous_secret IS NOT DISTINCT FROM c.read_previous
+        AND e.headers = c.read_headers
       RETURNING e.id`,
     [
       changes.map((c) => c.read.id),
       changes.map((c) => c.read.secret),
       changes.map((c) => c.read.previous_secret),
+      changes.map((c) => c.read.headers),
       changes.map((c) => c.secret),
       changes.map((c) => c.previousSecret),
+      changes.map((c) => c.headers ?? c.read.headers),
     ],
   );
   return rows.map((row) => row.id);
 }
 
-/** Endpoints by the form of their stored secrets: `enc:v2:<key id>`, `enc:v1` or `plain` (current and previous). */
+/**
+ * Endpoints by the form of what they hold sealed: `enc:v2:<key id>`, `enc:v1` or `plain`, over the current and
+ * previous secrets and the custom headers ('{}', no headers, holds nothing and is not counted).
+ */
 export async function countSecretForms(pool: Pool): Promise<Array<{ form: string; endpoints: number }>> {
   const { rows } = await pool.query<{ form: string; endpoints: number }>(
     `SELECT CASE WHEN stored.value LIKE 'enc:v2:%' THEN 'enc:v2:' || split_part(stored.value, ':', 3)
                  WHEN stored.value LIKE 'enc:v1:%' THEN 'enc:v1'
                  ELSE 'plain' END AS form,
             count(DISTINCT e.id)::int AS endpoints
-       FROM webhook_endpoints e, LATERAL (VALUES (e.secret), (e.previous_secret)) AS stored(value)
+       FROM webhook_endpoints e,
+            LATERAL (VALUES (e.secret), (e.previous_secret), (NULLIF(e.headers, '{}'))) AS stored(value)
       WHERE stored.value IS NOT NULL
       GROUP BY 1 ORDER BY 1`,
   );

@@ -17,6 +17,9 @@ export const HIDDEN_VALUE = '********';
 
 export type EndpointHeaders = Record<string, string>;
 
+/** The stored form of no headers: nothing secret, so stored as is (and opened under a sealed-only ring too). */
+export const NO_HEADERS = '{}';
+
 /** An HTTP token (RFC 9110 field-name). */
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** Printable ASCII and space: what every HTTP stack carries unchanged. */
@@ -110,11 +113,12 @@ export function validateHeaders(input: unknown): EndpointHeaders {
 
 /** The stored form: '{}' when there are none, else sealed under the ring's newest key for this endpoint. */
 export function sealHeaders(headers: EndpointHeaders, endpointId: string, ring: KeyRing): string {
-  return Object.keys(headers).length === 0 ? '{}' : sealSecret(JSON.stringify(headers), endpointId, ring);
+  return Object.keys(headers).length === 0 ? NO_HEADERS : sealSecret(JSON.stringify(headers), endpointId, ring);
 }
 
 /** The plain headers; throws SecretUnavailableError when no key of the ring opens them. */
 export function openHeaders(stored: string, endpointId: string, ring: KeyRing): EndpointHeaders {
+  if (stored === NO_HEADERS) return {};
   const plain = openSecret(stored, endpointId, ring);
   try {
     return JSON.parse(plain) as EndpointHeaders;

@@ -9,6 +9,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { TSchema } from 'typebox';
+import { CUSTOM_HEADERS_NOTE, deliveryHeaders } from '../core/delivery-headers';
 import { CodSettlementSchema, eventCatalog, ParcelReferenceSchema, ParcelSchema } from '../core/event-schemas';
 import { API_VERSIONS, LATEST_API_VERSION, olderRenderings } from '../core/versions';
 
@@ -64,8 +65,8 @@ export function renderEventDocs(): string {
     '',
     '<!-- Generated from core/event-schemas.ts by `npx tsx scripts/event-docs.ts`: edit the schemas, then run it. -->',
     '',
-    'The service posts each event to every enabled endpoint subscribed to its kind, as a signed JSON body (headers',
-    '`Service-Signature`, `Service-Event`, `Service-Delivery`, `Service-Version`; see [receiver/README.md](../receiver/README.md)). Every body is an envelope',
+    'The service posts each event to every enabled endpoint subscribed to its kind, as a signed JSON body (the headers',
+    'below; see [receiver/README.md](../receiver/README.md)). Every body is an envelope',
     '`{ id, object: "event", type, created, livemode, data }`; `data` is what the kind carries. The same schemas',
     'check what is published (a payload of the wrong shape is refused with `400 invalid_event_data`, `param`',
     'naming the field), describe the `webhooks` of the OpenAPI document (`/docs/json`), fill the developers page\'s',
@@ -74,6 +75,14 @@ export function renderEventDocs(): string {
     '| Kind | Fires when | Carries |',
     '|---|---|---|',
     ...catalog.map((entry) => `| [\`${entry.type}\`](#${entry.type.replace(/\./g, '')}) | ${entry.firesWhen} | \`${entry.carries}\` |`),
+    '',
+    '## Headers',
+    '',
+    `Every POST carries these. ${CUSTOM_HEADERS_NOTE}`,
+    '',
+    '| Header | Sent | Meaning |',
+    '|---|---|---|',
+    ...deliveryHeaders().map((header) => `| \`${header.name}\` | ${header.always ? 'always' : 'when its version has a sunset date'} | ${header.description} |`),
     '',
     `## API versions`,
     '',

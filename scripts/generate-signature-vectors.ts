@@ -69,7 +69,8 @@ const codEvent = {
   type: 'cod.settled',
   created: T - 2,
   data: {
-    cod_settlement: { id: 'cod_vectors01', parcel_id: parcelEvent.data.parcel.id, parcel_number: 'PCL-000123', amount: 1500, currency: 'KES', settled_at: T - 2 },
+    parcel: { id: parcelEvent.data.parcel.id, parcel_number: 'PCL-000123' },
+    cod_settlement: { id: 'cod_vectors01', amount: 1500, currency: 'KES', settled_at: T - 2 },
   },
 };
 const body = JSON.stringify(parcelEvent);

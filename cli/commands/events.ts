@@ -88,7 +88,7 @@ export function registerEvents(program: Command, ctx: CliContext): void {
     .requiredOption('--account <id>', 'account the event belongs to (acct_...)')
     .requiredOption('--mode <mode>', 'test or live: endpoints of that mode receive it')
     .requiredOption('--type <type>', `event kind: ${EVENT_TYPES.join(', ')}`)
-    .option('--data <json>', 'event data as JSON, or @file, in its kind\'s shape: data.parcel (whole) for parcel events, data.cod_settlement for cod.settled')
+    .option('--data <json>', 'event data as JSON, or @file, in its kind\'s shape: data.parcel (whole) for parcel events, data.parcel ({ id, parcel_number }) and data.cod_settlement for cod.settled')
     .option('--id <evt_id>', 'event id (evt_...); publishing the same id twice is one event')
     .option('--json', 'print one JSON document')
     .addHelpText(

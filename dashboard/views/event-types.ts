@@ -1,3 +1,4 @@
+import { CUSTOM_HEADERS_NOTE, deliveryHeaders } from '../../core/delivery-headers';
 import { errorSummary, selectField } from './components';
 import { html, type Html } from './html';
 import { csrfField, layout, readOnly } from './layout';
@@ -103,6 +104,24 @@ ${versions.map(
 </section>`;
 }
 
+/** Text whose `backquoted` spans are code. */
+function withCode(text: string): Html {
+  return html`${text.split('`').map((part, index) => (index % 2 === 1 ? html`<code>${part}</code>` : part))}`;
+}
+
+function headersSection(): Html {
+  return html`<section class="panel delivery-headers" id="delivery-headers" aria-labelledby="delivery-headers-title">
+<h2 id="delivery-headers-title">Headers on every POST</h2>
+<p class="muted">${withCode(CUSTOM_HEADERS_NOTE)}</p>
+<dl>
+${deliveryHeaders().map(
+  (header) => html`<dt><code>${header.name}</code>${header.always ? '' : html` <span class="muted">(when its version has a sunset date)</span>`}</dt>
+<dd>${withCode(header.description)}</dd>`,
+)}
+</dl>
+</section>`;
+}
+
 export function eventTypesPage(ctx: PageContext, input: EventTypesPageInput): Html {
   return layout(ctx, {
     title: 'Event types',
@@ -114,6 +133,7 @@ A test event is a realistic example of its kind, delivered to the chosen endpoin
 ${input.kinds.map((kind) => html`<li><a href="#${kindAnchor(kind.type)}"><code>${kind.type}</code></a></li>`)}
 </ul></nav>
 ${versionsSection(input.versions)}
+${headersSection()}
 ${input.kinds.map((kind) => kindSection(ctx, kind, input.error?.type === kind.type ? input.error.error : undefined))}`,
   });
 }

@@ -55,9 +55,9 @@ export function receiverConfigFromEnv(env: NodeJS.ProcessEnv): ReceiverConfig {
 export const handleEvent: EventHandler = async (event, _tx) => {
   switch (event.type) {
     case 'cod.settled':
-      // e.g. credit event.data.cod_settlement:
-      //   await _tx.query('UPDATE wallets SET balance = balance + $1 WHERE currency = $2',
-      //                   [event.data.cod_settlement.amount, event.data.cod_settlement.currency]);
+      // e.g. credit event.data.cod_settlement to the order of event.data.parcel:
+      //   await _tx.query('UPDATE orders SET cod_paid = cod_paid + $1 WHERE parcel_id = $2 AND currency = $3',
+      //                   [event.data.cod_settlement.amount, event.data.parcel.id, event.data.cod_settlement.currency]);
       return;
     case 'parcel.delivered':
       // e.g. mark the order fulfilled:

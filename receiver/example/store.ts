@@ -41,13 +41,15 @@ export async function ensureEventsTable(pool: Pool): Promise<void> {
  * without a parcel sequence is never stale. One table per endpoint's mode: parcel ids are the service's own.
  */
 export async function applyParcelSequence(client: PoolClient, event: ParcelEvent): Promise<boolean> {
-  const parcel = (event.data as { parcel?: { id?: unknown } }).parcel;
-  if (typeof event.sequence !== 'number' || typeof parcel?.id !== 'string') return true;
+  // In the newest version every kind names its parcel in data.parcel, a settlement included. A body in another
+  // shape (an endpoint pinned to an older version) is never taken for stale.
+  const parcelId: unknown = (event.data as Partial<ParcelEvent['data']>).parcel?.id;
+  if (typeof event.sequence !== 'number' || typeof parcelId !== 'string') return true;
   const result = await client.query(
     `INSERT INTO applied_parcel_sequences (parcel_id, sequence) VALUES ($1, $2)
      ON CONFLICT (parcel_id) DO UPDATE SET sequence = EXCLUDED.sequence
       WHERE applied_parcel_sequences.sequence < EXCLUDED.sequence`,
-    [parcel.id, event.sequence],
+    [parcelId, event.sequence],
   );
   return result.rowCount === 1;
 }

@@ -54,10 +54,9 @@ function eventData(rng: Rng, type: EventType, nowSeconds: number, parcel: Planne
   const parcelNumber = parcel.number;
   if (type === 'cod.settled') {
     return {
+      parcel: { id: parcelId, parcel_number: parcelNumber },
       cod_settlement: {
         id: `cod_${rng.hex(16)}`,
-        parcel_id: parcelId,
-        parcel_number: parcelNumber,
         amount: rng.int(100, 50_000),
         currency: 'KES',
         settled_at: nowSeconds,

@@ -110,10 +110,9 @@ describe('the example receiver, fed by the real engine', () => {
         livemode: true,
         type: 'cod.settled',
         data: {
+          parcel: { id: 'p_e2e_1', parcel_number: 'PN-E2E-1' },
           cod_settlement: {
             id: 'cs_e2e_1',
-            parcel_id: 'p_e2e_1',
-            parcel_number: 'PN-E2E-1',
             amount: 1450,
             currency: 'KES',
             settled_at: 1795300000,

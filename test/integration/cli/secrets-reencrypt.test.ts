@@ -7,6 +7,7 @@ import { startApi } from '../../../api/server';
 import { listStoredSecrets, replaceStoredSecrets } from '../../../db/endpoints';
 import { rotateEndpointSecret } from '../../../domain/endpoints';
 import { publishEvent } from '../../../domain/events';
+import { openHeaders, sealHeaders } from '../../../domain/endpoint-headers';
 import { reencryptSecrets } from '../../../domain/secret-reencryption';
 import { createEndpoint, deliveryResult, parcel } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';
@@ -18,7 +19,8 @@ import { runCli } from '../../helpers/cli';
 /**
  * `secrets reencrypt` against real Postgres: plain, old-key and old-form secrets moved onto the newest key in
  * batches, an interrupted run resumed by the CLI, a rotation racing a batch kept, and deliveries signed right
- * by a worker that holds the new key only.
+ * by a worker that holds the new key only; an endpoint's sealed custom headers move alike and still reach the
+ * receiver.
  */
 
 const OLD = randomBytes(32);
@@ -169,7 +171,7 @@ describe('secrets reencrypt', () => {
     expect(moved.json.secrets_reencrypted).toBeGreaterThan(0);
     const idle = await cli(keysEnv, 'secrets', 'reencrypt');
     expect(idle.code, idle.stdout).toBe(0);
-    expect(idle.stdout).toContain(`nothing to re-encrypt: every readable secret is already on key ${encryptionKeyId(NEW)}`);
+    expect(idle.stdout).toContain(`nothing to re-encrypt: every readable secret and header set is already on key ${encryptionKeyId(NEW)}`);
     expect(idle.stdout).toContain(`safe to drop from WEBHOOK_SECRET_ENCRYPTION_KEYS: key(s) ${encryptionKeyId(OLD)}`);
 
     // Sealed-only: a plain secret (and a v1 one, sealed without its endpoint) refuses to open at read, and the
@@ -187,6 +189,63 @@ describe('secrets reencrypt', () => {
     const api = await startApi(sealedOnly);
     await api.close();
     expect((await loadEndpointForDelivery(h.tw.pool, endpoint.id, sealedRing))?.secrets).toEqual([endpoint.secret]);
+  });
+
+  it('moves sealed custom headers too, keeps their old key in use until they move, and the POST still carries them', { timeout: 120_000 }, async () => {
+    const keysEnv = { WEBHOOK_SECRET_ENCRYPTION_KEYS: `${NEW.toString('hex')},${OLD.toString('hex')}` };
+    const accountId = await createAccount(h.tw.pool, { status: 'active' });
+    const endpoint = await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/reencrypt-headers` });
+    await setStored(endpoint.id, sealSecret(endpoint.secret, endpoint.id, [NEW]));
+    const headers = { 'X-Merchant-Token': 'tok_reencrypt_1', 'X-Route': 'eu-west' };
+    const setHeaders = (value: string) => h.tw.pool.query('UPDATE webhook_endpoints SET headers = $2 WHERE id = $1', [endpoint.id, value]);
+    const storedHeaders = async () =>
+      (await h.tw.pool.query<{ headers: string }>('SELECT headers FROM webhook_endpoints WHERE id = $1', [endpoint.id])).rows[0]!.headers;
+
+    // Headers the old key seals but that no key opens (bound to another endpoint): the old key stays in use.
+    await setHeaders(sealHeaders(headers, 'we_another_endpoint', [OLD]));
+    const stuck = await reencryptSecrets(h.tw.pool, ring);
+    expect(stuck).toMatchObject({ endpoints_unreadable: 1, unreadable_endpoint_ids: [endpoint.id], headers_reencrypted: 0 });
+    expect(stuck.unused_key_ids).toEqual([]);
+    expect(stuck.still_used_key_ids).toEqual({ [encryptionKeyId(OLD)]: 1 });
+
+    // Headers sealed under the old key (the secret already on the new one) move; then the old key is unused.
+    await setHeaders(sealHeaders(headers, endpoint.id, [OLD]));
+    await expect(storedHeaders().then((value) => openHeaders(value, endpoint.id, [NEW]))).rejects.toBeInstanceOf(SecretUnavailableError);
+    const moved = await cli(keysEnv, 'secrets', 'reencrypt', '--json');
+    expect(moved.code, moved.stdout).toBe(0);
+    expect(moved.json).toMatchObject({
+      endpoints_reencrypted: 1,
+      secrets_reencrypted: 0,
+      headers_reencrypted: 1,
+      unused_key_ids: [encryptionKeyId(OLD)],
+      still_used_key_ids: {},
+      endpoints_unsealed_or_unbound: 0,
+    });
+    expect(moved.stdout).not.toContain('tok_reencrypt_1');
+    const sealed = await storedHeaders();
+    expect(isOnNewestKey(sealed, ring)).toBe(true);
+    expect(sealed).not.toContain('tok_reencrypt_1');
+    expect(openHeaders(sealed, endpoint.id, [NEW])).toEqual(headers);
+
+    // The worker, holding the new key only (the old one dropped), sends them on a real delivery.
+    const published = await publishEvent({ pool: h.tw.pool }, { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } });
+    const result = (await deliveryResult(h.tw.client, published.event.id)) as { endpoints: Array<{ outcome: string }> };
+    expect(result.endpoints.map((e) => e.outcome)).toEqual(['delivered']);
+    const [request] = h.receiver.at('/reencrypt-headers');
+    expect(request?.headers['x-merchant-token']).toBe('tok_reencrypt_1');
+    expect(request?.headers['x-route']).toBe('eu-west');
+
+    // Sealed-only: plain headers refuse to open and keep the API from starting until re-encrypted.
+    const sealedOnly = testConfig({ ...keysEnv, WEBHOOK_SECRETS_REQUIRE_SEALED: 'true', HOST: '127.0.0.1', PORT: '0' });
+    const sealedRing = sealedOnly.webhook.secretEncryptionKeys;
+    await setHeaders(JSON.stringify(headers));
+    await expect(loadEndpointForDelivery(h.tw.pool, endpoint.id, sealedRing)).rejects.toBeInstanceOf(SecretUnavailableError);
+    await expect(startApi(sealedOnly)).rejects.toThrow(/^WEBHOOK_SECRETS_REQUIRE_SEALED=true but 1 endpoint\(s\) hold a plain or unbound secret or headers/);
+    const sealedNow = await reencryptSecrets(h.tw.pool, [NEW]);
+    expect(sealedNow).toMatchObject({ headers_reencrypted: 1, endpoints_unsealed_or_unbound: 0 });
+    const api = await startApi(sealedOnly);
+    await api.close();
+    expect((await loadEndpointForDelivery(h.tw.pool, endpoint.id, sealedRing))?.headers).toEqual(headers);
   });
 
   it('refuses to run without a key', async () => {

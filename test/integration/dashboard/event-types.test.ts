@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { Compile } from 'typebox/compile';
 import { afterAll, describe, expect, it } from 'vitest';
+import { deliveryHeaders } from '../../../core/delivery-headers';
 import { EVENT_TYPES } from '../../../core/event-catalog';
 import { EVENT_SCHEMAS } from '../../../core/event-schemas';
 import { constructEvent } from '../../../receiver/index';
@@ -53,7 +54,13 @@ describe('the event catalog page', () => {
     await page.waitForURL('**/dashboard/test/event-types');
     await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Event types');
     const titles = await page.getByRole('heading', { level: 2 }).allTextContents();
-    expect(titles).toEqual(['API versions', ...EVENT_TYPES]);
+    expect(titles).toEqual(['API versions', 'Headers on every POST', ...EVENT_TYPES]);
+    // The headers every POST carries, from the list the OpenAPI document and docs/events.md use.
+    const headers = page.locator('#delivery-headers');
+    const listed = await headers.locator('dt code').allTextContents();
+    expect(listed).toEqual(deliveryHeaders().map((header) => header.name));
+    expect(listed).toEqual(expect.arrayContaining(['Service-Version', 'webhook-id', 'webhook-timestamp', 'webhook-signature', 'traceparent', 'Deprecation', 'Sunset']));
+    expect(await headers.textContent()).toContain('custom headers');
     // The versions, newest first, and what the newest changed.
     const versions = page.locator('#api-versions');
     await expect.poll(() => versions.locator('dt').allTextContents()).toEqual(['2026-12-01 (newest)', '2026-11-21']);
@@ -87,6 +94,10 @@ describe('the event catalog page', () => {
     expect(event.type).toBe('cod.settled');
     if (event.type !== 'cod.settled') throw new Error('narrowed above');
     expect(event.data.cod_settlement).toMatchObject({ currency: 'KES', amount: expect.any(Number) });
+    // Every header the page lists as always sent arrived.
+    for (const header of deliveryHeaders().filter((candidate) => candidate.always)) {
+      expect(request?.headers[header.name.toLowerCase()], header.name).toEqual(expect.any(String));
+    }
     expect(page.url()).toContain(event.id);
     expect(h.receiver.at('/catalog-all')).toHaveLength(0);
     expect(errors).toEqual([]);
