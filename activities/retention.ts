@@ -26,7 +26,8 @@ export function createRetentionActivities(deps: RetentionDeps) {
         { pool: deps.pool, temporal: deps.temporal },
         { cutoff, limit: RETENTION_BATCH_SIZE, after, budgetMs: RETENTION_ACTIVITY_BUDGET_MS },
       );
-      if (result.events > 0 || result.notifications > 0) log.info('retention: deleted', { ...result, batches, cutoff: cutoff.toISOString() });
+      if (result.events > 0 || result.notifications > 0)
+        log.info('retention: deleted', { ...result, batches, cutoff: cutoff.toISOString() });
       return result;
     },
   };

@@ -34,7 +34,8 @@ async function typedEmailFailure<T>(work: Promise<T>): Promise<T> {
   try {
     return await work;
   } catch (err) {
-    if (err instanceof EmailNotSentError) throw ApplicationFailure.retryable(err.message, FAILURE.notificationEmailFailed);
+    if (err instanceof EmailNotSentError)
+      throw ApplicationFailure.retryable(err.message, FAILURE.notificationEmailFailed);
     throw err;
   }
 }
@@ -49,7 +50,9 @@ export function createSupervisorActivities(deps: SupervisorDeps) {
       if (!deps.temporal) throw new Error('notifySupervisor needs a Temporal client in the activity deps');
       // The threshold rides with each abandonment (AbandonedPayload.failingThreshold says why).
       const message: SupervisorMessage =
-        input.signal.kind === 'abandoned' ? { ...input.signal, failingThreshold: input.failingThreshold } : input.signal;
+        input.signal.kind === 'abandoned'
+          ? { ...input.signal, failingThreshold: input.failingThreshold }
+          : input.signal;
       const { signal, payload } = signalOf(message);
       const start: SupervisorInput = { endpointId: input.endpointId, failingThreshold: input.failingThreshold };
       await signalWithStartOnce(deps.temporal, {
@@ -67,7 +70,8 @@ export function createSupervisorActivities(deps: SupervisorDeps) {
 
     async recordAbandonment(input: RecordAbandonmentInput): Promise<RecordAbandonmentResult> {
       const result = await recordAbandonment(deps, input);
-      if (result.notificationId) log.info('endpoint marked failing', { endpointId: input.endpointId, streak: result.streak });
+      if (result.notificationId)
+        log.info('endpoint marked failing', { endpointId: input.endpointId, streak: result.streak });
       return result;
     },
 

@@ -79,7 +79,8 @@ export function toApiError(error: unknown): ApiError {
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error, request, reply) => {
     const apiError = toApiError(error);
-    if (apiError.code === 'service_unavailable') request.log.warn({ err: error }, 'request refused: dependency unavailable');
+    if (apiError.code === 'service_unavailable')
+      request.log.warn({ err: error }, 'request refused: dependency unavailable');
     else if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
     else request.log.info({ code: apiError.code }, 'request rejected');
     if (apiError.status === 401) reply.header('WWW-Authenticate', 'Bearer');
@@ -97,7 +98,10 @@ export function registerErrorHandling(app: FastifyInstance): void {
  */
 export function registerNotFound(app: FastifyInstance): void {
   app.setNotFoundHandler({ preHandler: app.rateLimit() }, async (request, reply) => {
-    const error = new ApiError('route_not_found', `Unrecognized request URL (${request.method} ${request.url.split('?')[0]}).`);
+    const error = new ApiError(
+      'route_not_found',
+      `Unrecognized request URL (${request.method} ${request.url.split('?')[0]}).`,
+    );
     // Still 404 whatever the key (never 401), but a usable key's mode travels with it as on every response.
     // app.identify is the auth plugin's decorator: read through the instance, so no arrow runs back to it. A
     // client refused for its bad keys gets no lookup, and its 404 no mode.

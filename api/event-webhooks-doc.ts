@@ -10,7 +10,9 @@ import { API_VERSION_NAMES, LATEST_API_VERSION, olderRenderings } from '../core/
  */
 
 /** The `webhooks` field as @fastify/swagger's options declare it (OpenAPI 3.1 and later). */
-type Webhooks = NonNullable<Extract<NonNullable<FastifyDynamicSwaggerOptions['openapi']>, { webhooks?: unknown }>['webhooks']>;
+type Webhooks = NonNullable<
+  Extract<NonNullable<FastifyDynamicSwaggerOptions['openapi']>, { webhooks?: unknown }>['webhooks']
+>;
 
 /** The headers of every POST, as OpenAPI header parameters. */
 const deliveryHeaderParameters = (type: string) =>
@@ -55,13 +57,21 @@ export function eventWebhooks(): Webhooks {
                 schema: EVENT_SCHEMAS[type],
                 examples: {
                   [type]: { summary: LATEST_API_VERSION, value: exampleEvent(type) },
-                  ...Object.fromEntries(olderRenderings(type).map((o) => [`${type} ${o.version}`, { summary: o.version, value: o.example }])),
+                  ...Object.fromEntries(
+                    olderRenderings(type).map((o) => [
+                      `${type} ${o.version}`,
+                      { summary: o.version, value: o.example },
+                    ]),
+                  ),
                 },
               },
             },
           },
           responses: {
-            '2XX': { description: 'Received. Reply as soon as the event is stored, within 10 seconds; anything else is retried.' },
+            '2XX': {
+              description:
+                'Received. Reply as soon as the event is stored, within 10 seconds; anything else is retried.',
+            },
           },
         },
       },

@@ -39,7 +39,8 @@ export function loggerOptions(config: Config, output: LogOutput = {}): FastifySe
     serializers: { req: serializeRequest },
   };
   const destination = output.destination ?? process.stdout;
-  if (!(output.pretty ?? process.stdout.isTTY === true)) return output.destination ? { ...options, stream: destination } : options;
+  if (!(output.pretty ?? process.stdout.isTTY === true))
+    return output.destination ? { ...options, stream: destination } : options;
   const colorize = output.destination === undefined && process.stdout.isTTY === true;
   return { ...options, stream: prettyLogStream(destination, colorize) };
 }
@@ -107,7 +108,8 @@ export async function startApi(config: Config): Promise<RunningApi> {
   const url = address.replace('0.0.0.0', '127.0.0.1').replace('[::]', '127.0.0.1');
   let internal: Awaited<ReturnType<typeof listenInternal>> | undefined;
   try {
-    internal = config.internalPort === undefined ? undefined : await listenInternal(fastify, config.internalPort, config.host);
+    internal =
+      config.internalPort === undefined ? undefined : await listenInternal(fastify, config.internalPort, config.host);
   } catch (err) {
     await fastify.close();
     throw err;

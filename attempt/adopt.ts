@@ -64,7 +64,11 @@ export async function adoptEarlyRecord(
     if (lookedAt + EARLY_RECORD_DEADLINE_MS > endsAt) throw earlyAttemptUndecided(input.attemptId, claimed.claim.run);
     let holder: AttemptClaimHolderRow | undefined;
     try {
-      holder = await withinDeadline(claimHolder(deps.pool, input.attemptId), 'reading the attempt claim', EARLY_RECORD_DEADLINE_MS);
+      holder = await withinDeadline(
+        claimHolder(deps.pool, input.attemptId),
+        'reading the attempt claim',
+        EARLY_RECORD_DEADLINE_MS,
+      );
     } catch (err) {
       // This run holds no claim: it posted nothing, which is what its failure says.
       throw databaseUnavailable(err, claimed.claim.run);

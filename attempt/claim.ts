@@ -1,6 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { SignAndPostInput } from '../core/delivery-contract';
-import { findAttemptClaim, releaseAttemptClaim, type AttemptClaim, type AttemptClaimHolderRow } from '../db/attempt-claims';
+import {
+  findAttemptClaim,
+  releaseAttemptClaim,
+  type AttemptClaim,
+  type AttemptClaimHolderRow,
+} from '../db/attempt-claims';
 import type { Pool } from '../db/pool';
 
 export type { AttemptClaim, AttemptClaimHolderRow };
@@ -22,9 +27,15 @@ export function isEarlyRun(run: string | null | undefined): boolean {
  * the dispatcher's early run. A try without `claimTry` claims nothing.
  */
 export function claimFor(input: SignAndPostInput, trigger: AttemptTrigger): AttemptClaim | undefined {
-  if (trigger === 'early') return { attemptId: input.attemptId, run: EARLY_ATTEMPT_RUN_PREFIX + randomUUID(), try: 0, notPostedRuns: [] };
+  if (trigger === 'early')
+    return { attemptId: input.attemptId, run: EARLY_ATTEMPT_RUN_PREFIX + randomUUID(), try: 0, notPostedRuns: [] };
   if (input.claimTry === undefined) return undefined;
-  return { attemptId: input.attemptId, run: randomUUID(), try: input.claimTry, notPostedRuns: input.notPostedRuns ?? [] };
+  return {
+    attemptId: input.attemptId,
+    run: randomUUID(),
+    try: input.claimTry,
+    notPostedRuns: input.notPostedRuns ?? [],
+  };
 }
 
 /** A run that claimed its attempt and then skipped it (nothing posted, no record) gives its claim back. */

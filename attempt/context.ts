@@ -103,7 +103,11 @@ export async function loadDeliveryContext(
 }
 
 /** The endpoint as a delivery sees it, without an event. */
-export async function loadEndpointForDelivery(pool: Pool, endpointId: string, ring: KeyRing = []): Promise<EndpointForDelivery | undefined> {
+export async function loadEndpointForDelivery(
+  pool: Pool,
+  endpointId: string,
+  ring: KeyRing = [],
+): Promise<EndpointForDelivery | undefined> {
   return (await loadDeliveryContext(pool, endpointId, null, ring))?.endpoint;
 }
 
@@ -122,7 +126,15 @@ export async function readContext(
 ): Promise<ReadContext> {
   try {
     const ring = deps.config.webhook.secretEncryptionKeys;
-    const context = loadDeliveryContext(deps.pool, input.endpointId, input.eventId, ring, claim, input.deliveryId, token);
+    const context = loadDeliveryContext(
+      deps.pool,
+      input.endpointId,
+      input.eventId,
+      ring,
+      claim,
+      input.deliveryId,
+      token,
+    );
     return await withinDeadline(context, 'reading the endpoint');
   } catch (err) {
     if (err instanceof SecretUnavailableError) return 'secretUnavailable';

@@ -77,7 +77,18 @@ export function recordedFirstAttempt(result: EarlyAttemptResult): FirstAttemptOu
   if (outcome?.kind === 'skipped') return outcome;
   if (outcome?.kind !== 'attempted' || !outcome.recorded) return undefined;
   const { statusCode, error, durationMs, url, succeeded, recovered, retryAfterMs } = outcome;
-  return { kind: 'attempted', statusCode, error, durationMs, url, succeeded, recovered, recorded: true, early: true, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
+  return {
+    kind: 'attempted',
+    statusCode,
+    error,
+    durationMs,
+    url,
+    succeeded,
+    recovered,
+    recorded: true,
+    early: true,
+    ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+  };
 }
 
 /**
@@ -96,7 +107,8 @@ async function earlyAttempt(
   const run = await runAttempt(deps, input, 'early', reserve);
   switch (run.kind) {
     case 'posted':
-      if (!run.outcome.recorded && run.outcome.record) write(recordUntilAnswered(deps.pool, run.outcome.record, stopped));
+      if (!run.outcome.recorded && run.outcome.record)
+        write(recordUntilAnswered(deps.pool, run.outcome.record, stopped));
       return { outcome: { ...run.outcome, early: true } };
     case 'skipped':
       return { outcome: { kind: 'skipped', reason: run.reason } };
@@ -125,13 +137,21 @@ export function createEarlyAttempts(deps: AttemptDeps, options: EarlyAttemptsOpt
     void work.catch(() => undefined).finally(() => running.delete(work));
   };
 
-  const make = (input: DeliverEventInput, endpointId: string, attemptId: string, reserve: boolean): Promise<EarlyAttemptResult> | undefined => {
+  const make = (
+    input: DeliverEventInput,
+    endpointId: string,
+    attemptId: string,
+    reserve: boolean,
+  ): Promise<EarlyAttemptResult> | undefined => {
     // Already made here (a start retried after Temporal refused it): its outcome stands.
     const before = made.get(attemptId);
     if (before || running.size >= options.maxInFlight || stopped) return before;
     // Attempt 1 deferred to its rate-limit place at an earlier hand-off (domain/outbox.ts) asks with that place.
     const place = input.firstAttemptThrottles?.[endpointId]?.reservedSecond;
-    const request = { ...attemptInput(input, endpointId, 1, attemptId), ...(place == null ? {} : { reservedSecond: place }) };
+    const request = {
+      ...attemptInput(input, endpointId, 1, attemptId),
+      ...(place == null ? {} : { reservedSecond: place }),
+    };
     // Never rejects: whatever went wrong is left to the workflow's try, which finds the claim.
     const outcome = earlyAttempt(deps, request, reserve, track, () => stopped).catch((): EarlyAttemptResult => ({}));
     made.set(attemptId, outcome);
@@ -157,9 +177,13 @@ export function createEarlyAttempts(deps: AttemptDeps, options: EarlyAttemptsOpt
       });
       if (attempts.length === 0) return input;
       const ended = new Map<string, EarlyAttemptResult>();
-      const all = Promise.all(attempts.map(({ endpointId, attempt }) => attempt.then((result) => void ended.set(endpointId, result))));
+      const all = Promise.all(
+        attempts.map(({ endpointId, attempt }) => attempt.then((result) => void ended.set(endpointId, result))),
+      );
       let bound: NodeJS.Timeout | undefined;
-      const waited = single ? all : Promise.race([all, new Promise<void>((resolve) => (bound = setTimeout(resolve, fanOutWaitMs)))]);
+      const waited = single
+        ? all
+        : Promise.race([all, new Promise<void>((resolve) => (bound = setTimeout(resolve, fanOutWaitMs)))]);
       return waited.then(() => {
         clearTimeout(bound);
         const outcomes: Record<string, FirstAttemptOutcome> = {};

@@ -21,7 +21,11 @@ export function databaseUnavailable(err: unknown, run: string | undefined): Appl
 
 /** An early run holds the attempt and this try could not yet tell its fate within its own time (adopt.ts). */
 export function earlyAttemptUndecided(attemptId: string, run: string | undefined): ApplicationFailure {
-  return notPosted(FAILURE.earlyAttemptUndecided, `attempt ${attemptId}: the early run's outcome is not known yet`, run);
+  return notPosted(
+    FAILURE.earlyAttemptUndecided,
+    `attempt ${attemptId}: the early run's outcome is not known yet`,
+    run,
+  );
 }
 
 /** Another run of this attempt claimed it and its outcome is nowhere: it may have posted. */

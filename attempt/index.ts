@@ -41,7 +41,12 @@
  * The claim is why no attempt id is ever posted twice: only the run that holds it posts.
  */
 export { EARLY_ATTEMPT_RUN_PREFIX, type AttemptClaim, type AttemptTrigger } from './claim';
-export { loadDeliveryContext, loadEndpointForDelivery, type DeliveryContext, type EndpointForDelivery } from './context';
+export {
+  loadDeliveryContext,
+  loadEndpointForDelivery,
+  type DeliveryContext,
+  type EndpointForDelivery,
+} from './context';
 export type { AttemptDeps, AttemptLog } from './deps';
 export { createEarlyAttempts, type EarlyAttempts, type EarlyAttemptResult, type EarlyAttemptSource } from './early';
 export { recordExpiry } from './expire';

@@ -8,7 +8,12 @@ import { tracePost } from '../infra/tracing';
 import type { EndpointForDelivery } from './context';
 import type { AttemptDeps } from './deps';
 
-function deliveryHeaders(input: SignAndPostInput, body: string, secrets: string[], apiVersion: string): Record<string, string> {
+function deliveryHeaders(
+  input: SignAndPostInput,
+  body: string,
+  secrets: string[],
+  apiVersion: string,
+): Record<string, string> {
   // A fresh t on every attempt: receivers reject signatures older than 300 s.
   const t = Math.floor(Date.now() / 1000);
   return {
@@ -40,13 +45,21 @@ export async function postAttempt(
   traceParent: string | null = null,
 ): Promise<AttemptResult> {
   // In the publish's trace: the receiver's server continues it from the traceparent header.
-  const attributes = { 'parcel.event.id': input.eventId, 'parcel.endpoint.id': input.endpointId, 'parcel.attempt': input.attempt };
+  const attributes = {
+    'parcel.event.id': input.eventId,
+    'parcel.endpoint.id': input.endpointId,
+    'parcel.attempt': input.attempt,
+  };
   const result = await tracePost(traceParent, endpoint.url, attributes, (traceparent) =>
     postWebhook(deps.http, {
       url: endpoint.url,
       body,
       // The merchant's own headers first: none may stand for ours (domain/endpoint-headers.ts refuses those names).
-      headers: { ...lowerCased(endpoint.headers), ...deliveryHeaders(input, body, endpoint.secrets, endpoint.apiVersion), traceparent },
+      headers: {
+        ...lowerCased(endpoint.headers),
+        ...deliveryHeaders(input, body, endpoint.secrets, endpoint.apiVersion),
+        traceparent,
+      },
       timeoutMs: input.timeoutMs,
       allowPrivate: deps.config.webhook.allowPrivateTargets,
       pinnedCertificate: endpoint.localCertificate ?? undefined,

@@ -1,6 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AttemptRecord, RecordResult, SignAndPostInput, SkipReason } from '../core/delivery-contract';
-import { EARLY_RECORD_DEADLINE_MS, EARLY_RECORD_RETRY_INITIAL_MS, EARLY_RECORD_RETRY_MAX_MS } from '../core/delivery-policy';
+import {
+  EARLY_RECORD_DEADLINE_MS,
+  EARLY_RECORD_RETRY_INITIAL_MS,
+  EARLY_RECORD_RETRY_MAX_MS,
+} from '../core/delivery-policy';
 import { markDeliverySkipped } from '../db/deliveries';
 import { insertAttempt } from '../db/delivery-attempts';
 import type { Pool } from '../db/pool';

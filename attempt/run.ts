@@ -46,8 +46,10 @@ export async function runAttempt(
   } catch (err) {
     return { kind: 'notPosted', error: err as Error, run: claim?.run };
   }
-  if (context && context !== 'secretUnavailable' && context.throttled) return { kind: 'throttled', throttle: context.throttled };
-  if (claim && context && context !== 'secretUnavailable' && !context.fresh) return { kind: 'claimed', claim, url: context.endpoint.url };
+  if (context && context !== 'secretUnavailable' && context.throttled)
+    return { kind: 'throttled', throttle: context.throttled };
+  if (claim && context && context !== 'secretUnavailable' && !context.fresh)
+    return { kind: 'claimed', claim, url: context.endpoint.url };
   const reason = skipReason(context);
   if (reason) return skip(deps, input, reason, claim);
   const { token } = context as DeliveryContext;
@@ -61,9 +63,17 @@ export async function runAttempt(
  * attempt asks again at once, keeping its place in the queue (the token's second: it is due, and is told when to
  * ask again). The run is named, so a claim that could not be given back does not stop the next try.
  */
-async function late(deps: AttemptDeps, claim: AttemptClaim | undefined, token: { second: number; rateLimit: number | null }): Promise<AttemptRun> {
+async function late(
+  deps: AttemptDeps,
+  claim: AttemptClaim | undefined,
+  token: { second: number; rateLimit: number | null },
+): Promise<AttemptRun> {
   if (claim) await withinDeadline(releaseClaim(deps.pool, claim), 'releasing the claim').catch(() => undefined);
-  return { kind: 'throttled', throttle: { untilMs: Date.now(), reservedSecond: token.second, rateLimit: token.rateLimit }, run: claim?.run };
+  return {
+    kind: 'throttled',
+    throttle: { untilMs: Date.now(), reservedSecond: token.second, rateLimit: token.rateLimit },
+    run: claim?.run,
+  };
 }
 
 /**
@@ -71,7 +81,12 @@ async function late(deps: AttemptDeps, claim: AttemptClaim | undefined, token: {
  * instead of being recorded lost. Failing to write the skip is failing before posting: the attempt is tried
  * again, checks again, and the delivery is never left pending.
  */
-async function skip(deps: AttemptDeps, input: SignAndPostInput, reason: SkipReason, claim: AttemptClaim | undefined): Promise<AttemptRun> {
+async function skip(
+  deps: AttemptDeps,
+  input: SignAndPostInput,
+  reason: SkipReason,
+  claim: AttemptClaim | undefined,
+): Promise<AttemptRun> {
   if (reason === 'secret_unavailable') {
     logOf(deps).error('endpoint secret cannot be opened: its delivery ends skipped', { endpointId: input.endpointId });
   }
@@ -85,7 +100,11 @@ async function skip(deps: AttemptDeps, input: SignAndPostInput, reason: SkipReas
 }
 
 /** Posts the attempt and records it; a record that cannot be written goes back to the caller to write. */
-async function postAndRecord(deps: AttemptDeps, input: SignAndPostInput, context: DeliveryContext & { body: string }): Promise<Attempted> {
+async function postAndRecord(
+  deps: AttemptDeps,
+  input: SignAndPostInput,
+  context: DeliveryContext & { body: string },
+): Promise<Attempted> {
   const result = await postAttempt(deps, input, context.endpoint, context.body, context.traceParent);
   const record = attemptRecord(input, result);
   const summary = {
@@ -100,7 +119,9 @@ async function postAndRecord(deps: AttemptDeps, input: SignAndPostInput, context
     const stored = await recordInline(deps.pool, record);
     return { ...summary, succeeded: stored.succeeded, recorded: true, recovered: stored.recovered };
   } catch (err) {
-    logOf(deps).warn('attempt posted but not recorded; it is recorded once the database answers', { error: (err as Error).message });
+    logOf(deps).warn('attempt posted but not recorded; it is recorded once the database answers', {
+      error: (err as Error).message,
+    });
     return { ...summary, succeeded: result.succeeded, recorded: false, recovered: false, record };
   }
 }

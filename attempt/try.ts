@@ -1,5 +1,12 @@
 import type { AttemptOutcome, SignAndPostInput } from '../core/delivery-contract';
-import { SIGN_AND_POST_MARGIN_MS, THROTTLE_HOLD_MAX_MS, THROTTLE_HOLD_MS, THROTTLE_HOLDS, THROTTLE_WAKE_MARGIN_MS, throttleWaitMs } from '../core/delivery-policy';
+import {
+  SIGN_AND_POST_MARGIN_MS,
+  THROTTLE_HOLD_MAX_MS,
+  THROTTLE_HOLD_MS,
+  THROTTLE_HOLDS,
+  THROTTLE_WAKE_MARGIN_MS,
+  throttleWaitMs,
+} from '../core/delivery-policy';
 import { adoptEarlyRecord } from './adopt';
 import type { AttemptDeps } from './deps';
 import type { EarlyAttemptSource } from './early';
@@ -26,7 +33,8 @@ export async function workflowTry(deps: TryDeps, input: SignAndPostInput): Promi
     // This process's dispatcher may have made this attempt already, before the start: its outcome is this try's.
     const early = await deps.early?.take(input.attemptId);
     if (early?.outcome) return early.outcome;
-    if (early?.notPostedRun) request = { ...input, notPostedRuns: [...(input.notPostedRuns ?? []), early.notPostedRun] };
+    if (early?.notPostedRun)
+      request = { ...input, notPostedRuns: [...(input.notPostedRuns ?? []), early.notPostedRun] };
   }
   let run = await runAttempt(deps, request, 'workflow');
   // A place reserved for a second that begins within THROTTLE_HOLD_MAX_MS is waited for here, not on a timer: a
@@ -34,7 +42,11 @@ export async function workflowTry(deps: TryDeps, input: SignAndPostInput): Promi
   // this try), and a place asked for that late in its second would be put off to the next one, and the next. And a
   // due place put off to a coming second (its second's tokens gone to others asking late, as a backlog does) waits
   // for it here too: a timer would cost a workflow task per put-off, the very capacity the backlog lacks.
-  for (let holds = 0; run.kind === 'throttled' && run.throttle.reservedSecond !== null && holds < THROTTLE_HOLDS; holds++) {
+  for (
+    let holds = 0;
+    run.kind === 'throttled' && run.throttle.reservedSecond !== null && holds < THROTTLE_HOLDS;
+    holds++
+  ) {
     const aheadMs = run.throttle.untilMs - Date.now();
     if (aheadMs > THROTTLE_HOLD_MAX_MS || Date.now() + Math.max(0, aheadMs) + THROTTLE_HOLD_MS >= endsAt) break;
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, aheadMs) + THROTTLE_WAKE_MARGIN_MS));
@@ -52,7 +64,14 @@ export async function workflowTry(deps: TryDeps, input: SignAndPostInput): Promi
       // A reserved place wakes the workflow a hold early: the try then waits for the second itself (above).
       const { untilMs, reservedSecond, rateLimit } = run.throttle;
       const waitMs = throttleWaitMs(run.throttle, Date.now());
-      return { kind: 'throttled', untilMs, waitMs, reservedSecond, rateLimit, ...(run.run ? { notPostedRun: run.run } : {}) };
+      return {
+        kind: 'throttled',
+        untilMs,
+        waitMs,
+        reservedSecond,
+        rateLimit,
+        ...(run.run ? { notPostedRun: run.run } : {}),
+      };
     }
     case 'notPosted':
       throw databaseUnavailable(run.error, run.run);

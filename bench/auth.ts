@@ -27,7 +27,13 @@ interface Result {
   microsPerRequest: number;
 }
 
-async function run(http: HttpPool, name: string, path: string, headers: Record<string, string>, count: number): Promise<Result> {
+async function run(
+  http: HttpPool,
+  name: string,
+  path: string,
+  headers: Record<string, string>,
+  count: number,
+): Promise<Result> {
   let next = 0;
   const worker = async () => {
     while (next < count) {
@@ -48,7 +54,12 @@ async function main(): Promise<void> {
   base.pathname = `/pw_bench_auth_${randomBytes(3).toString('hex')}`;
   const databaseUrl = base.toString();
   await prepareDatabase(databaseUrl);
-  const config = loadConfig({ DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: '127.0.0.1:1', LOG_LEVEL: 'silent', API_RATE_LIMIT_PER_MINUTE: '1000000' });
+  const config = loadConfig({
+    DATABASE_URL: databaseUrl,
+    TEMPORAL_ADDRESS: '127.0.0.1:1',
+    LOG_LEVEL: 'silent',
+    API_RATE_LIMIT_PER_MINUTE: '1000000',
+  });
   const pool = createPool(databaseUrl);
   const connection = Connection.lazy({ address: '127.0.0.1:1' });
   const app = await buildServer({ config, pool, temporal: new Client({ connection }) }, { logger: false });
@@ -63,7 +74,11 @@ async function main(): Promise<void> {
     const basic = { authorization: `Basic ${Buffer.from(`${key}:`).toString('base64')}` };
     const bad = { authorization: `Bearer svc_live_${'x'.repeat(32)}` };
 
-    for (const [path, headers] of [['/bench/open', {}], ['/bench/authenticated', auth], ['/v1/towns', auth]] as const) {
+    for (const [path, headers] of [
+      ['/bench/open', {}],
+      ['/bench/authenticated', auth],
+      ['/v1/towns', auth],
+    ] as const) {
       await run(http, 'warmup', path, headers, WARMUP);
     }
     const results: Result[] = [];
@@ -84,9 +99,12 @@ async function main(): Promise<void> {
     const badMicros = Number(process.hrtime.bigint() - started) / 1e3 / 1000;
 
     const best = new Map<string, Result>();
-    for (const r of results) if (!best.has(r.name) || (best.get(r.name) as Result).perSecond < r.perSecond) best.set(r.name, r);
+    for (const r of results)
+      if (!best.has(r.name) || (best.get(r.name) as Result).perSecond < r.perSecond) best.set(r.name, r);
     const open = best.get('open (no auth)') as Result;
-    console.log(`\n${REQUESTS} requests x 2 rounds (best shown), concurrency ${CONCURRENCY}, ${address}, node ${process.version}`);
+    console.log(
+      `\n${REQUESTS} requests x 2 rounds (best shown), concurrency ${CONCURRENCY}, ${address}, node ${process.version}`,
+    );
     console.log('route                      req/s    µs/req   vs open');
     for (const r of best.values()) {
       console.log(
@@ -94,8 +112,12 @@ async function main(): Promise<void> {
       );
     }
     const authed = best.get('authenticated (Bearer)') as Result;
-    console.log(`\nauthentication adds ~${(authed.microsPerRequest - open.microsPerRequest).toFixed(1)} µs per request at this concurrency`);
-    console.log(`unknown key, sequential: ${rejected}/1000 rejected with 401, ${badMicros.toFixed(0)} µs each (latency, not throughput)`);
+    console.log(
+      `\nauthentication adds ~${(authed.microsPerRequest - open.microsPerRequest).toFixed(1)} µs per request at this concurrency`,
+    );
+    console.log(
+      `unknown key, sequential: ${rejected}/1000 rejected with 401, ${badMicros.toFixed(0)} µs each (latency, not throughput)`,
+    );
   } finally {
     await http.close();
     await app.close();

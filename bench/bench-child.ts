@@ -23,6 +23,7 @@ export function forkBenchChild(file: string, env: Record<string, string>): Bench
   return {
     child,
     exited,
-    orExit: (waiting, failure) => Promise.race([waiting, exited.then((code) => Promise.reject(new Error(failure(code))))]),
+    orExit: (waiting, failure) =>
+      Promise.race([waiting, exited.then((code) => Promise.reject(new Error(failure(code))))]),
   };
 }

@@ -87,9 +87,14 @@ export function benchConfig(argv: string[] = process.argv.slice(2)): BenchConfig
   const listed = (argv.length > 0 ? argv : process.env.BENCH_PHASES?.split(','))?.map((p) => p.trim()).filter(Boolean);
   const baseline = listed?.includes('baseline') ?? false;
   const phases = listed?.flatMap((p) => (p === 'baseline' ? BASELINE.phases : [p]));
-  const rateLimitEvents = process.env.BENCH_RATE_LIMIT_EVENTS?.trim() ? num('BENCH_RATE_LIMIT_EVENTS', 0) : baseline ? BASELINE.rateLimitEvents : undefined;
+  const rateLimitEvents = process.env.BENCH_RATE_LIMIT_EVENTS?.trim()
+    ? num('BENCH_RATE_LIMIT_EVENTS', 0)
+    : baseline
+      ? BASELINE.rateLimitEvents
+      : undefined;
   const largeScale = num('BENCH_LARGE_SCALE', baseline ? BASELINE.largeScale : 1);
-  if (!(largeScale > 0)) throw new Error(`BENCH_LARGE_SCALE must be a positive number, got "${process.env.BENCH_LARGE_SCALE}"`);
+  if (!(largeScale > 0))
+    throw new Error(`BENCH_LARGE_SCALE must be a positive number, got "${process.env.BENCH_LARGE_SCALE}"`);
   return {
     phases,
     baseline,

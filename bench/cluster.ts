@@ -1,5 +1,10 @@
 import { SEARCH_ATTRIBUTE_CLI_TYPES } from '../core/delivery-contract';
-import { dropTemporalDatabases, ensureTemporalServer, setupTemporalDatabases, startTemporalServer } from '../temporal-tools/temporal-server';
+import {
+  dropTemporalDatabases,
+  ensureTemporalServer,
+  setupTemporalDatabases,
+  startTemporalServer,
+} from '../temporal-tools/temporal-server';
 
 export interface BenchCluster {
   address: string;

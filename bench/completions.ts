@@ -7,7 +7,9 @@ import type { CompletionSinks } from './baseline/completion-interceptors';
 export const COMPLETION_INTERCEPTORS = path.join(__dirname, 'baseline', 'completion-interceptors.ts');
 
 /** The sinks of a worker whose completions nobody waits for (a worker in its own process). */
-export const IGNORED_COMPLETIONS: InjectedSinks<CompletionSinks> = { benchCompletion: { finished: { fn: () => undefined } } };
+export const IGNORED_COMPLETIONS: InjectedSinks<CompletionSinks> = {
+  benchCompletion: { finished: { fn: () => undefined } },
+};
 
 /**
  * Workflow completions as the worker running them reports them (bench/baseline/completion-interceptors.ts), by
@@ -79,7 +81,13 @@ function failure(workflowId: string): Error {
  * completed in Temporal's visibility too (polled: the server records them up to about a second late), and throws,
  * naming the others, if they do not within `timeoutMs`: failed, terminated, timed out, or still running.
  */
-export async function allClosed(client: Client, taskQueue: string, workflowType: string, completions: Completions, timeoutMs = 60_000): Promise<void> {
+export async function allClosed(
+  client: Client,
+  taskQueue: string,
+  workflowType: string,
+  completions: Completions,
+  timeoutMs = 60_000,
+): Promise<void> {
   const completed = completions.completed(workflowType);
   const of = `TaskQueue = '${taskQueue}' AND WorkflowType = '${workflowType}'`;
   const deadline = Date.now() + timeoutMs;
@@ -89,7 +97,9 @@ export async function allClosed(client: Client, taskQueue: string, workflowType:
       for await (const workflow of client.workflow.list({ query: `${of} AND ExecutionStatus != 'Completed'` })) {
         named.push(`${workflow.workflowId} ${workflow.status.name}`);
       }
-      throw new Error(`bench: of ${completed} ${workflowType} workflows on ${taskQueue} its worker completed, these had not completed in Temporal after ${timeoutMs} ms: ${named.slice(0, 10).join(', ') || 'none recorded'}`);
+      throw new Error(
+        `bench: of ${completed} ${workflowType} workflows on ${taskQueue} its worker completed, these had not completed in Temporal after ${timeoutMs} ms: ${named.slice(0, 10).join(', ') || 'none recorded'}`,
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, 250));
   }

@@ -50,25 +50,46 @@ export function plotCurve(result: BenchResult & { scenarios?: { curve?: CurveRes
   const { engineRateAtP99Under100Ms: engine, bareRateAtP99Under100Ms: bare } = curve;
   const ratio = engine !== null && bare ? ` (${(engine / bare).toFixed(1)}x)` : '';
   const machine = `${result.machine?.cores ?? '?'} cores (${result.machine?.cpuModel ?? 'unknown CPU'})`;
-  parts.push(`<text x="10" y="20" ${FONT} font-size="12" fill="#444">${esc(`${result.startedAt?.slice(0, 10) ?? ''}: ${machine}, open loop, ${curve.settings.stepSeconds} s per rate after ${curve.settings.warmupSeconds} s warm-up`)}</text>`);
-  parts.push(`<text x="10" y="42" ${FONT} font-size="15" font-weight="600">${esc(`Highest rate with p99 at or under ${HEADLINE_P99_MS} ms: engine ${rateOf(engine)}, bare Temporal ${rateOf(bare)}${ratio}`)}</text>`);
+  parts.push(
+    `<text x="10" y="20" ${FONT} font-size="12" fill="#444">${esc(`${result.startedAt?.slice(0, 10) ?? ''}: ${machine}, open loop, ${curve.settings.stepSeconds} s per rate after ${curve.settings.warmupSeconds} s warm-up`)}</text>`,
+  );
+  parts.push(
+    `<text x="10" y="42" ${FONT} font-size="15" font-weight="600">${esc(`Highest rate with p99 at or under ${HEADLINE_P99_MS} ms: engine ${rateOf(engine)}, bare Temporal ${rateOf(bare)}${ratio}`)}</text>`,
+  );
   for (const v of x.ticks().filter(labelled)) {
     parts.push(`<line x1="${x(v)}" y1="${top}" x2="${x(v)}" y2="${bottom}" stroke="#e3e3e3"/>`);
-    parts.push(`<text x="${x(v)}" y="${bottom + 15}" ${FONT} font-size="11" text-anchor="middle" fill="#555">${v}</text>`);
+    parts.push(
+      `<text x="${x(v)}" y="${bottom + 15}" ${FONT} font-size="11" text-anchor="middle" fill="#555">${v}</text>`,
+    );
   }
   for (const v of y.ticks().filter(labelled)) {
     parts.push(`<line x1="${left}" y1="${y(v)}" x2="${right}" y2="${y(v)}" stroke="#e3e3e3"/>`);
-    parts.push(`<text x="${left - 6}" y="${y(v) + 4}" ${FONT} font-size="11" text-anchor="end" fill="#555">${msTick(v)}</text>`);
+    parts.push(
+      `<text x="${left - 6}" y="${y(v) + 4}" ${FONT} font-size="11" text-anchor="end" fill="#555">${msTick(v)}</text>`,
+    );
   }
-  parts.push(`<line x1="${left}" y1="${y(HEADLINE_P99_MS)}" x2="${right}" y2="${y(HEADLINE_P99_MS)}" stroke="#b22" stroke-dasharray="2 3"/>`);
-  parts.push(`<text x="${right - 4}" y="${y(HEADLINE_P99_MS) - 5}" ${FONT} font-size="11" text-anchor="end" fill="#b22">${HEADLINE_P99_MS} ms</text>`);
-  parts.push(`<rect x="${left}" y="${top}" width="${right - left}" height="${bottom - top}" fill="none" stroke="#999"/>`);
-  parts.push(`<text x="${(left + right) / 2}" y="${HEIGHT - 10}" ${FONT} font-size="12" text-anchor="middle" fill="#333">offered rate, per second (log)</text>`);
-  parts.push(`<text transform="translate(18 ${(top + bottom) / 2}) rotate(-90)" ${FONT} font-size="12" text-anchor="middle" fill="#333">time from the scheduled send to the first attempt (log)</text>`);
+  parts.push(
+    `<line x1="${left}" y1="${y(HEADLINE_P99_MS)}" x2="${right}" y2="${y(HEADLINE_P99_MS)}" stroke="#b22" stroke-dasharray="2 3"/>`,
+  );
+  parts.push(
+    `<text x="${right - 4}" y="${y(HEADLINE_P99_MS) - 5}" ${FONT} font-size="11" text-anchor="end" fill="#b22">${HEADLINE_P99_MS} ms</text>`,
+  );
+  parts.push(
+    `<rect x="${left}" y="${top}" width="${right - left}" height="${bottom - top}" fill="none" stroke="#999"/>`,
+  );
+  parts.push(
+    `<text x="${(left + right) / 2}" y="${HEIGHT - 10}" ${FONT} font-size="12" text-anchor="middle" fill="#333">offered rate, per second (log)</text>`,
+  );
+  parts.push(
+    `<text transform="translate(18 ${(top + bottom) / 2}) rotate(-90)" ${FONT} font-size="12" text-anchor="middle" fill="#333">time from the scheduled send to the first attempt (log)</text>`,
+  );
   const clampY = (v: number) => y(Math.min(Math.max(v, y.domain()[0] as number), y.domain()[1] as number));
   SYSTEMS.forEach((system, i) => {
     const points = curve.points[system.key];
-    for (const [field, dash] of [['p99Ms', ''], ['p50Ms', ' stroke-dasharray="5 4"']] as const) {
+    for (const [field, dash] of [
+      ['p99Ms', ''],
+      ['p50Ms', ' stroke-dasharray="5 4"'],
+    ] as const) {
       // An endless latency (over 1% never arrived; null in JSON) is drawn at the top edge.
       const at = (p: CurvePoint) => clampY(typeof p[field] === 'number' ? p[field] : Infinity);
       const drawn = points;
@@ -78,17 +99,23 @@ export function plotCurve(result: BenchResult & { scenarios?: { curve?: CurveRes
       if (d) parts.push(`<path d="${d}" fill="none" stroke="${system.color}" stroke-width="2"${dash}/>`);
       for (const p of drawn) {
         const fill = saturated(p) ? '#fff' : system.color;
-        parts.push(`<circle cx="${x(p.offeredPerSecond)}" cy="${at(p)}" r="3" fill="${fill}" stroke="${system.color}" stroke-width="1.5"><title>${esc(`${system.label} at ${p.offeredPerSecond}/s offered: ${p.achievedPerSecond}/s achieved, p50 ${msLabel(p.p50Ms)}, p99 ${msLabel(p.p99Ms)}${p.notArrived ? `, ${p.notArrived} never arrived` : ''}`)}</title></circle>`);
+        parts.push(
+          `<circle cx="${x(p.offeredPerSecond)}" cy="${at(p)}" r="3" fill="${fill}" stroke="${system.color}" stroke-width="1.5"><title>${esc(`${system.label} at ${p.offeredPerSecond}/s offered: ${p.achievedPerSecond}/s achieved, p50 ${msLabel(p.p50Ms)}, p99 ${msLabel(p.p99Ms)}${p.notArrived ? `, ${p.notArrived} never arrived` : ''}`)}</title></circle>`,
+        );
       }
     }
     const ly = top + 10 + i * 22;
-    parts.push(`<line x1="${right + 14}" y1="${ly}" x2="${right + 40}" y2="${ly}" stroke="${system.color}" stroke-width="2"/>`);
+    parts.push(
+      `<line x1="${right + 14}" y1="${ly}" x2="${right + 40}" y2="${ly}" stroke="${system.color}" stroke-width="2"/>`,
+    );
     parts.push(`<text x="${right + 46}" y="${ly + 4}" ${FONT} font-size="12">${esc(system.label)}</text>`);
   });
   const ky = top + 10 + SYSTEMS.length * 22 + 10;
   parts.push(`<line x1="${right + 14}" y1="${ky}" x2="${right + 40}" y2="${ky}" stroke="#555" stroke-width="2"/>`);
   parts.push(`<text x="${right + 46}" y="${ky + 4}" ${FONT} font-size="12">p99</text>`);
-  parts.push(`<line x1="${right + 14}" y1="${ky + 20}" x2="${right + 40}" y2="${ky + 20}" stroke="#555" stroke-width="2" stroke-dasharray="5 4"/>`);
+  parts.push(
+    `<line x1="${right + 14}" y1="${ky + 20}" x2="${right + 40}" y2="${ky + 20}" stroke="#555" stroke-width="2" stroke-dasharray="5 4"/>`,
+  );
   parts.push(`<text x="${right + 46}" y="${ky + 24}" ${FONT} font-size="12">p50</text>`);
   parts.push(`<circle cx="${right + 27}" cy="${ky + 42}" r="3" fill="#fff" stroke="#555" stroke-width="1.5"/>`);
   parts.push(`<text x="${right + 46}" y="${ky + 46}" ${FONT} font-size="12">saturated step</text>`);

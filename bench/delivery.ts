@@ -30,7 +30,17 @@ import { startBenchServer } from './dev-server';
 import { bundleBenchWorkflows, bundleEngine, SHIPPED, type BenchContext } from './engine';
 import { cost, ratios } from './figures';
 import { machineInfo } from './machine';
-import { BARE_WORKFLOWS, bareEagerPhase, bareFanOutPhase, bareTemporalPhase, EAGER_WORKFLOWS, engineFanOutPhase, enginePhase, plainPostPhase, type PhaseResult } from './phases';
+import {
+  BARE_WORKFLOWS,
+  bareEagerPhase,
+  bareFanOutPhase,
+  bareTemporalPhase,
+  EAGER_WORKFLOWS,
+  engineFanOutPhase,
+  enginePhase,
+  plainPostPhase,
+  type PhaseResult,
+} from './phases';
 import { startReceiver } from './receiver';
 import { backlogScenario } from './scenarios/backlog';
 import { chartsScenario } from './scenarios/charts';
@@ -51,16 +61,29 @@ const settings = benchConfig(process.argv.slice(2).filter((a) => a !== '--cluste
  * to `curve.json` (the files the performance docs cite), anything else to `<date>.json`; `-cluster` on the full server.
  */
 function defaultOut(startedAt: Date, cluster: boolean): string {
-  const name = settings.baseline ? 'baseline' : settings.phases?.length === 1 && settings.phases[0] === 'curve' ? 'curve' : startedAt.toISOString().slice(0, 10);
+  const name = settings.baseline
+    ? 'baseline'
+    : settings.phases?.length === 1 && settings.phases[0] === 'curve'
+      ? 'curve'
+      : startedAt.toISOString().slice(0, 10);
   return path.join(__dirname, 'results', `${name}${cluster ? '-cluster' : ''}.json`);
 }
 
 /** The dev server (metered: its process and its Prometheus endpoint) or the full server on Postgres (not). */
-type BenchServerLike = { address: string; pid?: number; metricsUrl?: string; args?: string[]; goEnv?: Record<string, string | undefined>; settings?: unknown; stop(): Promise<void> };
+type BenchServerLike = {
+  address: string;
+  pid?: number;
+  metricsUrl?: string;
+  args?: string[];
+  goEnv?: Record<string, string | undefined>;
+  settings?: unknown;
+  stop(): Promise<void>;
+};
 const log = (message: string) => process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 
 function selected(name: string): boolean {
-  const group = name.startsWith('engine-') || name.startsWith('bare-') || name === 'plain-post' ? 'steady' : 'scenarios';
+  const group =
+    name.startsWith('engine-') || name.startsWith('bare-') || name === 'plain-post' ? 'steady' : 'scenarios';
   return !settings.phases || settings.phases.some((p) => p === name || p === group || name.startsWith(`${p}/`));
 }
 
@@ -90,8 +113,18 @@ async function main(): Promise<void> {
   const startedAt = new Date();
   try {
     const machine = await machineInfo(cliPath, pool);
-    log(`${machine.cores} cores (${machine.cpuModel}), load ${machine.loadAverageStart.join(' ')}; phases ${settings.phaseMs / 1000} s after ${settings.warmupMs / 1000} s warm-up, ${settings.reps} reps${settings.baseline ? ' (baseline)' : ''}`);
-    const ctx: BenchContext = { serverAddress: server.address, databaseUrl, connection, client, pool, engineBundle: await bundleEngine(), runId };
+    log(
+      `${machine.cores} cores (${machine.cpuModel}), load ${machine.loadAverageStart.join(' ')}; phases ${settings.phaseMs / 1000} s after ${settings.warmupMs / 1000} s warm-up, ${settings.reps} reps${settings.baseline ? ' (baseline)' : ''}`,
+    );
+    const ctx: BenchContext = {
+      serverAddress: server.address,
+      databaseUrl,
+      connection,
+      client,
+      pool,
+      engineBundle: await bundleEngine(),
+      runId,
+    };
     const bareBundle = await bundleBenchWorkflows(BARE_WORKFLOWS);
     // Built when the floor's phase first runs, once per run.
     let eagerBundle: Promise<{ code: string }> | undefined;
@@ -116,10 +149,14 @@ async function main(): Promise<void> {
         if (!selected(name)) continue;
         const result = await run();
         (reps[name] ??= []).push(result);
-        log(`rep ${rep} ${name}: ${result.summary.perSecond}/s p50 ${result.summary.p50Ms} ms p99 ${result.summary.p99Ms} ms, CPU ${result.cpuMsPerDelivery.totalMs} ms, writes ${result.persistencePerDelivery.writes}, actions ${result.actionsPerDelivery.total}`);
+        log(
+          `rep ${rep} ${name}: ${result.summary.perSecond}/s p50 ${result.summary.p50Ms} ms p99 ${result.summary.p99Ms} ms, CPU ${result.cpuMsPerDelivery.totalMs} ms, writes ${result.persistencePerDelivery.writes}, actions ${result.actionsPerDelivery.total}`,
+        );
       }
     }
-    const steadyResults = Object.fromEntries(Object.entries(reps).map(([name, r]) => [name, { median: aggregate(r), reps: r }]));
+    const steadyResults = Object.fromEntries(
+      Object.entries(reps).map(([name, r]) => [name, { median: aggregate(r), reps: r }]),
+    );
 
     const scenarios: Record<string, unknown> = {};
     const scenario = async (name: string, run: () => Promise<unknown>) => {
@@ -134,9 +171,15 @@ async function main(): Promise<void> {
     }));
     await scenario('fan-out', () => fanOutScenario(ctx, receiver, settings.fanOut, settings.reps, SHIPPED));
     await scenario('slow-receiver', () => slowReceiverScenario(ctx, settings.phaseMs, settings.slowRate, SHIPPED));
-    await scenario('backlog', () => backlogScenario(ctx, settings.backlogEvents, C, SHIPPED, { heapSnapshots: settings.heapSnapshots, log }));
+    await scenario('backlog', () =>
+      backlogScenario(ctx, settings.backlogEvents, C, SHIPPED, { heapSnapshots: settings.heapSnapshots, log }),
+    );
     await scenario('ordering', () => orderingScenario(ctx, SHIPPED));
-    await scenario('rate-limit', () => (settings.rateLimitEvents === undefined ? rateLimitScenario(ctx, SHIPPED) : rateLimitScenario(ctx, SHIPPED, settings.rateLimitEvents)));
+    await scenario('rate-limit', () =>
+      settings.rateLimitEvents === undefined
+        ? rateLimitScenario(ctx, SHIPPED)
+        : rateLimitScenario(ctx, SHIPPED, settings.rateLimitEvents),
+    );
     await scenario('charts', () => chartsScenario(ctx, settings.chartAttempts, log));
     await scenario('curve', () => curveScenario(ctx, receiver, bareBundle, SHIPPED, settings.curve, log));
     await scenario('large-tables', () => largeTablesScenario(ctx, settings.largeScale, log));
@@ -146,7 +189,14 @@ async function main(): Promise<void> {
       startedAt: startedAt.toISOString(),
       finishedAt: new Date().toISOString(),
       machine: { ...machine, loadAverageEnd: os.loadavg().map((l) => Math.round(l * 100) / 100) },
-      server: 'settings' in server ? server.settings : { kind: 'temporal server start-dev (CLI 1.5.1, server 1.29.1; SQLite file, WAL, one history shard)', args: server.args, env: server.goEnv },
+      server:
+        'settings' in server
+          ? server.settings
+          : {
+              kind: 'temporal server start-dev (CLI 1.5.1, server 1.29.1; SQLite file, WAL, one history shard)',
+              args: server.args,
+              env: server.goEnv,
+            },
       settings,
       steady: steadyResults,
       ratios: ratios(steadyResults),

@@ -22,7 +22,8 @@ export interface BenchServerOptions extends DevServerOptions {
 
 export function benchServerArgs(options: BenchServerOptions): string[] {
   const args = ['--metrics-port', String(options.metricsPort)];
-  for (const [key, value] of Object.entries(options.dynamicConfig ?? {})) args.push('--dynamic-config-value', `${key}=${value}`);
+  for (const [key, value] of Object.entries(options.dynamicConfig ?? {}))
+    args.push('--dynamic-config-value', `${key}=${value}`);
   return args;
 }
 
@@ -33,7 +34,11 @@ export async function startBenchServer(options: BenchServerOptions): Promise<Ben
     ...options,
     extraArgs: benchServerArgs(options),
     // A worker shut down mid-task makes the server log each cancelled update: expected at the end of a phase.
-    log: log && ((line) => { if (!line.includes('context canceled')) log(line.trim()); }),
+    log:
+      log &&
+      ((line) => {
+        if (!line.includes('context canceled')) log(line.trim());
+      }),
   });
   return {
     address: server.address,

@@ -45,13 +45,28 @@ export async function bundleEngine(): Promise<{ code: string }> {
 
 /** A workflow bundle for the bench: the given workflows, and the interceptor that reports their completions. */
 export function bundleBenchWorkflows(workflowsPath: string): Promise<{ code: string }> {
-  return bundleWorkflowCode({ workflowsPath, workflowInterceptorModules: [COMPLETION_INTERCEPTORS], logger: quietLogger });
+  return bundleWorkflowCode({
+    workflowsPath,
+    workflowInterceptorModules: [COMPLETION_INTERCEPTORS],
+    logger: quietLogger,
+  });
 }
 
-export const quietLogger = { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+export const quietLogger = {
+  log: () => undefined,
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+};
 
 /** The environment an engine of the run reads (a worker in its own process gets exactly this). */
-export function engineEnv(ctx: BenchContext, taskQueue: string, env: Record<string, string> = {}): Record<string, string> {
+export function engineEnv(
+  ctx: BenchContext,
+  taskQueue: string,
+  env: Record<string, string> = {},
+): Record<string, string> {
   return {
     DATABASE_URL: ctx.databaseUrl,
     TEMPORAL_ADDRESS: ctx.serverAddress,
@@ -86,12 +101,10 @@ export async function addBenchAccount(pool: Pool, urls: string[]): Promise<strin
   const accountId = newId('account');
   await pool.query(`INSERT INTO accounts (id, name, status) VALUES ($1, 'Bench', 'active')`, [accountId]);
   for (const url of urls) {
-    await pool.query(`INSERT INTO webhook_endpoints (id, account_id, livemode, url, secret) VALUES ($1, $2, false, $3, $4)`, [
-      newId('endpoint'),
-      accountId,
-      url,
-      SECRET,
-    ]);
+    await pool.query(
+      `INSERT INTO webhook_endpoints (id, account_id, livemode, url, secret) VALUES ($1, $2, false, $3, $4)`,
+      [newId('endpoint'), accountId, url, SECRET],
+    );
   }
   return accountId;
 }
@@ -121,7 +134,12 @@ export async function startEngine(ctx: BenchContext, variant: EngineVariant = SH
     options: { workflowsPath: undefined, workflowBundle: ctx.engineBundle, sinks: completions.sinks },
   });
   // The worker hands published events to Temporal through its outbox dispatcher, as in production.
-  const running = runWorker(worker, { config, connection: ctx.connection, pool, eagerStart: variant.eagerStart ?? true });
+  const running = runWorker(worker, {
+    config,
+    connection: ctx.connection,
+    pool,
+    eagerStart: variant.eagerStart ?? true,
+  });
   return {
     config,
     worker,

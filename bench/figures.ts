@@ -28,7 +28,8 @@ export function medianAt(steady: SteadyResults, phase: string, path: string[]): 
 }
 
 const round3 = (n: number) => Math.round(n * 1000) / 1000;
-const ratio = (a: number | undefined, b: number | undefined) => (a !== undefined && b !== undefined && b > 0 ? round3(a / b) : undefined);
+const ratio = (a: number | undefined, b: number | undefined) =>
+  a !== undefined && b !== undefined && b > 0 ? round3(a / b) : undefined;
 const defined = <T extends Record<string, number | undefined>>(o: T) =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Record<string, number>;
 
@@ -74,12 +75,21 @@ export function cost(steady: SteadyResults, fanOutEndpoints: number): Cost {
   const cpu = (phase: string) => medianAt(steady, phase, ['cpuMsPerDelivery', 'totalMs']);
   const actions = (phase: string) => medianAt(steady, phase, ['actionsPerDelivery', 'total']);
   const history = (phase: string, deliveriesPerWorkflow: number) => {
-    const events = (steady[phase]?.median as { historyActions?: { median?: number } } | undefined)?.historyActions?.median;
+    const events = (steady[phase]?.median as { historyActions?: { median?: number } } | undefined)?.historyActions
+      ?.median;
     return typeof events === 'number' ? Math.round((events / deliveriesPerWorkflow) * 100) / 100 : undefined;
   };
-  const loads = { engine: PHASE.engineLoad, bare: PHASE.bareLoad, engineFanOut: PHASE.engineFanOut, bareFanOut: PHASE.bareFanOut };
+  const loads = {
+    engine: PHASE.engineLoad,
+    bare: PHASE.bareLoad,
+    engineFanOut: PHASE.engineFanOut,
+    bareFanOut: PHASE.bareFanOut,
+  };
   return {
-    ...defined({ cpuPerDeliveryVsBare: ratio(cpu(PHASE.engineLoad), cpu(PHASE.bareLoad)), cpuPerDeliveryVsBareFanOut: ratio(cpu(PHASE.engineFanOut), cpu(PHASE.bareFanOut)) }),
+    ...defined({
+      cpuPerDeliveryVsBare: ratio(cpu(PHASE.engineLoad), cpu(PHASE.bareLoad)),
+      cpuPerDeliveryVsBareFanOut: ratio(cpu(PHASE.engineFanOut), cpu(PHASE.bareFanOut)),
+    }),
     cpuMsPerDelivery: defined(Object.fromEntries(Object.entries(loads).map(([k, phase]) => [k, cpu(phase)]))),
     actionsPerDelivery: defined(Object.fromEntries(Object.entries(loads).map(([k, phase]) => [k, actions(phase)]))),
     historyActionsPerDelivery: defined({
@@ -88,6 +98,7 @@ export function cost(steady: SteadyResults, fanOutEndpoints: number): Cost {
       engineFanOut: history(PHASE.engineFanOut, fanOutEndpoints),
       bareFanOut: history(PHASE.bareFanOut, fanOutEndpoints),
     }),
-    actionsCountedFrom: "the dev server's `action` counter (service_name frontend), read before and after each load phase's measured window",
+    actionsCountedFrom:
+      "the dev server's `action` counter (service_name frontend), read before and after each load phase's measured window",
   };
 }

@@ -19,14 +19,21 @@ export function groupHeap(file: string): { groups: Groups; totalBytes: number } 
   const fields = heap.snapshot.meta.node_fields;
   const types = heap.snapshot.meta.node_types[0];
   const width = fields.length;
-  const [typeAt, nameAt, sizeAt] = ['type', 'name', 'self_size'].map((f) => fields.indexOf(f)) as [number, number, number];
+  const [typeAt, nameAt, sizeAt] = ['type', 'name', 'self_size'].map((f) => fields.indexOf(f)) as [
+    number,
+    number,
+    number,
+  ];
   const groups: Groups = new Map();
   let totalBytes = 0;
   for (let i = 0; i < heap.nodes.length; i += width) {
     const type = types[heap.nodes[i + typeAt] as number] as string;
     const bytes = heap.nodes[i + sizeAt] as number;
     // Objects by constructor; strings, code, arrays and the like by their kind (their names are their contents).
-    const key = type === 'object' || type === 'closure' ? `${type} ${heap.strings[heap.nodes[i + nameAt] as number]}` : `(${type})`;
+    const key =
+      type === 'object' || type === 'closure'
+        ? `${type} ${heap.strings[heap.nodes[i + nameAt] as number]}`
+        : `(${type})`;
     const group = groups.get(key) ?? { count: 0, bytes: 0 };
     group.count += 1;
     group.bytes += bytes;
@@ -38,7 +45,8 @@ export function groupHeap(file: string): { groups: Groups; totalBytes: number } 
 
 function main(): void {
   const [beforeFile, afterFile, topArg] = process.argv.slice(2);
-  if (!beforeFile || !afterFile) throw new Error('usage: heap-diff.ts <before.heapsnapshot> <after.heapsnapshot> [top]');
+  if (!beforeFile || !afterFile)
+    throw new Error('usage: heap-diff.ts <before.heapsnapshot> <after.heapsnapshot> [top]');
   const before = groupHeap(beforeFile);
   const after = groupHeap(afterFile);
   const mb = (bytes: number) => (bytes / 2 ** 20).toFixed(1);

@@ -39,6 +39,14 @@ export async function historyBreakdown(client: Client, workflowIds: string[]): P
     }
   }
   return Object.fromEntries(
-    Object.entries(samples).map(([step, values]) => [step, Math.round(percentile([...values].sort((a, b) => a - b), 50) * 10) / 10]),
+    Object.entries(samples).map(([step, values]) => [
+      step,
+      Math.round(
+        percentile(
+          [...values].sort((a, b) => a - b),
+          50,
+        ) * 10,
+      ) / 10,
+    ]),
   );
 }

@@ -75,9 +75,11 @@ interface Saved {
 /** Loading into bare heaps and building each index once, sorted, is many times faster than row by row. */
 async function dropIndexesAndKeys(client: pg.Client): Promise<Saved> {
   const constraints = async (where: string) =>
-    (await client.query<{ table: string; name: string; def: string }>(
-      `SELECT conrelid::regclass::text AS table, conname AS name, pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE ${where} ORDER BY oid`,
-    )).rows;
+    (
+      await client.query<{ table: string; name: string; def: string }>(
+        `SELECT conrelid::regclass::text AS table, conname AS name, pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE ${where} ORDER BY oid`,
+      )
+    ).rows;
   const foreignKeys = await constraints(`contype = 'f' AND (conrelid IN ${BIG_TABLES} OR confrelid IN ${BIG_TABLES})`);
   const keys = await constraints(`contype IN ('p', 'u') AND conrelid IN ${BIG_TABLES}`);
   const { rows } = await client.query<{ name: string; def: string }>(
@@ -96,7 +98,12 @@ async function restoreIndexesAndKeys(client: pg.Client, saved: Saved): Promise<v
 }
 
 /** Work in slices so no statement holds millions of rows in one sort or one WAL burst. */
-async function inSlices(client: pg.Client, total: number, slice: number, sql: (from: number, to: number) => string): Promise<void> {
+async function inSlices(
+  client: pg.Client,
+  total: number,
+  slice: number,
+  sql: (from: number, to: number) => string,
+): Promise<void> {
   for (let from = 1; from <= total; from += slice) await client.query(sql(from, Math.min(total, from + slice - 1)));
 }
 
@@ -105,28 +112,44 @@ async function inSlices(client: pg.Client, total: number, slice: number, sql: (f
  * are consistent by construction, and the engine's triggers would do per-row work the engine did at the time),
  * and the secondary indexes of the three big tables are dropped first and rebuilt after, as they were defined.
  */
-export async function generateLargeTables(databaseUrl: string, scale: number, log: (line: string) => void = () => undefined): Promise<LargeTablesCounts> {
+export async function generateLargeTables(
+  databaseUrl: string,
+  scale: number,
+  log: (line: string) => void = () => undefined,
+): Promise<LargeTablesCounts> {
   const c = countsAt(scale);
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
-    await client.query(`SET session_replication_role = replica; SET maintenance_work_mem = '256MB'; SET synchronous_commit = off`);
+    await client.query(
+      `SET session_replication_role = replica; SET maintenance_work_mem = '256MB'; SET synchronous_commit = off`,
+    );
     const schema = await dropIndexesAndKeys(client);
-    await client.query(`INSERT INTO accounts (id, name, status) SELECT 'acct_lt' || a, 'Large ' || a, 'active' FROM generate_series(1, ${c.accounts}) a`);
+    await client.query(
+      `INSERT INTO accounts (id, name, status) SELECT 'acct_lt' || a, 'Large ' || a, 'active' FROM generate_series(1, ${c.accounts}) a`,
+    );
     await client.query(
       `INSERT INTO webhook_endpoints (id, account_id, livemode, url, secret, created_at)
        SELECT 'we_lt' || a || 'x' || n, 'acct_lt' || a, false, 'https://hooks.example/' || a || '/' || n, 'whsec_large', now() - interval '90 days' + n * interval '1 minute'
          FROM generate_series(1, ${c.accounts}) a, generate_series(1, CASE WHEN a = 1 THEN 20 ELSE 2 + (a * 7) % 17 END) n`,
     );
     log(`large-tables: accounts and endpoints`);
-    await inSlices(client, c.events, 250_000, (from, to) =>
-      `INSERT INTO events (id, account_id, livemode, type, created, body, endpoint_ids, inserted_at, dispatched_at)
+    await inSlices(
+      client,
+      c.events,
+      250_000,
+      (from, to) =>
+        `INSERT INTO events (id, account_id, livemode, type, created, body, endpoint_ids, inserted_at, dispatched_at)
        SELECT 'evt_lt' || g, 'acct_lt' || a, false, t, created, ${BODY}, ARRAY['we_lt' || a || 'x1', 'we_lt' || a || 'x' || e2], at, at
          FROM ${placed(c, from, to)}`,
     );
     log(`large-tables: ${c.events} events`);
-    await inSlices(client, c.events, 250_000, (from, to) =>
-      `INSERT INTO deliveries (id, event_id, endpoint_id, account_id, livemode, trigger, status, reason, attempts, last_status_code,
+    await inSlices(
+      client,
+      c.events,
+      250_000,
+      (from, to) =>
+        `INSERT INTO deliveries (id, event_id, endpoint_id, account_id, livemode, trigger, status, reason, attempts, last_status_code,
                                last_attempt_at, created_at, dispatch_after)
        SELECT 'dly_lt' || g || 'x' || j, 'evt_lt' || g, 'we_lt' || a || 'x' || e, 'acct_lt' || a, false, 'automatic',
               CASE WHEN succeeds THEN 'succeeded' ELSE 'failed' END, CASE WHEN succeeds THEN NULL ELSE 'attempts_exhausted' END, 5,
@@ -135,8 +158,12 @@ export async function generateLargeTables(databaseUrl: string, scale: number, lo
     );
     log(`large-tables: ${c.deliveries} deliveries`);
     // Attempt k of a delivery after the ladder's delays: 0, 10 s, 1 min 10 s, 11 min 10 s, 1 h 11 min 10 s.
-    await inSlices(client, c.events, 250_000, (from, to) =>
-      `INSERT INTO delivery_attempts (id, endpoint_id, event_id, event_type, account_id, livemode, attempt, status_code,
+    await inSlices(
+      client,
+      c.events,
+      250_000,
+      (from, to) =>
+        `INSERT INTO delivery_attempts (id, endpoint_id, event_id, event_type, account_id, livemode, attempt, status_code,
                                       response_body, error, duration_ms, succeeded, created_at, delivery_id)
        SELECT 'dlv_lt' || g || 'x' || j || 'x' || k, 'we_lt' || a || 'x' || e, 'evt_lt' || g, t, 'acct_lt' || a, false, k,
               CASE WHEN ok THEN 200 WHEN k % 2 = 0 THEN NULL ELSE 500 END,
@@ -168,7 +195,9 @@ export async function generateLargeTables(databaseUrl: string, scale: number, lo
     // The load wrote gigabytes of WAL: its dirty pages are flushed now, so that no measurement pays for the bulk
     // load's checkpoints (a service's tables grow over months, not in the minute before a retention run).
     await client.query('CHECKPOINT');
-    const { rows } = await client.query<{ endpoints: number }>('SELECT count(*)::integer AS endpoints FROM webhook_endpoints');
+    const { rows } = await client.query<{ endpoints: number }>(
+      'SELECT count(*)::integer AS endpoints FROM webhook_endpoints',
+    );
     return { ...c, endpoints: rows[0]?.endpoints ?? 0 };
   } finally {
     await client.end();

@@ -31,8 +31,10 @@ export function recordQueries(pool: Pool): QueryRecorder {
     if (recording) {
       const [first, second] = args;
       // A prepared statement (db/pool.ts) comes as a config object with its text and values.
-      const config = typeof first === 'string' ? { text: first, values: second } : (first as { text?: string; values?: unknown[] });
-      if (typeof config.text === 'string') recording.push({ text: config.text, values: Array.isArray(config.values) ? config.values : [] });
+      const config =
+        typeof first === 'string' ? { text: first, values: second } : (first as { text?: string; values?: unknown[] });
+      if (typeof config.text === 'string')
+        recording.push({ text: config.text, values: Array.isArray(config.values) ? config.values : [] });
     }
     const t0 = performance.now();
     return query(...args).finally(() => {
@@ -92,14 +94,18 @@ function normalized(node: PlanNode): PlanNode {
 
 /** Full scans in a plan of the tables in `big`. */
 export function seqScans(node: PlanNode, big: ReadonlySet<string>): string[] {
-  const own = node['Node Type'] === 'Seq Scan' && big.has(node['Relation Name'] ?? '') ? [node['Relation Name'] as string] : [];
+  const own =
+    node['Node Type'] === 'Seq Scan' && big.has(node['Relation Name'] ?? '') ? [node['Relation Name'] as string] : [];
   return [...own, ...(node.Plans ?? []).flatMap((child) => seqScans(child, big))];
 }
 
 const EXPLAINABLE = /^\s*(WITH|SELECT)\b/i;
 
 /** Each recorded read-only statement's plan, explained on `pool` with its own values. */
-export async function explainAll(pool: Pool, queries: RecordedQuery[]): Promise<{ text: string; shape: string; seqScans: string[] }[]> {
+export async function explainAll(
+  pool: Pool,
+  queries: RecordedQuery[],
+): Promise<{ text: string; shape: string; seqScans: string[] }[]> {
   const { rows: tables } = await pool.query<{ name: string }>(
     `SELECT relname AS name FROM pg_class WHERE relkind = 'r' AND relnamespace = 'public'::regnamespace AND reltuples > $1`,
     [FULL_SCAN_ROWS],
@@ -108,9 +114,13 @@ export async function explainAll(pool: Pool, queries: RecordedQuery[]): Promise<
   const plans = [];
   for (const q of queries) {
     if (!EXPLAINABLE.test(q.text) || /\b(INSERT|UPDATE|DELETE)\b/i.test(q.text)) continue;
-    const { rows } = await pool.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(`EXPLAIN (FORMAT JSON) ${q.text}`, q.values);
+    const { rows } = await pool.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
+      `EXPLAIN (FORMAT JSON) ${q.text}`,
+      q.values,
+    );
     const plan = rows[0]?.['QUERY PLAN'][0]?.Plan;
-    if (plan) plans.push({ text: q.text.replace(/\s+/g, ' ').trim(), shape: planShape(plan), seqScans: seqScans(plan, big) });
+    if (plan)
+      plans.push({ text: q.text.replace(/\s+/g, ' ').trim(), shape: planShape(plan), seqScans: seqScans(plan, big) });
   }
   return plans;
 }
@@ -120,14 +130,18 @@ export async function explainAll(pool: Pool, queries: RecordedQuery[]): Promise<
  * more than FULL_SCAN_ROWS rows.
  * Returns the problems found, empty when the plans agree.
  */
-export function comparePlans(read: string, bySize: Record<string, { text: string; shape: string; seqScans: string[] }[]>): string[] {
+export function comparePlans(
+  read: string,
+  bySize: Record<string, { text: string; shape: string; seqScans: string[] }[]>,
+): string[] {
   const problems: string[] = [];
   const sizes = Object.keys(bySize);
   const reference = bySize[sizes[0] as string] ?? [];
   for (const size of sizes) {
     const plans = bySize[size] ?? [];
     for (const plan of plans) {
-      if (plan.seqScans.length > 0) problems.push(`${read} (${size}): full scan of ${plan.seqScans.join(', ')} in ${plan.text.slice(0, 160)}`);
+      if (plan.seqScans.length > 0)
+        problems.push(`${read} (${size}): full scan of ${plan.seqScans.join(', ')} in ${plan.text.slice(0, 160)}`);
     }
     const shapes = plans.map((p) => p.shape).join(' | ');
     const expected = reference.map((p) => p.shape).join(' | ');

@@ -1,6 +1,11 @@
 import type { Pool } from '../db/pool';
 import { cpuPerDelivery, startCpuMeter, type CpuMeter } from './proc-cpu';
-import { persistencePerDelivery, readPersistenceRequests, type OperationCounts, type PersistencePerDelivery } from './temporal-metrics';
+import {
+  persistencePerDelivery,
+  readPersistenceRequests,
+  type OperationCounts,
+  type PersistencePerDelivery,
+} from './temporal-metrics';
 import { p50p99, type Window } from './stats';
 import { actionsPerDelivery, readActionCounts, type ActionCounts, type ActionsPerDelivery } from './temporal-actions';
 
@@ -36,18 +41,29 @@ export function costMeters(
   const lives: number[] = [];
   return {
     async onStart() {
-      [cpu, before, actionsBefore] = await Promise.all([startCpuMeter(server.pid, pool), readPersistenceRequests(server.metricsUrl), readActionCounts(server.metricsUrl)]);
+      [cpu, before, actionsBefore] = await Promise.all([
+        startCpuMeter(server.pid, pool),
+        readPersistenceRequests(server.metricsUrl),
+        readActionCounts(server.metricsUrl),
+      ]);
       open = true;
     },
     async onEnd(completedTasks) {
       open = false;
       const completed = completedTasks * deliveriesPerTask;
-      const [reading, after, actionsAfter] = await Promise.all([(cpu as CpuMeter).stop(), readPersistenceRequests(server.metricsUrl), readActionCounts(server.metricsUrl)]);
+      const [reading, after, actionsAfter] = await Promise.all([
+        (cpu as CpuMeter).stop(),
+        readPersistenceRequests(server.metricsUrl),
+        readActionCounts(server.metricsUrl),
+      ]);
       costs = {
         cpuMsPerDelivery: cpuPerDelivery(reading, completed),
         persistencePerDelivery: persistencePerDelivery(before, after, completed),
         // A server without metrics (the full server here) counted nothing: not a delivery at no action.
-        actionsPerDelivery: server.metricsUrl === undefined ? { total: NaN, byType: {} } : actionsPerDelivery(actionsBefore, actionsAfter, completed),
+        actionsPerDelivery:
+          server.metricsUrl === undefined
+            ? { total: NaN, byType: {} }
+            : actionsPerDelivery(actionsBefore, actionsAfter, completed),
       };
       if (lives.length > 0) costs.workflowLifeMs = p50p99(lives);
     },

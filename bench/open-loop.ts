@@ -112,7 +112,9 @@ export function curvePoint(offeredPerSecond: number, windowStart: number, window
 
 /** Past what the system sustains at this step: its backlog grew, or its latency is the backlog's. */
 export function saturated(point: CurvePoint): boolean {
-  return point.achievedPerSecond < SATURATED_ACHIEVED_SHARE * point.offeredPerSecond || !p99AtMost(point, SATURATED_P99_MS);
+  return (
+    point.achievedPerSecond < SATURATED_ACHIEVED_SHARE * point.offeredPerSecond || !p99AtMost(point, SATURATED_P99_MS)
+  );
 }
 
 /** An endless p99 is Infinity in the run and null once written to JSON: neither is at most anything. */
@@ -131,6 +133,8 @@ export function clearlySaturated(points: CurvePoint[]): boolean {
  * under `p99Ms`; null when no rate did.
  */
 export function highestRateWithinP99(points: CurvePoint[], p99Ms = HEADLINE_P99_MS): number | null {
-  const within = points.filter((p) => p99AtMost(p, p99Ms) && p.achievedPerSecond >= SATURATED_ACHIEVED_SHARE * p.offeredPerSecond);
+  const within = points.filter(
+    (p) => p99AtMost(p, p99Ms) && p.achievedPerSecond >= SATURATED_ACHIEVED_SHARE * p.offeredPerSecond,
+  );
   return within.length === 0 ? null : Math.max(...within.map((p) => p.offeredPerSecond));
 }

@@ -35,23 +35,36 @@ export async function postSigned(agent: ReturnType<typeof createHttpAgent>, url:
     body,
     timeoutMs: 10_000,
     allowPrivate: true,
-    headers: { 'content-type': 'application/json', 'service-signature': signatureHeader(body, [SECRET], Math.floor(Date.now() / 1000)) },
+    headers: {
+      'content-type': 'application/json',
+      'service-signature': signatureHeader(body, [SECRET], Math.floor(Date.now() / 1000)),
+    },
   });
   if (!result.succeeded) throw new Error(`POST to ${url} failed: ${result.error ?? result.statusCode}`);
 }
 
 /** The cost of HTTP alone: the same signed POST, the same receiver and agent, no Temporal, no database. */
-export async function plainPostPhase(ctx: BenchContext, server: { pid?: number; metricsUrl?: string }, receiver: Receiver, steady: Steady, concurrency: number): Promise<PhaseResult> {
+export async function plainPostPhase(
+  ctx: BenchContext,
+  server: { pid?: number; metricsUrl?: string },
+  receiver: Receiver,
+  steady: Steady,
+  concurrency: number,
+): Promise<PhaseResult> {
   const agent = createHttpAgent(engineConfig(ctx, 'unused'));
   const meters = costMeters(server, ctx.pool);
   try {
-    const summary = await runSteady({ ...steady, concurrency }, async (i) => {
-      const t0 = performance.now();
-      // Not an evt_ id: the receiver keeps the arrival of every event id for the rest of the run, and nobody waits
-      // for these; thousands a second would sit in the heap of the process that also hosts the worker.
-      await postSigned(agent, receiver.url('/plain'), `plain_${i}`);
-      return performance.now() - t0;
-    }, meters);
+    const summary = await runSteady(
+      { ...steady, concurrency },
+      async (i) => {
+        const t0 = performance.now();
+        // Not an evt_ id: the receiver keeps the arrival of every event id for the rest of the run, and nobody waits
+        // for these; thousands a second would sit in the heap of the process that also hosts the worker.
+        await postSigned(agent, receiver.url('/plain'), `plain_${i}`);
+        return performance.now() - t0;
+      },
+      meters,
+    );
     return { summary, ...meters.costs() };
   } finally {
     await agent.close();
@@ -63,7 +76,12 @@ export async function plainPostPhase(ctx: BenchContext, server: { pid?: number; 
  * each activity makes the same signed POST to the receiver as a delivery attempt and notes when it began, by
  * the id it was given.
  */
-export async function startBareWorker(ctx: BenchContext, taskQueue: string, bareBundle: { code: string }, receiver: Receiver) {
+export async function startBareWorker(
+  ctx: BenchContext,
+  taskQueue: string,
+  bareBundle: { code: string },
+  receiver: Receiver,
+) {
   const activityStarted = new Map<string, number>();
   const completions = new Completions();
   const agent = createHttpAgent(engineConfig(ctx, 'unused'));
@@ -99,16 +117,20 @@ export async function bareTemporalPhase(
   const meters = costMeters(server, ctx.pool);
   const measuredIds: string[] = [];
   try {
-    const summary = await runSteady({ ...steady, concurrency }, async (i) => {
-      const id = `${taskQueue}-${i}`;
-      const t0 = performance.now();
-      await ctx.client.workflow.start('bareWorkflow', { taskQueue, workflowId: `bare:${id}`, args: [id] });
-      meters.workflowLived(await within(completions.waitFor(`bare:${id}`), DELIVERY_DEADLINE_MS, id));
-      measuredIds.push(`bare:${id}`);
-      const began = activityStarted.get(id) as number;
-      activityStarted.delete(id);
-      return began - t0;
-    }, meters);
+    const summary = await runSteady(
+      { ...steady, concurrency },
+      async (i) => {
+        const id = `${taskQueue}-${i}`;
+        const t0 = performance.now();
+        await ctx.client.workflow.start('bareWorkflow', { taskQueue, workflowId: `bare:${id}`, args: [id] });
+        meters.workflowLived(await within(completions.waitFor(`bare:${id}`), DELIVERY_DEADLINE_MS, id));
+        measuredIds.push(`bare:${id}`);
+        const began = activityStarted.get(id) as number;
+        activityStarted.delete(id);
+        return began - t0;
+      },
+      meters,
+    );
     await allClosed(ctx.client, taskQueue, 'bareWorkflow', completions);
     return { summary, ...meters.costs(), ...(await historyFacts(ctx, measuredIds, concurrency === 1)) };
   } finally {
@@ -135,18 +157,30 @@ export async function bareFanOutPhase(
   const meters = costMeters(server, ctx.pool, endpoints);
   const measuredIds: string[] = [];
   try {
-    const summary = await runSteady({ ...steady, concurrency: eventsInFlight(concurrency, endpoints) }, async (i) => {
-      const id = `${taskQueue}-${i}`;
-      const t0 = performance.now();
-      await ctx.client.workflow.start('bareFanOutWorkflow', { taskQueue, workflowId: `bare-fan:${id}`, args: [id, endpoints] });
-      meters.workflowLived(await within(completions.waitFor(`bare-fan:${id}`), DELIVERY_DEADLINE_MS, id));
-      measuredIds.push(`bare-fan:${id}`);
-      const began = Array.from({ length: endpoints }, (_, n) => activityStarted.get(`${id}/${n}`) as number);
-      for (let n = 0; n < endpoints; n++) activityStarted.delete(`${id}/${n}`);
-      return Math.max(...began) - t0;
-    }, meters);
+    const summary = await runSteady(
+      { ...steady, concurrency: eventsInFlight(concurrency, endpoints) },
+      async (i) => {
+        const id = `${taskQueue}-${i}`;
+        const t0 = performance.now();
+        await ctx.client.workflow.start('bareFanOutWorkflow', {
+          taskQueue,
+          workflowId: `bare-fan:${id}`,
+          args: [id, endpoints],
+        });
+        meters.workflowLived(await within(completions.waitFor(`bare-fan:${id}`), DELIVERY_DEADLINE_MS, id));
+        measuredIds.push(`bare-fan:${id}`);
+        const began = Array.from({ length: endpoints }, (_, n) => activityStarted.get(`${id}/${n}`) as number);
+        for (let n = 0; n < endpoints; n++) activityStarted.delete(`${id}/${n}`);
+        return Math.max(...began) - t0;
+      },
+      meters,
+    );
     await allClosed(ctx.client, taskQueue, 'bareFanOutWorkflow', completions);
-    return { summary: perDelivery(summary, endpoints), ...meters.costs(), ...(await historyFacts(ctx, measuredIds, false)) };
+    return {
+      summary: perDelivery(summary, endpoints),
+      ...meters.costs(),
+      ...(await historyFacts(ctx, measuredIds, false)),
+    };
   } finally {
     worker.shutdown();
     await running;
@@ -171,7 +205,13 @@ export async function bareEagerPhase(
   const agent = createHttpAgent(engineConfig(ctx, 'unused'));
   const post = (eventId: string) => postSigned(agent, receiver.url('/eager'), eventId);
   const completions = new Completions();
-  const worker = await Worker.create({ connection: ctx.connection, taskQueue, workflowBundle: eagerBundle, activities: { post }, sinks: completions.sinks });
+  const worker = await Worker.create({
+    connection: ctx.connection,
+    taskQueue,
+    workflowBundle: eagerBundle,
+    activities: { post },
+    sinks: completions.sinks,
+  });
   const running = worker.run();
   // Eager start needs the worker's connection (the SDK refuses it on another one).
   const client = new Client({ connection: ctx.connection });
@@ -179,15 +219,30 @@ export async function bareEagerPhase(
   const measuredIds: string[] = [];
   const idPrefix = `evt_${taskQueue.replace(/\W/g, '')}_`;
   try {
-    const summary = await runSteady({ ...steady, concurrency: 1 }, async (i) => {
-      const eventId = `${idPrefix}${i}`;
-      const t0 = performance.now();
-      const handle = await client.workflow.start('eagerPostWorkflow', { taskQueue, workflowId: `bare-eager:${eventId}`, args: [eventId], requestEagerStart: true });
-      const arrived = await within(receiver.waitFor(eventId, '/eager'), DELIVERY_DEADLINE_MS, `arrival of ${eventId}`);
-      meters.workflowLived(await within(completions.waitFor(handle.workflowId), DELIVERY_DEADLINE_MS, `workflow of ${eventId}`));
-      measuredIds.push(handle.workflowId);
-      return arrived - t0;
-    }, meters);
+    const summary = await runSteady(
+      { ...steady, concurrency: 1 },
+      async (i) => {
+        const eventId = `${idPrefix}${i}`;
+        const t0 = performance.now();
+        const handle = await client.workflow.start('eagerPostWorkflow', {
+          taskQueue,
+          workflowId: `bare-eager:${eventId}`,
+          args: [eventId],
+          requestEagerStart: true,
+        });
+        const arrived = await within(
+          receiver.waitFor(eventId, '/eager'),
+          DELIVERY_DEADLINE_MS,
+          `arrival of ${eventId}`,
+        );
+        meters.workflowLived(
+          await within(completions.waitFor(handle.workflowId), DELIVERY_DEADLINE_MS, `workflow of ${eventId}`),
+        );
+        measuredIds.push(handle.workflowId);
+        return arrived - t0;
+      },
+      meters,
+    );
     await allClosed(ctx.client, taskQueue, 'eagerPostWorkflow', completions);
     return { summary, ...meters.costs(), ...(await historyFacts(ctx, measuredIds, false)) };
   } finally {
@@ -212,15 +267,23 @@ export async function enginePhase(
   try {
     const accountId = await engine.addAccount([receiver.url('/engine')]);
     const tag = accountId.slice(-8);
-    const summary = await runSteady({ ...steady, concurrency }, async (i) => {
-      const eventId = `evt_${tag}_${variant.name.replace(/\W/g, '')}_${concurrency}_${i}`;
-      const t0 = performance.now();
-      await engine.publish(accountId, eventId);
-      const arrived = await within(receiver.waitFor(eventId, '/engine'), DELIVERY_DEADLINE_MS, `arrival of ${eventId}`);
-      meters.workflowLived(await within(engine.completed(eventId), DELIVERY_DEADLINE_MS, `workflow of ${eventId}`));
-      measuredIds.push(`event:${eventId}`);
-      return arrived - t0;
-    }, meters);
+    const summary = await runSteady(
+      { ...steady, concurrency },
+      async (i) => {
+        const eventId = `evt_${tag}_${variant.name.replace(/\W/g, '')}_${concurrency}_${i}`;
+        const t0 = performance.now();
+        await engine.publish(accountId, eventId);
+        const arrived = await within(
+          receiver.waitFor(eventId, '/engine'),
+          DELIVERY_DEADLINE_MS,
+          `arrival of ${eventId}`,
+        );
+        meters.workflowLived(await within(engine.completed(eventId), DELIVERY_DEADLINE_MS, `workflow of ${eventId}`));
+        measuredIds.push(`event:${eventId}`);
+        return arrived - t0;
+      },
+      meters,
+    );
     await engine.allClosed();
     return { summary, ...meters.costs(), ...(await historyFacts(ctx, measuredIds, concurrency === 1)) };
   } finally {
@@ -248,24 +311,40 @@ export async function engineFanOutPhase(
     const paths = Array.from({ length: endpoints }, (_, n) => `/engine-fan/${n}`);
     const accountId = await engine.addAccount(paths.map((p) => receiver.url(p)));
     const tag = accountId.slice(-8);
-    const summary = await runSteady({ ...steady, concurrency: eventsInFlight(concurrency, endpoints) }, async (i) => {
-      const eventId = `evt_${tag}_fan${endpoints}_${i}`;
-      const t0 = performance.now();
-      await engine.publish(accountId, eventId);
-      const arrivals = await within(Promise.all(paths.map((p) => receiver.waitFor(eventId, p))), DELIVERY_DEADLINE_MS, `arrivals of ${eventId}`);
-      meters.workflowLived(await within(engine.completed(eventId), DELIVERY_DEADLINE_MS, `workflow of ${eventId}`));
-      measuredIds.push(`event:${eventId}`);
-      return Math.max(...arrivals) - t0;
-    }, meters);
+    const summary = await runSteady(
+      { ...steady, concurrency: eventsInFlight(concurrency, endpoints) },
+      async (i) => {
+        const eventId = `evt_${tag}_fan${endpoints}_${i}`;
+        const t0 = performance.now();
+        await engine.publish(accountId, eventId);
+        const arrivals = await within(
+          Promise.all(paths.map((p) => receiver.waitFor(eventId, p))),
+          DELIVERY_DEADLINE_MS,
+          `arrivals of ${eventId}`,
+        );
+        meters.workflowLived(await within(engine.completed(eventId), DELIVERY_DEADLINE_MS, `workflow of ${eventId}`));
+        measuredIds.push(`event:${eventId}`);
+        return Math.max(...arrivals) - t0;
+      },
+      meters,
+    );
     await engine.allClosed();
-    return { summary: perDelivery(summary, endpoints), ...meters.costs(), ...(await historyFacts(ctx, measuredIds, false)) };
+    return {
+      summary: perDelivery(summary, endpoints),
+      ...meters.costs(),
+      ...(await historyFacts(ctx, measuredIds, false)),
+    };
   } finally {
     await engine.stop();
   }
 }
 
 /** History length and billable actions of a measured workflow and, unloaded, where the time went step by step. */
-async function historyFacts(ctx: BenchContext, ids: string[], breakdown: boolean): Promise<Pick<PhaseResult, 'historyEvents' | 'historyActions' | 'whereTimeGoesP50Ms'>> {
+async function historyFacts(
+  ctx: BenchContext,
+  ids: string[],
+  breakdown: boolean,
+): Promise<Pick<PhaseResult, 'historyEvents' | 'historyActions' | 'whereTimeGoesP50Ms'>> {
   if (ids.length === 0) return {};
   const history = await ctx.client.workflow.getHandle(ids[0] as string).fetchHistory();
   return {

@@ -58,13 +58,21 @@ function niceMax(max: number): number {
 const tick = (v: number) => (Number.isInteger(v) ? String(v) : v.toFixed(1));
 
 /** One horizontal bar chart panel; returns its SVG and height. */
-function panel(title: string, unit: string, series: string[], rows: Row[], top: number): { svg: string; height: number } {
+function panel(
+  title: string,
+  unit: string,
+  series: string[],
+  rows: Row[],
+  top: number,
+): { svg: string; height: number } {
   const plotWidth = WIDTH - LABEL_WIDTH - 70;
   const bars = series.length;
   const rowHeight = ROW_HEIGHT * Math.max(1, bars * 0.75);
   const axisMax = niceMax(Math.max(...rows.flatMap((r) => r.stats.map((s) => s.max))));
   const x = (v: number) => LABEL_WIDTH + (v / axisMax) * plotWidth;
-  const parts: string[] = [`<text x="10" y="${top + 18}" ${FONT} font-size="15" font-weight="600">${esc(title)}</text>`];
+  const parts: string[] = [
+    `<text x="10" y="${top + 18}" ${FONT} font-size="15" font-weight="600">${esc(title)}</text>`,
+  ];
   const legendY = top + 36;
   series.forEach((name, i) => {
     const lx = LABEL_WIDTH + i * 160;
@@ -76,19 +84,30 @@ function panel(title: string, unit: string, series: string[], rows: Row[], top: 
   for (let t = 0; t <= 5; t++) {
     const v = (axisMax * t) / 5;
     parts.push(`<line x1="${x(v)}" y1="${chartTop}" x2="${x(v)}" y2="${chartTop + chartHeight}" stroke="#ddd"/>`);
-    parts.push(`<text x="${x(v)}" y="${chartTop + chartHeight + 15}" ${FONT} font-size="11" text-anchor="middle" fill="#555">${tick(v)}</text>`);
+    parts.push(
+      `<text x="${x(v)}" y="${chartTop + chartHeight + 15}" ${FONT} font-size="11" text-anchor="middle" fill="#555">${tick(v)}</text>`,
+    );
   }
-  parts.push(`<text x="${LABEL_WIDTH + plotWidth / 2}" y="${chartTop + chartHeight + 32}" ${FONT} font-size="12" text-anchor="middle" fill="#333">${esc(unit)}</text>`);
+  parts.push(
+    `<text x="${LABEL_WIDTH + plotWidth / 2}" y="${chartTop + chartHeight + 32}" ${FONT} font-size="12" text-anchor="middle" fill="#333">${esc(unit)}</text>`,
+  );
   rows.forEach((row, r) => {
     const y0 = chartTop + r * rowHeight;
-    parts.push(`<text x="${LABEL_WIDTH - 8}" y="${y0 + rowHeight / 2 + 4}" ${FONT} font-size="12" text-anchor="end">${esc(row.label)}</text>`);
+    parts.push(
+      `<text x="${LABEL_WIDTH - 8}" y="${y0 + rowHeight / 2 + 4}" ${FONT} font-size="12" text-anchor="end">${esc(row.label)}</text>`,
+    );
     const barHeight = (rowHeight - 8) / bars;
     row.stats.forEach((s, i) => {
       const by = y0 + 4 + i * barHeight;
       const mid = by + barHeight / 2;
-      parts.push(`<rect x="${LABEL_WIDTH}" y="${by}" width="${x(s.median) - LABEL_WIDTH}" height="${barHeight - 2}" fill="${COLORS[i]}" opacity="0.85"/>`);
+      parts.push(
+        `<rect x="${LABEL_WIDTH}" y="${by}" width="${x(s.median) - LABEL_WIDTH}" height="${barHeight - 2}" fill="${COLORS[i]}" opacity="0.85"/>`,
+      );
       parts.push(`<line x1="${x(s.min)}" y1="${mid}" x2="${x(s.max)}" y2="${mid}" stroke="#222" stroke-width="1.2"/>`);
-      for (const end of [s.min, s.max]) parts.push(`<line x1="${x(end)}" y1="${mid - 4}" x2="${x(end)}" y2="${mid + 4}" stroke="#222" stroke-width="1.2"/>`);
+      for (const end of [s.min, s.max])
+        parts.push(
+          `<line x1="${x(end)}" y1="${mid - 4}" x2="${x(end)}" y2="${mid + 4}" stroke="#222" stroke-width="1.2"/>`,
+        );
       parts.push(`<text x="${x(s.max) + 5}" y="${mid + 4}" ${FONT} font-size="11" fill="#222">${fmt(s.median)}</text>`);
     });
   });
@@ -128,7 +147,13 @@ export function plotResults(result: BenchResult): string {
     y += p.height + 10;
   }
   if (idle.length > 0) {
-    const p = panel('One at a time: publish (or start) to the POST', 'milliseconds (lower is better)', ['p50', 'p99'], idle, y);
+    const p = panel(
+      'One at a time: publish (or start) to the POST',
+      'milliseconds (lower is better)',
+      ['p50', 'p99'],
+      idle,
+      y,
+    );
     parts.push(p.svg);
     y += p.height;
   }

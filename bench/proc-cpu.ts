@@ -22,7 +22,9 @@ export function cpuMsOf(pid: number): number | undefined {
 }
 
 async function backendPids(pool: Pool): Promise<number[]> {
-  const { rows } = await pool.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database()');
+  const { rows } = await pool.query<{ pid: number }>(
+    'SELECT pid FROM pg_stat_activity WHERE datname = current_database()',
+  );
   return rows.map((r) => r.pid);
 }
 

@@ -24,8 +24,11 @@ async function main(): Promise<void> {
       { cutoff: new Date(cutoffMs), limit, budgetMs: Number.POSITIVE_INFINITY },
     );
     const send = process.send?.bind(process);
-    if (!send) throw new Error('bench/retention-child.ts runs forked by the large-tables scenario, with an IPC channel');
-    await new Promise<void>((resolve, reject) => send(result, undefined, undefined, (err: Error | null) => (err ? reject(err) : resolve())));
+    if (!send)
+      throw new Error('bench/retention-child.ts runs forked by the large-tables scenario, with an IPC channel');
+    await new Promise<void>((resolve, reject) =>
+      send(result, undefined, undefined, (err: Error | null) => (err ? reject(err) : resolve())),
+    );
   } finally {
     await connection.close();
     await pool.end();

@@ -103,7 +103,9 @@ export interface Spread {
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+  return sorted.length % 2 === 1
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
 export function spread(values: number[]): Spread {
@@ -112,7 +114,12 @@ export function spread(values: number[]): Spread {
   const min = Math.min(...values);
   const max = Math.max(...values);
   const round = (n: number) => Math.round(n * 100) / 100;
-  return { median: round(m), min: round(min), max: round(max), spreadPct: m === 0 ? 0 : Math.round(((max - min) / m) * 1000) / 10 };
+  return {
+    median: round(m),
+    min: round(min),
+    max: round(max),
+    spreadPct: m === 0 ? 0 : Math.round(((max - min) / m) * 1000) / 10,
+  };
 }
 
 /**
@@ -121,11 +128,15 @@ export function spread(values: number[]): Spread {
  */
 export function aggregate(reps: unknown[]): unknown {
   const first = reps[0];
-  if (typeof first === 'number') return spread(reps.filter((r): r is number => typeof r === 'number' && Number.isFinite(r)));
+  if (typeof first === 'number')
+    return spread(reps.filter((r): r is number => typeof r === 'number' && Number.isFinite(r)));
   if (first === null || typeof first !== 'object' || Array.isArray(first)) return first;
   const keys = new Set(reps.flatMap((r) => (r && typeof r === 'object' ? Object.keys(r) : [])));
   return Object.fromEntries(
-    [...keys].map((k) => [k, aggregate(reps.map((r) => (r as Record<string, unknown>)[k]).filter((v) => v !== undefined))]),
+    [...keys].map((k) => [
+      k,
+      aggregate(reps.map((r) => (r as Record<string, unknown>)[k]).filter((v) => v !== undefined)),
+    ]),
   );
 }
 
@@ -136,5 +147,9 @@ export function eventsInFlight(deliveries: number, endpoints: number): number {
 
 /** A summary of events, each `endpoints` deliveries, restated in deliveries (count and rate; latencies stay per event). */
 export function perDelivery(summary: Summary, endpoints: number): Summary {
-  return { ...summary, count: summary.count * endpoints, perSecond: Math.round(summary.perSecond * endpoints * 10) / 10 };
+  return {
+    ...summary,
+    count: summary.count * endpoints,
+    perSecond: Math.round(summary.perSecond * endpoints * 10) / 10,
+  };
 }

@@ -33,7 +33,11 @@ export interface PersistencePerDelivery {
   writesByOperation: Record<string, number>;
 }
 
-export function persistencePerDelivery(before: OperationCounts, after: OperationCounts, deliveries: number): PersistencePerDelivery {
+export function persistencePerDelivery(
+  before: OperationCounts,
+  after: OperationCounts,
+  deliveries: number,
+): PersistencePerDelivery {
   const per = (n: number) => Math.round((n / Math.max(1, deliveries)) * 100) / 100;
   const writesByOperation: Record<string, number> = {};
   let writes = 0;

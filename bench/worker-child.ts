@@ -25,7 +25,12 @@ async function main(): Promise<void> {
   const config = loadConfig(env);
   const pool = createPool(config.databaseUrl, 20);
   const connection = await NativeConnection.connect({ address: config.temporal.address as string });
-  const worker = await createWorker({ config, connection, pool, options: { workflowsPath: undefined, workflowBundle: { codePath }, sinks: IGNORED_COMPLETIONS } });
+  const worker = await createWorker({
+    config,
+    connection,
+    pool,
+    options: { workflowsPath: undefined, workflowBundle: { codePath }, sinks: IGNORED_COMPLETIONS },
+  });
   const inspector = await openWorkflowThreadInspector();
   process.on('message', (message: ChildRequest) => {
     void (async (): Promise<ChildReply> => {

@@ -75,18 +75,30 @@ export async function startWorkerProcess(ctx: BenchContext, variant: EngineVaria
     const id = nextId++;
     const answered = new Promise<ChildReply>((resolve) => waiters.set(id, resolve));
     child.send({ ...request, id });
-    const reply = await within(orExit(answered, (code) => `worker process exited (${code})`), ms, `worker process: ${request.type}`);
+    const reply = await within(
+      orExit(answered, (code) => `worker process exited (${code})`),
+      ms,
+      `worker process: ${request.type}`,
+    );
     if (reply.type === 'error') throw new Error(`worker process: ${reply.message}`);
     return reply;
   };
-  await within(orExit(readyNow, (code) => `worker process exited (${code}) before it polled`), 120_000, 'worker process start');
+  await within(
+    orExit(readyNow, (code) => `worker process exited (${code}) before it polled`),
+    120_000,
+    'worker process start',
+  );
   const pid = child.pid as number;
   return {
     pid,
     ...(WORKER_PRELOAD ? { preload: WORKER_PRELOAD } : {}),
     rssMb: () => rssMbOf(pid),
     async heap() {
-      const { type: _type, id: _id, ...heap } = (await ask({ type: 'heap' }, 120_000)) as Extract<ChildReply, { type: 'heap' }>;
+      const {
+        type: _type,
+        id: _id,
+        ...heap
+      } = (await ask({ type: 'heap' }, 120_000)) as Extract<ChildReply, { type: 'heap' }>;
       return heap;
     },
     async snapshot(prefix) {

@@ -16,7 +16,10 @@ export interface WorkerService {
  * its environment alone, as an operator runs it: one per process, however many share a task queue. Resolves once
  * it polls (it bundles the workflows at start: seconds of CPU, before anything is measured).
  */
-export async function startWorkerService(env: Record<string, string>, readyTimeoutMs = 120_000): Promise<WorkerService> {
+export async function startWorkerService(
+  env: Record<string, string>,
+  readyTimeoutMs = 120_000,
+): Promise<WorkerService> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, '..', 'worker', 'main.ts')], {
     cwd: path.join(__dirname, '..'),
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', METRICS_PORT: '0', ...env },
@@ -26,7 +29,10 @@ export async function startWorkerService(env: Record<string, string>, readyTimeo
   let output = '';
   try {
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`worker not polling after ${readyTimeoutMs / 1000} s: ${output.slice(-500)}`)), readyTimeoutMs);
+      const timer = setTimeout(
+        () => reject(new Error(`worker not polling after ${readyTimeoutMs / 1000} s: ${output.slice(-500)}`)),
+        readyTimeoutMs,
+      );
       const onData = (chunk: Buffer) => {
         output = (output + chunk.toString()).slice(-4_000);
         if (output.includes(READY_TEXT)) {

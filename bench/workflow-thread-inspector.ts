@@ -15,7 +15,13 @@ export interface WorkflowThreadInspector {
   close(): Promise<void>;
 }
 
-type Message = { id?: number; method?: string; params?: Record<string, unknown>; result?: Record<string, unknown>; error?: { message: string } };
+type Message = {
+  id?: number;
+  method?: string;
+  params?: Record<string, unknown>;
+  result?: Record<string, unknown>;
+  error?: { message: string };
+};
 
 export async function openWorkflowThreadInspector(): Promise<WorkflowThreadInspector> {
   const session = new Session();
@@ -43,7 +49,10 @@ export async function openWorkflowThreadInspector(): Promise<WorkflowThreadInspe
     if (!sessionId) throw new Error('no worker thread attached');
     const id = nextId++;
     const answered = new Promise<Message>((resolve, reject) => pending.set(id, { resolve, reject }));
-    await post(session, 'NodeWorker.sendMessageToWorker', { sessionId, message: JSON.stringify({ id, method, params }) });
+    await post(session, 'NodeWorker.sendMessageToWorker', {
+      sessionId,
+      message: JSON.stringify({ id, method, params }),
+    });
     return answered;
   };
   return {
@@ -72,5 +81,7 @@ export async function openWorkflowThreadInspector(): Promise<WorkflowThreadInspe
 }
 
 function post(session: Session, method: string, params: Record<string, unknown>): Promise<unknown> {
-  return new Promise((resolve, reject) => session.post(method, params, (err, result) => (err ? reject(err) : resolve(result))));
+  return new Promise((resolve, reject) =>
+    session.post(method, params, (err, result) => (err ? reject(err) : resolve(result))),
+  );
 }

@@ -37,7 +37,10 @@ export function print(command: Command, value: unknown, human: () => string): vo
 }
 
 export class CliError extends Error {
-  constructor(message: string, readonly exitCode = 1) {
+  constructor(
+    message: string,
+    readonly exitCode = 1,
+  ) {
     super(message);
   }
 }

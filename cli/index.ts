@@ -39,7 +39,10 @@ export function buildProgram(ctx: CliContext): Command {
 function errorDocument(err: unknown): { doc: { error: { code: string; message: string } }; exitCode: number } {
   const exitCode = err instanceof CliError ? err.exitCode : 1;
   if (err instanceof ApiError) {
-    return { doc: { error: { code: err.code, message: err.message } }, exitCode: err.code === 'service_unavailable' ? OUTAGE_EXIT_CODE : exitCode };
+    return {
+      doc: { error: { code: err.code, message: err.message } },
+      exitCode: err.code === 'service_unavailable' ? OUTAGE_EXIT_CODE : exitCode,
+    };
   }
   if (err instanceof ConfigError) return { doc: { error: { code: 'config_error', message: err.message } }, exitCode };
   if (isDependencyOutage(err)) {

@@ -25,12 +25,29 @@ export interface LocalReceiver {
 }
 
 /** Headers the engine sends, forwarded as they came. */
-const FORWARDED_HEADERS = ['content-type', 'user-agent', 'service-signature', 'service-event', 'service-delivery', 'service-version'];
+const FORWARDED_HEADERS = [
+  'content-type',
+  'user-agent',
+  'service-signature',
+  'service-event',
+  'service-delivery',
+  'service-version',
+];
 const FORWARD_TIMEOUT_MS = 9_000; // under the engine's default 10 s, so the engine hears our answer
 
-async function forward(target: string, body: Buffer, headers: Record<string, string>): Promise<{ status: number | null; error: string | null; text: string }> {
+async function forward(
+  target: string,
+  body: Buffer,
+  headers: Record<string, string>,
+): Promise<{ status: number | null; error: string | null; text: string }> {
   try {
-    const response = await fetch(target, { method: 'POST', body, headers, redirect: 'manual', signal: AbortSignal.timeout(FORWARD_TIMEOUT_MS) });
+    const response = await fetch(target, {
+      method: 'POST',
+      body,
+      headers,
+      redirect: 'manual',
+      signal: AbortSignal.timeout(FORWARD_TIMEOUT_MS),
+    });
     const text = (await response.text()).slice(0, 500);
     return { status: response.status, error: null, text };
   } catch (err) {
@@ -42,7 +59,10 @@ async function forward(target: string, body: Buffer, headers: Record<string, str
 function eventIdentity(body: Buffer): { id: string | null; type: string | null } {
   try {
     const event = JSON.parse(body.toString('utf8')) as { id?: unknown; type?: unknown };
-    return { id: typeof event.id === 'string' ? event.id : null, type: typeof event.type === 'string' ? event.type : null };
+    return {
+      id: typeof event.id === 'string' ? event.id : null,
+      type: typeof event.type === 'string' ? event.type : null,
+    };
   } catch {
     return { id: null, type: null };
   }

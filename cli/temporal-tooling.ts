@@ -20,7 +20,13 @@ export interface TemporalCliModule {
 }
 
 export interface DevServerModule {
-  startDevServer(options: { cliPath: string; port: number; uiPort?: number; dbFile?: string; namespace?: string }): Promise<{
+  startDevServer(options: {
+    cliPath: string;
+    port: number;
+    uiPort?: number;
+    dbFile?: string;
+    namespace?: string;
+  }): Promise<{
     address: string;
     uiUrl: string | undefined;
     stop(): Promise<void>;
@@ -37,7 +43,11 @@ interface ServerDatabases {
 
 export interface TemporalServerModule {
   ensureTemporalServer(options: { log?: (msg: string) => void }): Promise<ServerInstall>;
-  setupTemporalDatabases(options: { databaseUrl: string; prefix: string; install?: ServerInstall }): Promise<ServerDatabases>;
+  setupTemporalDatabases(options: {
+    databaseUrl: string;
+    prefix: string;
+    install?: ServerInstall;
+  }): Promise<ServerDatabases>;
   startTemporalServer(options: {
     databaseUrl: string;
     prefix: string;
@@ -85,7 +95,9 @@ export function loadTemporalTooling<K extends keyof TemporalToolingModules>(
   dir: string = TEMPORAL_TOOLING_DIR,
 ): TemporalToolingModules[K] {
   if (!existsSync(dir)) {
-    throw new CliError(`${need.command} needs the Temporal tooling of a source checkout (temporal-tools/), which this install does not include: ${need.otherwise}`);
+    throw new CliError(
+      `${need.command} needs the Temporal tooling of a source checkout (temporal-tools/), which this install does not include: ${need.otherwise}`,
+    );
   }
   // require, not import(): under tsx's CommonJS hook a dynamic import() bypasses the TypeScript loader.
   return require(path.join(dir, name)) as TemporalToolingModules[K];

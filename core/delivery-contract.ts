@@ -291,7 +291,12 @@ export type FirstAttemptOutcome = Exclude<AttemptOutcome, Throttled>;
  * Attempt n of one endpoint's ladder: pure, so the workflow and the dispatcher's early attempt (attempt/early.ts)
  * build attempt 1 alike, down to its record.
  */
-export function attemptInput(input: DeliverEventInput, endpointId: string, attempt: number, attemptId: string): SignAndPostInput {
+export function attemptInput(
+  input: DeliverEventInput,
+  endpointId: string,
+  attempt: number,
+  attemptId: string,
+): SignAndPostInput {
   const deliveryId = input.deliveryIds[endpointId];
   // Hand-off stores a delivery per endpoint of the snapshot before starting the workflow: a bug of ours otherwise.
   if (deliveryId === undefined) throw new Error(`event ${input.eventId} has no delivery for endpoint ${endpointId}`);
@@ -423,16 +428,20 @@ export const deliverySucceededSignal = defineSignal<[DeliverySucceededPayload]>(
 
 /** A signal as the supervisor queues it (and carries across continue-as-new): its payload tagged with its name. */
 export type SupervisorMessage =
-  | ({ kind: 'abandoned' } & AbandonedPayload)
-  | ({ kind: 'deliverySucceeded' } & DeliverySucceededPayload);
+  ({ kind: 'abandoned' } & AbandonedPayload) | ({ kind: 'deliverySucceeded' } & DeliverySucceededPayload);
 
 export type SupervisorPayload = AbandonedPayload | DeliverySucceededPayload;
 
 /** What a delivery reports to its endpoint's supervisor: a message, an abandonment without its threshold. */
-export type SupervisorReport = ({ kind: 'abandoned' } & Omit<AbandonedPayload, 'failingThreshold'>) | ({ kind: 'deliverySucceeded' } & DeliverySucceededPayload);
+export type SupervisorReport =
+  | ({ kind: 'abandoned' } & Omit<AbandonedPayload, 'failingThreshold'>)
+  | ({ kind: 'deliverySucceeded' } & DeliverySucceededPayload);
 
 /** The one translation between a queued message and the signal that carries it, both ways. */
-export function signalOf(message: SupervisorMessage): { signal: SignalDefinition<[SupervisorPayload]>; payload: SupervisorPayload } {
+export function signalOf(message: SupervisorMessage): {
+  signal: SignalDefinition<[SupervisorPayload]>;
+  payload: SupervisorPayload;
+} {
   const { kind, ...payload } = message;
   const signal = kind === 'abandoned' ? abandonedSignal : deliverySucceededSignal;
   return { signal, payload };
@@ -540,7 +549,9 @@ export type CliSearchAttributeType = 'Text' | 'Keyword' | 'Int' | 'Double' | 'Bo
 
 /** The CLI's spelling of an SDK search attribute type: KEYWORD_LIST -> KeywordList. */
 export function cliSearchAttributeType(type: SearchAttributeType): CliSearchAttributeType {
-  return type.toLowerCase().replace(/(?:^|_)([a-z])/g, (_, letter: string) => letter.toUpperCase()) as CliSearchAttributeType;
+  return type
+    .toLowerCase()
+    .replace(/(?:^|_)([a-z])/g, (_, letter: string) => letter.toUpperCase()) as CliSearchAttributeType;
 }
 
 /** Name -> type in the CLI's spelling (KeywordList): `temporal server start-dev --search-attribute`, the full server. */

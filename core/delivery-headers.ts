@@ -27,7 +27,10 @@ export function deliveryHeaders(type?: string): DeliveryHeader[] {
       description:
         '`t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" keyed with the endpoint secret>`; two `v1` during a ' +
         'secret rotation. Verify it on the raw bytes and reject a `t` more than 300 s from your clock.',
-      schema: { type: 'string', examples: ['t=1767258000,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd'] },
+      schema: {
+        type: 'string',
+        examples: ['t=1767258000,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd'],
+      },
     },
     {
       name: 'Service-Event',
@@ -38,7 +41,7 @@ export function deliveryHeaders(type?: string): DeliveryHeader[] {
     {
       name: 'Service-Delivery',
       always: true,
-      description: 'The attempt id: different on every retry, so deduplicate on the body\'s `id`, never on this.',
+      description: "The attempt id: different on every retry, so deduplicate on the body's `id`, never on this.",
       schema: { type: 'string', pattern: '^dlv_' },
     },
     {
@@ -65,7 +68,8 @@ export function deliveryHeaders(type?: string): DeliveryHeader[] {
     {
       name: 'traceparent',
       always: true,
-      description: "W3C Trace Context: the delivery's trace (the publish's trace id), so the receiver's spans can continue it.",
+      description:
+        "W3C Trace Context: the delivery's trace (the publish's trace id), so the receiver's spans can continue it.",
       schema: { type: 'string', pattern: '^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$' },
     },
     {
@@ -77,7 +81,8 @@ export function deliveryHeaders(type?: string): DeliveryHeader[] {
     {
       name: 'Deprecation',
       always: false,
-      description: 'On a version with a successor once its sunset date is set (RFC 9745): `@<Unix seconds>`, when it was deprecated.',
+      description:
+        'On a version with a successor once its sunset date is set (RFC 9745): `@<Unix seconds>`, when it was deprecated.',
       schema: { type: 'string' },
     },
     {

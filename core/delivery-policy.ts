@@ -156,7 +156,12 @@ export const RETENTION_BATCH_SIZE = 500;
 export const RETENTION_MAX_BATCHES_PER_RUN = 40;
 export const RETENTION_ACTIVITY_TIMEOUT = '2m';
 export const RETENTION_ACTIVITY_BUDGET_MS = 90_000;
-export const RETENTION_ACTIVITY_RETRY = { initialInterval: '5s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 5 } as const;
+export const RETENTION_ACTIVITY_RETRY = {
+  initialInterval: '5s',
+  backoffCoefficient: 2,
+  maximumInterval: '1m',
+  maximumAttempts: 5,
+} as const;
 
 /** Sent on every post; the URL tells an endpoint's operator who is calling. */
 export const USER_AGENT = 'ParcelWebhooks/1.0 (+https://github.com/parcel-webhooks/parcel-webhooks)';

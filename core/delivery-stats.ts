@@ -20,7 +20,9 @@ export function attemptOutcome(succeeded: boolean, finalAttempt: boolean): Attem
  * Upper bounds (exclusive, ms) of the response-time buckets; one more bucket holds everything from the last bound
  * up, which the 10-second answer limit keeps near it. Spaced closer where receivers usually answer.
  */
-export const LATENCY_BOUNDS_MS = [25, 50, 75, 100, 150, 200, 300, 400, 500, 750, 1000, 1500, 2000, 3000, 5000, 7500, 10_000] as const;
+export const LATENCY_BOUNDS_MS = [
+  25, 50, 75, 100, 150, 200, 300, 400, 500, 750, 1000, 1500, 2000, 3000, 5000, 7500, 10_000,
+] as const;
 export const LATENCY_BUCKETS = LATENCY_BOUNDS_MS.length + 1;
 
 /** The 1-based histogram bucket (a Postgres array subscript) a response time falls in. */

@@ -20,8 +20,12 @@ export const ParcelSchema = Type.Object(
     id: Type.String({ minLength: 1, description: 'Parcel identifier (UUID-like).' }),
     parcel_number: Type.String({ description: 'Human-facing parcel reference.' }),
     tracking_number: Type.String({ description: 'Tracking reference.' }),
-    status: Type.String({ description: 'Upper-case status word: the stage the event names, e.g. DELIVERED for parcel.delivered.' }),
-    payment_status: Type.String({ description: 'Upper-case word, e.g. PAID, or PENDING until cash on delivery is collected.' }),
+    status: Type.String({
+      description: 'Upper-case status word: the stage the event names, e.g. DELIVERED for parcel.delivered.',
+    }),
+    payment_status: Type.String({
+      description: 'Upper-case word, e.g. PAID, or PENDING until cash on delivery is collected.',
+    }),
     total_fee: Type.Number({ description: 'Amount in currency units.' }),
     currency: Type.String({ description: 'Currency code (ISO 4217).' }),
     description: Type.String({ description: 'Free text describing the contents, written by the merchant.' }),
@@ -36,7 +40,7 @@ export const ParcelSchema = Type.Object(
 export const ParcelReferenceSchema = Type.Object(
   {
     id: Type.String({ minLength: 1, description: 'The id of the parcel whose cash was collected.' }),
-    parcel_number: Type.String({ description: 'That parcel\'s human-facing reference.' }),
+    parcel_number: Type.String({ description: "That parcel's human-facing reference." }),
   },
   { title: 'ParcelReference', description: 'The parcel a settlement is about.', additionalProperties: true },
 );
@@ -48,27 +52,39 @@ export const CodSettlementSchema = Type.Object(
     currency: Type.String({ description: 'Currency code (ISO 4217).' }),
     settled_at: Type.Integer({ description: `When the cash was credited. ${UNIX_SECONDS}` }),
   },
-  { title: 'CodSettlement', description: 'Cash collected on delivery and credited to the wallet.', additionalProperties: true },
+  {
+    title: 'CodSettlement',
+    description: 'Cash collected on delivery and credited to the wallet.',
+    additionalProperties: true,
+  },
 );
 
 const ParcelData = Type.Object({ parcel: ParcelSchema }, { additionalProperties: false });
-const CodSettledData = Type.Object({ parcel: ParcelReferenceSchema, cod_settlement: CodSettlementSchema }, { additionalProperties: false });
+const CodSettledData = Type.Object(
+  { parcel: ParcelReferenceSchema, cod_settlement: CodSettlementSchema },
+  { additionalProperties: false },
+);
 
 /** The envelope every kind shares, with that kind's `type` and `data`; every version keeps it. */
 export function eventSchema<K extends EventType, D extends TSchema>(type: K, data: D) {
   return Type.Object(
     {
-      id: Type.String({ pattern: '^evt_', description: 'evt_...; the same on every retry of this event: the key to deduplicate on.' }),
+      id: Type.String({
+        pattern: '^evt_',
+        description: 'evt_...; the same on every retry of this event: the key to deduplicate on.',
+      }),
       object: Type.Literal('event'),
       type: Type.Literal(type),
-      created: Type.Integer({ description: `When the event happened, not when this attempt was sent. ${UNIX_SECONDS}` }),
+      created: Type.Integer({
+        description: `When the event happened, not when this attempt was sent. ${UNIX_SECONDS}`,
+      }),
       livemode: Type.Optional(Type.Boolean({ description: 'true for live mode, false for test mode.' })),
       data: data,
       sequence: Type.Optional(
         Type.Integer({
           minimum: 1,
           description:
-            "On every event about a parcel (its parcel events and its settlement): 1, 2, 3 ... per parcel, in publish order, without gaps. An event whose sequence is not above the last one applied for its parcel is a stale state. Absent on test events.",
+            'On every event about a parcel (its parcel events and its settlement): 1, 2, 3 ... per parcel, in publish order, without gaps. An event whose sequence is not above the last one applied for its parcel is a stale state. Absent on test events.',
         }),
       ),
     },
@@ -138,7 +154,14 @@ export function exampleEvent<K extends EventType>(type: K): EventBody<K> {
           },
         };
   const suffix = String(EVENT_TYPES.indexOf(type) + 1).padStart(2, '0');
-  const body = { id: `evt_3kTq9vWx2mYp8rLz${suffix}`, object: 'event', type, created: EXAMPLE_CREATED, livemode: false, data };
+  const body = {
+    id: `evt_3kTq9vWx2mYp8rLz${suffix}`,
+    object: 'event',
+    type,
+    created: EXAMPLE_CREATED,
+    livemode: false,
+    data,
+  };
   // A parcel's events are numbered in publish order; the example is that parcel's event in its lifecycle's place,
   // a settlement right after its parcel's delivery.
   const sequence = type === 'cod.settled' ? EVENT_TYPES.indexOf('parcel.delivered') + 2 : EVENT_TYPES.indexOf(type) + 1;

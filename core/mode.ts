@@ -7,5 +7,7 @@ export type Mode = 'test' | 'live';
 export function parseMode(input: string): Mode {
   const mode = input.trim().toLowerCase();
   if (mode === 'test' || mode === 'live') return mode;
-  throw new ApiError('parameter_invalid', `Invalid mode ${JSON.stringify(input)}: use test or live.`, { param: 'mode' });
+  throw new ApiError('parameter_invalid', `Invalid mode ${JSON.stringify(input)}: use test or live.`, {
+    param: 'mode',
+  });
 }

@@ -27,17 +27,25 @@ export function parseScopes(input: string): Scope[] {
     .map((part) => part.trim())
     .filter((part) => part !== '');
   if (parts.length === 0) {
-    throw new ApiError('parameter_invalid', `No scopes given: use a comma-separated list of ${ALL_SCOPES.join(', ')}, or all.`, {
-      param: 'scopes',
-    });
+    throw new ApiError(
+      'parameter_invalid',
+      `No scopes given: use a comma-separated list of ${ALL_SCOPES.join(', ')}, or all.`,
+      {
+        param: 'scopes',
+      },
+    );
   }
   if (parts.length === 1 && parts[0]?.toLowerCase() === 'all') return [...ALL_SCOPES];
   const unknown = parts.filter((part) => !isScope(part));
   if (unknown.length > 0) {
     const names = unknown.map((part) => JSON.stringify(part)).join(', ');
-    throw new ApiError('parameter_invalid', `Unknown scope ${names}: valid scopes are ${ALL_SCOPES.join(', ')}, or all.`, {
-      param: 'scopes',
-    });
+    throw new ApiError(
+      'parameter_invalid',
+      `Unknown scope ${names}: valid scopes are ${ALL_SCOPES.join(', ')}, or all.`,
+      {
+        param: 'scopes',
+      },
+    );
   }
   return ALL_SCOPES.filter((scope) => parts.includes(scope));
 }

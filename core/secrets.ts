@@ -139,17 +139,23 @@ export function openSecret(stored: string, endpointId: string, ring: KeyRing): s
       const plain = decrypt(key, iv, tag, ciphertext);
       if (plain !== undefined) return plain;
     }
-    throw new SecretUnavailableError('an endpoint secret failed to decrypt: no key of WEBHOOK_SECRET_ENCRYPTION_KEYS opens it, or it was tampered with');
+    throw new SecretUnavailableError(
+      'an endpoint secret failed to decrypt: no key of WEBHOOK_SECRET_ENCRYPTION_KEYS opens it, or it was tampered with',
+    );
   }
   const [keyId, ...rest] = stored.slice(V2_PREFIX.length).split(':');
   const [iv, tag, ciphertext] = binaryFields(rest);
   const key = ring.find((candidate) => encryptionKeyId(candidate) === keyId);
   if (!key) {
-    throw new SecretUnavailableError(`an endpoint secret is sealed under key ${keyId}, which WEBHOOK_SECRET_ENCRYPTION_KEYS does not hold`);
+    throw new SecretUnavailableError(
+      `an endpoint secret is sealed under key ${keyId}, which WEBHOOK_SECRET_ENCRYPTION_KEYS does not hold`,
+    );
   }
   const plain = decrypt(key, iv, tag, ciphertext, endpointId);
   if (plain === undefined) {
-    throw new SecretUnavailableError(`an endpoint secret failed to decrypt under key ${keyId}: tampered with, or stored on another endpoint`);
+    throw new SecretUnavailableError(
+      `an endpoint secret failed to decrypt under key ${keyId}: tampered with, or stored on another endpoint`,
+    );
   }
   return plain;
 }

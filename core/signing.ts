@@ -30,7 +30,12 @@ export function standardWebhooksKey(secret: string): Buffer {
  * secret, space separated, keyed as standardWebhooksKey says. `id` is the event id (`webhook-id`), the same on
  * every attempt, and `timestampSeconds` the one `webhook-timestamp` carries.
  */
-export function standardSignatureHeader(id: string, body: string | Buffer, secrets: string[], timestampSeconds: number): string {
+export function standardSignatureHeader(
+  id: string,
+  body: string | Buffer,
+  secrets: string[],
+  timestampSeconds: number,
+): string {
   return secrets
     .map((secret) => {
       const hmac = createHmac('sha256', standardWebhooksKey(secret));

@@ -30,7 +30,10 @@ export interface AssetTable {
 export function loadAssets(dir: string = path.join(__dirname, 'assets')): AssetTable {
   const byName = new Map<string, Asset>();
   const urls = {} as Record<keyof typeof SOURCES, string>;
-  for (const [role, source] of Object.entries(SOURCES) as [keyof typeof SOURCES, (typeof SOURCES)[keyof typeof SOURCES]][]) {
+  for (const [role, source] of Object.entries(SOURCES) as [
+    keyof typeof SOURCES,
+    (typeof SOURCES)[keyof typeof SOURCES],
+  ][]) {
     const body = readFileSync(path.join(dir, source.file));
     const hash = createHash('sha256').update(body).digest('hex').slice(0, 10);
     const ext = path.extname(source.file);

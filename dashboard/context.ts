@@ -50,7 +50,12 @@ export function parseModeParam(value: string): Mode {
 }
 
 /** What every signed-in page's frame needs, from the session the guard found. */
-export function pageContext(request: FastifyRequest, assets: AssetTable, mode: Mode, extra: Partial<PageContext> = {}): PageContext {
+export function pageContext(
+  request: FastifyRequest,
+  assets: AssetTable,
+  mode: Mode,
+  extra: Partial<PageContext> = {},
+): PageContext {
   const session = request.dashboardSession;
   if (!session) throw new Error('page rendered without a session: the route lacks config.dashboard');
   const sections: Section[] = FEATURES.events
@@ -72,5 +77,7 @@ export const NOTICES = {
 
 export function notice(query: unknown): string | undefined {
   const name = (query as { notice?: unknown } | undefined)?.notice;
-  return typeof name === 'string' && Object.prototype.hasOwnProperty.call(NOTICES, name) ? NOTICES[name as keyof typeof NOTICES] : undefined;
+  return typeof name === 'string' && Object.prototype.hasOwnProperty.call(NOTICES, name)
+    ? NOTICES[name as keyof typeof NOTICES]
+    : undefined;
 }

@@ -41,7 +41,11 @@ export function optional(body: FormBody | undefined, name: string): string | und
 /** A domain error as a form shows it; anything else is not the merchant's to fix and goes up. */
 export function formError(err: unknown): FormError {
   if (err instanceof ApiError && err.status < 500) {
-    return merchantMessage({ code: err.code, message: err.message, param: typeof err.extra.param === 'string' ? err.extra.param : undefined });
+    return merchantMessage({
+      code: err.code,
+      message: err.message,
+      param: typeof err.extra.param === 'string' ? err.extra.param : undefined,
+    });
   }
   throw err;
 }

@@ -36,11 +36,17 @@ export function checkDeclaredAccess(route: RouteOptions): void {
   const declared = route.config?.dashboard;
   const changes = [route.method].flat().some((method) => !READING_METHODS.has(method));
   if (changes && (declared === 'public' || declared === 'page')) {
-    throw new Error(`${String(route.method)} ${route.url}: a route that changes passes the whole guard; it cannot be declared '${declared}'.`);
+    throw new Error(
+      `${String(route.method)} ${route.url}: a route that changes passes the whole guard; it cannot be declared '${declared}'.`,
+    );
   }
 }
 
-export async function guardRequest(request: FastifyRequest, reply: FastifyReply, options: DashboardRouteOptions): Promise<FastifyReply | undefined> {
+export async function guardRequest(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  options: DashboardRouteOptions,
+): Promise<FastifyReply | undefined> {
   const access = accessOf(request.method, request.routeOptions.config.dashboard);
   if (access === 'public') return undefined;
   const { pool, config } = options.deps();

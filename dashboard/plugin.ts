@@ -43,7 +43,11 @@ export default async function dashboardPlugin(app: FastifyInstance): Promise<voi
   app.setErrorHandler((error, request, reply) => {
     // The API's one classifier: an outage of Postgres or Temporal is 503 with Retry-After here too, never a 500.
     const apiError = error instanceof ApiError ? error : isDependencyOutage(error) ? serviceUnavailable() : undefined;
-    const status = apiError?.status ?? ((error as { statusCode?: number }).statusCode && (error as { statusCode: number }).statusCode < 500 ? (error as { statusCode: number }).statusCode : 500);
+    const status =
+      apiError?.status ??
+      ((error as { statusCode?: number }).statusCode && (error as { statusCode: number }).statusCode < 500
+        ? (error as { statusCode: number }).statusCode
+        : 500);
     if (status >= 500) request.log.error({ err: error }, 'developers page request failed');
     const message =
       status >= 500 && !apiError
@@ -54,7 +58,12 @@ export default async function dashboardPlugin(app: FastifyInstance): Promise<voi
     for (const [name, value] of Object.entries(apiError?.headers ?? {})) reply.header(name, value);
     return sendPage(
       reply,
-      errorPage({ assets: assets.urls, title: ERROR_TITLES[status] ?? 'Something went wrong', message, code: apiError?.code }),
+      errorPage({
+        assets: assets.urls,
+        title: ERROR_TITLES[status] ?? 'Something went wrong',
+        message,
+        code: apiError?.code,
+      }),
       status,
     );
   });

@@ -27,5 +27,9 @@ export function setSecurityHeaders(reply: FastifyReply): void {
 
 /** Pages carry account data and, once, keys and secrets: never stored by a browser or a proxy. */
 export function sendPage(reply: FastifyReply, page: { toString(): string }, status = 200): FastifyReply {
-  return reply.status(status).header('Cache-Control', 'no-store').type('text/html; charset=utf-8').send(page.toString());
+  return reply
+    .status(status)
+    .header('Cache-Control', 'no-store')
+    .type('text/html; charset=utf-8')
+    .send(page.toString());
 }

@@ -34,7 +34,9 @@ interface CookieShape {
 
 export function sessionCookieShape(request: FastifyRequest, publicUrl: string | undefined): CookieShape {
   const secure = publicUrl ? publicUrl.startsWith('https:') : request.protocol === 'https';
-  return secure ? { name: SECURE_SESSION_COOKIE, path: '/', secure } : { name: SESSION_COOKIE, path: DASHBOARD, secure };
+  return secure
+    ? { name: SECURE_SESSION_COOKIE, path: '/', secure }
+    : { name: SESSION_COOKIE, path: DASHBOARD, secure };
 }
 
 export function readSessionCookie(request: FastifyRequest, publicUrl: string | undefined): string | undefined {
@@ -49,12 +51,23 @@ export function readSessionCookie(request: FastifyRequest, publicUrl: string | u
 }
 
 function cookieHeader(shape: CookieShape, value: string, maxAgeSeconds: number): string {
-  const attributes = [`${shape.name}=${value}`, `Path=${shape.path}`, `Max-Age=${maxAgeSeconds}`, 'HttpOnly', 'SameSite=Strict'];
+  const attributes = [
+    `${shape.name}=${value}`,
+    `Path=${shape.path}`,
+    `Max-Age=${maxAgeSeconds}`,
+    'HttpOnly',
+    'SameSite=Strict',
+  ];
   if (shape.secure) attributes.push('Secure');
   return attributes.join('; ');
 }
 
-export function setSessionCookie(request: FastifyRequest, reply: FastifyReply, sessionId: string, publicUrl: string | undefined): void {
+export function setSessionCookie(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  sessionId: string,
+  publicUrl: string | undefined,
+): void {
   reply.header('Set-Cookie', cookieHeader(sessionCookieShape(request, publicUrl), sessionId, SESSION_TTL_MS / 1000));
 }
 

@@ -8,5 +8,7 @@ import type { Db } from './pool';
  * budgets share a queue for that moment.
  */
 export async function lockAccountBudget(tx: Db, what: string, accountId: string, livemode: boolean): Promise<void> {
-  await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`${what}:${accountId}:${livemode ? 'live' : 'test'}`]);
+  await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
+    `${what}:${accountId}:${livemode ? 'live' : 'test'}`,
+  ]);
 }

@@ -32,7 +32,11 @@ export async function findAccount(pool: Pool, id: string): Promise<AccountRow | 
 }
 
 /** updated_at moves only when the status does. */
-export async function updateAccountStatus(pool: Pool, id: string, status: AccountStatus): Promise<AccountRow | undefined> {
+export async function updateAccountStatus(
+  pool: Pool,
+  id: string,
+  status: AccountStatus,
+): Promise<AccountRow | undefined> {
   const { rows } = await pool.query<AccountRow>(
     `UPDATE accounts SET status = $2, updated_at = CASE WHEN status = $2 THEN updated_at ELSE now() END
       WHERE id = $1 RETURNING ${COLUMNS}`,

@@ -3,7 +3,10 @@ import type { Db, Pool } from './pool';
 
 /** Tables dashboard_sign_in_links and dashboard_sessions. SQL only: the rules are domain/dashboard-sessions.ts's. */
 
-export async function insertSignInLink(pool: Pool, row: { tokenHash: Buffer; accountId: string; ttlMs: number }): Promise<Date> {
+export async function insertSignInLink(
+  pool: Pool,
+  row: { tokenHash: Buffer; accountId: string; ttlMs: number },
+): Promise<Date> {
   const { rows } = await pool.query<{ expires_at: Date }>(
     `INSERT INTO dashboard_sign_in_links (token_hash, account_id, expires_at)
      VALUES ($1, $2, now() + $3 * interval '1 millisecond') RETURNING expires_at`,
@@ -72,7 +75,9 @@ export async function findLiveSession(
 }
 
 export async function touchSession(pool: Pool, idHash: Buffer): Promise<void> {
-  await pool.query('UPDATE dashboard_sessions SET last_seen_at = now() WHERE id_hash = $1 AND ended_at IS NULL', [idHash]);
+  await pool.query('UPDATE dashboard_sessions SET last_seen_at = now() WHERE id_hash = $1 AND ended_at IS NULL', [
+    idHash,
+  ]);
 }
 
 export async function endSession(pool: Pool, idHash: Buffer): Promise<void> {

@@ -92,7 +92,15 @@ export async function insertDeliveries(
  */
 export async function insertRecoveryDeliveries(
   pool: Pool,
-  input: { recoveryId: string; endpointId: string; accountId: string; livemode: boolean; since: number; until: number; intervalMs: number },
+  input: {
+    recoveryId: string;
+    endpointId: string;
+    accountId: string;
+    livemode: boolean;
+    since: number;
+    until: number;
+    intervalMs: number;
+  },
 ): Promise<number> {
   return withTransaction(pool, async (tx) => {
     await tx.query(`SELECT pg_advisory_xact_lock(hashtext('recover:' || $1))`, [input.endpointId]);
@@ -126,7 +134,11 @@ export async function insertRecoveryDeliveries(
 }
 
 /** Endpoints of this event's deliveries, of its account and mode, still registered and not disabled: what "resend to all" reaches. */
-export async function liveEndpointsOfEvent(pool: Pool, scope: { accountId: string; livemode: boolean }, eventId: string): Promise<string[]> {
+export async function liveEndpointsOfEvent(
+  pool: Pool,
+  scope: { accountId: string; livemode: boolean },
+  eventId: string,
+): Promise<string[]> {
   const { rows } = await pool.query<{ endpoint_id: string }>(
     `SELECT DISTINCT d.endpoint_id FROM deliveries d JOIN webhook_endpoints we ON we.id = d.endpoint_id
       WHERE d.event_id = $1 AND we.account_id = $2 AND we.livemode = $3 AND we.deleted_at IS NULL AND we.disabled_at IS NULL

@@ -1,4 +1,10 @@
-import { EXPIRED_REASON, type AttemptRecord, type DeliveryTrigger, type ExpiryRecord, type RecordResult } from '../core/delivery-contract';
+import {
+  EXPIRED_REASON,
+  type AttemptRecord,
+  type DeliveryTrigger,
+  type ExpiryRecord,
+  type RecordResult,
+} from '../core/delivery-contract';
 import { LATENCY_BUCKETS, latencyBucket, oneResponse } from '../core/delivery-stats';
 import { preparedStatement, type Pool } from './pool';
 
@@ -111,7 +117,17 @@ export async function insertExpiry(pool: Pool, record: ExpiryRecord): Promise<vo
        )
      UPDATE deliveries SET status = 'failed', reason = $9, waiting_for = NULL
       WHERE id = $8::text AND status = 'pending'`,
-    [record.id, record.endpointId, record.eventId, record.eventType, record.accountId, record.livemode, record.attempt, record.deliveryId, EXPIRED_REASON],
+    [
+      record.id,
+      record.endpointId,
+      record.eventId,
+      record.eventType,
+      record.accountId,
+      record.livemode,
+      record.attempt,
+      record.deliveryId,
+      EXPIRED_REASON,
+    ],
   );
 }
 
@@ -169,7 +185,9 @@ export async function listDeliveryAttempts(
     ]);
     if (cursor.rowCount === 0) return undefined;
     // Compared in SQL so the cursor keeps created_at's microseconds.
-    where.push(`(created_at, id) < (SELECT created_at, id FROM delivery_attempts WHERE id = ${param(filter.startingAfter)})`);
+    where.push(
+      `(created_at, id) < (SELECT created_at, id FROM delivery_attempts WHERE id = ${param(filter.startingAfter)})`,
+    );
   }
   if (filter.eventId !== undefined) where.push(`event_id = ${param(filter.eventId)}`);
   if (filter.outcome !== undefined) where.push(`succeeded = ${param(filter.outcome === 'succeeded')}`);

@@ -7,7 +7,11 @@ import type { Db } from './pool';
  * counts only when no success of the endpoint was recorded after that time (a success in between ended the
  * streak it belonged to). Returns undefined when the row already existed: a retried report, which counts nothing.
  */
-export async function insertAbandonmentOnce(db: Db, endpointId: string, eventId: string): Promise<{ counted: boolean } | undefined> {
+export async function insertAbandonmentOnce(
+  db: Db,
+  endpointId: string,
+  eventId: string,
+): Promise<{ counted: boolean } | undefined> {
   const { rows } = await db.query<{ counted: boolean }>(
     `WITH last_attempt AS (
        SELECT COALESCE(max(created_at), now()) AS at FROM delivery_attempts WHERE endpoint_id = $1 AND event_id = $2

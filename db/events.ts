@@ -95,7 +95,16 @@ const NUMBER_EVENT = preparedStatement(
 async function insertWithFanOut(db: Db, event: NewEvent): Promise<EventRow | undefined> {
   const { rows } = await db.query<EventRow>({
     ...INSERT_EVENT_WITH_FAN_OUT,
-    values: [event.id, event.accountId, event.livemode, event.type, event.created, event.body, event.parcelId, event.traceParent ?? null],
+    values: [
+      event.id,
+      event.accountId,
+      event.livemode,
+      event.type,
+      event.created,
+      event.body,
+      event.parcelId,
+      event.traceParent ?? null,
+    ],
   });
   return rows[0];
 }
@@ -190,13 +199,16 @@ export async function listEventsOf(
   };
   if (page.startingAfter !== undefined) {
     // By its key alone, so the plan is the same for every account; whose event it is is checked here.
-    const cursor = await pool.query<{ account_id: string; livemode: boolean }>('SELECT account_id, livemode FROM events WHERE id = $1', [
-      page.startingAfter,
-    ]);
+    const cursor = await pool.query<{ account_id: string; livemode: boolean }>(
+      'SELECT account_id, livemode FROM events WHERE id = $1',
+      [page.startingAfter],
+    );
     const owner = cursor.rows[0];
     if (!owner || owner.account_id !== scope.accountId || owner.livemode !== scope.livemode) return undefined;
     // Compared in SQL so the cursor keeps inserted_at's microseconds.
-    where.push(`(ev.inserted_at, ev.id) < (SELECT inserted_at, id FROM events WHERE id = ${param(page.startingAfter)})`);
+    where.push(
+      `(ev.inserted_at, ev.id) < (SELECT inserted_at, id FROM events WHERE id = ${param(page.startingAfter)})`,
+    );
   }
   if (page.type !== undefined) where.push(`ev.type = ${param(page.type)}`);
   if (page.id !== undefined) where.push(`ev.id = ${param(page.id)}`);
@@ -204,7 +216,9 @@ export async function listEventsOf(
   const states = page.deliveryStates;
   if (states !== undefined && !states.some((state) => state === 'delivered' || state === 'none')) {
     // Only unfinished states: read from the deliveries still pending or failed (deliveries_unfinished_idx).
-    where.push(`ev.id IN (SELECT event_id FROM deliveries WHERE account_id = $1 AND livemode = $2 AND status IN ('pending', 'failed'))`);
+    where.push(
+      `ev.id IN (SELECT event_id FROM deliveries WHERE account_id = $1 AND livemode = $2 AND status IN ('pending', 'failed'))`,
+    );
   }
   const stateFilter = states === undefined ? '' : `WHERE listed.delivery_state = ANY (${param(states)}::text[])`;
   const { rows } = await pool.query<EventListRow>(
@@ -236,7 +250,11 @@ export async function findEventOf(
  * registered, enabled endpoint of the event's own account and mode: for any other, nothing is stored and false
  * comes back.
  */
-export async function insertTestEvent(pool: Pool, event: Omit<NewEvent, 'parcelId'>, endpointId: string): Promise<boolean> {
+export async function insertTestEvent(
+  pool: Pool,
+  event: Omit<NewEvent, 'parcelId'>,
+  endpointId: string,
+): Promise<boolean> {
   const { rowCount } = await pool.query(
     `WITH target AS (
        SELECT id, api_version FROM webhook_endpoints
@@ -270,7 +288,12 @@ export async function listExpiredEvents(
       WHERE created < $1 AND ($3::bigint IS NULL OR (created, id) > ($3::bigint, $4::text))
       ORDER BY created, id
       LIMIT $2`,
-    [Math.floor(cutoff.getTime() / 1000), limit, after ? Math.floor(Date.parse(after.insertedAt) / 1000) : null, after?.id ?? ''],
+    [
+      Math.floor(cutoff.getTime() / 1000),
+      limit,
+      after ? Math.floor(Date.parse(after.insertedAt) / 1000) : null,
+      after?.id ?? '',
+    ],
   );
   return rows;
 }

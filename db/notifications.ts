@@ -17,7 +17,16 @@ export interface NotificationRow {
 /** Inserted once per dedupe key; returns the stored row, an earlier one when the key was already used (a retry). */
 export async function insertNotificationOnce(
   db: Db,
-  row: { id: string; accountId: string; endpointId: string; kind: string; dedupeKey: string; subject: string; body: string; emailTo: string | null },
+  row: {
+    id: string;
+    accountId: string;
+    endpointId: string;
+    kind: string;
+    dedupeKey: string;
+    subject: string;
+    body: string;
+    emailTo: string | null;
+  },
 ): Promise<NotificationRow | undefined> {
   await db.query(
     `INSERT INTO notifications (id, account_id, endpoint_id, kind, dedupe_key, subject, body, email_to)
@@ -28,7 +37,6 @@ export async function insertNotificationOnce(
   const stored = await db.query<NotificationRow>('SELECT * FROM notifications WHERE dedupe_key = $1', [row.dedupeKey]);
   return stored.rows[0];
 }
-
 
 /**
  * Claims the right to email a failing-endpoint notice, once: email_sent_at is set before sending, and only while

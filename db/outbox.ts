@@ -108,7 +108,10 @@ export async function releaseLeases(pool: Pool, ids: string[]): Promise<void> {
  * `untilMs` (Unix ms), its lease running until then so no dispatcher claims it sooner, and keeps the place for
  * attempt 1. A dispatcher that dies meanwhile loses nothing: the row is claimed when the lease ends.
  */
-export async function deferEvents(pool: Pool, rows: { id: string; untilMs: number; place: number | null }[]): Promise<void> {
+export async function deferEvents(
+  pool: Pool,
+  rows: { id: string; untilMs: number; place: number | null }[],
+): Promise<void> {
   if (rows.length === 0) return;
   await pool.query(
     `WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true))
@@ -219,7 +222,10 @@ export async function markDeliveriesDispatched(pool: Pool, ids: string[]): Promi
 }
 
 /** deferEvents for merchant-asked deliveries: due again at `untilMs` (their dispatch_after), the place kept. */
-export async function deferDeliveries(pool: Pool, rows: { id: string; untilMs: number; place: number | null }[]): Promise<void> {
+export async function deferDeliveries(
+  pool: Pool,
+  rows: { id: string; untilMs: number; place: number | null }[],
+): Promise<void> {
   if (rows.length === 0) return;
   await pool.query(
     `WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true))

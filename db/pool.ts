@@ -37,7 +37,8 @@ const preparedTexts = new Map<string, string>();
 
 export function preparedStatement(name: string, text: string): PreparedStatement {
   const known = preparedTexts.get(name);
-  if (known !== undefined && known !== text) throw new Error(`prepared statement ${name} is already defined with another text`);
+  if (known !== undefined && known !== text)
+    throw new Error(`prepared statement ${name} is already defined with another text`);
   preparedTexts.set(name, text);
   return { name, text };
 }

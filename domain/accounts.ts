@@ -43,16 +43,25 @@ function accountMissing(id: string): ApiError {
 export function parseAccountStatus(input: string): AccountStatus {
   const status = input.trim().toLowerCase();
   if ((ACCOUNT_STATUSES as readonly string[]).includes(status)) return status as AccountStatus;
-  throw new ApiError('parameter_invalid', `Invalid status ${JSON.stringify(input)}: use ${ACCOUNT_STATUSES.join(', ')}.`, {
-    param: 'status',
-  });
+  throw new ApiError(
+    'parameter_invalid',
+    `Invalid status ${JSON.stringify(input)}: use ${ACCOUNT_STATUSES.join(', ')}.`,
+    {
+      param: 'status',
+    },
+  );
 }
 
 /** A new account is pending (the default) or already approved; never born suspended. */
-export async function createAccount(pool: Pool, input: { name: string; email?: string; status?: string }): Promise<Account> {
+export async function createAccount(
+  pool: Pool,
+  input: { name: string; email?: string; status?: string },
+): Promise<Account> {
   const status = parseAccountStatus(input.status ?? 'pending');
   if (status === 'suspended') {
-    throw new ApiError('parameter_invalid', 'An account cannot be created suspended: use pending or active.', { param: 'status' });
+    throw new ApiError('parameter_invalid', 'An account cannot be created suspended: use pending or active.', {
+      param: 'status',
+    });
   }
   const name = input.name.trim();
   if (name === '' || name.length > 200) {

@@ -59,12 +59,21 @@ export function parseExpiry(input: string): Date {
   const text = input.trim();
   const match = ISO_DATE.exec(text);
   const invalid = () =>
-    new ApiError('parameter_invalid', `Invalid expiry ${JSON.stringify(input)}: use an ISO 8601 date or date-time, e.g. 2026-12-31T23:59:59Z.`, {
-      param: 'expires',
-    });
+    new ApiError(
+      'parameter_invalid',
+      `Invalid expiry ${JSON.stringify(input)}: use an ISO 8601 date or date-time, e.g. 2026-12-31T23:59:59Z.`,
+      {
+        param: 'expires',
+      },
+    );
   if (!match) throw invalid();
   const [, year, month, day, hour, minute, second, zone] = match;
-  const normalized = hour === undefined ? `${year}-${month}-${day}T00:00:00Z` : zone ? text.replace(' ', 'T') : `${text.replace(' ', 'T')}Z`;
+  const normalized =
+    hour === undefined
+      ? `${year}-${month}-${day}T00:00:00Z`
+      : zone
+        ? text.replace(' ', 'T')
+        : `${text.replace(' ', 'T')}Z`;
   const date = new Date(normalized);
   if (Number.isNaN(date.getTime())) throw invalid();
   const calendar = new Date(Date.UTC(Number(year), Number(month) - 1, Number(day)));
@@ -127,7 +136,11 @@ export const MAX_ACTIVE_API_KEYS_PER_MODE = 50;
  * is approved (active). The API applies it to every key it verifies; the developers page to every change it
  * makes, and to key creation.
  */
-export function assertModeOpen(status: AccountStatus, mode: Mode, refused = 'Live mode works once the account is approved; test mode works now.'): void {
+export function assertModeOpen(
+  status: AccountStatus,
+  mode: Mode,
+  refused = 'Live mode works once the account is approved; test mode works now.',
+): void {
   if (status === 'suspended') throw new ApiError('client_suspended', 'This account is suspended.');
   if (mode === 'live' && status !== 'active') throw new ApiError('client_not_active', refused);
 }
@@ -136,10 +149,13 @@ export async function createApiKey(
   pool: Pool,
   input: { accountId: string; mode: Mode; scopes: Scope[]; expiresAt?: Date; description?: string },
 ): Promise<CreatedApiKey> {
-  if (input.scopes.length === 0) throw new ApiError('parameter_invalid', 'A key needs at least one scope.', { param: 'scopes' });
+  if (input.scopes.length === 0)
+    throw new ApiError('parameter_invalid', 'A key needs at least one scope.', { param: 'scopes' });
   const description = input.description?.trim() || null;
   if (description !== null && description.length > 500) {
-    throw new ApiError('parameter_invalid', 'The description must be at most 500 characters.', { param: 'description' });
+    throw new ApiError('parameter_invalid', 'The description must be at most 500 characters.', {
+      param: 'description',
+    });
   }
   await getAccount(pool, input.accountId);
   const key = generateApiKey(input.mode);
@@ -175,7 +191,11 @@ export async function createApiKeyAsMerchant(
   input: { accountId: string; mode: Mode; scopes: Scope[]; expiresAt?: Date; description?: string },
 ): Promise<CreatedApiKey> {
   const account = await getAccount(pool, input.accountId);
-  assertModeOpen(account.status, input.mode, 'Live keys can be created once the account is approved; test keys work now.');
+  assertModeOpen(
+    account.status,
+    input.mode,
+    'Live keys can be created once the account is approved; test keys work now.',
+  );
   return createApiKey(pool, input);
 }
 
@@ -193,7 +213,11 @@ function keyMissing(keyId: string): ApiError {
  * any other, another account's or its own in the other mode, is as missing as an unknown one and stays as it is.
  * Immediate: authentication reads revoked_at on every request.
  */
-export async function revokeApiKey(pool: Pool, scope: { accountId: string; livemode: boolean }, keyId: string): Promise<ApiKeyRecord> {
+export async function revokeApiKey(
+  pool: Pool,
+  scope: { accountId: string; livemode: boolean },
+  keyId: string,
+): Promise<ApiKeyRecord> {
   const row = await keys.revokeApiKey(pool, scope, keyId);
   if (!row) throw keyMissing(keyId);
   return toRecord(row);
@@ -229,7 +253,10 @@ export function checkKey(found: KeyForAuth, now: Date): void {
 /** A key taken from a request (its shape already checked by the caller): whose it is and what it may do. */
 export async function verifyApiKey(pool: Pool, key: string, now = new Date()): Promise<KeyContext> {
   if (key.length > API_KEY_LENGTH || !API_KEY_PATTERN.test(key)) {
-    throw new ApiError('malformed_api_key', 'The API key is not shaped like a key (svc_test_... or svc_live_...); check for a truncated paste.');
+    throw new ApiError(
+      'malformed_api_key',
+      'The API key is not shaped like a key (svc_test_... or svc_live_...); check for a truncated paste.',
+    );
   }
   let found: KeyForAuth | undefined;
   try {

@@ -50,8 +50,15 @@ export interface SignInLink {
 export async function createSignInLink(pool: Pool, input: { accountId: string; origin: string }): Promise<SignInLink> {
   await getAccount(pool, input.accountId);
   const token = randomBase62(TOKEN_LENGTH);
-  const expiresAt = await sessions.insertSignInLink(pool, { tokenHash: sha256(token), accountId: input.accountId, ttlMs: SIGN_IN_LINK_TTL_MS });
-  return { url: new URL(`${SIGN_IN_PATH}${token}`, input.origin).toString(), expires_at: Math.floor(expiresAt.getTime() / 1000) };
+  const expiresAt = await sessions.insertSignInLink(pool, {
+    tokenHash: sha256(token),
+    accountId: input.accountId,
+    ttlMs: SIGN_IN_LINK_TTL_MS,
+  });
+  return {
+    url: new URL(`${SIGN_IN_PATH}${token}`, input.origin).toString(),
+    expires_at: Math.floor(expiresAt.getTime() / 1000),
+  };
 }
 
 export interface OpenedSession {
@@ -70,7 +77,11 @@ export async function isSignInLinkUsable(pool: Pool, token: string): Promise<boo
  * The session the browser signed in with before (`previousSessionId`, from its cookie) ends: one browser, one
  * session, so a sign-in forced on someone leaves nothing of their own session behind to be reused.
  */
-export async function openSession(pool: Pool, token: string, previousSessionId?: string): Promise<OpenedSession | undefined> {
+export async function openSession(
+  pool: Pool,
+  token: string,
+  previousSessionId?: string,
+): Promise<OpenedSession | undefined> {
   if (!TOKEN_PATTERN.test(token)) return undefined;
   const sessionId = randomBase62(TOKEN_LENGTH);
   const opened = await sessions.useSignInLinkAndOpenSession(pool, {
@@ -93,7 +104,10 @@ export interface DashboardSession {
 export async function findSession(pool: Pool, sessionId: string | undefined): Promise<DashboardSession | undefined> {
   if (sessionId === undefined || !TOKEN_PATTERN.test(sessionId)) return undefined;
   const idHash = sha256(sessionId);
-  const row = await sessions.findLiveSession(pool, idHash, { idleMs: SESSION_IDLE_MS, touchAfterMs: SESSION_TOUCH_AFTER_MS });
+  const row = await sessions.findLiveSession(pool, idHash, {
+    idleMs: SESSION_IDLE_MS,
+    touchAfterMs: SESSION_TOUCH_AFTER_MS,
+  });
   if (!row) return undefined;
   if (row.touch_due) await sessions.touchSession(pool, idHash);
   return {
@@ -116,5 +130,9 @@ export async function endAccountSessions(pool: Pool, session: DashboardSession):
 /** The token a state-changing form carries back, compared in constant time. */
 export function checkCsrfToken(session: DashboardSession, presented: unknown): void {
   const ok = typeof presented === 'string' && timingSafeEqual(sha256(presented), sha256(session.csrfToken));
-  if (!ok) throw new ApiError('csrf_failed', 'The form is missing its session token or it does not match; reload the page and try again.');
+  if (!ok)
+    throw new ApiError(
+      'csrf_failed',
+      'The form is missing its session token or it does not match; reload the page and try again.',
+    );
 }

@@ -35,7 +35,8 @@ export const DeliveryAttemptRecord = Type.Object({
   duration_ms: Type.Integer(),
   succeeded: Type.Boolean(),
   reason: Type.Union([Type.String(), Type.Null()], {
-    description: 'Null on an attempt; set on the entry of a delivery given up without one: expired (not answered 2xx within the max age).',
+    description:
+      'Null on an attempt; set on the entry of a delivery given up without one: expired (not answered 2xx within the max age).',
   }),
   livemode: Type.Boolean(),
   created: Type.Integer({ description: 'Unix seconds.' }),
@@ -87,6 +88,9 @@ export async function listDeliveries(
 }
 
 /** An attempt's number and its delivery's trigger, once recorded (the engine records right after the answer). */
-export async function findAttempt(pool: Pool, attemptId: string): Promise<{ attempt: number; trigger: DeliveryTrigger } | undefined> {
+export async function findAttempt(
+  pool: Pool,
+  attemptId: string,
+): Promise<{ attempt: number; trigger: DeliveryTrigger } | undefined> {
   return DELIVERY_ID.test(attemptId) ? attempts.findAttemptSummary(pool, attemptId) : undefined;
 }

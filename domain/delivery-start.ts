@@ -117,7 +117,8 @@ export function deliveryInput(start: DeliveryStart, config: Config): DeliverEven
 export function deliveryWorkflowId(input: DeliverEventInput): string {
   if ((input.trigger ?? 'automatic') === 'automatic') return WORKFLOW_ID.deliverEvent(input.eventId);
   const deliveryId = input.endpointIds.length === 1 ? input.deliveryIds?.[input.endpointIds[0]!] : undefined;
-  if (!deliveryId) throw new Error(`a ${input.trigger} delivery of ${input.eventId} must name exactly one endpoint and its delivery`);
+  if (!deliveryId)
+    throw new Error(`a ${input.trigger} delivery of ${input.eventId} must name exactly one endpoint and its delivery`);
   return WORKFLOW_ID.delivery(deliveryId);
 }
 
@@ -137,10 +138,19 @@ export const FIRST_ATTEMPTS_LISTED = 10;
 function describeFirstAttempts(outcomes: Record<string, FirstAttemptOutcome>): string[] {
   const entries = Object.entries(outcomes);
   if (entries.length <= FIRST_ATTEMPTS_LISTED) {
-    return entries.flatMap(([endpointId, outcome]) => ['', `**Attempt 1** to \`${endpointId}\`, made before the start: ${describeOutcome(outcome)}`]);
+    return entries.flatMap(([endpointId, outcome]) => [
+      '',
+      `**Attempt 1** to \`${endpointId}\`, made before the start: ${describeOutcome(outcome)}`,
+    ]);
   }
-  const count = (kind: string) => entries.filter(([, outcome]) => (outcome.kind === 'skipped' ? 'skipped' : outcome.succeeded ? 'succeeded' : 'failed') === kind).length;
-  return ['', `**Attempts 1** to ${entries.length} endpoints, made before the start: ${count('succeeded')} succeeded, ${count('failed')} failed, ${count('skipped')} skipped`];
+  const count = (kind: string) =>
+    entries.filter(
+      ([, outcome]) => (outcome.kind === 'skipped' ? 'skipped' : outcome.succeeded ? 'succeeded' : 'failed') === kind,
+    ).length;
+  return [
+    '',
+    `**Attempts 1** to ${entries.length} endpoints, made before the start: ${count('succeeded')} succeeded, ${count('failed')} failed, ${count('skipped')} skipped`,
+  ];
 }
 
 function describeThrottle(throttle: FirstAttemptThrottle): string {
@@ -171,9 +181,14 @@ function describe(input: DeliverEventInput): { staticSummary: string; staticDeta
         : []),
       `**Ladder**: ${input.retryDelaysMs.length + 1} attempts, waits ${ladder}; ` +
         `timeout ${formatDuration(input.timeoutMs)} per attempt; failing after ${input.failingThreshold} abandoned deliveries` +
-        (input.maxAgeMs === undefined ? '' : `; given up ${formatDuration(input.maxAgeMs)} after it was stored if not delivered`),
+        (input.maxAgeMs === undefined
+          ? ''
+          : `; given up ${formatDuration(input.maxAgeMs)} after it was stored if not delivered`),
       ...describeFirstAttempts(input.firstAttemptOutcomes ?? {}),
-      ...Object.entries(input.firstAttemptThrottles ?? {}).flatMap(([endpointId, throttle]) => ['', `**Attempt 1** to \`${endpointId}\` ${describeThrottle(throttle)}`]),
+      ...Object.entries(input.firstAttemptThrottles ?? {}).flatMap(([endpointId, throttle]) => [
+        '',
+        `**Attempt 1** to \`${endpointId}\` ${describeThrottle(throttle)}`,
+      ]),
     ].join('\n'),
   };
 }
@@ -206,7 +221,9 @@ export function deliveryStartOptions(
     // A delayed start's first task is the server's to hand out when the delay ends: never eager.
     ...(delayMs === undefined ? { requestEagerStart: options.eager } : { startDelay: delayMs }),
     // A local attempt runs inside the workflow task, which must outlast it (core/delivery-policy.ts).
-    ...(localAttempts(input.endpointIds.length) ? { workflowTaskTimeout: localAttemptTaskTimeoutMs(input.timeoutMs) } : {}),
+    ...(localAttempts(input.endpointIds.length)
+      ? { workflowTaskTimeout: localAttemptTaskTimeoutMs(input.timeoutMs) }
+      : {}),
     typedSearchAttributes: [
       { key: SEARCH_ATTRIBUTES.accountId, value: input.accountId },
       { key: SEARCH_ATTRIBUTES.livemode, value: input.livemode },

@@ -7,7 +7,12 @@ import {
   type HourCounts,
   type OutcomeTotals,
 } from '../core/delivery-stats';
-import { deleteHoursBefore, endpointLatencyHistogram, listEndpointHours, listEndpointsHours } from '../db/delivery-stats';
+import {
+  deleteHoursBefore,
+  endpointLatencyHistogram,
+  listEndpointHours,
+  listEndpointsHours,
+} from '../db/delivery-stats';
 import type { Pool } from '../db/pool';
 
 /**
@@ -41,15 +46,28 @@ function bounds(now: Date, hours: number): { window: Date[]; from: Date; until: 
 }
 
 /** The response-time percentiles of an endpoint over a window (the chart's summary line). */
-export async function endpointLatency(pool: Pool, endpointId: string, window: ChartWindow, now = new Date()): Promise<Pick<EndpointHealth, 'p50Ms' | 'p95Ms'>> {
+export async function endpointLatency(
+  pool: Pool,
+  endpointId: string,
+  window: ChartWindow,
+  now = new Date(),
+): Promise<Pick<EndpointHealth, 'p50Ms' | 'p95Ms'>> {
   const { from, until } = bounds(now, CHART_WINDOWS[window]);
   const histogram = await endpointLatencyHistogram(pool, endpointId, from, until);
   return { p50Ms: percentile(histogram, 0.5), p95Ms: percentile(histogram, 0.95) };
 }
 
-export async function endpointHealth(pool: Pool, endpointId: string, window: ChartWindow, now = new Date()): Promise<EndpointHealth> {
+export async function endpointHealth(
+  pool: Pool,
+  endpointId: string,
+  window: ChartWindow,
+  now = new Date(),
+): Promise<EndpointHealth> {
   const { window: hourStarts, from, until } = bounds(now, CHART_WINDOWS[window]);
-  const [found, latency] = await Promise.all([listEndpointHours(pool, endpointId, from, until), endpointLatency(pool, endpointId, window, now)]);
+  const [found, latency] = await Promise.all([
+    listEndpointHours(pool, endpointId, from, until),
+    endpointLatency(pool, endpointId, window, now),
+  ]);
   const hours = fillHours(hourStarts, found);
   return { window, hours, totals: totalsOf(hours), ...latency };
 }
@@ -62,7 +80,11 @@ export interface EndpointSummary {
 }
 
 /** The last 24 hours of each endpoint, in the order given. */
-export async function endpointsLastDay(pool: Pool, endpointIds: readonly string[], now = new Date()): Promise<EndpointSummary[]> {
+export async function endpointsLastDay(
+  pool: Pool,
+  endpointIds: readonly string[],
+  now = new Date(),
+): Promise<EndpointSummary[]> {
   const { window, from, until } = bounds(now, CHART_WINDOWS['24h']);
   const rows = await listEndpointsHours(pool, endpointIds, from, until);
   const byEndpoint = new Map<string, HourCounts[]>();

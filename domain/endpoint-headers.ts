@@ -51,23 +51,40 @@ export const HEADERS_DESCRIPTION =
 /** The record's `headers`, always present. */
 export const HeadersRecord = Type.Record(Type.String(), Type.String(), { description: HEADERS_DESCRIPTION });
 /** In a body: on registration the whole set; on PATCH a change, where null removes a name. */
-export const HeadersInput = Type.Record(Type.String(), Type.Union([Type.String(), Type.Null()]), { description: HEADERS_DESCRIPTION });
+export const HeadersInput = Type.Record(Type.String(), Type.Union([Type.String(), Type.Null()]), {
+  description: HEADERS_DESCRIPTION,
+});
 
-function invalid(name: string, message: string, code: 'parameter_invalid' | 'header_not_allowed' = 'parameter_invalid'): ApiError {
+function invalid(
+  name: string,
+  message: string,
+  code: 'parameter_invalid' | 'header_not_allowed' = 'parameter_invalid',
+): ApiError {
   return new ApiError(code, message, { param: `headers.${name.slice(0, HEADER_NAME_MAX_LENGTH + 1)}` });
 }
 
 function checkName(name: string): void {
   if (name.length === 0 || name.length > HEADER_NAME_MAX_LENGTH || !TOKEN.test(name)) {
-    throw invalid(name, `A header name is an HTTP token (letters, digits and !#$%&'*+-.^_\`|~) of 1 to ${HEADER_NAME_MAX_LENGTH} characters.`);
+    throw invalid(
+      name,
+      `A header name is an HTTP token (letters, digits and !#$%&'*+-.^_\`|~) of 1 to ${HEADER_NAME_MAX_LENGTH} characters.`,
+    );
   }
   if (refusedName(name)) {
-    throw invalid(name, `The header ${name} is set by the service or changes the request; it cannot be set on an endpoint.`, 'header_not_allowed');
+    throw invalid(
+      name,
+      `The header ${name} is set by the service or changes the request; it cannot be set on an endpoint.`,
+      'header_not_allowed',
+    );
   }
 }
 
 function checkValue(name: string, value: string): void {
-  if (value === HIDDEN_VALUE) throw invalid(name, `"${HIDDEN_VALUE}" is how responses hide a value: send the value itself, or leave the header out.`);
+  if (value === HIDDEN_VALUE)
+    throw invalid(
+      name,
+      `"${HIDDEN_VALUE}" is how responses hide a value: send the value itself, or leave the header out.`,
+    );
   if (value.length > HEADER_VALUE_MAX_LENGTH || !PRINTABLE.test(value)) {
     throw invalid(name, `A header value is 1 to ${HEADER_VALUE_MAX_LENGTH} printable ASCII characters.`);
   }
@@ -96,7 +113,9 @@ export function applyHeaderChange(current: EndpointHeaders, change: unknown): En
     next.set(name.toLowerCase(), [name, value]);
   }
   if (next.size > MAX_HEADERS) {
-    throw new ApiError('parameter_invalid', `An endpoint has at most ${MAX_HEADERS} custom headers.`, { param: 'headers' });
+    throw new ApiError('parameter_invalid', `An endpoint has at most ${MAX_HEADERS} custom headers.`, {
+      param: 'headers',
+    });
   }
   return Object.fromEntries(next.values());
 }
@@ -123,7 +142,7 @@ export function openHeaders(stored: string, endpointId: string, ring: KeyRing): 
   try {
     return JSON.parse(plain) as EndpointHeaders;
   } catch {
-    throw new SecretUnavailableError('an endpoint\'s custom headers are stored in an unrecognised form');
+    throw new SecretUnavailableError("an endpoint's custom headers are stored in an unrecognised form");
   }
 }
 
@@ -138,5 +157,7 @@ export function shownHeaders(stored: string, endpointId: string, ring: KeyRing):
   } catch {
     return {};
   }
-  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, isHiddenHeader(name) ? HIDDEN_VALUE : value]));
+  return Object.fromEntries(
+    Object.entries(headers).map(([name, value]) => [name, isHiddenHeader(name) ? HIDDEN_VALUE : value]),
+  );
 }

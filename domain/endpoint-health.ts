@@ -2,7 +2,12 @@ import type { FailingNoticeResult, RecordAbandonmentInput, RecordAbandonmentResu
 import { newId } from '../core/ids';
 import { insertAbandonmentOnce } from '../db/endpoint-abandonments';
 import { incrementAbandonedStreak, lockEndpointHealth, markFailingEpisode } from '../db/endpoints';
-import { claimFailingNoticeEmail, findNotification, insertNotificationOnce, releaseEmailClaim } from '../db/notifications';
+import {
+  claimFailingNoticeEmail,
+  findNotification,
+  insertNotificationOnce,
+  releaseEmailClaim,
+} from '../db/notifications';
 import { withTransaction, type Pool } from '../db/pool';
 import type { Config } from '../infra/config';
 import type { Mailer } from '../infra/mailer';
@@ -28,7 +33,10 @@ export interface HealthDeps {
  * reaches the threshold of a healthy endpoint, the failing mark and the notification row. Repeating it for the same
  * event counts nothing and returns the endpoint as it stands.
  */
-export async function recordAbandonment(deps: HealthDeps, input: RecordAbandonmentInput): Promise<RecordAbandonmentResult> {
+export async function recordAbandonment(
+  deps: HealthDeps,
+  input: RecordAbandonmentInput,
+): Promise<RecordAbandonmentResult> {
   return withTransaction(deps.pool, async (tx) => {
     const endpoint = await lockEndpointHealth(tx, input.endpointId);
     const unchanged = (counted: boolean) => ({
@@ -43,7 +51,13 @@ export async function recordAbandonment(deps: HealthDeps, input: RecordAbandonme
     if (!stored?.counted) return unchanged(false);
     const streak = await incrementAbandonedStreak(tx, input.endpointId);
     if (endpoint.status === 'failing' || streak < input.failingThreshold) {
-      return { endpointGone: false, counted: true, streak, failing: endpoint.status === 'failing', notificationId: null };
+      return {
+        endpointGone: false,
+        counted: true,
+        streak,
+        failing: endpoint.status === 'failing',
+        notificationId: null,
+      };
     }
     const notification = await insertNotificationOnce(tx, {
       id: newId('notification'),

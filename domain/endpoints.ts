@@ -9,7 +9,14 @@ import type { EndpointOrdering, EndpointRow, EndpointScope } from '../db/endpoin
 import type { Pool } from '../db/pool';
 import type { Config } from '../infra/config';
 import { checkWebhookUrl, type Lookup } from '../infra/ssrf';
-import { applyHeaderChange, HeadersRecord, openHeaders, sealHeaders, shownHeaders, validateHeaders } from './endpoint-headers';
+import {
+  applyHeaderChange,
+  HeadersRecord,
+  openHeaders,
+  sealHeaders,
+  shownHeaders,
+  validateHeaders,
+} from './endpoint-headers';
 
 /**
  * Webhook endpoints: registering, reading, listing, removing and rotating secrets, behind /v1/webhooks and
@@ -41,7 +48,8 @@ export const EndpointRecord = Type.Object({
   }),
   description: Type.Union([Type.String(), Type.Null()]),
   status: Type.Union([Type.Literal('enabled'), Type.Literal('failing'), Type.Literal('disabled')], {
-    description: 'disabled: by its owner, receives nothing. failing: deliveries keep being abandoned (cleared by a success).',
+    description:
+      'disabled: by its owner, receives nothing. failing: deliveries keep being abandoned (cleared by a success).',
   }),
   livemode: Type.Boolean(),
   ordering: Type.Union([Type.Literal('none'), Type.Literal('parcel')], { description: ORDERING_DESCRIPTION }),
@@ -98,9 +106,13 @@ export function validateEventTypes(events: readonly string[]): string[] {
   const seen = new Set<string>();
   events.forEach((kind, index) => {
     if (!isEventType(kind)) {
-      throw new ApiError('unknown_event_type', `Unknown event kind '${kind.slice(0, 100)}'; expected one of ${EVENT_TYPES.join(', ')}.`, {
-        param: `events[${index}]`,
-      });
+      throw new ApiError(
+        'unknown_event_type',
+        `Unknown event kind '${kind.slice(0, 100)}'; expected one of ${EVENT_TYPES.join(', ')}.`,
+        {
+          param: `events[${index}]`,
+        },
+      );
     }
     if (seen.has(kind)) {
       throw new ApiError('duplicate_event_type', `The event kind '${kind}' is listed more than once.`, {
@@ -121,7 +133,9 @@ function validateDescription(description: string | null | undefined): string | n
   }
   // PostgreSQL text cannot hold NUL; refuse it here rather than fail in the database.
   if (description.includes('\u0000')) {
-    throw new ApiError('parameter_invalid', 'The description must not contain NUL characters.', { param: 'description' });
+    throw new ApiError('parameter_invalid', 'The description must not contain NUL characters.', {
+      param: 'description',
+    });
   }
   return description;
 }
@@ -129,16 +143,22 @@ function validateDescription(description: string | null | undefined): string | n
 /** A served API version (core/versions); `param` names where it came from. Absent stays absent. */
 export function validateApiVersion(version: string | undefined, param = 'api_version'): string | undefined {
   if (version === undefined || isApiVersion(version)) return version;
-  throw new ApiError('unknown_api_version', `Unknown API version ${JSON.stringify(version.slice(0, 100))}; use one of ${API_VERSION_NAMES.join(', ')}.`, {
-    param,
-  });
+  throw new ApiError(
+    'unknown_api_version',
+    `Unknown API version ${JSON.stringify(version.slice(0, 100))}; use one of ${API_VERSION_NAMES.join(', ')}.`,
+    {
+      param,
+    },
+  );
 }
 
 /** 'none' or 'parcel'; anything else (a form, the CLI, a client past the schema) is a 400. */
 export function validateOrdering(ordering: string | undefined): EndpointOrdering | undefined {
   if (ordering === undefined) return undefined;
   if (!(ENDPOINT_ORDERINGS as readonly string[]).includes(ordering)) {
-    throw new ApiError('parameter_invalid', `Invalid ordering: must be one of ${ENDPOINT_ORDERINGS.join(', ')}.`, { param: 'ordering' });
+    throw new ApiError('parameter_invalid', `Invalid ordering: must be one of ${ENDPOINT_ORDERINGS.join(', ')}.`, {
+      param: 'ordering',
+    });
   }
   return ordering as EndpointOrdering;
 }
@@ -150,7 +170,12 @@ export const RATE_LIMIT_MAX = 1000;
 /** Checked here as well as by the API's schema: the page and the CLI come through here too. */
 export function validateRateLimit(rateLimit: unknown): number | null {
   if (rateLimit === null) return null;
-  if (typeof rateLimit !== 'number' || !Number.isInteger(rateLimit) || rateLimit < RATE_LIMIT_MIN || rateLimit > RATE_LIMIT_MAX) {
+  if (
+    typeof rateLimit !== 'number' ||
+    !Number.isInteger(rateLimit) ||
+    rateLimit < RATE_LIMIT_MIN ||
+    rateLimit > RATE_LIMIT_MAX
+  ) {
     throw new ApiError(
       'parameter_invalid',
       `The rate limit is a whole number of deliveries per second from ${RATE_LIMIT_MIN} to ${RATE_LIMIT_MAX}, or null for none.`,
@@ -246,7 +271,9 @@ export async function listEndpoints(
 ): Promise<Page<EndpointRecord>> {
   const cursor = page.startingAfter;
   const result =
-    cursor === undefined || ENDPOINT_ID.test(cursor) ? await endpoints.listEndpoints(deps.pool, scope, page) : undefined;
+    cursor === undefined || ENDPOINT_ID.test(cursor)
+      ? await endpoints.listEndpoints(deps.pool, scope, page)
+      : undefined;
   if (!result) throw endpointMissing(cursor ?? '', 'starting_after');
   return { data: result.rows.map((row) => toEndpointRecord(row, ringOf(deps))), hasMore: result.hasMore };
 }
@@ -264,7 +291,9 @@ export async function rotateEndpointSecret(
   options: { expiresInSeconds?: number } = {},
 ): Promise<EndpointWithSecret> {
   const graceMs =
-    options.expiresInSeconds === undefined ? deps.config.webhook.secretRotationGraceMs : options.expiresInSeconds * 1000;
+    options.expiresInSeconds === undefined
+      ? deps.config.webhook.secretRotationGraceMs
+      : options.expiresInSeconds * 1000;
   const secret = generateSecret();
   const row = ENDPOINT_ID.test(id)
     ? await endpoints.rotateEndpointSecret(deps.pool, scope, id, {
@@ -277,11 +306,20 @@ export async function rotateEndpointSecret(
 }
 
 /** A registered, enabled endpoint of this account and mode, for deliveries a merchant asks for. */
-export async function findUsableEndpoint(pool: Pool, scope: EndpointScope, id: string, param?: string): Promise<EndpointRow> {
+export async function findUsableEndpoint(
+  pool: Pool,
+  scope: EndpointScope,
+  id: string,
+  param?: string,
+): Promise<EndpointRow> {
   const row = ENDPOINT_ID.test(id) ? await endpoints.findEndpoint(pool, scope, id) : undefined;
   if (!row) throw endpointMissing(id, param);
   if (row.disabled) {
-    throw new ApiError('endpoint_disabled', `The endpoint ${row.id} is disabled; enable it first.`, param ? { param } : {});
+    throw new ApiError(
+      'endpoint_disabled',
+      `The endpoint ${row.id} is disabled; enable it first.`,
+      param ? { param } : {},
+    );
   }
   return row;
 }
@@ -317,7 +355,10 @@ export async function updateEndpoint(
   if (input.rate_limit !== undefined) change.rateLimit = validateRateLimit(input.rate_limit);
   if (input.api_version !== undefined) change.apiVersion = validateApiVersion(input.api_version);
   if (input.url !== undefined) {
-    const url = await checkWebhookUrl(input.url, { allowPrivateTargets: deps.config.webhook.allowPrivateTargets, lookup: deps.lookup });
+    const url = await checkWebhookUrl(input.url, {
+      allowPrivateTargets: deps.config.webhook.allowPrivateTargets,
+      lookup: deps.lookup,
+    });
     change.url = url.href;
   }
   if (input.headers !== undefined) {

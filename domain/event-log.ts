@@ -28,7 +28,7 @@ export const PostedEvent = Type.Object({
     Type.Integer({
       minimum: 1,
       description:
-        "Set on every event about a parcel (data.parcel.id): 1, 2, 3 ... per parcel (account and mode), in publish order. A receiver that has applied a higher sequence for the parcel can drop this event as a stale state. Absent on events without a parcel.",
+        'Set on every event about a parcel (data.parcel.id): 1, 2, 3 ... per parcel (account and mode), in publish order. A receiver that has applied a higher sequence for the parcel can drop this event as a stale state. Absent on events without a parcel.',
     }),
   ),
 });
@@ -54,7 +54,11 @@ export const EventRecord = Type.Object({
   pending_webhooks: Type.Integer({ description: 'Endpoints with a delivery of this event still running.' }),
   delivery_state: Type.Union(
     [Type.Literal('delivered'), Type.Literal('retrying'), Type.Literal('abandoned'), Type.Literal('none')],
-    { description: Object.entries(DELIVERY_STATES).map(([state, meaning]) => `${state}: ${meaning}`).join(' ') },
+    {
+      description: Object.entries(DELIVERY_STATES)
+        .map(([state, meaning]) => `${state}: ${meaning}`)
+        .join(' '),
+    },
   ),
 });
 export type EventRecord = Static<typeof EventRecord>;
@@ -63,11 +67,20 @@ export const EventDelivery = Type.Object({
   id: Type.String({ description: 'The delivery (dly_...): one ladder of attempts to one endpoint.' }),
   endpoint_id: Type.String(),
   trigger: DeliveryTriggerSchema,
-  status: Type.Union([Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('failed'), Type.Literal('skipped')]),
-  reason: Type.Union([Type.String(), Type.Null()], { description: 'Why it was skipped or failed (endpoint_disabled, attempts_exhausted, ...).' }),
+  status: Type.Union([
+    Type.Literal('pending'),
+    Type.Literal('succeeded'),
+    Type.Literal('failed'),
+    Type.Literal('skipped'),
+  ]),
+  reason: Type.Union([Type.String(), Type.Null()], {
+    description: 'Why it was skipped or failed (endpoint_disabled, attempts_exhausted, ...).',
+  }),
   attempts: Type.Integer(),
   last_status_code: Type.Union([Type.Integer(), Type.Null()]),
-  last_attempt_at: Type.Union([Type.Integer(), Type.Null()], { description: 'Unix seconds; null before the first attempt.' }),
+  last_attempt_at: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'Unix seconds; null before the first attempt.',
+  }),
   waiting_for: Type.Union([Type.String(), Type.Null()], {
     description:
       "To an endpoint with ordering parcel: the parcel's event (evt_...) whose delivery to that endpoint must end before this one's first attempt; null otherwise.",
@@ -84,12 +97,20 @@ export type EventWithDeliveries = Static<typeof EventWithDeliveries>;
 function toEventRecord(row: EventListRow): EventRecord {
   // The stored bytes are the posted event: shown as they were sent.
   const posted = JSON.parse(row.body) as Omit<EventRecord, 'pending_webhooks'>;
-  return { ...posted, livemode: row.livemode, pending_webhooks: row.pending_webhooks, delivery_state: row.delivery_state };
+  return {
+    ...posted,
+    livemode: row.livemode,
+    pending_webhooks: row.pending_webhooks,
+    delivery_state: row.delivery_state,
+  };
 }
 
 /** The parcel number an event is about (a parcel event's parcel, a settlement's parcel), if it names one. */
 export function parcelNumberOf(event: { data: unknown }): string | undefined {
-  const data = event.data as { parcel?: { parcel_number?: unknown }; cod_settlement?: { parcel_number?: unknown } } | null;
+  const data = event.data as {
+    parcel?: { parcel_number?: unknown };
+    cod_settlement?: { parcel_number?: unknown };
+  } | null;
   const number = data?.parcel?.parcel_number ?? data?.cod_settlement?.parcel_number;
   return typeof number === 'string' ? number : undefined;
 }
@@ -132,9 +153,13 @@ const MAX_SEARCH_LENGTH = 200;
 function deliveryStates(filter: string | undefined): EventDeliveryState[] | undefined {
   if (filter === undefined) return undefined;
   if (!(DELIVERY_STATE_FILTERS as readonly string[]).includes(filter)) {
-    throw new ApiError('parameter_invalid', `Unknown delivery state ${JSON.stringify(filter.slice(0, 100))}; use one of ${DELIVERY_STATE_FILTERS.join(', ')}.`, {
-      param: 'delivery_state',
-    });
+    throw new ApiError(
+      'parameter_invalid',
+      `Unknown delivery state ${JSON.stringify(filter.slice(0, 100))}; use one of ${DELIVERY_STATE_FILTERS.join(', ')}.`,
+      {
+        param: 'delivery_state',
+      },
+    );
   }
   return filter === 'not_delivered' ? ['retrying', 'abandoned'] : [filter as EventDeliveryState];
 }
@@ -142,19 +167,35 @@ function deliveryStates(filter: string | undefined): EventDeliveryState[] | unde
 /** Newest first by publication, narrowed by kind, delivery state, id or parcel; `type` must be a known kind. */
 export async function listEvents(pool: Pool, scope: EndpointScope, page: EventListQuery): Promise<Page<EventRecord>> {
   if (page.type !== undefined && !isEventType(page.type)) {
-    throw new ApiError('unknown_event_type', `Unknown event type ${JSON.stringify(page.type.slice(0, 100))}; use one of ${EVENT_TYPES.join(', ')}.`, {
-      param: 'type',
-    });
+    throw new ApiError(
+      'unknown_event_type',
+      `Unknown event type ${JSON.stringify(page.type.slice(0, 100))}; use one of ${EVENT_TYPES.join(', ')}.`,
+      {
+        param: 'type',
+      },
+    );
   }
   const states = deliveryStates(page.deliveryState);
   if (page.parcel !== undefined && (page.parcel.length === 0 || page.parcel.length > MAX_SEARCH_LENGTH)) {
-    throw new ApiError('parameter_invalid', `A parcel is found by its id, number or tracking number, 1 to ${MAX_SEARCH_LENGTH} characters.`, { param: 'parcel' });
+    throw new ApiError(
+      'parameter_invalid',
+      `A parcel is found by its id, number or tracking number, 1 to ${MAX_SEARCH_LENGTH} characters.`,
+      { param: 'parcel' },
+    );
   }
   // An id that cannot be an event's finds nothing (not an error: it is a search).
   if (page.id !== undefined && !EVENT_ID_PATTERN.test(page.id)) return { data: [], hasMore: false };
   const cursor = page.startingAfter;
-  const filter = { limit: page.limit, startingAfter: page.startingAfter, type: page.type, id: page.id, parcel: page.parcel, deliveryStates: states };
-  const result = cursor === undefined || EVENT_ID_PATTERN.test(cursor) ? await listEventsOf(pool, scope, filter) : undefined;
+  const filter = {
+    limit: page.limit,
+    startingAfter: page.startingAfter,
+    type: page.type,
+    id: page.id,
+    parcel: page.parcel,
+    deliveryStates: states,
+  };
+  const result =
+    cursor === undefined || EVENT_ID_PATTERN.test(cursor) ? await listEventsOf(pool, scope, filter) : undefined;
   if (!result) throw eventMissing(cursor ?? '', 'starting_after');
   return { data: result.rows.map(toEventRecord), hasMore: result.hasMore };
 }

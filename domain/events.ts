@@ -67,7 +67,10 @@ function isObject(value: unknown): value is Record<string, unknown> {
  * served version (the parcel system keeps sending the shapes it always has); it is stored in the newest.
  */
 const DATA_CHECKS = new Map(
-  EVENT_TYPES.map((type) => [type, API_VERSION_NAMES.map((version) => ({ version, check: Compile(dataSchemaIn(type, version)) }))]),
+  EVENT_TYPES.map((type) => [
+    type,
+    API_VERSION_NAMES.map((version) => ({ version, check: Compile(dataSchemaIn(type, version)) })),
+  ]),
 );
 
 interface SchemaIssue {
@@ -79,7 +82,10 @@ interface SchemaIssue {
 
 /** `/parcel/total_fee` -> `data.parcel.total_fee`; a missing property is named by its own path. */
 function issueParam(issue: SchemaIssue): string {
-  const segments = issue.instancePath.split('/').filter(Boolean).map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const segments = issue.instancePath
+    .split('/')
+    .filter(Boolean)
+    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
   const missing = issue.params.requiredProperties;
   const extra = issue.params.additionalProperties;
   if (Array.isArray(missing) && missing.length > 0) segments.push(String(missing[0]));
@@ -98,7 +104,10 @@ function issueMessage(issue: SchemaIssue, param: string, type: EventType): strin
 /** The issues of one compiled check, the schema's own bare `additionalProperties: false` issue last. */
 function issuesOf(check: { Errors(value: unknown): Iterable<unknown> }, data: unknown): SchemaIssue[] {
   const issues = [...check.Errors(data)] as SchemaIssue[];
-  return [...issues.filter((issue) => issue.keyword !== 'boolean'), ...issues.filter((issue) => issue.keyword === 'boolean')];
+  return [
+    ...issues.filter((issue) => issue.keyword !== 'boolean'),
+    ...issues.filter((issue) => issue.keyword === 'boolean'),
+  ];
 }
 
 /**
@@ -106,18 +115,29 @@ function issuesOf(check: { Errors(value: unknown): Iterable<unknown> }, data: un
  * whose shape it has. Throws invalid_event_data naming the first field that fits no version, taken from the
  * version it comes closest to.
  */
-function canonicalEventData(type: EventType, data: Record<string, unknown>): { data: Record<string, unknown>; version: string } {
+function canonicalEventData(
+  type: EventType,
+  data: Record<string, unknown>,
+): { data: Record<string, unknown>; version: string } {
   const checks = DATA_CHECKS.get(type) ?? [];
   const fitting = checks.find(({ check }) => check.Check(data));
   if (fitting) return { data: upgradeData(type, data, fitting.version), version: fitting.version };
   // Closest: fewest issues at the top of data (which objects it carries), then fewest in all; the newest on a tie.
-  const rank = (issues: SchemaIssue[]) => issues.filter((issue) => issue.instancePath === '').length * 1000 + issues.length;
+  const rank = (issues: SchemaIssue[]) =>
+    issues.filter((issue) => issue.instancePath === '').length * 1000 + issues.length;
   const closest = checks
     .map(({ check }) => issuesOf(check, data))
-    .reduce<SchemaIssue[] | undefined>((best, issues) => (best === undefined || rank(issues) < rank(best) ? issues : best), undefined);
+    .reduce<SchemaIssue[] | undefined>(
+      (best, issues) => (best === undefined || rank(issues) < rank(best) ? issues : best),
+      undefined,
+    );
   const issue = closest?.[0];
   const param = issue ? issueParam(issue) : 'data';
-  throw new ApiError('invalid_event_data', issue ? issueMessage(issue, param, type) : `data does not have the shape of a ${type} event.`, { param });
+  throw new ApiError(
+    'invalid_event_data',
+    issue ? issueMessage(issue, param, type) : `data does not have the shape of a ${type} event.`,
+    { param },
+  );
 }
 
 /** The parcel an event is about, numbered in that parcel's sequence: data.parcel.id (parcel events, settlements). */
@@ -127,14 +147,24 @@ export function parcelIdOf(data: Record<string, unknown>): string | null {
 }
 
 /** The kind and its data in the newest shape, and the newest version whose shape the data was sent in. */
-export function validateEventInput(input: PublishInput): { type: EventType; data: Record<string, unknown>; version: string } {
+export function validateEventInput(input: PublishInput): {
+  type: EventType;
+  data: Record<string, unknown>;
+  version: string;
+} {
   if (!isEventType(input.type)) {
-    throw new ApiError('unknown_event_type', `Unknown event type ${JSON.stringify(input.type)}; use one of ${EVENT_TYPES.join(', ')}.`, {
-      param: 'type',
-    });
+    throw new ApiError(
+      'unknown_event_type',
+      `Unknown event type ${JSON.stringify(input.type)}; use one of ${EVENT_TYPES.join(', ')}.`,
+      {
+        param: 'type',
+      },
+    );
   }
   if (input.id !== undefined && !EVENT_ID_PATTERN.test(input.id)) {
-    throw new ApiError('parameter_invalid', 'Invalid id: must match evt_ followed by 1 to 64 of [A-Za-z0-9_].', { param: 'id' });
+    throw new ApiError('parameter_invalid', 'Invalid id: must match evt_ followed by 1 to 64 of [A-Za-z0-9_].', {
+      param: 'id',
+    });
   }
   if (!isObject(input.data)) throw new ApiError('invalid_event_data', 'data must be a JSON object.', { param: 'data' });
   return { type: input.type, ...canonicalEventData(input.type, input.data) };
@@ -155,12 +185,25 @@ async function storeEvent(
     data,
     livemode: input.livemode,
   };
-  const row = { id: envelope.id, accountId: input.accountId, livemode: input.livemode, type, created: envelope.created };
+  const row = {
+    id: envelope.id,
+    accountId: input.accountId,
+    livemode: input.livemode,
+    type,
+    created: envelope.created,
+  };
   // The sequence is taken and appended to these bytes by the insert (db/events.ts), in the same round trip.
   const traceParent = publishTraceparent(input.traceParent);
-  const stored = await insertEventWithFanOut(pool, { ...row, body: JSON.stringify(envelope), parcelId: parcelIdOf(data), traceParent });
-  if (stored === null) throw new ApiError('resource_missing', `No such account: ${input.accountId}.`, { param: 'account_id' });
-  if (stored?.inserted) return { row: stored, event: stored.sequence === null ? envelope : { ...envelope, sequence: stored.sequence } };
+  const stored = await insertEventWithFanOut(pool, {
+    ...row,
+    body: JSON.stringify(envelope),
+    parcelId: parcelIdOf(data),
+    traceParent,
+  });
+  if (stored === null)
+    throw new ApiError('resource_missing', `No such account: ${input.accountId}.`, { param: 'account_id' });
+  if (stored?.inserted)
+    return { row: stored, event: stored.sequence === null ? envelope : { ...envelope, sequence: stored.sequence } };
   // A concurrent publish of the same id committed after our statement's snapshot: read it now.
   const existing = stored ?? (await findEvent(pool, envelope.id));
   if (!existing) throw new Error(`event ${envelope.id} neither inserted nor found`);
@@ -182,5 +225,12 @@ export async function publishEvent(deps: PublishDeps, input: PublishInput): Prom
   const { row, event } = await storeEvent(deps.pool, input, type, data);
   if (row.inserted) countPublished(type, input.livemode);
   const workflowId = row.endpoint_ids.length > 0 ? WORKFLOW_ID.deliverEvent(row.id) : null;
-  return { event, accountId: row.account_id, endpointIds: row.endpoint_ids, created: row.inserted, workflowId, inputVersion: version };
+  return {
+    event,
+    accountId: row.account_id,
+    endpointIds: row.endpoint_ids,
+    created: row.inserted,
+    workflowId,
+    inputVersion: version,
+  };
 }

@@ -60,7 +60,10 @@ export const DISPATCH_LEASE_MS = 30_000;
 export const START_DEADLINE_MS = 10_000;
 
 /** The place a deferred attempt 1 holds (deferFirstAttempts), for the next hand-off to ask with. */
-function placeOf(row: { first_attempt_place: number | null; rate_limit: number | null }): Pick<DeliveryStart, 'firstAttemptPlace'> {
+function placeOf(row: {
+  first_attempt_place: number | null;
+  rate_limit: number | null;
+}): Pick<DeliveryStart, 'firstAttemptPlace'> {
   if (row.first_attempt_place === null) return {};
   const place = Number(row.first_attempt_place);
   return { firstAttemptPlace: { untilMs: place * 1000, reservedSecond: place, rateLimit: row.rate_limit } };
@@ -169,7 +172,11 @@ async function dispatchTable<Row extends { id: string; trace_parent: string | nu
     claimed = await table.claim(deps.pool, input);
     // Every start asks to be eager: the SDK asks the server for it only while the worker has a free slot, so a
     // burst beyond the worker's slots goes through matching (worker/worker.ts deliverySlots).
-    const options = { taskQueue: deps.config.temporal.taskQueue, eager: deps.eagerStart ?? false, deadlineMs: START_DEADLINE_MS };
+    const options = {
+      taskQueue: deps.config.temporal.taskQueue,
+      eager: deps.eagerStart ?? false,
+      deadlineMs: START_DEADLINE_MS,
+    };
     const prepared: Array<DeliverEventInput | Promise<DeliverEventInput>> = [];
     // A start whose attempt 1 took a rate-limit place waits for it in the outbox instead (deferral).
     const launch = async (ready: DeliverEventInput, row: Row) => {
@@ -196,12 +203,25 @@ async function dispatchTable<Row extends { id: string; trace_parent: string | nu
     input.onStartsAnswered?.();
   }
   const later = results.flatMap((r) => (r.status === 'fulfilled' && r.value ? [r.value] : []));
-  const dispatched = claimed.filter((_, i) => results[i]!.status === 'fulfilled' && !(results[i] as PromiseFulfilledResult<unknown>).value).map((row) => row.id);
+  const dispatched = claimed
+    .filter((_, i) => results[i]!.status === 'fulfilled' && !(results[i] as PromiseFulfilledResult<unknown>).value)
+    .map((row) => row.id);
   const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   await Promise.all([table.mark(deps.pool, dispatched), table.defer(deps.pool, later)]);
   // Best effort: a lease not given back only lapses (DISPATCH_LEASE_MS).
-  if (failure) await table.release(deps.pool, claimed.filter((_, i) => results[i]!.status === 'rejected').map((row) => row.id)).catch(() => undefined);
-  return { claimed: claimed.length, dispatched, deferred: later.map((row) => row.id), ...(failure ? { error: failure.reason as Error } : {}) };
+  if (failure)
+    await table
+      .release(
+        deps.pool,
+        claimed.filter((_, i) => results[i]!.status === 'rejected').map((row) => row.id),
+      )
+      .catch(() => undefined);
+  return {
+    claimed: claimed.length,
+    dispatched,
+    deferred: later.map((row) => row.id),
+    ...(failure ? { error: failure.reason as Error } : {}),
+  };
 }
 
 const isDeliveryId = (id: string) => id.startsWith('dly_');
@@ -240,16 +260,28 @@ export async function dispatchWaiting(
   };
   if (tables === 0) input.onStartsAnswered?.();
   const [events, deliveries] = await Promise.all([
-    eventIds?.length === 0 ? undefined : dispatchTable(deps, EVENTS, { ids: eventIds, limit: input.limit, leaseMs, onStartsAnswered: onceAnswered() }),
+    eventIds?.length === 0
+      ? undefined
+      : dispatchTable(deps, EVENTS, { ids: eventIds, limit: input.limit, leaseMs, onStartsAnswered: onceAnswered() }),
     deliveryIds?.length === 0
       ? undefined
-      : dispatchTable(deps, DELIVERIES, { ids: deliveryIds, limit: input.limit, leaseMs, onStartsAnswered: onceAnswered() }),
+      : dispatchTable(deps, DELIVERIES, {
+          ids: deliveryIds,
+          limit: input.limit,
+          leaseMs,
+          onStartsAnswered: onceAnswered(),
+        }),
   ]);
   const done = [events, deliveries].filter((pass): pass is DispatchResult => pass !== undefined);
   const dispatched = done.flatMap((pass) => pass.dispatched);
   const deferred = done.flatMap((pass) => pass.deferred);
   const error = done.find((pass) => pass.error)?.error;
-  return { claimed: done.reduce((sum, pass) => sum + pass.claimed, 0), dispatched, deferred, ...(error ? { error } : {}) };
+  return {
+    claimed: done.reduce((sum, pass) => sum + pass.claimed, 0),
+    dispatched,
+    deferred,
+    ...(error ? { error } : {}),
+  };
 }
 
 /** When the next waiting row may be claimed (db/outbox.ts nextDeliveryDueInMs), in ms from now; null when none waits. */

@@ -1,5 +1,10 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { predecessorDoneSignal, WORKFLOW_ID, type ParcelLaneCheck, type ParcelLaneInput } from '../core/delivery-contract';
+import {
+  predecessorDoneSignal,
+  WORKFLOW_ID,
+  type ParcelLaneCheck,
+  type ParcelLaneInput,
+} from '../core/delivery-contract';
 import { checkLane, waitingSuccessor } from '../db/parcel-lanes';
 import type { Pool } from '../db/pool';
 
@@ -19,7 +24,10 @@ export function checkParcelLane(pool: Pool, input: ParcelLaneInput): Promise<Par
  * not started yet (still in the outbox) or already over needs no signal, since its own check reads the lane;
  * a signal lost otherwise costs the waiter its next re-check, never an inversion.
  */
-export async function releaseParcelSuccessor(deps: { pool: Pool; temporal: Client }, input: ParcelLaneInput): Promise<string | null> {
+export async function releaseParcelSuccessor(
+  deps: { pool: Pool; temporal: Client },
+  input: ParcelLaneInput,
+): Promise<string | null> {
   const successor = await waitingSuccessor(deps.pool, input);
   if (successor === null) return null;
   try {

@@ -19,8 +19,23 @@ const SIZES = [
   { code: 'M', fee: 350 },
   { code: 'L', fee: 550 },
 ] as const;
-const DESCRIPTIONS = ['Two cotton shirts', 'Phone case and charger', 'Maize flour 2 kg', 'School shoes, size 34', 'Kitenge fabric 6 yards', 'Solar lamp'];
-const RECIPIENTS = ['Amina Wanjiru', 'Brian Otieno', 'Grace Muthoni', 'Kevin Kiprop', 'Faith Achieng', 'Daniel Mwangi', 'Mercy Njeri'];
+const DESCRIPTIONS = [
+  'Two cotton shirts',
+  'Phone case and charger',
+  'Maize flour 2 kg',
+  'School shoes, size 34',
+  'Kitenge fabric 6 yards',
+  'Solar lamp',
+];
+const RECIPIENTS = [
+  'Amina Wanjiru',
+  'Brian Otieno',
+  'Grace Muthoni',
+  'Kevin Kiprop',
+  'Faith Achieng',
+  'Daniel Mwangi',
+  'Mercy Njeri',
+];
 
 export type Random = () => number;
 
@@ -140,7 +155,12 @@ export async function simulateParcels(
   });
   const runParcel = async (plan: (typeof plans)[number]) => {
     for (const type of plan.stages) {
-      const published = await publishEvent(deps, { accountId: options.accountId, livemode: options.livemode, type, data: eventData(type, plan.sim) });
+      const published = await publishEvent(deps, {
+        accountId: options.accountId,
+        livemode: options.livemode,
+        type,
+        data: eventData(type, plan.sim),
+      });
       summary.events += 1;
       summary.by_type[type] = (summary.by_type[type] ?? 0) + 1;
       if (published.endpointIds.length > 0) summary.delivered_to_endpoints += 1;

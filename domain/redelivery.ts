@@ -49,15 +49,20 @@ export async function resendEvent(
     const reached = await deliveries.liveEndpointsOfEvent(deps.pool, scope, event.id);
     const subscribed = endpoint.events.length === 0 || endpoint.events.includes(event.type);
     if (!subscribed && !reached.includes(endpoint.id)) {
-      throw new ApiError('endpoint_not_subscribed', `The endpoint ${endpoint.id} does not receive ${event.type} events.`, {
-        param: 'endpoint_id',
-      });
+      throw new ApiError(
+        'endpoint_not_subscribed',
+        `The endpoint ${endpoint.id} does not receive ${event.type} events.`,
+        {
+          param: 'endpoint_id',
+        },
+      );
     }
     endpointIds = [endpoint.id];
   } else {
     endpointIds = await deliveries.liveEndpointsOfEvent(deps.pool, scope, event.id);
   }
-  if (endpointIds.length > 0) await deliveries.insertDeliveries(deps.pool, scope, { eventId: event.id, endpointIds, trigger: 'resend' });
+  if (endpointIds.length > 0)
+    await deliveries.insertDeliveries(deps.pool, scope, { eventId: event.id, endpointIds, trigger: 'resend' });
   return { object: 'resend', event_id: event.id, endpoint_ids: endpointIds, livemode: scope.livemode };
 }
 
@@ -103,9 +108,13 @@ export async function sendTestEvent(
 ): Promise<EventEnvelope> {
   const type = options.type ?? 'parcel.created';
   if (!isEventType(type)) {
-    throw new ApiError('unknown_event_type', `Unknown event type ${JSON.stringify(type.slice(0, 100))}; use one of ${EVENT_TYPES.join(', ')}.`, {
-      param: 'type',
-    });
+    throw new ApiError(
+      'unknown_event_type',
+      `Unknown event type ${JSON.stringify(type.slice(0, 100))}; use one of ${EVENT_TYPES.join(', ')}.`,
+      {
+        param: 'type',
+      },
+    );
   }
   const endpoint = await findUsableEndpoint(deps.pool, scope, endpointId);
   const envelope: EventEnvelope = {
@@ -118,7 +127,8 @@ export async function sendTestEvent(
   };
   const body = JSON.stringify(envelope);
   // The statement checks the endpoint's account and mode again: one removed or disabled meanwhile gets nothing.
-  if (!(await insertTestEvent(deps.pool, { ...envelope, accountId: scope.accountId, body }, endpoint.id))) throw endpointMissing(endpoint.id);
+  if (!(await insertTestEvent(deps.pool, { ...envelope, accountId: scope.accountId, body }, endpoint.id)))
+    throw endpointMissing(endpoint.id);
   // As the endpoint receives it: in its API version.
   return renderEvent(envelope as unknown as VersionedEvent, endpoint.api_version) as unknown as EventEnvelope;
 }

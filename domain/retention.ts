@@ -30,16 +30,29 @@ export async function deleteExpired(
   options: { cutoff: Date; limit: number; after?: RetentionCursor; eventsOnly?: boolean },
 ): Promise<RetentionResult & { swept: boolean }> {
   const candidates = await listExpiredEvents(deps.pool, options.cutoff, options.limit, options.after);
-  const open = candidates.length > 0 ? await eventIdsWithOpenWorkflows(deps.temporal, candidates.map((c) => c.id)) : new Set<string>();
+  const open =
+    candidates.length > 0
+      ? await eventIdsWithOpenWorkflows(
+          deps.temporal,
+          candidates.map((c) => c.id),
+        )
+      : new Set<string>();
   const expired = candidates.filter((c) => !open.has(c.id)).map((c) => c.id);
-  const events = expired.length > 0 ? await withTransaction(deps.pool, (tx) => deleteEventsWithAttempts(tx, expired, options.cutoff)) : 0;
+  const events =
+    expired.length > 0
+      ? await withTransaction(deps.pool, (tx) => deleteEventsWithAttempts(tx, expired, options.cutoff))
+      : 0;
   const sweep = async (run: () => Promise<number>) => (options.eventsOnly ? 0 : run());
   const notifications = await sweep(() => deleteNotificationsBefore(deps.pool, options.cutoff, options.limit));
   const abandonments = await sweep(() => deleteAbandonmentsBefore(deps.pool, options.cutoff, options.limit));
   const signIns = await sweep(() => deleteSignInsEndedBefore(deps.pool, options.cutoff, options.limit));
   // The charts' hourly counts have a window of their own: nothing reads them after a week.
   const hours = await sweep(() => deleteOldHours(deps.pool, options.limit));
-  const swept = notifications === options.limit || abandonments === options.limit || hours === options.limit || signIns >= options.limit;
+  const swept =
+    notifications === options.limit ||
+    abandonments === options.limit ||
+    hours === options.limit ||
+    signIns >= options.limit;
   const last = candidates.at(-1);
   return {
     events,
@@ -63,12 +76,25 @@ export async function purgeExpired(
 ): Promise<RetentionResult & { batches: number }> {
   const clock = options.clock ?? Date.now;
   const deadline = clock() + options.budgetMs;
-  const total: RetentionResult & { batches: number } = { events: 0, notifications: 0, signIns: 0, kept: 0, more: true, after: options.after, batches: 0 };
+  const total: RetentionResult & { batches: number } = {
+    events: 0,
+    notifications: 0,
+    signIns: 0,
+    kept: 0,
+    more: true,
+    after: options.after,
+    batches: 0,
+  };
   // The other tables are swept with the first batch and again only while they still have more: most batches are
   // an expired event's rows alone.
   let sweeping = true;
   while (total.more) {
-    const batch = await deleteExpired(deps, { cutoff: options.cutoff, limit: options.limit, after: total.after, eventsOnly: !sweeping });
+    const batch = await deleteExpired(deps, {
+      cutoff: options.cutoff,
+      limit: options.limit,
+      after: total.after,
+      eventsOnly: !sweeping,
+    });
     sweeping = batch.swept;
     total.batches += 1;
     total.events += batch.events;
@@ -81,4 +107,3 @@ export async function purgeExpired(
   }
   return total;
 }
-

@@ -47,15 +47,22 @@ export interface ReencryptionReport {
 }
 
 /** Which older keys still seal a secret or headers, from what the table holds now. */
-async function keyUse(pool: Pool, ring: KeyRing): Promise<Pick<ReencryptionReport, 'unused_key_ids' | 'still_used_key_ids' | 'endpoints_unsealed_or_unbound'>> {
+async function keyUse(
+  pool: Pool,
+  ring: KeyRing,
+): Promise<Pick<ReencryptionReport, 'unused_key_ids' | 'still_used_key_ids' | 'endpoints_unsealed_or_unbound'>> {
   const forms = await endpoints.countSecretForms(pool);
   const count = (form: string) => forms.find((row) => row.form === form)?.endpoints ?? 0;
   const older = ring.slice(1).map(encryptionKeyId);
-  const stillUsed = Object.fromEntries(older.filter((id) => count(`enc:v2:${id}`) > 0).map((id) => [id, count(`enc:v2:${id}`)]));
+  const stillUsed = Object.fromEntries(
+    older.filter((id) => count(`enc:v2:${id}`) > 0).map((id) => [id, count(`enc:v2:${id}`)]),
+  );
   return {
     unused_key_ids: count('enc:v1') > 0 ? [] : older.filter((id) => !(id in stillUsed)),
     still_used_key_ids: stillUsed,
-    endpoints_unsealed_or_unbound: forms.filter((row) => !row.form.startsWith('enc:v2:')).reduce((sum, row) => sum + row.endpoints, 0),
+    endpoints_unsealed_or_unbound: forms
+      .filter((row) => !row.form.startsWith('enc:v2:'))
+      .reduce((sum, row) => sum + row.endpoints, 0),
   };
 }
 
@@ -103,7 +110,10 @@ function planBatch(rows: StoredSecrets[], ring: KeyRing): BatchPlan {
 export async function reencryptSecrets(
   pool: Pool,
   ring: KeyRing,
-  options: { batchSize?: number; afterBatch?: (report: ReencryptionReport, lastId: string) => void | Promise<void> } = {},
+  options: {
+    batchSize?: number;
+    afterBatch?: (report: ReencryptionReport, lastId: string) => void | Promise<void>;
+  } = {},
 ): Promise<ReencryptionReport> {
   const newest = ring[0];
   if (!newest) throw new Error('no encryption key is configured: set WEBHOOK_SECRET_ENCRYPTION_KEYS (newest first)');
@@ -133,13 +143,16 @@ export async function reencryptSecrets(
     report.endpoints_scanned += rows.length;
     report.endpoints_reencrypted += replaced.size;
     for (const change of plan.changes.filter((candidate) => replaced.has(candidate.read.id))) {
-      report.secrets_reencrypted += Number(change.secret !== change.read.secret) + Number(change.previousSecret !== change.read.previous_secret);
+      report.secrets_reencrypted +=
+        Number(change.secret !== change.read.secret) + Number(change.previousSecret !== change.read.previous_secret);
       report.headers_reencrypted += Number(change.headers !== change.read.headers);
     }
     report.endpoints_changed_meanwhile += plan.changes.length - replaced.size;
     report.endpoints_already_current += rows.length - plan.changes.length - plan.unreadable.length;
     report.endpoints_unreadable += plan.unreadable.length;
-    report.unreadable_endpoint_ids.push(...plan.unreadable.slice(0, UNREADABLE_SHOWN - report.unreadable_endpoint_ids.length));
+    report.unreadable_endpoint_ids.push(
+      ...plan.unreadable.slice(0, UNREADABLE_SHOWN - report.unreadable_endpoint_ids.length),
+    );
     lastId = (rows[rows.length - 1] as StoredSecrets).id;
     await options.afterBatch?.(report, lastId);
   }

@@ -19,7 +19,10 @@ export interface TownPage {
 }
 
 /** `region` holds the county for Kenyan towns. */
-export async function listTowns(pool: Pool, options: { limit: number; startingAfter?: string; county?: string }): Promise<TownPage> {
+export async function listTowns(
+  pool: Pool,
+  options: { limit: number; startingAfter?: string; county?: string },
+): Promise<TownPage> {
   const { rows, hasMore } = await listTownRows(pool, options);
   return {
     towns: rows.map((row) => ({

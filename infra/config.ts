@@ -208,7 +208,10 @@ function encryptionKey(name: string, raw: string): Buffer {
 function encryptionKeyRing(env: Env): Buffer[] {
   const listed = (optional(env, 'WEBHOOK_SECRET_ENCRYPTION_KEYS') ?? '').split(',').map((raw) => raw.trim());
   if (listed.length > 1 && listed.some((raw) => raw === '')) {
-    throw new ConfigError('WEBHOOK_SECRET_ENCRYPTION_KEYS', 'has an empty entry; list keys newest first, separated by commas');
+    throw new ConfigError(
+      'WEBHOOK_SECRET_ENCRYPTION_KEYS',
+      'has an empty entry; list keys newest first, separated by commas',
+    );
   }
   const ring = listed.filter((raw) => raw !== '').map((raw) => encryptionKey('WEBHOOK_SECRET_ENCRYPTION_KEYS', raw));
   if (new Set(ring.map((key) => key.toString('hex'))).size !== ring.length) {
@@ -282,7 +285,8 @@ function internalToken(env: Env, name: string): string | undefined {
   const hint = 'must be a random string of 32+ characters, e.g. from `openssl rand -hex 32`';
   if (raw.length < 32) throw new ConfigError(name, `${hint}; got ${raw.length} characters`);
   if (new Set(raw).size < 8) throw new ConfigError(name, `${hint}; got a value of fewer than 8 distinct characters`);
-  if (repeatedBlock(raw) !== undefined) throw new ConfigError(name, `${hint}; got a patterned value (a block of characters repeated)`);
+  if (repeatedBlock(raw) !== undefined)
+    throw new ConfigError(name, `${hint}; got a patterned value (a block of characters repeated)`);
   const word = PLACEHOLDER_WORDS.find((w) => raw.toLowerCase().includes(w));
   if (word) throw new ConfigError(name, `${hint}; got a placeholder (it contains "${word}")`);
   return raw;
@@ -311,7 +315,10 @@ function trustProxy(env: Env, name: string): TrustProxy {
 }
 
 function otlpProtocol(env: Env): TracingConfig['protocol'] {
-  const name = optional(env, 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL') !== undefined ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL' : 'OTEL_EXPORTER_OTLP_PROTOCOL';
+  const name =
+    optional(env, 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL') !== undefined
+      ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'
+      : 'OTEL_EXPORTER_OTLP_PROTOCOL';
   const raw = optional(env, name) ?? 'http/protobuf';
   if (raw === 'http/json' || raw === 'http/protobuf') return raw;
   throw new ConfigError(name, `must be http/protobuf or http/json (OTLP over HTTP), got "${raw}"`);
@@ -363,12 +370,16 @@ function withSecretFiles(env: Env): Env {
   for (const name of SECRET_SETTINGS) {
     const file = optional(env, `${name}_FILE`);
     if (file === undefined) continue;
-    if (optional(env, name) !== undefined) throw new ConfigError(`${name}_FILE`, `and ${name} are both set: set one of them`);
+    if (optional(env, name) !== undefined)
+      throw new ConfigError(`${name}_FILE`, `and ${name} are both set: set one of them`);
     let content: string;
     try {
       content = readFileSync(file, 'utf8');
     } catch (err) {
-      throw new ConfigError(`${name}_FILE`, `names a file that cannot be read: ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+      throw new ConfigError(
+        `${name}_FILE`,
+        `names a file that cannot be read: ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+      );
     }
     // An empty file is an unset setting, as an empty variable is: an optional secret (SMTP_URL) can be mounted empty.
     resolved[name] = content.trim();
@@ -384,7 +395,10 @@ function keyRing(env: Env): KeyRing {
   const ring = encryptionKeyRing(env);
   if (!boolean(env, 'WEBHOOK_SECRETS_REQUIRE_SEALED', false)) return ring;
   if (ring.length === 0) {
-    throw new ConfigError('WEBHOOK_SECRETS_REQUIRE_SEALED', 'needs WEBHOOK_SECRET_ENCRYPTION_KEYS: nothing can be sealed without a key');
+    throw new ConfigError(
+      'WEBHOOK_SECRETS_REQUIRE_SEALED',
+      'needs WEBHOOK_SECRET_ENCRYPTION_KEYS: nothing can be sealed without a key',
+    );
   }
   return sealedOnlyRing(ring);
 }
@@ -410,7 +424,10 @@ function metricsSettings(env: Env): Config['metrics'] {
 }
 
 function databaseUrl(env: Env): string {
-  return url(env, 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/parcel_webhooks', ['postgres:', 'postgresql:']) as string;
+  return url(env, 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/parcel_webhooks', [
+    'postgres:',
+    'postgresql:',
+  ]) as string;
 }
 
 /** DATABASE_URL alone, for `migrate`: a job that needs no other setting is given no other secret. */
@@ -433,9 +450,13 @@ function configFrom(env: Env): Config {
     throw new ConfigError(tlsCertPath ? 'TEMPORAL_TLS_KEY' : 'TEMPORAL_TLS_CERT', 'must be set together with its pair');
   }
   const port = integer(env, 'PORT', 3000, 0, 65535);
-  const internalPort = optional(env, 'INTERNAL_PORT') === undefined ? undefined : integer(env, 'INTERNAL_PORT', 0, 0, 65535);
+  const internalPort =
+    optional(env, 'INTERNAL_PORT') === undefined ? undefined : integer(env, 'INTERNAL_PORT', 0, 0, 65535);
   if (internalPort !== undefined && internalPort !== 0 && internalPort === port) {
-    throw new ConfigError('INTERNAL_PORT', `must differ from PORT (${port}); leave it unset to serve the internal routes on PORT`);
+    throw new ConfigError(
+      'INTERNAL_PORT',
+      `must differ from PORT (${port}); leave it unset to serve the internal routes on PORT`,
+    );
   }
   return {
     port,

@@ -46,7 +46,10 @@ async function readPrefix(body: AsyncIterable<Buffer> & { destroy(): unknown }):
   const text = new TextDecoder('utf-8').decode(Buffer.concat(chunks).subarray(0, RESPONSE_BODY_MAX_BYTES));
   // Code points, as Postgres counts characters (char_length), so a surrogate pair is never split. NUL is the
   // one character Postgres text refuses: left in, a binary answer (gzip, an image) could never be recorded.
-  return Array.from(text).slice(0, RESPONSE_BODY_CHARS).join('').replace(/\u0000/g, '\uFFFD');
+  return Array.from(text)
+    .slice(0, RESPONSE_BODY_CHARS)
+    .join('')
+    .replace(/\u0000/g, '\uFFFD');
 }
 
 const TLS_CODE = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|EPROTO$|HOSTNAME_MISMATCH)/;
@@ -154,7 +157,9 @@ export async function postWebhook(
     });
     const statusCode = response.statusCode;
     // Read as the answer arrives: an HTTP date is a time, and the delay counts from the answer.
-    const retryAfterMs = honoursRetryAfter(statusCode) ? parseRetryAfter(response.headers['retry-after'], Date.now()) : undefined;
+    const retryAfterMs = honoursRetryAfter(statusCode)
+      ? parseRetryAfter(response.headers['retry-after'], Date.now())
+      : undefined;
     const responseBody = await readPrefix(response.body);
     const redirect = statusCode >= 300 && statusCode < 400;
     return {

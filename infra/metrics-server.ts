@@ -67,7 +67,9 @@ async function listenOnFirstFree(server: Server, options: ServeMetricsOptions): 
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'EADDRINUSE' && candidate < last) continue;
       const tried = last > port ? `${port}-${last}` : String(port);
-      options.warn(`metrics: cannot listen on ${host}:${tried} (${code ?? (err as Error).message}); this process serves no metrics`);
+      options.warn(
+        `metrics: cannot listen on ${host}:${tried} (${code ?? (err as Error).message}); this process serves no metrics`,
+      );
       return false;
     }
   }

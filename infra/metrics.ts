@@ -80,7 +80,12 @@ export function countAbandoned(): void {
   deliveriesAbandoned.inc();
 }
 
-export function observeHttpRequest(request: { method: string; route: string; statusCode: number; seconds: number }): void {
+export function observeHttpRequest(request: {
+  method: string;
+  route: string;
+  statusCode: number;
+  seconds: number;
+}): void {
   const labels = { method: request.method, route: request.route, status_code: String(request.statusCode) };
   httpRequests.inc(labels);
   httpRequestDuration.observe(labels, request.seconds);
@@ -111,10 +116,18 @@ function poolGauge(name: string, help: string, read: (pool: PoolStats) => number
   });
 }
 
-poolGauge('parcel_webhooks_db_pool_max_connections', 'Connections the pool may open (its max).', (p) => p.options.max ?? 10);
+poolGauge(
+  'parcel_webhooks_db_pool_max_connections',
+  'Connections the pool may open (its max).',
+  (p) => p.options.max ?? 10,
+);
 poolGauge('parcel_webhooks_db_pool_connections', 'Connections the pool holds open, busy or idle.', (p) => p.totalCount);
 poolGauge('parcel_webhooks_db_pool_idle_connections', 'Open connections not running a query.', (p) => p.idleCount);
-poolGauge('parcel_webhooks_db_pool_waiting_requests', 'Queries waiting for a connection: the pool is saturated.', (p) => p.waitingCount);
+poolGauge(
+  'parcel_webhooks_db_pool_waiting_requests',
+  'Queries waiting for a connection: the pool is saturated.',
+  (p) => p.waitingCount,
+);
 
 /** Reports a pool under `label` (api, worker) until the returned function is called. */
 export function watchPool(label: string, pool: PoolStats): () => void {

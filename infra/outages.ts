@@ -72,7 +72,8 @@ function isOutageItself(err: ErrorLike): boolean {
     if (/^08[0-9A-Z]{3}$/.test(err.code)) return true;
   }
   // A gRPC status: numeric code (pg's SQLSTATEs are strings); Temporal wraps it in ServiceError.cause.
-  if (typeof err.code === 'number' && (err.code === GRPC_UNAVAILABLE || err.code === GRPC_DEADLINE_EXCEEDED)) return true;
+  if (typeof err.code === 'number' && (err.code === GRPC_UNAVAILABLE || err.code === GRPC_DEADLINE_EXCEEDED))
+    return true;
   if (err.name === 'TransportError') return true;
   return [...PG_OUTAGE_MESSAGES, ...TEMPORAL_OUTAGE_MESSAGES].some((pattern) => pattern.test(message));
 }
@@ -95,6 +96,8 @@ export function isDependencyOutage(err: unknown): boolean {
 }
 
 /** The catalogue's answer to an outage: 503 service_unavailable, with the Retry-After the caller should honour. */
-export function serviceUnavailable(message = 'A service we depend on is unavailable right now; retry shortly.'): ApiError {
+export function serviceUnavailable(
+  message = 'A service we depend on is unavailable right now; retry shortly.',
+): ApiError {
   return new ApiError('service_unavailable', message, {}, { 'Retry-After': String(OUTAGE_RETRY_AFTER_SECONDS) });
 }

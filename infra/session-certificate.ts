@@ -62,7 +62,14 @@ function integer(bytes: Buffer): Buffer {
 /** UTCTime, good until 2049 (YYMMDDHHMMSSZ). */
 function utcTime(date: Date): Buffer {
   const iso = date.toISOString(); // 2026-01-02T03:04:05.678Z
-  const text = iso.slice(2, 4) + iso.slice(5, 7) + iso.slice(8, 10) + iso.slice(11, 13) + iso.slice(14, 16) + iso.slice(17, 19) + 'Z';
+  const text =
+    iso.slice(2, 4) +
+    iso.slice(5, 7) +
+    iso.slice(8, 10) +
+    iso.slice(11, 13) +
+    iso.slice(14, 16) +
+    iso.slice(17, 19) +
+    'Z';
   return tlv(0x17, Buffer.from(text, 'ascii'));
 }
 
@@ -102,8 +109,17 @@ export function createSessionCertificate(now = new Date()): SessionCertificate {
   );
   const signature = sign('sha256', tbs, privateKey);
   const der = seq(tbs, ECDSA_WITH_SHA256, bits(signature));
-  const cert = `-----BEGIN CERTIFICATE-----\n${der.toString('base64').match(/.{1,64}/g)!.join('\n')}\n-----END CERTIFICATE-----\n`;
+  const cert = `-----BEGIN CERTIFICATE-----\n${der
+    .toString('base64')
+    .match(/.{1,64}/g)!
+    .join('\n')}\n-----END CERTIFICATE-----\n`;
   // Parsing it back proves it well-formed before anyone pins it.
   new X509Certificate(cert);
-  return { cert, key: createPrivateKey(privateKey.export({ type: 'pkcs8', format: 'pem' })).export({ type: 'pkcs8', format: 'pem' }) as string };
+  return {
+    cert,
+    key: createPrivateKey(privateKey.export({ type: 'pkcs8', format: 'pem' })).export({
+      type: 'pkcs8',
+      format: 'pem',
+    }) as string,
+  };
 }

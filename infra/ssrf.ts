@@ -107,7 +107,11 @@ export class AddressNotAllowedError extends Error {
 }
 
 type LookupCallback = Parameters<LookupFunction>[2];
-export type Lookup = (hostname: string, options: dns.LookupAllOptions, callback: (err: NodeJS.ErrnoException | null, addresses: dns.LookupAddress[]) => void) => void;
+export type Lookup = (
+  hostname: string,
+  options: dns.LookupAllOptions,
+  callback: (err: NodeJS.ErrnoException | null, addresses: dns.LookupAddress[]) => void,
+) => void;
 
 const systemLookup: Lookup = (hostname, options, callback) => dns.lookup(hostname, options, callback);
 
@@ -174,7 +178,9 @@ export async function checkWebhookUrl(
   // WHATWG silently drops tabs and newlines anywhere and trims controls and spaces at the ends, so
   // `https://exa\nmple.com` would be stored as a URL the merchant never wrote; refuse instead of guessing.
   if (CONTROL_OR_EDGE_SPACE.test(raw)) {
-    throw invalid('The URL contains control characters or surrounding spaces; send it exactly as the receiver serves it.');
+    throw invalid(
+      'The URL contains control characters or surrounding spaces; send it exactly as the receiver serves it.',
+    );
   }
   let url: URL;
   try {

@@ -66,7 +66,9 @@ export async function connectWithBackoff<T>(
       return await connect();
     } catch (err) {
       if (!isDependencyOutage(err) || options.signal?.aborted) throw err;
-      options.log(`${options.what} unreachable (attempt ${attempt}: ${(err as Error).message.split('\n')[0]}); retrying in ${backoffMs / 1000} s`);
+      options.log(
+        `${options.what} unreachable (attempt ${attempt}: ${(err as Error).message.split('\n')[0]}); retrying in ${backoffMs / 1000} s`,
+      );
       await pause(backoffMs, options.signal);
       backoffMs = Math.min(backoffMs * 2, TEMPORAL_CONNECT_MAX_BACKOFF_MS);
     }
@@ -115,7 +117,8 @@ export async function signalWithStartOnce(
     input: { payloads: options.args.map((arg) => converter.toPayload(arg)) },
     signalName: options.signalName,
     signalInput: { payloads: options.signalArgs.map((arg) => converter.toPayload(arg)) },
-    userMetadata: options.staticSummary === undefined ? undefined : { summary: converter.toPayload(options.staticSummary) },
+    userMetadata:
+      options.staticSummary === undefined ? undefined : { summary: converter.toPayload(options.staticSummary) },
   });
 }
 

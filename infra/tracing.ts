@@ -82,10 +82,12 @@ export function startTracing(config: Config, defaultServiceName: string): Tracin
   if (started || !config.tracing) return started;
   const settings = config.tracing;
   const exporter =
-    settings.protocol === 'http/json' ? new OtlpJsonExporter({ url: settings.tracesUrl }) : new OtlpProtobufExporter({ url: settings.tracesUrl });
-  const resource = envDetectorSync.detect().merge(
-    new Resource({ 'service.name': settings.serviceName ?? defaultServiceName, 'process.pid': process.pid }),
-  );
+    settings.protocol === 'http/json'
+      ? new OtlpJsonExporter({ url: settings.tracesUrl })
+      : new OtlpProtobufExporter({ url: settings.tracesUrl });
+  const resource = envDetectorSync
+    .detect()
+    .merge(new Resource({ 'service.name': settings.serviceName ?? defaultServiceName, 'process.pid': process.pid }));
   const spanProcessor = new BatchSpanProcessor(exporter);
   const provider = new NodeTracerProvider({ resource, sampler: sampler(settings), spanProcessors: [spanProcessor] });
   provider.register();
@@ -111,7 +113,12 @@ const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 export function parseTraceparent(value: string | null | undefined): SpanContext | undefined {
   const match = value ? TRACEPARENT.exec(value.trim().toLowerCase()) : null;
   if (!match || /^0+$/.test(match[1] as string) || /^0+$/.test(match[2] as string)) return undefined;
-  return { traceId: match[1] as string, spanId: match[2] as string, traceFlags: parseInt(match[3] as string, 16) & 1, isRemote: true };
+  return {
+    traceId: match[1] as string,
+    spanId: match[2] as string,
+    traceFlags: parseInt(match[3] as string, 16) & 1,
+    isRemote: true,
+  };
 }
 
 export function formatTraceparent(span: Pick<SpanContext, 'traceId' | 'spanId' | 'traceFlags'>): string {
@@ -154,19 +161,29 @@ function storedContext(traceparent: string | null | undefined): Context {
  * it), so what it starts (the workflow, through the client interceptor, and an early attempt) joins the trace.
  * Without tracing it only runs `work`.
  */
-export function withStoredTrace<T>(traceparent: string | null | undefined, name: string, attributes: Attributes, work: () => Promise<T>): Promise<T> {
+export function withStoredTrace<T>(
+  traceparent: string | null | undefined,
+  name: string,
+  attributes: Attributes,
+  work: () => Promise<T>,
+): Promise<T> {
   if (!started) return work();
-  return tracer().startActiveSpan(name, { kind: SpanKind.PRODUCER, attributes }, storedContext(traceparent), async (span) => {
-    try {
-      return await work();
-    } catch (err) {
-      span.recordException(err as Error);
-      span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
-      throw err;
-    } finally {
-      span.end();
-    }
-  });
+  return tracer().startActiveSpan(
+    name,
+    { kind: SpanKind.PRODUCER, attributes },
+    storedContext(traceparent),
+    async (span) => {
+      try {
+        return await work();
+      } catch (err) {
+        span.recordException(err as Error);
+        span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
+        throw err;
+      } finally {
+        span.end();
+      }
+    },
+  );
 }
 
 /** What tracePost needs of a POST's outcome. */
@@ -190,7 +207,8 @@ export async function tracePost<R extends PostOutcome>(
   const stored = parseTraceparent(storedTraceparent);
   if (!started) return post(childTraceparent(stored));
   const active = activeSpanContext();
-  const parent = active && (!stored || active.traceId === stored.traceId) ? context.active() : storedContext(storedTraceparent);
+  const parent =
+    active && (!stored || active.traceId === stored.traceId) ? context.active() : storedContext(storedTraceparent);
   const target = new URL(url);
   const span = tracer().startSpan(
     'POST',
@@ -211,7 +229,8 @@ export async function tracePost<R extends PostOutcome>(
     const result = await post(formatTraceparent(span.spanContext()));
     if (result.statusCode !== null) span.setAttribute('http.response.status_code', result.statusCode);
     if (result.error !== null) span.setAttribute('error.type', result.error);
-    if (result.error !== null || result.statusCode === null || result.statusCode >= 400) span.setStatus({ code: SpanStatusCode.ERROR });
+    if (result.error !== null || result.statusCode === null || result.statusCode >= 400)
+      span.setStatus({ code: SpanStatusCode.ERROR });
     return result;
   } finally {
     span.end();
@@ -244,7 +263,12 @@ export function tracePool(pool: pg.Pool): void {
       const summary = querySummary(args);
       const span = tracer().startSpan(`pg ${summary}`, {
         kind: SpanKind.CLIENT,
-        attributes: { 'db.system': 'postgresql', 'db.system.name': 'postgresql', 'db.operation.name': summary, 'db.namespace': client.database ?? '' },
+        attributes: {
+          'db.system': 'postgresql',
+          'db.system.name': 'postgresql',
+          'db.operation.name': summary,
+          'db.namespace': client.database ?? '',
+        },
       });
       const end = (err?: Error | null) => {
         if (err) span.setStatus({ code: SpanStatusCode.ERROR, message: err.message });

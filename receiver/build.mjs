@@ -17,7 +17,9 @@ const builds = [
 rmSync(path.join(here, 'dist'), { recursive: true, force: true });
 for (const build of builds) {
   const outDir = path.join(here, 'dist', build.dir);
-  execFileSync(process.execPath, [tsc, '-p', path.join(here, 'tsconfig.json'), '--outDir', outDir, ...build.args], { stdio: 'inherit' });
+  execFileSync(process.execPath, [tsc, '-p', path.join(here, 'tsconfig.json'), '--outDir', outDir, ...build.args], {
+    stdio: 'inherit',
+  });
   mkdirSync(outDir, { recursive: true });
   writeFileSync(path.join(outDir, 'package.json'), `${JSON.stringify({ type: build.type })}\n`);
 }

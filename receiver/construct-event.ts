@@ -41,7 +41,10 @@ export function constructEventWithSignature(
   options: VerifyOptions = {},
 ): ConstructedEvent {
   const signature = verifySignature(rawBody, header, secrets, options);
-  const text = typeof rawBody === 'string' ? rawBody : Buffer.from(rawBody.buffer, rawBody.byteOffset, rawBody.byteLength).toString('utf8');
+  const text =
+    typeof rawBody === 'string'
+      ? rawBody
+      : Buffer.from(rawBody.buffer, rawBody.byteOffset, rawBody.byteLength).toString('utf8');
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -49,7 +52,10 @@ export function constructEventWithSignature(
     throw new WebhookVerificationError('invalid_payload', 'signed body is not valid JSON');
   }
   if (!isEventObject(parsed)) {
-    throw new WebhookVerificationError('invalid_payload', 'signed body is not an event object (id, object, type, created, data)');
+    throw new WebhookVerificationError(
+      'invalid_payload',
+      'signed body is not an event object (id, object, type, created, data)',
+    );
   }
   return { event: parsed, signature };
 }

@@ -74,7 +74,8 @@ function parseHeader(header: SignatureHeaderValue): ParsedHeader {
     // Tolerate stray separators ("t=1,,v1=..", a trailing comma): they carry no meaning to misread.
     if (chunk === '') continue;
     const eq = chunk.indexOf('=');
-    if (eq <= 0) throw new WebhookVerificationError('malformed_header', 'signature header has a chunk that is not key=value');
+    if (eq <= 0)
+      throw new WebhookVerificationError('malformed_header', 'signature header has a chunk that is not key=value');
     const key = chunk.slice(0, eq).trim();
     const value = chunk.slice(eq + 1).trim();
     if (key === 't') {
@@ -138,8 +139,10 @@ export function verifySignature(
   }
 
   const { timestampText, signatures } = parseHeader(header);
-  if (timestampText === undefined) throw new WebhookVerificationError('missing_timestamp', 'signature header has no timestamp (t=)');
-  if (signatures.length === 0) throw new WebhookVerificationError('missing_signature', 'signature header has no v1 signature');
+  if (timestampText === undefined)
+    throw new WebhookVerificationError('missing_timestamp', 'signature header has no timestamp (t=)');
+  if (signatures.length === 0)
+    throw new WebhookVerificationError('missing_signature', 'signature header has no v1 signature');
 
   // The signature is checked before the clock so that "outside tolerance" is only ever said of a genuine
   // signature: it then points at a replay or a skewed clock, never at a forged timestamp.
@@ -151,13 +154,19 @@ export function verifySignature(
     }
   });
   if (matchedSecretIndex === -1) {
-    throw new WebhookVerificationError('signature_mismatch', 'no v1 signature matches the body under the configured secrets');
+    throw new WebhookVerificationError(
+      'signature_mismatch',
+      'no v1 signature matches the body under the configured secrets',
+    );
   }
 
   const timestamp = Number(timestampText);
   const now = options.now ? options.now() : Math.floor(Date.now() / 1000);
   if (Math.abs(now - timestamp) > toleranceSeconds) {
-    throw new WebhookVerificationError('timestamp_outside_tolerance', `signature timestamp is more than ${toleranceSeconds} s from now`);
+    throw new WebhookVerificationError(
+      'timestamp_outside_tolerance',
+      `signature timestamp is more than ${toleranceSeconds} s from now`,
+    );
   }
   return { timestamp, matchedSecretIndex };
 }

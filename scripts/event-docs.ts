@@ -24,9 +24,13 @@ interface PropertySchema {
 
 /** A table of an object schema's fields: name, JSON type, required or not, and its description. */
 function fieldTable(schema: TSchema): string {
-  const { properties = {}, required = [] } = schema as { properties?: Record<string, PropertySchema>; required?: string[] };
+  const { properties = {}, required = [] } = schema as {
+    properties?: Record<string, PropertySchema>;
+    required?: string[];
+  };
   const rows = Object.entries(properties).map(
-    ([name, property]) => `| \`${name}\` | ${property.type ?? ''} | ${required.includes(name) ? 'yes' : 'no'} | ${property.description ?? ''} |`,
+    ([name, property]) =>
+      `| \`${name}\` | ${property.type ?? ''} | ${required.includes(name) ? 'yes' : 'no'} | ${property.description ?? ''} |`,
   );
   return ['| Field | Type | Required | Meaning |', '|---|---|---|---|', ...rows].join('\n');
 }
@@ -69,12 +73,15 @@ export function renderEventDocs(): string {
     'below; see [receiver/README.md](../receiver/README.md)). Every body is an envelope',
     '`{ id, object: "event", type, created, livemode, data }`; `data` is what the kind carries. The same schemas',
     'check what is published (a payload of the wrong shape is refused with `400 invalid_event_data`, `param`',
-    'naming the field), describe the `webhooks` of the OpenAPI document (`/docs/json`), fill the developers page\'s',
+    "naming the field), describe the `webhooks` of the OpenAPI document (`/docs/json`), fill the developers page's",
     '"Event types", and match the receiver kit\'s types (`ParcelEvent` for the newest version, one union per version).',
     '',
     '| Kind | Fires when | Carries |',
     '|---|---|---|',
-    ...catalog.map((entry) => `| [\`${entry.type}\`](#${entry.type.replace(/\./g, '')}) | ${entry.firesWhen} | \`${entry.carries}\` |`),
+    ...catalog.map(
+      (entry) =>
+        `| [\`${entry.type}\`](#${entry.type.replace(/\./g, '')}) | ${entry.firesWhen} | \`${entry.carries}\` |`,
+    ),
     '',
     '## Headers',
     '',
@@ -82,7 +89,10 @@ export function renderEventDocs(): string {
     '',
     '| Header | Sent | Meaning |',
     '|---|---|---|',
-    ...deliveryHeaders().map((header) => `| \`${header.name}\` | ${header.always ? 'always' : 'when its version has a sunset date'} | ${header.description} |`),
+    ...deliveryHeaders().map(
+      (header) =>
+        `| \`${header.name}\` | ${header.always ? 'always' : 'when its version has a sunset date'} | ${header.description} |`,
+    ),
     '',
     `## API versions`,
     '',
@@ -113,7 +123,9 @@ export function renderEventDocs(): string {
     fieldTable(CodSettlementSchema),
     '',
     ...sections.flatMap((section) => [section, '']),
-  ].join('\n').trimEnd()}\n`;
+  ]
+    .join('\n')
+    .trimEnd()}\n`;
 }
 
 if (require.main === module) {

@@ -32,9 +32,18 @@ try {
   process.exit(2);
 }
 process.stdout.write(`fuzz: ${options.runs} runs per route and kind, seed ${options.seed}\n`);
-const env = { ...process.env, FUZZ_RUNS: String(options.runs), FUZZ_SEED: String(options.seed), ...(options.stats ? { FUZZ_STATS: '1' } : {}) };
+const env = {
+  ...process.env,
+  FUZZ_RUNS: String(options.runs),
+  FUZZ_SEED: String(options.seed),
+  ...(options.stats ? { FUZZ_STATS: '1' } : {}),
+};
 try {
-  execFileSync(path.join(root, 'node_modules', '.bin', 'vitest'), ['run', 'test/integration/api/fuzz.test.ts'], { cwd: root, stdio: 'inherit', env });
+  execFileSync(path.join(root, 'node_modules', '.bin', 'vitest'), ['run', 'test/integration/api/fuzz.test.ts'], {
+    cwd: root,
+    stdio: 'inherit',
+    env,
+  });
 } catch (err) {
   process.stderr.write(`fuzz: failed; replay with npm run fuzz -- --runs ${options.runs} --seed ${options.seed}\n`);
   process.exit(typeof err.status === 'number' ? err.status : 1);

@@ -41,7 +41,8 @@ export interface ClusterPlan {
 export function parseClusterArgs(argv: string[]): ClusterPlan | 'help' {
   const plan: ClusterPlan = { files: [], vitest: true, chaos: true, chaosSeed: undefined, chaosWorkers: undefined };
   const wholeNumber = (flag: string, raw: string | undefined, min: number) => {
-    if (raw === undefined || !/^\d+$/.test(raw) || Number(raw) < min) throw new Error(`${flag} needs a whole number >= ${min}, got ${raw ?? 'nothing'}`);
+    if (raw === undefined || !/^\d+$/.test(raw) || Number(raw) < min)
+      throw new Error(`${flag} needs a whole number >= ${min}, got ${raw ?? 'nothing'}`);
     return Number(raw);
   };
   for (let i = 0; i < argv.length; i += 1) {
@@ -55,7 +56,8 @@ export function parseClusterArgs(argv: string[]): ClusterPlan | 'help' {
     else plan.files.push(arg);
   }
   if (!plan.vitest && !plan.chaos) throw new Error('--no-chaos and --chaos-only leave nothing to run');
-  if (!plan.chaos && plan.chaosWorkers !== undefined) throw new Error('--no-chaos runs no chaos suite: drop --chaos-workers');
+  if (!plan.chaos && plan.chaosWorkers !== undefined)
+    throw new Error('--no-chaos runs no chaos suite: drop --chaos-workers');
   if (!plan.vitest && plan.files.length > 0) throw new Error('--chaos-only runs no vitest files: drop the filters');
   if (plan.files.length === 0) plan.files = [...DEFAULT_FILES];
   return plan;

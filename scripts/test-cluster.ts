@@ -84,7 +84,12 @@ async function main(): Promise<number> {
       ...(plan.chaosSeed === undefined ? [] : ['--seed', String(plan.chaosSeed)]),
       ...(plan.chaosWorkers === undefined ? [] : ['--workers', String(plan.chaosWorkers)]),
     ];
-    const code = await runChild(path.join(root, 'node_modules', '.bin', 'tsx'), [path.join(root, 'test', 'chaos', 'run.ts'), ...args], {}, CHAOS_TIMEOUT_MS);
+    const code = await runChild(
+      path.join(root, 'node_modules', '.bin', 'tsx'),
+      [path.join(root, 'test', 'chaos', 'run.ts'), ...args],
+      {},
+      CHAOS_TIMEOUT_MS,
+    );
     outcomes.push(`chaos ${args.join(' ')}: exit ${code} after ${seconds(started)}`);
     if (code !== 0 && exitCode === 0) exitCode = code;
   }
@@ -106,18 +111,35 @@ async function vitestOnCluster(files: string[], install: TemporalServerInstall):
     const databases = await setupTemporalDatabases({ databaseUrl, prefix, install });
     say(`databases ${databases.temporal}, ${databases.visibility} set up in ${seconds(started)}`);
     started = Date.now();
-    server = await startTemporalServer({ databaseUrl, prefix, install, runDir, searchAttributes: SEARCH_ATTRIBUTE_CLI_TYPES });
+    server = await startTemporalServer({
+      databaseUrl,
+      prefix,
+      install,
+      runDir,
+      searchAttributes: SEARCH_ATTRIBUTE_CLI_TYPES,
+    });
     const { persistenceStore, visibilityStore } = server.cluster;
-    say(`Temporal ${server.address} ready in ${seconds(started)} (${server.numHistoryShards} history shards, ${persistenceStore}, visibility ${visibilityStore}); log ${server.logFile}`);
+    say(
+      `Temporal ${server.address} ready in ${seconds(started)} (${server.numHistoryShards} history shards, ${persistenceStore}, visibility ${visibilityStore}); log ${server.logFile}`,
+    );
     if (interrupted) return 130;
     // PARCEL_TEST_CLUSTER turns on the tests that start servers of their own (a crash and restart of one).
-    exitCode = await runChild(path.join(root, 'node_modules', '.bin', 'vitest'), ['run', ...files], { TEMPORAL_ADDRESS: server.address, PARCEL_TEST_CLUSTER: '1' }, VITEST_TIMEOUT_MS);
-    if (server.process.exitCode !== null) say(`the Temporal server died during the run (${server.process.exitCode}): see ${server.logFile}`);
+    exitCode = await runChild(
+      path.join(root, 'node_modules', '.bin', 'vitest'),
+      ['run', ...files],
+      { TEMPORAL_ADDRESS: server.address, PARCEL_TEST_CLUSTER: '1' },
+      VITEST_TIMEOUT_MS,
+    );
+    if (server.process.exitCode !== null)
+      say(`the Temporal server died during the run (${server.process.exitCode}): see ${server.logFile}`);
   } catch (err) {
     say(`failed: ${(err as Error).message}`);
   } finally {
     await server?.stop();
-    if (databasesMade) await dropTemporalDatabases({ databaseUrl, prefix, install }).catch((err: Error) => say(`could not drop the databases: ${err.message}`));
+    if (databasesMade)
+      await dropTemporalDatabases({ databaseUrl, prefix, install }).catch((err: Error) =>
+        say(`could not drop the databases: ${err.message}`),
+      );
     // Its log is worth keeping when something failed; otherwise nothing of the run is left.
     if (exitCode === 0) rmSync(runDir, { recursive: true, force: true });
     else say(`server log kept in ${runDir}`);

@@ -38,18 +38,34 @@ function ensureNode24() {
   process.stdout.write(`installing ${PACKAGE}@${NODE_VERSION} into ${dir}...\n`);
   fs.mkdirSync(dir, { recursive: true });
   // The package holds the binary itself (no install script); --no-save keeps a package.json out of the cache.
-  execFileSync('npm', ['install', '--prefix', dir, '--no-save', '--no-audit', '--no-fund', '--ignore-scripts', `${PACKAGE}@${NODE_VERSION}`], {
-    cwd: dir,
-    stdio: 'inherit',
-  });
+  execFileSync(
+    'npm',
+    [
+      'install',
+      '--prefix',
+      dir,
+      '--no-save',
+      '--no-audit',
+      '--no-fund',
+      '--ignore-scripts',
+      `${PACKAGE}@${NODE_VERSION}`,
+    ],
+    {
+      cwd: dir,
+      stdio: 'inherit',
+    },
+  );
   const version = versionOf(binary);
-  if (version !== `v${NODE_VERSION}`) throw new Error(`${binary} reports ${version ?? 'nothing'}, expected v${NODE_VERSION}`);
+  if (version !== `v${NODE_VERSION}`)
+    throw new Error(`${binary} reports ${version ?? 'nothing'}, expected v${NODE_VERSION}`);
   return binary;
 }
 
 function main() {
   if (process.platform !== 'linux' || process.arch !== 'x64') {
-    process.stderr.write(`test:node24 runs on linux-x64 (the ${PACKAGE} package); here run \`npx vitest run test/unit ${END_TO_END}\` under Node 24\n`);
+    process.stderr.write(
+      `test:node24 runs on linux-x64 (the ${PACKAGE} package); here run \`npx vitest run test/unit ${END_TO_END}\` under Node 24\n`,
+    );
     process.exit(1);
   }
   ensureInstall();
@@ -59,7 +75,11 @@ function main() {
   const vitest = path.join(root, 'node_modules', 'vitest', 'vitest.mjs');
   process.stdout.write(`vitest under ${versionOf(node)}\n`);
   try {
-    execFileSync(node, [vitest, 'run', 'test/unit', END_TO_END, ...process.argv.slice(2)], { cwd: root, env, stdio: 'inherit' });
+    execFileSync(node, [vitest, 'run', 'test/unit', END_TO_END, ...process.argv.slice(2)], {
+      cwd: root,
+      env,
+      stdio: 'inherit',
+    });
   } catch (err) {
     process.exit(typeof err.status === 'number' ? err.status : 1);
   }

@@ -40,9 +40,17 @@ export function devServerArgs(options: DevServerOptions): string[] {
   if (options.dbFile) {
     mkdirSync(path.dirname(options.dbFile), { recursive: true });
     // What the Temporal SDK's own stress tests use for a file database.
-    args.push('--db-filename', options.dbFile, '--sqlite-pragma', 'journal_mode=WAL', '--sqlite-pragma', 'synchronous=OFF');
+    args.push(
+      '--db-filename',
+      options.dbFile,
+      '--sqlite-pragma',
+      'journal_mode=WAL',
+      '--sqlite-pragma',
+      'synchronous=OFF',
+    );
   }
-  for (const [name, type] of Object.entries(SEARCH_ATTRIBUTE_CLI_TYPES)) args.push('--search-attribute', `${name}=${type}`);
+  for (const [name, type] of Object.entries(SEARCH_ATTRIBUTE_CLI_TYPES))
+    args.push('--search-attribute', `${name}=${type}`);
   // The committed dynamic config, the same file the full server reads (its reasons are written there).
   for (const [key, value] of Object.entries(dynamicConfigValues(DEFAULT_DYNAMIC_CONFIG_FILE))) {
     args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);

@@ -1,5 +1,15 @@
 import { execFile } from 'node:child_process';
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -38,13 +48,18 @@ function installAt(dir: string): TemporalServerInstall {
 }
 
 function isComplete(install: TemporalServerInstall): boolean {
-  return [install.serverPath, install.sqlToolPath, install.schemaDirs.temporal, install.schemaDirs.visibility].every((p) => existsSync(p));
+  return [install.serverPath, install.sqlToolPath, install.schemaDirs.temporal, install.schemaDirs.visibility].every(
+    (p) => existsSync(p),
+  );
 }
 
 /** The cached build, or an error saying how to make it. */
 export function installedTemporalServer(env: NodeJS.ProcessEnv = process.env): TemporalServerInstall {
   const install = installAt(temporalServerCacheDir(env));
-  if (!isComplete(install)) throw new Error(`Temporal server ${TEMPORAL_SERVER_VERSION} is not built yet in ${install.dir}: run ensureTemporalServer() (npx parcel-webhooks temporal-server builds it)`);
+  if (!isComplete(install))
+    throw new Error(
+      `Temporal server ${TEMPORAL_SERVER_VERSION} is not built yet in ${install.dir}: run ensureTemporalServer() (npx parcel-webhooks temporal-server builds it)`,
+    );
   return install;
 }
 
@@ -65,11 +80,16 @@ export async function ensureTemporalServer(
   const parent = path.dirname(target.dir);
   mkdirSync(parent, { recursive: true });
   const staging = mkdtempSync(path.join(parent, `.build-server-${TEMPORAL_SERVER_VERSION}-`));
-  log(`building Temporal server ${TEMPORAL_SERVER_VERSION} and its SQL tool from the Go module proxy (about 5 minutes the first time)...`);
+  log(
+    `building Temporal server ${TEMPORAL_SERVER_VERSION} and its SQL tool from the Go module proxy (about 5 minutes the first time)...`,
+  );
   const started = Date.now();
   try {
     const gobin = path.join(staging, 'bin');
-    await goCommand(['install', `${SERVER_PACKAGE}@v${TEMPORAL_SERVER_VERSION}`, `${SQL_TOOL_PACKAGE}@v${TEMPORAL_SERVER_VERSION}`], { ...env, GOBIN: gobin });
+    await goCommand(
+      ['install', `${SERVER_PACKAGE}@v${TEMPORAL_SERVER_VERSION}`, `${SQL_TOOL_PACKAGE}@v${TEMPORAL_SERVER_VERSION}`],
+      { ...env, GOBIN: gobin },
+    );
     const built = installAt(staging);
     renameSync(path.join(gobin, 'server'), built.serverPath);
     renameSync(path.join(gobin, 'sql'), built.sqlToolPath);
@@ -92,7 +112,9 @@ async function goCommand(args: string[], env: NodeJS.ProcessEnv): Promise<string
     return stdout;
   } catch (err) {
     const stderr = (err as { stderr?: string }).stderr ?? (err as Error).message;
-    throw new Error(`go ${args[0]} failed (is Go installed?): ${stderr.trim().split('\n').slice(-5).join(' | ')}`, { cause: err });
+    throw new Error(`go ${args[0]} failed (is Go installed?): ${stderr.trim().split('\n').slice(-5).join(' | ')}`, {
+      cause: err,
+    });
   }
 }
 

@@ -220,13 +220,17 @@ export function toYaml(value: unknown, indent = 0): string {
   const pad = ' '.repeat(indent);
   if (Array.isArray(value)) {
     if (value.length === 0) return `${pad}[]\n`;
-    return value.map((item) => (isBlock(item) ? `${pad}-\n${toYaml(item, indent + 2)}` : `${pad}- ${scalar(item)}\n`)).join('');
+    return value
+      .map((item) => (isBlock(item) ? `${pad}-\n${toYaml(item, indent + 2)}` : `${pad}- ${scalar(item)}\n`))
+      .join('');
   }
   if (isRecord(value)) {
     const entries = Object.entries(value).filter(([, v]) => v !== undefined);
     if (entries.length === 0) return `${pad}{}\n`;
     return entries
-      .map(([key, v]) => (isBlock(v) ? `${pad}${scalar(key)}:\n${toYaml(v, indent + 2)}` : `${pad}${scalar(key)}: ${scalar(v)}\n`))
+      .map(([key, v]) =>
+        isBlock(v) ? `${pad}${scalar(key)}:\n${toYaml(v, indent + 2)}` : `${pad}${scalar(key)}: ${scalar(v)}\n`,
+      )
       .join('');
   }
   return `${pad}${scalar(value)}\n`;
@@ -241,7 +245,10 @@ function isBlock(value: unknown): boolean {
 }
 
 function scalar(value: unknown): string {
-  if (typeof value === 'string') return /^[A-Za-z_][A-Za-z0-9_.]*$/.test(value) && !RESERVED.has(value.toLowerCase()) ? value : JSON.stringify(value);
+  if (typeof value === 'string')
+    return /^[A-Za-z_][A-Za-z0-9_.]*$/.test(value) && !RESERVED.has(value.toLowerCase())
+      ? value
+      : JSON.stringify(value);
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
   if (value === null) return 'null';
   if (Array.isArray(value) || isRecord(value)) return JSON.stringify(value);
@@ -258,7 +265,16 @@ export function serverArgs(options: { rootDir: string; env: string }): string[] 
 
 /** Global flags of `temporal-sql-tool` for one database (tools/sql/main.go, urfave/cli v1: flags before the command). */
 export function sqlToolArgs(postgres: PostgresTarget, database: string, command: string[]): string[] {
-  const args = ['--plugin', SQL_PLUGIN, '--endpoint', postgres.host, '--port', String(postgres.port), '--user', postgres.user];
+  const args = [
+    '--plugin',
+    SQL_PLUGIN,
+    '--endpoint',
+    postgres.host,
+    '--port',
+    String(postgres.port),
+    '--user',
+    postgres.user,
+  ];
   if (postgres.password) args.push('--password', postgres.password);
   args.push('--database', database, ...command);
   return args;
@@ -290,7 +306,15 @@ export const INDEXED_VALUE_TYPES: Record<CliSearchAttributeType, number> = {
 /** A visibility query naming every attribute once, with a value of its type. */
 export function probeQuery(attributes: Record<string, CliSearchAttributeType>): string {
   const sample: Record<CliSearchAttributeType, string> = {
-    Text: '"probe"', Keyword: '"probe"', KeywordList: '"probe"', Int: '0', Double: '0', Bool: 'true', Datetime: '"2000-01-01T00:00:00Z"',
+    Text: '"probe"',
+    Keyword: '"probe"',
+    KeywordList: '"probe"',
+    Int: '0',
+    Double: '0',
+    Bool: 'true',
+    Datetime: '"2000-01-01T00:00:00Z"',
   };
-  return Object.entries(attributes).map(([name, type]) => `${name} = ${sample[type]}`).join(' AND ');
+  return Object.entries(attributes)
+    .map(([name, type]) => `${name} = ${sample[type]}`)
+    .join(' AND ');
 }

@@ -1,19 +1,39 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { installedTemporalServer, type TemporalServerInstall } from './temporal-server-build';
-import { databaseNames, postgresTarget, schemaSteps, sqlToolArgs, type PostgresTarget, type TemporalDatabases } from './temporal-server-config';
+import {
+  databaseNames,
+  postgresTarget,
+  schemaSteps,
+  sqlToolArgs,
+  type PostgresTarget,
+  type TemporalDatabases,
+} from './temporal-server-config';
 
 /** The server's two databases, made and versioned by its own schema tool (what docker-compose.yml's temporal-schema job does). */
 
 const SQL_TOOL_TIMEOUT_MS = 2 * 60_000;
 const execFileAsync = promisify(execFile);
 
-async function sqlTool(install: TemporalServerInstall, postgres: PostgresTarget, database: string, command: string[]): Promise<void> {
+async function sqlTool(
+  install: TemporalServerInstall,
+  postgres: PostgresTarget,
+  database: string,
+  command: string[],
+): Promise<void> {
   try {
-    await execFileAsync(install.sqlToolPath, sqlToolArgs(postgres, database, command), { timeout: SQL_TOOL_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 });
+    await execFileAsync(install.sqlToolPath, sqlToolArgs(postgres, database, command), {
+      timeout: SQL_TOOL_TIMEOUT_MS,
+      maxBuffer: 16 * 1024 * 1024,
+    });
   } catch (err) {
     const output = `${(err as { stdout?: string }).stdout ?? ''}${(err as { stderr?: string }).stderr ?? ''}`;
-    throw Object.assign(new Error(`temporal-sql-tool ${command[0]} on ${database} failed: ${output.trim().split('\n').slice(-3).join(' | ') || (err as Error).message}`), { output });
+    throw Object.assign(
+      new Error(
+        `temporal-sql-tool ${command[0]} on ${database} failed: ${output.trim().split('\n').slice(-3).join(' | ') || (err as Error).message}`,
+      ),
+      { output },
+    );
   }
 }
 

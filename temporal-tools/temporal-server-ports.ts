@@ -43,7 +43,12 @@ export async function choosePorts(frontendGrpc: number | undefined): Promise<Ser
     }
     const preferred = wanted[key];
     const limit = key.endsWith('Membership') ? MAX_MEMBERSHIP_PORT : 65_535;
-    const usable = preferred !== undefined && preferred > 1024 && preferred <= limit && !taken.has(preferred) && (await canBind(preferred));
+    const usable =
+      preferred !== undefined &&
+      preferred > 1024 &&
+      preferred <= limit &&
+      !taken.has(preferred) &&
+      (await canBind(preferred));
     if (usable) taken.add(preferred);
     chosen[key] = usable ? preferred : await freeLowPort(taken);
   }
@@ -51,6 +56,13 @@ export async function choosePorts(frontendGrpc: number | undefined): Promise<Ser
 }
 
 const PORT_KEYS: (keyof ServerPorts)[] = [
-  'frontendGrpc', 'frontendHttp', 'frontendMembership', 'historyGrpc', 'historyMembership',
-  'matchingGrpc', 'matchingMembership', 'workerGrpc', 'workerMembership',
+  'frontendGrpc',
+  'frontendHttp',
+  'frontendMembership',
+  'historyGrpc',
+  'historyMembership',
+  'matchingGrpc',
+  'matchingMembership',
+  'workerGrpc',
+  'workerMembership',
 ];

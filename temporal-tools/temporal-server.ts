@@ -30,7 +30,12 @@ import {
 import type { DatabaseOptions } from './temporal-server-databases';
 import { choosePorts } from './temporal-server-ports';
 
-export { ensureTemporalServer, installedTemporalServer, temporalServerCacheDir, type TemporalServerInstall } from './temporal-server-build';
+export {
+  ensureTemporalServer,
+  installedTemporalServer,
+  temporalServerCacheDir,
+  type TemporalServerInstall,
+} from './temporal-server-build';
 export { dropTemporalDatabases, setupTemporalDatabases, type DatabaseOptions } from './temporal-server-databases';
 
 const STOP_GRACE_MS = 20_000;
@@ -98,7 +103,11 @@ export async function startTemporalServer(options: TemporalServerOptions): Promi
   const logFd = openSync(logFile, 'w');
   // Its own process group: a terminal's Ctrl-C goes to our process, which stops the server in order, rather than
   // to both at once (the caller would then see the server die before it asked).
-  const child = spawn(install.serverPath, serverArgs({ rootDir: runDir, env: envName }), { stdio: ['ignore', logFd, logFd], detached: true, env: temporalServerEnv() });
+  const child = spawn(install.serverPath, serverArgs({ rootDir: runDir, env: envName }), {
+    stdio: ['ignore', logFd, logFd],
+    detached: true,
+    env: temporalServerEnv(),
+  });
   closeSync(logFd);
   const stopChild = childStopper(child, STOP_GRACE_MS);
   child.once('error', () => undefined); // a failed spawn also emits exit; waitUntilReady reports it
@@ -110,14 +119,32 @@ export async function startTemporalServer(options: TemporalServerOptions): Promi
   };
   let facts: ClusterFacts;
   try {
-    facts = await waitUntilReady({ address, child, namespace, options, deadline: Date.now() + (options.readyTimeoutMs ?? 120_000) });
+    facts = await waitUntilReady({
+      address,
+      child,
+      namespace,
+      options,
+      deadline: Date.now() + (options.readyTimeoutMs ?? 120_000),
+    });
   } catch (err) {
     const tail = readTail(logFile);
     await stop();
     throw new Error(`${(err as Error).message}\n--- server.log (last lines) ---\n${tail}`, { cause: err });
   }
   // The server keeps the count its databases were created with and only warns in its log: say so to the caller.
-  return { address, namespace, databases, numHistoryShards: facts.historyShardCount, requestedShards: numHistoryShards, ports, cluster: facts, runDir, logFile, process: child, stop };
+  return {
+    address,
+    namespace,
+    databases,
+    numHistoryShards: facts.historyShardCount,
+    requestedShards: numHistoryShards,
+    ports,
+    cluster: facts,
+    runDir,
+    logFile,
+    process: child,
+    stop,
+  };
 }
 
 /** The last lines of server.log, JSON lines cut to level, message and error (their stack traces run to pages). */
@@ -150,7 +177,9 @@ async function retry<T>(ctx: ReadyContext, what: string, step: () => Promise<T>)
   let lastError: unknown;
   while (Date.now() < ctx.deadline) {
     if (ctx.child.exitCode !== null || ctx.child.signalCode !== null) {
-      throw new Error(`Temporal server exited (${ctx.child.exitCode ?? ctx.child.signalCode}) while waiting for ${what}`);
+      throw new Error(
+        `Temporal server exited (${ctx.child.exitCode ?? ctx.child.signalCode}) while waiting for ${what}`,
+      );
     }
     try {
       return await step();
@@ -159,7 +188,9 @@ async function retry<T>(ctx: ReadyContext, what: string, step: () => Promise<T>)
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
   }
-  throw new Error(`Temporal server on ${ctx.address}: no ${what} in time: ${(lastError as Error | undefined)?.message ?? 'no answer'}`);
+  throw new Error(
+    `Temporal server on ${ctx.address}: no ${what} in time: ${(lastError as Error | undefined)?.message ?? 'no answer'}`,
+  );
 }
 
 const GRPC_NOT_FOUND = 5;
@@ -187,23 +218,32 @@ async function waitUntilReady(ctx: ReadyContext): Promise<ClusterFacts> {
     await retry(ctx, `namespace ${ctx.namespace}`, () => ensureNamespace(connection, ctx));
     // Registered is not yet served: calls naming the namespace answer NotFound until the frontend's namespace
     // cache refreshes (every 2 s by default); this call goes through that cache.
-    await retry(ctx, `namespace ${ctx.namespace} in the frontend cache`, () => connection.operatorService.listSearchAttributes({ namespace: ctx.namespace }));
+    await retry(ctx, `namespace ${ctx.namespace} in the frontend cache`, () =>
+      connection.operatorService.listSearchAttributes({ namespace: ctx.namespace }),
+    );
     const attributes = ctx.options.searchAttributes ?? {};
     if (Object.keys(attributes).length > 0) {
       await retry(ctx, 'search attributes', () => ensureSearchAttributes(connection, ctx.namespace, attributes));
       // The frontend validates search attributes against its namespace cache (refreshed every few seconds):
       // until a query naming them all is accepted, a workflow start carrying them could be refused.
       await retry(ctx, 'search attributes in the namespace cache', () =>
-        connection.workflowService.countWorkflowExecutions({ namespace: ctx.namespace, query: probeQuery(attributes) }));
+        connection.workflowService.countWorkflowExecutions({ namespace: ctx.namespace, query: probeQuery(attributes) }),
+      );
     }
     const info = await connection.workflowService.getClusterInfo({});
-    return { historyShardCount: info.historyShardCount, persistenceStore: info.persistenceStore, visibilityStore: info.visibilityStore };
+    return {
+      historyShardCount: info.historyShardCount,
+      persistenceStore: info.persistenceStore,
+      visibilityStore: info.visibilityStore,
+    };
   } finally {
     await connection.close();
   }
 }
 
-type RetentionPeriod = NonNullable<Parameters<Connection['workflowService']['registerNamespace']>[0]['workflowExecutionRetentionPeriod']>;
+type RetentionPeriod = NonNullable<
+  Parameters<Connection['workflowService']['registerNamespace']>[0]['workflowExecutionRetentionPeriod']
+>;
 
 async function ensureNamespace(connection: Connection, ctx: ReadyContext): Promise<void> {
   try {
@@ -216,7 +256,9 @@ async function ensureNamespace(connection: Connection, ctx: ReadyContext): Promi
     await connection.workflowService.registerNamespace({
       namespace: ctx.namespace,
       // protobufjs encodes a plain number where its generated types ask for a Long (no Long import needed).
-      workflowExecutionRetentionPeriod: { seconds: (ctx.options.retentionHours ?? DEFAULT_RETENTION_HOURS) * 3600 } as unknown as RetentionPeriod,
+      workflowExecutionRetentionPeriod: {
+        seconds: (ctx.options.retentionHours ?? DEFAULT_RETENTION_HOURS) * 3600,
+      } as unknown as RetentionPeriod,
       description: 'Parcel Webhooks',
     });
   } catch (err) {
@@ -229,13 +271,18 @@ async function ensureNamespace(connection: Connection, ctx: ReadyContext): Promi
 type AddRequest = Parameters<Connection['operatorService']['addSearchAttributes']>[0];
 type IndexedValueType = NonNullable<AddRequest['searchAttributes']>[string];
 
-async function ensureSearchAttributes(connection: Connection, namespace: string, wanted: Record<string, CliSearchAttributeType>): Promise<void> {
+async function ensureSearchAttributes(
+  connection: Connection,
+  namespace: string,
+  wanted: Record<string, CliSearchAttributeType>,
+): Promise<void> {
   const existing = await connection.operatorService.listSearchAttributes({ namespace });
   const missing = Object.entries(wanted).filter(([name]) => !(name in (existing.customAttributes ?? {})));
   if (missing.length === 0) return;
   await connection.operatorService.addSearchAttributes({
     namespace,
-    searchAttributes: Object.fromEntries(missing.map(([name, type]) => [name, INDEXED_VALUE_TYPES[type] as IndexedValueType])),
+    searchAttributes: Object.fromEntries(
+      missing.map(([name, type]) => [name, INDEXED_VALUE_TYPES[type] as IndexedValueType]),
+    ),
   });
 }
-

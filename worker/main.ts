@@ -50,7 +50,9 @@ async function main(): Promise<void> {
     await ensureSearchAttributes(connection, config.temporal.namespace, warn);
     const worker = await createWorker({ config, connection, pool, http });
     await ensureRetentionSchedule(new Client({ connection, namespace: config.temporal.namespace }), config, log);
-    process.stdout.write(`worker: polling task queue ${config.temporal.taskQueue} on ${requireTemporalAddress(config)}\n`);
+    process.stdout.write(
+      `worker: polling task queue ${config.temporal.taskQueue} on ${requireTemporalAddress(config)}\n`,
+    );
     await runWorker(worker, { config, connection, pool, log });
   } finally {
     await metrics?.close();

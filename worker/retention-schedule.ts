@@ -10,7 +10,11 @@ export const retentionScheduleId = (taskQueue: string) => `event-retention:${tas
  * Creates the Schedule that runs purgeExpiredEvents every RETENTION_SCHEDULE_INTERVAL, unless it exists: every
  * worker calls this at start, so the first one creates it and the others find it. Overlapping runs are skipped.
  */
-export async function ensureRetentionSchedule(client: Client, config: Config, log: (line: string) => void): Promise<void> {
+export async function ensureRetentionSchedule(
+  client: Client,
+  config: Config,
+  log: (line: string) => void,
+): Promise<void> {
   const taskQueue = config.temporal.taskQueue;
   try {
     await createSchedule(client, config, taskQueue);
@@ -19,7 +23,9 @@ export async function ensureRetentionSchedule(client: Client, config: Config, lo
     if (err instanceof ScheduleAlreadyRunning) return;
     // Retention is housekeeping: a worker that cannot create the schedule (permissions on a cloud namespace) still
     // delivers; it says so, and the next worker to start tries again.
-    log(`could not create the retention schedule (${(err as Error).message}); old events are not deleted until one exists`);
+    log(
+      `could not create the retention schedule (${(err as Error).message}); old events are not deleted until one exists`,
+    );
   }
 }
 
@@ -28,9 +34,17 @@ async function createSchedule(client: Client, config: Config, taskQueue: string)
   await client.schedule.create({
     scheduleId: retentionScheduleId(taskQueue),
     spec: { intervals: [{ every: RETENTION_SCHEDULE_INTERVAL }] },
-    action: { type: 'startWorkflow', workflowType: 'purgeExpiredEvents', taskQueue, args: [], workflowId: `event-retention:${taskQueue}` },
+    action: {
+      type: 'startWorkflow',
+      workflowType: 'purgeExpiredEvents',
+      taskQueue,
+      args: [],
+      workflowId: `event-retention:${taskQueue}`,
+    },
     policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: RETENTION_SCHEDULE_INTERVAL },
     // The cutoff itself is read by each run from its worker's EVENT_RETENTION, so changing it needs no new schedule.
-    state: { note: `Deletes events, attempts, deliveries and notifications older than EVENT_RETENTION (${retention} at creation), in batches.` },
+    state: {
+      note: `Deletes events, attempts, deliveries and notifications older than EVENT_RETENTION (${retention} at creation), in batches.`,
+    },
   });
 }

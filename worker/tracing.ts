@@ -17,7 +17,8 @@ import { activeTracing } from '../infra/tracing';
  */
 
 /** The workflow interceptor module: bundled with the workflows (worker/worker.ts, scripts/bundle-workflows.ts). */
-export const WORKFLOW_TRACING_MODULE = require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors');
+export const WORKFLOW_TRACING_MODULE =
+  require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors');
 
 /** Worker options adding the interceptors and the workflow span sink; empty when tracing is off. */
 export function tracedWorkerOptions(workflowsBundled: boolean): Partial<WorkerOptions> {

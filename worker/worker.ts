@@ -77,7 +77,10 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
       config: deps.config,
       pool: deps.pool,
       http,
-      log: { warn: (message, meta) => logger.warn(message, { ...meta, early: true }), error: (message, meta) => logger.error(message, { ...meta, early: true }) },
+      log: {
+        warn: (message, meta) => logger.warn(message, { ...meta, early: true }),
+        error: (message, meta) => logger.error(message, { ...meta, early: true }),
+      },
     },
     { maxInFlight: deps.config.delivery.workerConcurrency },
   );
@@ -133,7 +136,11 @@ export async function runWorker(worker: Worker, options: RunWorkerOptions): Prom
   const early = earlyAttemptsOf.get(worker);
   const dispatcher = startDispatcher({
     pool: options.pool,
-    temporal: new Client({ connection: options.connection, namespace: options.config.temporal.namespace, interceptors: tracedClientInterceptors() }),
+    temporal: new Client({
+      connection: options.connection,
+      namespace: options.config.temporal.namespace,
+      interceptors: tracedClientInterceptors(),
+    }),
     config: { ...options.config, temporal: { ...options.config.temporal, taskQueue: worker.options.taskQueue } },
     eagerStart: options.eagerStart ?? true,
     log: options.log,

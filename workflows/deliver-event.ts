@@ -50,7 +50,10 @@ const { recordAttempt } = proxyActivities<DeliveryActivities>({
 });
 
 // Options are set per call (executeWithOptions): the timeout follows each event's own config.
-const { signAndPost } = proxyActivities<DeliveryActivities>({ startToCloseTimeout: '15s', retry: { maximumAttempts: 1 } });
+const { signAndPost } = proxyActivities<DeliveryActivities>({
+  startToCloseTimeout: '15s',
+  retry: { maximumAttempts: 1 },
+});
 
 // The same activity run inside the workflow task (a one-ladder workflow, localAttempts); options per call too.
 // A local try claims its attempt (attempt/claim.ts), so a re-run after a lost workflow task never posts again.
@@ -124,7 +127,16 @@ async function recordLostAttempt(input: SignAndPostInput, err: unknown, activity
   // A success here was written by the lost worker, which may have cleared the endpoint's streak without living
   // to tell the supervisor: tell it now (this path is rare, and resetting a count of zero changes nothing).
   const recovered = stored.recovered || stored.succeeded;
-  return { kind: 'attempted', ...stored, recovered, statusCode: null, error: record.error, durationMs: activityTimeoutMs, url: '', recorded: true };
+  return {
+    kind: 'attempted',
+    ...stored,
+    recovered,
+    statusCode: null,
+    error: record.error,
+    durationMs: activityTimeoutMs,
+    url: '',
+    recorded: true,
+  };
 }
 
 type Decided = Exclude<AttemptOutcome, Throttled>;
@@ -168,7 +180,8 @@ async function attemptOnce(
         gate.release(ladder);
         if (outcome.kind === 'throttled') {
           if (outcome.notPostedRun !== undefined) notPostedRuns.push(outcome.notPostedRun);
-          if (!(await sleepWithinMaxAge(expiresAtMs, outcome.waitMs, throttledSummary(outcome, labels.throttle)))) return EXPIRED;
+          if (!(await sleepWithinMaxAge(expiresAtMs, outcome.waitMs, throttledSummary(outcome, labels.throttle))))
+            return EXPIRED;
           input = { ...input, reservedSecond: outcome.reservedSecond ?? undefined };
           continue;
         }
@@ -191,7 +204,8 @@ async function attemptOnce(
         if (run !== undefined) notPostedRuns.push(run);
         if (!gate.claim(ladder)) continue;
         log.warn('attempt not posted, retrying', { endpointId: input.endpointId, type: failureType(err), backoffMs });
-        if (!(await sleepWithinMaxAge(expiresAtMs, backoffMs, notPostedSummary(err, input.attempt, backoffMs)))) return EXPIRED;
+        if (!(await sleepWithinMaxAge(expiresAtMs, backoffMs, notPostedSummary(err, input.attempt, backoffMs))))
+          return EXPIRED;
         backoffMs = Math.min(backoffMs * 2, DB_UNAVAILABLE_MAX_BACKOFF_MS);
       }
     }
@@ -204,7 +218,12 @@ async function attemptOnce(
  * The delivery is given up at its max age before attempt `n` (the id drawn for it names the log's entry): its
  * delivery ends failed with the reason `expired`, and nothing more is posted.
  */
-async function giveUp(input: DeliverEventInput, endpointId: string, n: number, attemptId: string): Promise<LadderResult> {
+async function giveUp(
+  input: DeliverEventInput,
+  endpointId: string,
+  n: number,
+  attemptId: string,
+): Promise<LadderResult> {
   const { attemptId: id, timeoutMs: _timeout, ...identity } = attemptInput(input, endpointId, n, attemptId);
   const record: ExpiryRecord = { id, ...identity };
   await recordExpiry(record);
@@ -228,13 +247,20 @@ async function runLadder(input: DeliverEventInput, endpointId: string, gate: Dat
     const attemptId = (n === 1 ? input.firstAttemptIds?.[endpointId] : undefined) ?? drawn;
     // Attempt 1 whose place in a rate-limit queue the dispatcher took before a delayed start asks for that place.
     const place = n === 1 ? input.firstAttemptThrottles?.[endpointId]?.reservedSecond : undefined;
-    const request = { ...attemptInput(input, endpointId, n, attemptId), ...(place == null ? {} : { reservedSecond: place }) };
-    const labels = { summary: attemptSummary(n, total, url ?? endpointId), throttle: `attempt ${n}/${total} to ${endpointId}` };
+    const request = {
+      ...attemptInput(input, endpointId, n, attemptId),
+      ...(place == null ? {} : { reservedSecond: place }),
+    };
+    const labels = {
+      summary: attemptSummary(n, total, url ?? endpointId),
+      throttle: `attempt ${n}/${total} to ${endpointId}`,
+    };
     // Attempt 1 made by the dispatcher and on record before the start (attempt/early.ts handOff) is taken as is.
     const decided = n === 1 ? input.firstAttemptOutcomes?.[endpointId] : undefined;
     // Every wait before it ended at the latest at the max age: past it, the delivery is given up, not posted.
     if (decided === undefined && hasExpired(expiresAtMs)) return giveUp(input, endpointId, n, attemptId);
-    const outcome = decided ?? (await attemptOnce(request, localAttempts(input.endpointIds.length), labels, gate, expiresAtMs));
+    const outcome =
+      decided ?? (await attemptOnce(request, localAttempts(input.endpointIds.length), labels, gate, expiresAtMs));
     if (outcome.kind === 'expired') return giveUp(input, endpointId, n, attemptId);
     if (outcome.kind === 'skipped') return { endpointId, outcome: 'skipped', attempts: n - 1, reason: outcome.reason };
     url = outcome.url || url;
@@ -255,7 +281,11 @@ async function runLadder(input: DeliverEventInput, endpointId: string, gate: Dat
       const wait = Math.max(delay, outcome.retryAfterMs ?? 0);
       const why = wait > delay ? ' (Retry-After)' : '';
       // Cut short at the max age, the next turn of the loop gives the delivery up.
-      await sleepWithinMaxAge(expiresAtMs, wait, `retry ${n + 1}/${total} of ${endpointId} in ${formatDuration(wait)}${why}`);
+      await sleepWithinMaxAge(
+        expiresAtMs,
+        wait,
+        `retry ${n + 1}/${total} of ${endpointId} in ${formatDuration(wait)}${why}`,
+      );
     }
   }
   await notifySupervisor({
@@ -282,11 +312,15 @@ export async function deliverEvent(input: DeliverEventInput): Promise<DeliverEve
   const parked = results.filter((r): r is ParkedLadder => 'parked' in r);
   // Ladders still waiting their turn past the re-check bound, every other ladder ended: a new run takes them over.
   if (parked.length > 0) {
-    const parcelWaits: Record<string, ParcelWaitState> = Object.fromEntries(parked.map((p) => [p.endpointId, p.parked]));
+    const parcelWaits: Record<string, ParcelWaitState> = Object.fromEntries(
+      parked.map((p) => [p.endpointId, p.parked]),
+    );
     const endpointIds = parked.map((p) => p.endpointId);
     // The new run holds the parked ladders only, so whether it attempts locally follows their number: a fan-out
     // left with one ladder runs it locally, and its local attempt must fit in a workflow task as at a start.
-    const workflowTaskTimeout = localAttempts(endpointIds.length) ? localAttemptTaskTimeoutMs(input.timeoutMs) : workflowInfo().taskTimeoutMs;
+    const workflowTaskTimeout = localAttempts(endpointIds.length)
+      ? localAttemptTaskTimeoutMs(input.timeoutMs)
+      : workflowInfo().taskTimeoutMs;
     const next = makeContinueAsNewFunc<typeof deliverEvent>({ workflowTaskTimeout });
     await next({ ...input, endpointIds, endedLadders: endpoints, parcelWaits });
   }

@@ -42,14 +42,22 @@ const { emailFailingNotice } = proxyActivities<DeliveryActivities>({
 });
 
 function emailGaveUp(err: unknown): boolean {
-  return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === FAILURE.notificationEmailFailed;
+  return (
+    err instanceof ActivityFailure &&
+    err.cause instanceof ApplicationFailure &&
+    err.cause.type === FAILURE.notificationEmailFailed
+  );
 }
 
 /** What handling one message found: `gone` ends the supervisor (its endpoint was removed). */
 type Handled = 'done' | 'gone';
 
 /** One idempotent activity per abandonment, and the email when it marked the endpoint failing. */
-async function handle(input: SupervisorInput, state: EndpointSupervisorState, message: SupervisorMessage): Promise<Handled> {
+async function handle(
+  input: SupervisorInput,
+  state: EndpointSupervisorState,
+  message: SupervisorMessage,
+): Promise<Handled> {
   if (message.kind === 'deliverySucceeded') {
     state.succeed();
     return 'done';
@@ -74,7 +82,11 @@ async function handle(input: SupervisorInput, state: EndpointSupervisorState, me
 /** This run has done enough: continue as new, carrying what is still queued. */
 function runIsFull(state: EndpointSupervisorState): boolean {
   const info = workflowInfo();
-  return info.continueAsNewSuggested || state.handled >= SUPERVISOR_SIGNALS_PER_RUN || info.historyLength >= SUPERVISOR_MAX_HISTORY_EVENTS;
+  return (
+    info.continueAsNewSuggested ||
+    state.handled >= SUPERVISOR_SIGNALS_PER_RUN ||
+    info.historyLength >= SUPERVISOR_MAX_HISTORY_EVENTS
+  );
 }
 
 /**

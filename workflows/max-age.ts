@@ -21,7 +21,11 @@ export function withinMaxAge(expiresAtMs: number | undefined, ms: number): numbe
  * Sleeps `ms` on a durable timer, or only until the delivery expires when that comes first: then the summary says
  * so, and false comes back (the caller gives the delivery up). True: the whole wait ran.
  */
-export async function sleepWithinMaxAge(expiresAtMs: number | undefined, ms: number, summary: string): Promise<boolean> {
+export async function sleepWithinMaxAge(
+  expiresAtMs: number | undefined,
+  ms: number,
+  summary: string,
+): Promise<boolean> {
   const waitMs = withinMaxAge(expiresAtMs, ms);
   if (waitMs >= ms) {
     await sleep(ms, { summary });

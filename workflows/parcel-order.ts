@@ -55,7 +55,9 @@ const local = {
 };
 
 function nextRecheckMs(previousMs: number, waitedMs: number): number {
-  return waitedMs >= PARCEL_LANE_LONG_WAIT_MS ? PARCEL_LANE_LONG_WAIT_RECHECK_MS : Math.min(previousMs * 2, PARCEL_LANE_RECHECK_MAX_MS);
+  return waitedMs >= PARCEL_LANE_LONG_WAIT_MS
+    ? PARCEL_LANE_LONG_WAIT_RECHECK_MS
+    : Math.min(previousMs * 2, PARCEL_LANE_RECHECK_MAX_MS);
 }
 
 export class ParcelLanes {
@@ -102,7 +104,10 @@ export class ParcelLanes {
     return this.settled + othersOverBound >= this.input.endpointIds.length - 1;
   }
 
-  private async runInTurn(lane: ParcelLaneInput, ladder: () => Promise<LadderResult>): Promise<LadderResult | ParkedLadder> {
+  private async runInTurn(
+    lane: ParcelLaneInput,
+    ladder: () => Promise<LadderResult>,
+  ): Promise<LadderResult | ParkedLadder> {
     const turn = await this.waitTurn(lane);
     if (turn !== 'go') return { endpointId: lane.endpointId, parked: turn };
     const result = await ladder();

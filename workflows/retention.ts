@@ -1,6 +1,10 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { DeliveryActivities, RetentionResult } from '../core/delivery-contract';
-import { RETENTION_ACTIVITY_RETRY, RETENTION_ACTIVITY_TIMEOUT, RETENTION_MAX_BATCHES_PER_RUN } from '../core/delivery-policy';
+import {
+  RETENTION_ACTIVITY_RETRY,
+  RETENTION_ACTIVITY_TIMEOUT,
+  RETENTION_MAX_BATCHES_PER_RUN,
+} from '../core/delivery-policy';
 
 const { deleteExpiredBatch } = proxyActivities<DeliveryActivities>({
   startToCloseTimeout: RETENTION_ACTIVITY_TIMEOUT,

@@ -8,13 +8,27 @@ import { eventWebhooks } from '../event-webhooks-doc';
 import { ErrorResponse } from '../schemas';
 
 const AUTH_ERRORS = {
-  401: { ...ErrorResponse, description: 'missing_api_key, malformed_api_key, invalid_api_key, revoked_api_key or expired_api_key.' },
-  403: { ...ErrorResponse, description: 'client_not_active, client_suspended or insufficient_scope (naming the missing scope).' },
+  401: {
+    ...ErrorResponse,
+    description: 'missing_api_key, malformed_api_key, invalid_api_key, revoked_api_key or expired_api_key.',
+  },
+  403: {
+    ...ErrorResponse,
+    description: 'client_not_active, client_suspended or insufficient_scope (naming the missing scope).',
+  },
   429: { ...ErrorResponse, description: 'rate_limited; wait for the seconds in Retry-After.' },
 };
 
 /** Authenticated routes get the security requirement, their scope and the auth errors, from one place. */
-function describeRoute({ schema: given, url, route }: { schema: FastifySchema | undefined; url: string; route: RouteOptions }) {
+function describeRoute({
+  schema: given,
+  url,
+  route,
+}: {
+  schema: FastifySchema | undefined;
+  url: string;
+  route: RouteOptions;
+}) {
   // Routes without a schema (test-only routes, plugins' own) come with none at all.
   const schema = given ?? {};
   const scope = route.config?.scope;
@@ -55,7 +69,10 @@ export const DOCS_CONTENT_SECURITY_POLICY = [
   "base-uri 'none'",
 ].join('; ');
 
-const DOCS_HEADERS: Readonly<Record<string, string>> = { 'Content-Security-Policy': DOCS_CONTENT_SECURITY_POLICY, ...PAGE_SECURITY_HEADERS };
+const DOCS_HEADERS: Readonly<Record<string, string>> = {
+  'Content-Security-Policy': DOCS_CONTENT_SECURITY_POLICY,
+  ...PAGE_SECURITY_HEADERS,
+};
 
 export function isDocsRoute(route: string | undefined): boolean {
   return route === '/docs' || route?.startsWith('/docs/') === true;
@@ -76,7 +93,11 @@ async function docsPlugin(app: FastifyInstance): Promise<void> {
       },
       components: {
         securitySchemes: {
-          bearerAuth: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer svc_test_... or svc_live_...' },
+          bearerAuth: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'Authorization: Bearer svc_test_... or svc_live_...',
+          },
           basicAuth: { type: 'http', scheme: 'basic', description: 'The API key as username, an empty password.' },
         },
       },

@@ -51,7 +51,10 @@ async function rateLimitPlugin(app: FastifyInstance, options: { perMinute: numbe
   app.addHook('onRequest', async (request, reply) => {
     const verdict = await perAccount(request);
     if (verdict.isAllowed || !verdict.isExceeded) return;
-    reply.header('x-ratelimit-limit', verdict.max).header('x-ratelimit-remaining', 0).header('x-ratelimit-reset', verdict.ttlInSeconds);
+    reply
+      .header('x-ratelimit-limit', verdict.max)
+      .header('x-ratelimit-remaining', 0)
+      .header('x-ratelimit-reset', verdict.ttlInSeconds);
     throw new ApiError(
       'rate_limited',
       `Too many requests for this account: at most ${verdict.max} a minute across all its keys; retry in ${verdict.ttlInSeconds} seconds.`,

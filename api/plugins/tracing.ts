@@ -1,4 +1,13 @@
-import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span } from '@opentelemetry/api';
+import {
+  context,
+  propagation,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Context,
+  type Span,
+} from '@opentelemetry/api';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { activeTracing, tracePool } from '../../infra/tracing';
@@ -25,7 +34,14 @@ async function tracingPlugin(fastify: FastifyInstance): Promise<void> {
     const route = request.routeOptions.url ?? 'unmatched';
     const span = tracer.startSpan(
       `${request.method} ${route}`,
-      { kind: SpanKind.SERVER, attributes: { 'http.request.method': request.method, 'http.route': route, 'url.path': request.url.split('?')[0] } },
+      {
+        kind: SpanKind.SERVER,
+        attributes: {
+          'http.request.method': request.method,
+          'http.route': route,
+          'url.path': request.url.split('?')[0],
+        },
+      },
       parent,
     );
     request.trace = { span, context: trace.setSpan(parent, span) };

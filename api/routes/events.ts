@@ -23,13 +23,24 @@ const ListQuery = Type.Object(
     type: Type.Optional(Type.String({ description: `Only events of this kind: ${EVENT_TYPES.join(', ')}.` })),
     delivery_state: Type.Optional(
       Type.Union(
-        [Type.Literal('not_delivered'), Type.Literal('delivered'), Type.Literal('retrying'), Type.Literal('abandoned'), Type.Literal('none')],
+        [
+          Type.Literal('not_delivered'),
+          Type.Literal('delivered'),
+          Type.Literal('retrying'),
+          Type.Literal('abandoned'),
+          Type.Literal('none'),
+        ],
         { description: 'Only events whose delivery_state is this; not_delivered is retrying or abandoned.' },
       ),
     ),
     id: Type.Optional(Type.String({ description: 'Only the event with this id (evt_...).' })),
     parcel: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 200, description: "Only events about this parcel: its id, parcel_number or tracking_number (a settlement's parcel_id or parcel_number)." }),
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description:
+          "Only events about this parcel: its id, parcel_number or tracking_number (a settlement's parcel_id or parcel_number).",
+      }),
     ),
   },
   { additionalProperties: false },
@@ -83,7 +94,14 @@ export default async function eventRoutes(fastify: FastifyInstance): Promise<voi
     },
     async (request, reply) => {
       const version = requestedVersion(request);
-      const { limit = DEFAULT_LIMIT, starting_after: startingAfter, type, delivery_state: deliveryState, id, parcel } = request.query;
+      const {
+        limit = DEFAULT_LIMIT,
+        starting_after: startingAfter,
+        type,
+        delivery_state: deliveryState,
+        id,
+        parcel,
+      } = request.query;
       const auth = authOf(request);
       const page = await listEvents(app.pg, auth, { limit, startingAfter, type, deliveryState, id, parcel });
       void reply.header('service-version', version);
@@ -127,7 +145,9 @@ export default async function eventRoutes(fastify: FastifyInstance): Promise<voi
     },
     async (request, reply) => {
       // Stored only: a worker's dispatcher starts the delivery (domain/outbox.ts), so this needs no Temporal.
-      const resent = await resendEvent({ pool: app.pg, config: app.config }, authOf(request), request.params.id, { endpointId: request.body?.endpoint_id });
+      const resent = await resendEvent({ pool: app.pg, config: app.config }, authOf(request), request.params.id, {
+        endpointId: request.body?.endpoint_id,
+      });
       return reply.status(202).send(resent);
     },
   );

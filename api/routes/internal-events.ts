@@ -19,7 +19,9 @@ import { errorResponses } from '../schemas';
 const PublishBody = Type.Object(
   {
     account_id: Type.String({ minLength: 1, description: 'Account the event belongs to (acct_...).' }),
-    livemode: Type.Boolean({ description: 'Live (true) or test (false) mode: only endpoints of that mode receive it.' }),
+    livemode: Type.Boolean({
+      description: 'Live (true) or test (false) mode: only endpoints of that mode receive it.',
+    }),
     type: Type.String({ description: `Event kind: ${EVENT_TYPES.join(', ')}.` }),
     data: Type.Object(
       {},
@@ -63,7 +65,10 @@ export function checkToken(request: FastifyRequest, expected: string | undefined
   const match = /^Bearer (.+)$/.exec(header);
   if (!match || !tokenMatches(match[1] as string, expected)) {
     failures.record(request.ip);
-    throw new ApiError('invalid_internal_token', 'Send the internal token as Authorization: Bearer <INTERNAL_API_TOKEN>.');
+    throw new ApiError(
+      'invalid_internal_token',
+      'Send the internal token as Authorization: Bearer <INTERNAL_API_TOKEN>.',
+    );
   }
 }
 
@@ -95,7 +100,10 @@ export default async function internalEventRoutes(fastify: FastifyInstance): Pro
       );
       // Answered in the shape the publisher sent, so its own view of the event does not change under it.
       const event = renderEvent(published.event as unknown as VersionedEvent, published.inputVersion);
-      request.trace?.span.setAttributes({ 'parcel.event.id': published.event.id, 'parcel.event.type': published.event.type });
+      request.trace?.span.setAttributes({
+        'parcel.event.id': published.event.id,
+        'parcel.event.type': published.event.type,
+      });
       return reply.status(published.created ? 201 : 200).send({
         ...(event as unknown as typeof published.event),
         account_id: published.accountId,

@@ -25,10 +25,18 @@ const TownQuery = Type.Object(
   {
     limit: Type.Optional(Limit(DEFAULT_LIMIT, 'Towns per page, 1 to 100.')),
     starting_after: Type.Optional(
-      Type.String({ pattern: '^town_[a-z0-9_]{1,60}$', description: 'Cursor: the id of the last town of the previous page.' }),
+      Type.String({
+        pattern: '^town_[a-z0-9_]{1,60}$',
+        description: 'Cursor: the id of the last town of the previous page.',
+      }),
     ),
     county: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\u0000-\\u001f]+$', description: 'Only towns of this county.' }),
+      Type.String({
+        minLength: 1,
+        maxLength: 100,
+        pattern: '^[^\\u0000-\\u001f]+$',
+        description: 'Only towns of this county.',
+      }),
     ),
   },
   { additionalProperties: false },
@@ -53,7 +61,13 @@ export default async function townRoutes(fastify: FastifyInstance): Promise<void
     async (request) => {
       const { limit = DEFAULT_LIMIT, starting_after: startingAfter, county } = request.query;
       const page = await listTowns(app.pg, { limit, startingAfter, county });
-      return { object: 'list' as const, data: page.towns, has_more: page.hasMore, url: '/v1/towns' as const, livemode: authOf(request).livemode };
+      return {
+        object: 'list' as const,
+        data: page.towns,
+        has_more: page.hasMore,
+        url: '/v1/towns' as const,
+        livemode: authOf(request).livemode,
+      };
     },
   );
 }

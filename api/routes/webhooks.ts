@@ -45,11 +45,16 @@ const RegisterBody = Type.Object(
       }),
     ),
     description: Type.Optional(
-      Type.String({ maxLength: DESCRIPTION_MAX_LENGTH, description: `Optional label, at most ${DESCRIPTION_MAX_LENGTH} characters.` }),
+      Type.String({
+        maxLength: DESCRIPTION_MAX_LENGTH,
+        description: `Optional label, at most ${DESCRIPTION_MAX_LENGTH} characters.`,
+      }),
     ),
     ordering: Type.Optional(Ordering),
     rate_limit: Type.Optional(
-      RateLimit(`Deliveries per clock second at most, ${RATE_LIMIT_MIN} to ${RATE_LIMIT_MAX}, across all workers. Omitted or null: no limit.`),
+      RateLimit(
+        `Deliveries per clock second at most, ${RATE_LIMIT_MIN} to ${RATE_LIMIT_MAX}, across all workers. Omitted or null: no limit.`,
+      ),
     ),
     headers: Type.Optional(HeadersInput),
     api_version: Type.Optional(ApiVersionField('The API version its events are rendered in; omitted: the newest.')),
@@ -71,7 +76,10 @@ const RotateBody = Type.Object(
 );
 
 const ListQuery = Type.Object(
-  { limit: Type.Optional(Limit(DEFAULT_LIMIT)), starting_after: Type.Optional(Type.String({ description: 'An endpoint id (we_...).' })) },
+  {
+    limit: Type.Optional(Limit(DEFAULT_LIMIT)),
+    starting_after: Type.Optional(Type.String({ description: 'An endpoint id (we_...).' })),
+  },
   { additionalProperties: false },
 );
 
@@ -90,15 +98,23 @@ const UpdateBody = Type.Object(
     url: Type.Optional(Type.String({ description: 'New https URL; checked as at registration.' })),
     events: Type.Optional(Type.Array(Type.String(), { description: 'Event kinds to receive; empty: every kind.' })),
     description: Type.Optional(
-      Type.Union([Type.String({ maxLength: DESCRIPTION_MAX_LENGTH }), Type.Null()], { description: 'Label; null clears it.' }),
+      Type.Union([Type.String({ maxLength: DESCRIPTION_MAX_LENGTH }), Type.Null()], {
+        description: 'Label; null clears it.',
+      }),
     ),
     disabled: Type.Optional(
-      Type.Boolean({ description: 'true: receives nothing and its pending retries stop. false: enabled again, nothing replayed.' }),
+      Type.Boolean({
+        description: 'true: receives nothing and its pending retries stop. false: enabled again, nothing replayed.',
+      }),
     ),
     ordering: Type.Optional(Ordering),
-    rate_limit: Type.Optional(RateLimit(`Deliveries per clock second at most, ${RATE_LIMIT_MIN} to ${RATE_LIMIT_MAX}; null removes the limit.`)),
+    rate_limit: Type.Optional(
+      RateLimit(`Deliveries per clock second at most, ${RATE_LIMIT_MIN} to ${RATE_LIMIT_MAX}; null removes the limit.`),
+    ),
     headers: Type.Optional(HeadersInput),
-    api_version: Type.Optional(ApiVersionField('The API version of deliveries made from now on (test events, resends and recoveries included).')),
+    api_version: Type.Optional(
+      ApiVersionField('The API version of deliveries made from now on (test events, resends and recoveries included).'),
+    ),
   },
   { additionalProperties: false },
 );
@@ -113,14 +129,20 @@ const RecoverBody = Type.Object(
 
 const Recovery = Type.Object({
   object: Type.Literal('recovery'),
-  id: Type.Union([Type.String(), Type.Null()], { description: 'The recovery (rcv_...), null when nothing needed recovering.' }),
+  id: Type.Union([Type.String(), Type.Null()], {
+    description: 'The recovery (rcv_...), null when nothing needed recovering.',
+  }),
   endpoint_id: Type.String(),
-  event_count: Type.Integer({ description: 'Events that get a new delivery (trigger recover), started at a bounded pace.' }),
+  event_count: Type.Integer({
+    description: 'Events that get a new delivery (trigger recover), started at a bounded pace.',
+  }),
   livemode: Type.Boolean(),
 });
 
 const TestBody = Type.Object(
-  { type: Type.Optional(Type.String({ description: `Event kind, default parcel.created: ${EVENT_TYPES.join(', ')}.` })) },
+  {
+    type: Type.Optional(Type.String({ description: `Event kind, default parcel.created: ${EVENT_TYPES.join(', ')}.` })),
+  },
   { additionalProperties: false },
 );
 
@@ -138,7 +160,10 @@ export interface WebhookRouteOptions {
   lookup?: Lookup;
 }
 
-export default async function webhookRoutes(fastify: FastifyInstance, options: WebhookRouteOptions = {}): Promise<void> {
+export default async function webhookRoutes(
+  fastify: FastifyInstance,
+  options: WebhookRouteOptions = {},
+): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const deps = (): EndpointDeps => ({ pool: app.pg, config: app.config, lookup: options.lookup });
   // Resend, recover and test only store deliveries: a worker's dispatcher starts them, so no Temporal here.
@@ -149,24 +174,54 @@ export default async function webhookRoutes(fastify: FastifyInstance, options: W
 
   app.post(
     '/v1/webhooks',
-    { config, schema: { tags, summary: 'Register a webhook endpoint', body: RegisterBody, response: { 200: EndpointWithSecret, ...errors } } },
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Register a webhook endpoint',
+        body: RegisterBody,
+        response: { 200: EndpointWithSecret, ...errors },
+      },
+    },
     async (request) => registerEndpoint(deps(), authOf(request), request.body),
   );
 
   app.get(
     '/v1/webhooks',
-    { config, schema: { tags, summary: 'List webhook endpoints, newest first', querystring: ListQuery, response: { 200: listOf(EndpointRecord, Type.String()), ...errors } } },
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'List webhook endpoints, newest first',
+        querystring: ListQuery,
+        response: { 200: listOf(EndpointRecord, Type.String()), ...errors },
+      },
+    },
     async (request) => {
       const { limit = DEFAULT_LIMIT, starting_after: startingAfter } = request.query;
       const auth = authOf(request);
       const page = await listEndpoints(deps(), auth, { limit, startingAfter });
-      return { object: 'list' as const, data: page.data, has_more: page.hasMore, url: '/v1/webhooks', livemode: auth.livemode };
+      return {
+        object: 'list' as const,
+        data: page.data,
+        has_more: page.hasMore,
+        url: '/v1/webhooks',
+        livemode: auth.livemode,
+      };
     },
   );
 
   app.get(
     '/v1/webhooks/:id',
-    { config, schema: { tags, summary: 'Read a webhook endpoint (without its secret)', params: EndpointParams, response: { 200: EndpointRecord, ...errors } } },
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Read a webhook endpoint (without its secret)',
+        params: EndpointParams,
+        response: { 200: EndpointRecord, ...errors },
+      },
+    },
     async (request) => getEndpoint(deps(), authOf(request), request.params.id),
   );
 
@@ -216,18 +271,33 @@ export default async function webhookRoutes(fastify: FastifyInstance, options: W
       },
     },
     async (request, reply) => {
-      const event = await sendTestEvent(redeliveryDeps(), authOf(request), request.params.id, { type: request.body?.type });
+      const event = await sendTestEvent(redeliveryDeps(), authOf(request), request.params.id, {
+        type: request.body?.type,
+      });
       return reply.status(202).send(event);
     },
   );
 
   app.delete(
     '/v1/webhooks/:id',
-    { config, schema: { tags, summary: 'Remove a webhook endpoint', params: EndpointParams, response: { 200: Deleted, ...errors } } },
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Remove a webhook endpoint',
+        params: EndpointParams,
+        response: { 200: Deleted, ...errors },
+      },
+    },
     async (request) => {
       const auth = authOf(request);
       await deleteEndpoint(deps(), auth, request.params.id);
-      return { id: request.params.id, object: 'webhook_endpoint' as const, deleted: true as const, livemode: auth.livemode };
+      return {
+        id: request.params.id,
+        object: 'webhook_endpoint' as const,
+        deleted: true as const,
+        livemode: auth.livemode,
+      };
     },
   );
 

@@ -110,7 +110,9 @@ export async function backlogScenario(
     // Every first attempt has failed once the receiver has answered that many requests.
     await untilRequests(receiver, requestsBefore + events, events * 500 + 120_000, 'first attempts of the backlog');
     const publishSeconds = (performance.now() - t0) / 1000;
-    log(`backlog: ${events} waiting after ${Math.round(publishSeconds)} s, worker ${worker.rssMb()} MB RSS (peak so far ${rssPeakMb} MB)`);
+    log(
+      `backlog: ${events} waiting after ${Math.round(publishSeconds)} s, worker ${worker.rssMb()} MB RSS (peak so far ${rssPeakMb} MB)`,
+    );
     // Read while every event still waits: the first timer fires firstRetryDelaySeconds after its failed attempt.
     const backlogHeap = await worker.heap();
     await snapshot('backlog');
@@ -124,11 +126,15 @@ export async function backlogScenario(
       await pause(SETTLE_MS);
       rssWaitingSeriesMb.push(worker.rssMb());
     }
-    log(`backlog: ${events} waiting in backoff, every ${SETTLE_MS / 1000} s: worker ${rssWaitingSeriesMb.join(', ')} MB RSS`);
+    log(
+      `backlog: ${events} waiting in backoff, every ${SETTLE_MS / 1000} s: worker ${rssWaitingSeriesMb.join(', ')} MB RSS`,
+    );
     await pause(Math.max(0, waitEndsAt - performance.now()));
     const rssWaitingMb = worker.rssMb();
     const waitingHeap = await worker.heap();
-    log(`backlog: ${events} waiting in backoff, the first retries ${WAITING_READ_BEFORE_RETRY_S} s away: worker ${rssWaitingMb} MB RSS, heaps ${JSON.stringify(waitingHeap)}`);
+    log(
+      `backlog: ${events} waiting in backoff, the first retries ${WAITING_READ_BEFORE_RETRY_S} s away: worker ${rssWaitingMb} MB RSS, heaps ${JSON.stringify(waitingHeap)}`,
+    );
     receiver.behaviour.status = 200;
     const recovered = performance.now();
     const arrivals = await within(

@@ -31,10 +31,13 @@ const BOUNDS = '25, 50, 75, 100, 150, 200, 300, 400, 500, 750, 1000, 1500, 2000,
 /** Endpoint g's account: the first 100 endpoints are the big account's, the rest spread over the others. */
 const ACCOUNT_OF = (g: string) => `'acct_b' || CASE WHEN ${g} <= 100 THEN 1 ELSE 2 + (${g} % ${ACCOUNTS - 1}) END`;
 /** Attempt g's endpoint: every fifth attempt to one of the heavy endpoints, the others spread over all. */
-const ENDPOINT_OF = (g: string) => `CASE WHEN ${g} % 5 = 0 THEN 1 + (${g} / 5) % ${HEAVY} ELSE 1 + ((${g}::bigint * 2654435761) % ${ENDPOINTS}) END`;
+const ENDPOINT_OF = (g: string) =>
+  `CASE WHEN ${g} % 5 = 0 THEN 1 + (${g} / 5) % ${HEAVY} ELSE 1 + ((${g}::bigint * 2654435761) % ${ENDPOINTS}) END`;
 
 async function generate(pool: Pool, attempts: number): Promise<number> {
-  await pool.query(`INSERT INTO accounts (id, name, status) SELECT 'acct_b' || g, 'Bench ' || g, 'active' FROM generate_series(1, ${ACCOUNTS}) g`);
+  await pool.query(
+    `INSERT INTO accounts (id, name, status) SELECT 'acct_b' || g, 'Bench ' || g, 'active' FROM generate_series(1, ${ACCOUNTS}) g`,
+  );
   await pool.query(
     `INSERT INTO webhook_endpoints (id, account_id, livemode, url, secret)
      SELECT 'we_b' || g, ${ACCOUNT_OF('g')}, false, 'https://bench.example/' || g, 'whsec_bench' FROM generate_series(1, ${ENDPOINTS}) g`,
@@ -85,14 +88,20 @@ async function timed(runs: number, query: (run: number) => Promise<unknown>): Pr
     times.push(performance.now() - t0);
   }
   times.sort((a, b) => a - b);
-  const at = (q: number) => Math.round((times[Math.min(times.length - 1, Math.ceil(q * times.length) - 1)] ?? 0) * 100) / 100;
+  const at = (q: number) =>
+    Math.round((times[Math.min(times.length - 1, Math.ceil(q * times.length) - 1)] ?? 0) * 100) / 100;
   return { p50: at(0.5), p99: at(0.99) };
 }
 
 /** Heavy endpoints on even runs, an ordinary one on odd runs. */
-const endpointFor = (run: number) => (run % 2 === 0 ? `we_b${1 + ((run / 2) % HEAVY)}` : `we_b${1000 + ((run * 7919) % (ENDPOINTS - 1000))}`);
+const endpointFor = (run: number) =>
+  run % 2 === 0 ? `we_b${1 + ((run / 2) % HEAVY)}` : `we_b${1000 + ((run * 7919) % (ENDPOINTS - 1000))}`;
 
-export async function chartsScenario(ctx: BenchContext, attempts: number, log: (message: string) => void): Promise<ChartsResult> {
+export async function chartsScenario(
+  ctx: BenchContext,
+  attempts: number,
+  log: (message: string) => void,
+): Promise<ChartsResult> {
   const url = new URL(ctx.databaseUrl);
   url.pathname = `${url.pathname}_charts`;
   const databaseUrl = url.toString();

@@ -1,6 +1,18 @@
 import { createHttpAgent } from '../../infra/http-client';
 import { engineConfig, startEngine, within, type BenchContext, type EngineVariant } from '../engine';
-import { clearlySaturated, curvePoint, HEADLINE_P99_MS, highestRateWithinP99, rateLadder, runOpenLoop, saturated, SATURATED_ACHIEVED_SHARE, SATURATED_P99_MS, type CurvePoint, type Sent } from '../open-loop';
+import {
+  clearlySaturated,
+  curvePoint,
+  HEADLINE_P99_MS,
+  highestRateWithinP99,
+  rateLadder,
+  runOpenLoop,
+  saturated,
+  SATURATED_ACHIEVED_SHARE,
+  SATURATED_P99_MS,
+  type CurvePoint,
+  type Sent,
+} from '../open-loop';
 import { DELIVERY_DEADLINE_MS, postSigned, startBareWorker } from '../phases';
 import type { Receiver } from '../receiver';
 
@@ -22,7 +34,15 @@ export interface CurveResult {
   points: { engine: CurvePoint[]; bare: CurvePoint[]; plainPost: CurvePoint[] };
   /** Engine workflows not completed within 120 s of their send (their first attempt had arrived). */
   engineWorkflowsUnfinished: number;
-  settings: { stepSeconds: number; warmupSeconds: number; maxRate: number; engineVariant: string; headlineP99Ms: number; saturatedBelowAchievedShare: number; saturatedAboveP99Ms: number };
+  settings: {
+    stepSeconds: number;
+    warmupSeconds: number;
+    maxRate: number;
+    engineVariant: string;
+    headlineP99Ms: number;
+    saturatedBelowAchievedShare: number;
+    saturatedAboveP99Ms: number;
+  };
 }
 
 type SystemName = keyof CurveResult['points'];
@@ -34,7 +54,12 @@ interface System {
   stop(): Promise<void>;
 }
 
-async function engineSystem(ctx: BenchContext, receiver: Receiver, variant: EngineVariant, counts: { unfinished: number }): Promise<System> {
+async function engineSystem(
+  ctx: BenchContext,
+  receiver: Receiver,
+  variant: EngineVariant,
+  counts: { unfinished: number },
+): Promise<System> {
   const engine = await startEngine(ctx, variant);
   const accountId = await engine.addAccount([receiver.url('/curve')]);
   const tag = accountId.slice(-8);
@@ -46,7 +71,9 @@ async function engineSystem(ctx: BenchContext, receiver: Receiver, variant: Engi
       const arrived = await within(receiver.waitFor(eventId, '/curve'), DELIVERY_DEADLINE_MS, `arrival of ${eventId}`);
       // The first attempt arrived: that is the measure. Its workflow is awaited only to drain the step; on an
       // overloaded machine an attempt can finish as lost and wait out a retry delay, which is counted, not fatal.
-      await within(engine.completed(eventId), DELIVERY_DEADLINE_MS, `workflow of ${eventId}`).catch(() => void (counts.unfinished += 1));
+      await within(engine.completed(eventId), DELIVERY_DEADLINE_MS, `workflow of ${eventId}`).catch(
+        () => void (counts.unfinished += 1),
+      );
       return arrived;
     },
     stop: () => engine.stop(),
@@ -89,7 +116,13 @@ function plainPostSystem(ctx: BenchContext, receiver: Receiver): System {
 let steps = 0;
 
 /** One rate for one system: warm-up and window at that rate, then every send awaited. */
-async function step(system: System, rate: number, warmupMs: number, windowMs: number, log: (message: string) => void): Promise<CurvePoint> {
+async function step(
+  system: System,
+  rate: number,
+  warmupMs: number,
+  windowMs: number,
+  log: (message: string) => void,
+): Promise<CurvePoint> {
   const sends: Array<Promise<Sent>> = [];
   let failures = 0;
   const failed = (err: unknown) => {
@@ -101,7 +134,12 @@ async function step(system: System, rate: number, warmupMs: number, windowMs: nu
   const { began } = await runOpenLoop({ ratePerSecond: rate, durationMs: warmupMs + windowMs }, (i, scheduledAt) => {
     // A send that fails or whose first attempt has not arrived within the deadline never arrives: it counts in the
     // point (and its latency as endless), where an overloaded machine's failures belong, instead of ending the run.
-    sends.push(system.send(`${stepId}_${rate}_${i}`).then((arrivedAt) => ({ scheduledAt, arrivedAt }), (err: unknown) => ({ scheduledAt, arrivedAt: failed(err) })));
+    sends.push(
+      system.send(`${stepId}_${rate}_${i}`).then(
+        (arrivedAt) => ({ scheduledAt, arrivedAt }),
+        (err: unknown) => ({ scheduledAt, arrivedAt: failed(err) }),
+      ),
+    );
   });
   return curvePoint(rate, began + warmupMs, began + warmupMs + windowMs, await Promise.all(sends));
 }
@@ -118,13 +156,19 @@ export async function curveScenario(
   const systems: System[] = [];
   const counts = { unfinished: 0 };
   try {
-    systems.push(await engineSystem(ctx, receiver, variant, counts), await bareSystem(ctx, bareBundle, receiver), plainPostSystem(ctx, receiver));
+    systems.push(
+      await engineSystem(ctx, receiver, variant, counts),
+      await bareSystem(ctx, bareBundle, receiver),
+      plainPostSystem(ctx, receiver),
+    );
     const ladder = rateLadder(options.maxRate);
     // A fresh worker spends its first seconds loading workflow code and warming the JIT: one unrecorded step at
     // the lowest rate, so the first point measures the system, not its start.
     for (const system of systems) {
       const primed = await step(system, ladder[0] as number, 0, options.warmupMs + options.stepMs, log);
-      log(`curve ${system.name} primed at ${primed.offeredPerSecond}/s: p50 ${primed.p50Ms} ms, p99 ${primed.p99Ms} ms`);
+      log(
+        `curve ${system.name} primed at ${primed.offeredPerSecond}/s: p50 ${primed.p50Ms} ms, p99 ${primed.p99Ms} ms`,
+      );
     }
     let climbing = [...systems];
     for (const rate of ladder) {
@@ -132,7 +176,9 @@ export async function curveScenario(
       for (const system of climbing) {
         const point = await step(system, rate, options.warmupMs, options.stepMs, log);
         points[system.name].push(point);
-        log(`curve ${system.name} at ${rate}/s: ${point.achievedPerSecond}/s achieved, p50 ${point.p50Ms} ms, p99 ${point.p99Ms} ms${saturated(point) ? ', saturated' : ''}`);
+        log(
+          `curve ${system.name} at ${rate}/s: ${point.achievedPerSecond}/s achieved, p50 ${point.p50Ms} ms, p99 ${point.p99Ms} ms${saturated(point) ? ', saturated' : ''}`,
+        );
       }
       climbing = climbing.filter((s) => !clearlySaturated(points[s.name]));
     }

@@ -13,7 +13,13 @@ export interface FanOutResult {
 }
 
 /** One event to `endpoints` endpoints of one account, `reps` times: how long until every first attempt. */
-export async function fanOutScenario(ctx: BenchContext, receiver: Receiver, endpoints: number, reps: number, variant: EngineVariant): Promise<FanOutResult> {
+export async function fanOutScenario(
+  ctx: BenchContext,
+  receiver: Receiver,
+  endpoints: number,
+  reps: number,
+  variant: EngineVariant,
+): Promise<FanOutResult> {
   const engine = await startEngine(ctx, variant);
   try {
     const paths = Array.from({ length: endpoints }, (_, n) => `/fan/${n}`);
@@ -25,7 +31,11 @@ export async function fanOutScenario(ctx: BenchContext, receiver: Receiver, endp
       const eventId = `evt_fan_${accountId.slice(-8)}_${rep}`;
       const t0 = performance.now();
       await engine.publish(accountId, eventId);
-      const arrivals = await within(Promise.all(paths.map((p) => receiver.waitFor(eventId, p))), 300_000, `fan-out of ${eventId}`);
+      const arrivals = await within(
+        Promise.all(paths.map((p) => receiver.waitFor(eventId, p))),
+        300_000,
+        `fan-out of ${eventId}`,
+      );
       await engine.completed(eventId);
       all.push(Math.max(...arrivals) - t0);
       first.push(Math.min(...arrivals) - t0);

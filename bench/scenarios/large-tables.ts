@@ -11,7 +11,14 @@ import { createSignInLink, openSession } from '../../domain/dashboard-sessions';
 import type { purgeExpired } from '../../domain/retention';
 import { forkBenchChild } from '../bench-child';
 import { engineConfig, within, type BenchContext } from '../engine';
-import { ABSENT_TYPE, accountId, endpointId, endpointsOfAccount, generateLargeTables, RARE_TYPE } from '../large-tables-data';
+import {
+  ABSENT_TYPE,
+  accountId,
+  endpointId,
+  endpointsOfAccount,
+  generateLargeTables,
+  RARE_TYPE,
+} from '../large-tables-data';
 import { comparePlans, explainAll, recordQueries } from '../large-tables-plans';
 import { percentile } from '../stats';
 
@@ -50,7 +57,13 @@ export interface LargeTablesResult {
 }
 
 /** Settings of the Postgres server under test that decide how a bulk delete's writes reach the disk. */
-const POSTGRES_SETTINGS = ['shared_buffers', 'max_wal_size', 'checkpoint_timeout', 'checkpoint_completion_target', 'wal_compression'];
+const POSTGRES_SETTINGS = [
+  'shared_buffers',
+  'max_wal_size',
+  'checkpoint_timeout',
+  'checkpoint_completion_target',
+  'wal_compression',
+];
 
 const TOKEN = 'bench-internal-token-large-tables-0123';
 const RUNS = 100;
@@ -68,7 +81,13 @@ const SIZES = ['tiny', 'median', 'biggest'] as const;
 type Size = (typeof SIZES)[number];
 
 const round2 = (n: number) => Math.round(n * 100) / 100;
-const p = (values: number[], q: number) => round2(percentile([...values].sort((a, b) => a - b), q));
+const p = (values: number[], q: number) =>
+  round2(
+    percentile(
+      [...values].sort((a, b) => a - b),
+      q,
+    ),
+  );
 
 interface Request {
   path: string;
@@ -86,12 +105,22 @@ async function bySize(pool: Pool, sql: string): Promise<Record<Size, string>> {
   return { tiny, median, biggest };
 }
 
-async function timedRequest(http: HttpPool, request: Request & { method?: 'GET' | 'POST'; body?: string }, expect: number): Promise<number> {
+async function timedRequest(
+  http: HttpPool,
+  request: Request & { method?: 'GET' | 'POST'; body?: string },
+  expect: number,
+): Promise<number> {
   const t0 = performance.now();
-  const res = await http.request({ method: request.method ?? 'GET', path: request.path, headers: request.headers, body: request.body });
+  const res = await http.request({
+    method: request.method ?? 'GET',
+    path: request.path,
+    headers: request.headers,
+    body: request.body,
+  });
   await res.body.dump();
   const ms = performance.now() - t0;
-  if (res.statusCode !== expect) throw new Error(`${request.method ?? 'GET'} ${request.path} answered ${res.statusCode}`);
+  if (res.statusCode !== expect)
+    throw new Error(`${request.method ?? 'GET'} ${request.path} answered ${res.statusCode}`);
   return ms;
 }
 
@@ -104,9 +133,16 @@ interface Api {
 }
 
 async function startApi(ctx: BenchContext, databaseUrl: string, name: string): Promise<Api> {
-  const config = engineConfig(ctx, `bench-large-${name}-${ctx.runId}`, { DATABASE_URL: databaseUrl, INTERNAL_API_TOKEN: TOKEN, API_RATE_LIMIT_PER_MINUTE: '1000000' });
+  const config = engineConfig(ctx, `bench-large-${name}-${ctx.runId}`, {
+    DATABASE_URL: databaseUrl,
+    INTERNAL_API_TOKEN: TOKEN,
+    API_RATE_LIMIT_PER_MINUTE: '1000000',
+  });
   const pool = createPool(databaseUrl, 10);
-  const app = await buildServer({ config, pool, temporal: new Client({ connection: ctx.client.connection }) }, { logger: false });
+  const app = await buildServer(
+    { config, pool, temporal: new Client({ connection: ctx.client.connection }) },
+    { logger: false },
+  );
   const address = await app.listen({ port: 0, host: '127.0.0.1' });
   const http = new HttpPool(address, { connections: 4 });
   return {
@@ -146,9 +182,14 @@ async function readRequests(pool: Pool, origin: string): Promise<Record<string, 
   const keys = new Map<string, string>();
   const sessions = new Map<string, string>();
   const accountOf = async (endpoint: string) =>
-    (await pool.query<{ account_id: string }>('SELECT account_id FROM webhook_endpoints WHERE id = $1', [endpoint])).rows[0]?.account_id as string;
+    (await pool.query<{ account_id: string }>('SELECT account_id FROM webhook_endpoints WHERE id = $1', [endpoint]))
+      .rows[0]?.account_id as string;
   const api = async (account: string) => {
-    if (!keys.has(account)) keys.set(account, (await createApiKey(pool, { accountId: account, mode: 'test', scopes: ['webhooks:manage'] })).key);
+    if (!keys.has(account))
+      keys.set(
+        account,
+        (await createApiKey(pool, { accountId: account, mode: 'test', scopes: ['webhooks:manage'] })).key,
+      );
     return { authorization: `Bearer ${keys.get(account)}` };
   };
   const page = async (account: string) => {
@@ -161,39 +202,64 @@ async function readRequests(pool: Pool, origin: string): Promise<Record<string, 
     return { cookie: `parcel_dashboard_session=${sessions.get(account)}` };
   };
   const events = async (account: string) =>
-    (await pool.query<{ id: string }>(
-      `SELECT id FROM events WHERE account_id = $1 AND livemode = false ORDER BY inserted_at DESC, id DESC LIMIT 5`,
-      [account],
-    )).rows.map((r) => r.id);
+    (
+      await pool.query<{ id: string }>(
+        `SELECT id FROM events WHERE account_id = $1 AND livemode = false ORDER BY inserted_at DESC, id DESC LIMIT 5`,
+        [account],
+      )
+    ).rows.map((r) => r.id);
   const deep = async (account: string) =>
-    (await pool.query<{ id: string }>(
-      `SELECT id FROM events WHERE account_id = $1 AND livemode = false ORDER BY inserted_at DESC, id DESC
+    (
+      await pool.query<{ id: string }>(
+        `SELECT id FROM events WHERE account_id = $1 AND livemode = false ORDER BY inserted_at DESC, id DESC
         OFFSET LEAST(10000, (SELECT count(*) - 1 FROM events WHERE account_id = $1)) LIMIT 1`,
-      [account],
-    )).rows[0]?.id as string;
+        [account],
+      )
+    ).rows[0]?.id as string;
 
   const perSize = async (keyed: Record<Size, string>, make: (key: string) => Promise<Request[]>) =>
-    Object.fromEntries(await Promise.all(SIZES.map(async (size) => [size, await make(keyed[size])]))) as Record<Size, Request[]>;
+    Object.fromEntries(await Promise.all(SIZES.map(async (size) => [size, await make(keyed[size])]))) as Record<
+      Size,
+      Request[]
+    >;
   const endpointRead = (keyed: Record<Size, string>, query: string) =>
-    perSize(keyed, async (id) => [{ path: `/v1/webhooks/${id}/deliveries${query}`, headers: await api(await accountOf(id)) }]);
+    perSize(keyed, async (id) => [
+      { path: `/v1/webhooks/${id}/deliveries${query}`, headers: await api(await accountOf(id)) },
+    ]);
   return {
     eventsFirstPage: await perSize(accounts, async (a) => [{ path: '/v1/events', headers: await api(a) }]),
-    eventsDeepPage: await perSize(accounts, async (a) => [{ path: `/v1/events?starting_after=${await deep(a)}`, headers: await api(a) }]),
-    eventsRareType: await perSize(accounts, async (a) => [{ path: `/v1/events?type=${RARE_TYPE}`, headers: await api(a) }]),
-    eventsAbsentType: await perSize(accounts, async (a) => [{ path: `/v1/events?type=${ABSENT_TYPE}`, headers: await api(a) }]),
-    event: await perSize(accounts, async (a) => Promise.all((await events(a)).map(async (id) => ({ path: `/v1/events/${id}`, headers: await api(a) })))),
+    eventsDeepPage: await perSize(accounts, async (a) => [
+      { path: `/v1/events?starting_after=${await deep(a)}`, headers: await api(a) },
+    ]),
+    eventsRareType: await perSize(accounts, async (a) => [
+      { path: `/v1/events?type=${RARE_TYPE}`, headers: await api(a) },
+    ]),
+    eventsAbsentType: await perSize(accounts, async (a) => [
+      { path: `/v1/events?type=${ABSENT_TYPE}`, headers: await api(a) },
+    ]),
+    event: await perSize(accounts, async (a) =>
+      Promise.all((await events(a)).map(async (id) => ({ path: `/v1/events/${id}`, headers: await api(a) }))),
+    ),
     deliveries: await endpointRead(endpoints, ''),
     deliveriesFailed: await endpointRead(endpoints, '?outcome=failed'),
     deliveriesSucceededNone: await endpointRead(down, '?outcome=succeeded'),
     dashboardEvents: await perSize(accounts, async (a) => [{ path: '/dashboard/test/events', headers: await page(a) }]),
     dashboardEvent: await perSize(accounts, async (a) =>
-      Promise.all((await events(a)).map(async (id) => ({ path: `/dashboard/test/events/${id}`, headers: await page(a) }))),
+      Promise.all(
+        (await events(a)).map(async (id) => ({ path: `/dashboard/test/events/${id}`, headers: await page(a) })),
+      ),
     ),
-    dashboardEndpoint: await perSize(endpoints, async (id) => [{ path: `/dashboard/test/endpoints/${id}`, headers: await page(await accountOf(id)) }]),
+    dashboardEndpoint: await perSize(endpoints, async (id) => [
+      { path: `/dashboard/test/endpoints/${id}`, headers: await page(await accountOf(id)) },
+    ]),
   };
 }
 
-async function measureReads(api: Api, origin: string, log: (line: string) => void): Promise<LargeTablesResult['reads']> {
+async function measureReads(
+  api: Api,
+  origin: string,
+  log: (line: string) => void,
+): Promise<LargeTablesResult['reads']> {
   const recorder = recordQueries(api.pool);
   const requests = await readRequests(api.pool, origin);
   const reads: LargeTablesResult['reads'] = {};
@@ -218,8 +284,10 @@ async function measureReads(api: Api, origin: string, log: (line: string) => voi
       }
     }
     reads[name] = { p50Ms: p(times, 50), p99Ms: p(times, 99) };
-    log(`large-tables: ${name} p50 ${reads[name].p50Ms} ms p99 ${reads[name].p99Ms} ms (database p50 ${p(inDatabase, 50)} ms p99 ${p(inDatabase, 99)} ms); ` +
-      `plan ${plans.biggest?.map((x) => x.shape).join(' | ')}`);
+    log(
+      `large-tables: ${name} p50 ${reads[name].p50Ms} ms p99 ${reads[name].p99Ms} ms (database p50 ${p(inDatabase, 50)} ms p99 ${p(inDatabase, 99)} ms); ` +
+        `plan ${plans.biggest?.map((x) => x.shape).join(' | ')}`,
+    );
   }
   if (problems.length > 0) throw new Error(`large-tables: query plans\n${problems.join('\n')}`);
   return reads;
@@ -261,7 +329,11 @@ async function seedEmpty(pool: Pool): Promise<void> {
 }
 
 /** The same publish to the same account, on the big database and on the empty one, in alternating rounds. */
-async function measurePublish(big: Api, empty: Api, log: (line: string) => void): Promise<Pick<LargeTablesResult, 'publishP99Ms' | 'publishP99MsEmpty'>> {
+async function measurePublish(
+  big: Api,
+  empty: Api,
+  log: (line: string) => void,
+): Promise<Pick<LargeTablesResult, 'publishP99Ms' | 'publishP99MsEmpty'>> {
   const onBig: number[] = [];
   const onEmpty: number[] = [];
   await publishTimes(big, 100);
@@ -270,12 +342,18 @@ async function measurePublish(big: Api, empty: Api, log: (line: string) => void)
     onEmpty.push(...(await publishTimes(empty, PUBLISHES_PER_ROUND)));
     onBig.push(...(await publishTimes(big, PUBLISHES_PER_ROUND)));
   }
-  log(`large-tables: publish p50 ${p(onBig, 50)} ms p99 ${p(onBig, 99)} ms; empty database p50 ${p(onEmpty, 50)} ms p99 ${p(onEmpty, 99)} ms`);
+  log(
+    `large-tables: publish p50 ${p(onBig, 50)} ms p99 ${p(onBig, 99)} ms; empty database p50 ${p(onEmpty, 50)} ms p99 ${p(onEmpty, 99)} ms`,
+  );
   return { publishP99Ms: p(onBig, 99), publishP99MsEmpty: p(onEmpty, 99) };
 }
 
 /** Publishes one after the other for `seconds` on the big database with nothing else running: the slowest. */
-async function measureQuiet(big: Api, seconds: number, log: (line: string) => void): Promise<Pick<LargeTablesResult, 'publishMaxMsWithoutRetention'>> {
+async function measureQuiet(
+  big: Api,
+  seconds: number,
+  log: (line: string) => void,
+): Promise<Pick<LargeTablesResult, 'publishMaxMsWithoutRetention'>> {
   const until = performance.now() + seconds * 1000;
   const quiet = await publishWhile(big, () => performance.now() < until);
   log(`large-tables: ${quiet.length} publishes in ${seconds} s without retention, ${stallLine(quiet)}`);
@@ -290,12 +368,23 @@ type RetentionRun = Awaited<ReturnType<typeof purgeExpired>>;
  */
 async function retentionInItsOwnProcess(ctx: BenchContext, databaseUrl: string, cutoff: Date): Promise<RetentionRun> {
   const { child, exited, orExit } = forkBenchChild('retention-child.ts', {
-    BENCH_RETENTION: JSON.stringify({ databaseUrl, temporalAddress: ctx.serverAddress, cutoffMs: cutoff.getTime(), limit: RETENTION_BATCH_SIZE }),
+    BENCH_RETENTION: JSON.stringify({
+      databaseUrl,
+      temporalAddress: ctx.serverAddress,
+      cutoffMs: cutoff.getTime(),
+      limit: RETENTION_BATCH_SIZE,
+    }),
   });
   try {
-    const answered = new Promise<RetentionRun>((resolve) => child.once('message', (message) => resolve(message as RetentionRun)));
+    const answered = new Promise<RetentionRun>((resolve) =>
+      child.once('message', (message) => resolve(message as RetentionRun)),
+    );
     // Bounded: the full-size run deletes in under a minute; a stuck child must fail the scenario, not hang it.
-    return await within(orExit(answered, (code) => `the retention process exited (${code}) without a result`), RETENTION_BOUND_MS, 'retention');
+    return await within(
+      orExit(answered, (code) => `the retention process exited (${code}) without a result`),
+      RETENTION_BOUND_MS,
+      'retention',
+    );
   } finally {
     if (child.exitCode === null) child.kill();
     await exited;
@@ -307,7 +396,9 @@ async function measureRetention(
   ctx: BenchContext,
   big: Api,
   log: (line: string) => void,
-): Promise<Pick<LargeTablesResult, 'retentionRowsPerSecond' | 'publishP99MsDuringRetention' | 'publishMaxMsDuringRetention'>> {
+): Promise<
+  Pick<LargeTablesResult, 'retentionRowsPerSecond' | 'publishP99MsDuringRetention' | 'publishMaxMsDuringRetention'>
+> {
   const cutoff = new Date(Date.now() - 30 * 86_400_000);
   let retaining = true;
   const publisher = publishWhile(big, () => retaining);
@@ -321,9 +412,13 @@ async function measureRetention(
     during = await publisher;
   }
   const seconds = (performance.now() - t0) / 1000;
-  const { rows } = await big.pool.query<{ n: number }>('SELECT count(*)::integer AS n FROM events WHERE created < $1', [Math.floor(cutoff.getTime() / 1000)]);
-  log(`large-tables: retention deleted ${result.events} events in ${result.batches} batches, ${round2(seconds)} s (${rows[0]?.n} left older than the cutoff); ` +
-    `${during.length} publishes meanwhile, ${stallLine(during)}`);
+  const { rows } = await big.pool.query<{ n: number }>('SELECT count(*)::integer AS n FROM events WHERE created < $1', [
+    Math.floor(cutoff.getTime() / 1000),
+  ]);
+  log(
+    `large-tables: retention deleted ${result.events} events in ${result.batches} batches, ${round2(seconds)} s (${rows[0]?.n} left older than the cutoff); ` +
+      `${during.length} publishes meanwhile, ${stallLine(during)}`,
+  );
   return {
     retentionRowsPerSecond: Math.round(result.events / seconds),
     publishP99MsDuringRetention: p(during, 99),
@@ -331,7 +426,11 @@ async function measureRetention(
   };
 }
 
-export async function largeTablesScenario(ctx: BenchContext, scale: number, log: (line: string) => void): Promise<LargeTablesResult> {
+export async function largeTablesScenario(
+  ctx: BenchContext,
+  scale: number,
+  log: (line: string) => void,
+): Promise<LargeTablesResult> {
   if (!(scale > 0)) throw new Error(`large-tables: the scale must be a positive number, got ${scale}`);
   const urlOf = (suffix: string) => {
     const url = new URL(ctx.databaseUrl);

@@ -42,9 +42,17 @@ async function startSequenceReceiver(): Promise<{ url: string; arrivals: Arrival
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         const at = performance.now();
-        const body = JSON.parse(Buffer.concat(chunks).toString()) as { sequence?: number; data?: { parcel?: { id?: string } } };
+        const body = JSON.parse(Buffer.concat(chunks).toString()) as {
+          sequence?: number;
+          data?: { parcel?: { id?: string } };
+        };
         res.writeHead(200, { 'content-type': 'application/json' }).end('{"received":true}');
-        arrivals.push({ parcel: body.data?.parcel?.id ?? '', sequence: body.sequence ?? 0, at, answeredAt: performance.now() });
+        arrivals.push({
+          parcel: body.data?.parcel?.id ?? '',
+          sequence: body.sequence ?? 0,
+          at,
+          answeredAt: performance.now(),
+        });
       });
     },
   );
@@ -84,11 +92,19 @@ function headOfLineWaits(arrivals: readonly Arrival[]): number[] {
 }
 
 /** One account, one endpoint with this ordering; every parcel's events published in order, parcels side by side. */
-async function phase(ctx: BenchContext, engine: Engine, ordering: 'none' | 'parcel', parcels: number, perParcel: number) {
+async function phase(
+  ctx: BenchContext,
+  engine: Engine,
+  ordering: 'none' | 'parcel',
+  parcels: number,
+  perParcel: number,
+) {
   const receiver = await startSequenceReceiver();
   try {
     const accountId = newId('account');
-    await ctx.pool.query(`INSERT INTO accounts (id, name, status) VALUES ($1, 'Bench ordering', 'active')`, [accountId]);
+    await ctx.pool.query(`INSERT INTO accounts (id, name, status) VALUES ($1, 'Bench ordering', 'active')`, [
+      accountId,
+    ]);
     await ctx.pool.query(
       `INSERT INTO webhook_endpoints (id, account_id, livemode, url, secret, ordering) VALUES ($1, $2, false, $3, $4, $5)`,
       [newId('endpoint'), accountId, receiver.url, SECRET, ordering],
@@ -123,7 +139,12 @@ async function phase(ctx: BenchContext, engine: Engine, ordering: 'none' | 'parc
  * and engine. Every receiver answers at once, so the ordered endpoint's cost is the wait itself: the lane check
  * before attempt 1, the predecessor's signal and the successor's wake-up.
  */
-export async function orderingScenario(ctx: BenchContext, variant: EngineVariant, parcels = 20, perParcel = 5): Promise<OrderingResult> {
+export async function orderingScenario(
+  ctx: BenchContext,
+  variant: EngineVariant,
+  parcels = 20,
+  perParcel = 5,
+): Promise<OrderingResult> {
   const engine = await startEngine(ctx, variant);
   try {
     const unordered = await phase(ctx, engine, 'none', parcels, perParcel);

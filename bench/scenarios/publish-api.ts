@@ -17,7 +17,13 @@ export interface PublishApiResult extends Costs {
   whereTimeGoesP50Ms: { client: number; server: number; insert: number; restOfServer: number };
 }
 
-const p50 = (values: number[]) => Math.round(percentile([...values].sort((a, b) => a - b), 50) * 100) / 100;
+const p50 = (values: number[]) =>
+  Math.round(
+    percentile(
+      [...values].sort((a, b) => a - b),
+      50,
+    ) * 100,
+  ) / 100;
 
 /**
  * POST /internal/v1/events on its own: the API in this process over real HTTP, publishing to an account with
@@ -31,7 +37,10 @@ export async function publishApiScenario(
   steady: { warmupMs: number; windowMs: number },
   concurrency: number,
 ): Promise<PublishApiResult> {
-  const config = engineConfig(ctx, `bench-api-${ctx.runId}-${concurrency}`, { INTERNAL_API_TOKEN: TOKEN, API_RATE_LIMIT_PER_MINUTE: '1000000' });
+  const config = engineConfig(ctx, `bench-api-${ctx.runId}-${concurrency}`, {
+    INTERNAL_API_TOKEN: TOKEN,
+    API_RATE_LIMIT_PER_MINUTE: '1000000',
+  });
   const temporal = new Client({ connection: ctx.client.connection });
   const insertMs: number[] = [];
   const serverMs: number[] = [];
@@ -57,17 +66,28 @@ export async function publishApiScenario(
   try {
     const accountId = newId('account');
     await ctx.pool.query(`INSERT INTO accounts (id, name, status) VALUES ($1, 'Bench', 'active')`, [accountId]);
-    await ctx.pool.query(`INSERT INTO webhook_endpoints (id, account_id, livemode, url, secret) VALUES ($1, $2, false, 'https://127.0.0.1:9/unused', 'whsec_x')`, [
-      newId('endpoint'),
-      accountId,
-    ]);
+    await ctx.pool.query(
+      `INSERT INTO webhook_endpoints (id, account_id, livemode, url, secret) VALUES ($1, $2, false, 'https://127.0.0.1:9/unused', 'whsec_x')`,
+      [newId('endpoint'), accountId],
+    );
     let windowFrom = { start: 0, server: 0 };
     const summary = await runSteady(
       { ...steady, concurrency },
       async (i) => {
-        const body = JSON.stringify({ account_id: accountId, livemode: false, type: 'parcel.created', id: `evt_api_${concurrency}_${accountId.slice(-8)}_${i}`, data: { parcel: { ...exampleEvent('parcel.created').data.parcel, id: `p_${i}` } } });
+        const body = JSON.stringify({
+          account_id: accountId,
+          livemode: false,
+          type: 'parcel.created',
+          id: `evt_api_${concurrency}_${accountId.slice(-8)}_${i}`,
+          data: { parcel: { ...exampleEvent('parcel.created').data.parcel, id: `p_${i}` } },
+        });
         const t0 = performance.now();
-        const res = await http.request({ method: 'POST', path: '/internal/v1/events', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body });
+        const res = await http.request({
+          method: 'POST',
+          path: '/internal/v1/events',
+          headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+          body,
+        });
         await res.body.dump();
         if (res.statusCode !== 201) throw new Error(`POST /internal/v1/events answered ${res.statusCode}`);
         return performance.now() - t0;
@@ -82,12 +102,19 @@ export async function publishApiScenario(
     );
     const server = p50(serverMs.slice(windowFrom.server));
     const insert = p50(insertMs.slice(windowFrom.start));
-    await ctx.pool.query('UPDATE events SET dispatched_at = now() WHERE account_id = $1 AND dispatched_at IS NULL', [accountId]);
+    await ctx.pool.query('UPDATE events SET dispatched_at = now() WHERE account_id = $1 AND dispatched_at IS NULL', [
+      accountId,
+    ]);
     return {
       concurrency,
       summary,
       ...meters.costs(),
-      whereTimeGoesP50Ms: { client: summary.p50Ms, server, insert, restOfServer: Math.round((server - insert) * 100) / 100 },
+      whereTimeGoesP50Ms: {
+        client: summary.p50Ms,
+        server,
+        insert,
+        restOfServer: Math.round((server - insert) * 100) / 100,
+      },
     };
   } finally {
     await http.close();

@@ -68,14 +68,20 @@ function median(values: number[]): number {
   return sorted.length === 0 ? 0 : (sorted[Math.floor((sorted.length - 1) / 2)] as number);
 }
 
-const ratio = (drain: number, limit: number, capacity: number) => Math.round((drain / Math.min(limit, capacity)) * 1000) / 1000;
+const ratio = (drain: number, limit: number, capacity: number) =>
+  Math.round((drain / Math.min(limit, capacity)) * 1000) / 1000;
 
 /**
  * The queue's drain at LIMIT and at SECOND_LIMIT, each against the engine's own drain of an unthrottled queue
  * measured in the same run (drainVsCapacity): a drain at the limit is 1 when the engine could go faster, and the
  * engine's own pace bounds it when it cannot.
  */
-export async function rateLimitScenario(ctx: BenchContext, variant: EngineVariant, events = EVENTS, limit = LIMIT): Promise<RateLimitResult> {
+export async function rateLimitScenario(
+  ctx: BenchContext,
+  variant: EngineVariant,
+  events = EVENTS,
+  limit = LIMIT,
+): Promise<RateLimitResult> {
   const unthrottled = await drainScenario(ctx, variant, CAPACITY_EVENTS, null);
   const first = await drainScenario(ctx, variant, events, limit);
   const second = SECOND_LIMIT > 0 ? await drainScenario(ctx, variant, events, SECOND_LIMIT) : undefined;
@@ -84,7 +90,9 @@ export async function rateLimitScenario(ctx: BenchContext, variant: EngineVarian
     ...first,
     unthrottledPerSecond: capacity,
     drainVsCapacity: ratio(first.drainPerSecond, limit, capacity),
-    ...(second ? { secondLimit: { ...second, drainVsCapacity: ratio(second.drainPerSecond, SECOND_LIMIT, capacity) } } : {}),
+    ...(second
+      ? { secondLimit: { ...second, drainVsCapacity: ratio(second.drainPerSecond, SECOND_LIMIT, capacity) } }
+      : {}),
     unthrottled,
   };
 }
@@ -94,7 +102,12 @@ export async function rateLimitScenario(ctx: BenchContext, variant: EngineVarian
  * the outbox), then a worker starts and lets them go: the receiver should see them drain at the limit, never more
  * in one clock second, every one delivered at its first attempt (a throttled wait is not an attempt).
  */
-async function drainScenario(ctx: BenchContext, variant: EngineVariant, events: number, limit: number | null): Promise<DrainResult> {
+async function drainScenario(
+  ctx: BenchContext,
+  variant: EngineVariant,
+  events: number,
+  limit: number | null,
+): Promise<DrainResult> {
   const receiver = await startReceiver();
   const accountId = newId('account');
   const endpointId = newId('endpoint');
@@ -107,16 +120,22 @@ async function drainScenario(ctx: BenchContext, variant: EngineVariant, events: 
   const ids = Array.from({ length: events }, (_, i) => `evt_ratelimit_${tag}_${i}`);
   const data = { parcel: { ...exampleEvent('parcel.created').data.parcel, id: 'p_ratelimit' } };
   const t0 = performance.now();
-  await runPool(events, 32, (i) => publishEvent({ pool: ctx.pool }, { accountId, livemode: false, type: 'parcel.created', data, id: ids[i] }).then(() => undefined));
+  await runPool(events, 32, (i) =>
+    publishEvent({ pool: ctx.pool }, { accountId, livemode: false, type: 'parcel.created', data, id: ids[i] }).then(
+      () => undefined,
+    ),
+  );
   const publishSeconds = (performance.now() - t0) / 1000;
 
   const started = performance.now();
   const engine = await startEngine(ctx, variant);
   try {
     // Bounded: a machine too loaded to drain in time still reports what it drained (`delivered` < `events`).
-    await within(Promise.all(ids.map((id) => receiver.waitFor(id))), (events / (limit ?? 20)) * 2_000 + 300_000, 'the drain of the queue').catch(
-      () => undefined,
-    );
+    await within(
+      Promise.all(ids.map((id) => receiver.waitFor(id))),
+      (events / (limit ?? 20)) * 2_000 + 300_000,
+      'the drain of the queue',
+    ).catch(() => undefined);
     const arrivals = ids.map((id) => receiver.arrivalOf(id)).filter((at): at is number => at !== undefined);
     const counts = perClockSecond(arrivals);
     const seconds = [...counts.keys()].sort((a, b) => a - b);
@@ -148,7 +167,13 @@ async function drainScenario(ctx: BenchContext, variant: EngineVariant, events: 
       requests: receiver.requests,
       attemptsOnRecord: rows[0]?.attempts ?? 0,
       failedAttempts: rows[0]?.failed ?? 0,
-      perSecond: seconds.length === 0 ? [] : Array.from({ length: (seconds.at(-1) as number) - (seconds[0] as number) + 1 }, (_, i) => counts.get((seconds[0] as number) + i) ?? 0),
+      perSecond:
+        seconds.length === 0
+          ? []
+          : Array.from(
+              { length: (seconds.at(-1) as number) - (seconds[0] as number) + 1 },
+              (_, i) => counts.get((seconds[0] as number) + i) ?? 0,
+            ),
     };
   } finally {
     await engine.stop();

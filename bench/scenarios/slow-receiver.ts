@@ -26,7 +26,12 @@ async function openLoop(ms: number, rate: number, send: (i: number) => Promise<n
  * Two merchants on two origins: one answers every request after 9 s, the other at once. The fast merchant's
  * latency is measured alone, then with the slow merchant receiving the same rate beside it.
  */
-export async function slowReceiverScenario(ctx: BenchContext, windowMs: number, rate: number, variant: EngineVariant): Promise<SlowReceiverResult> {
+export async function slowReceiverScenario(
+  ctx: BenchContext,
+  windowMs: number,
+  rate: number,
+  variant: EngineVariant,
+): Promise<SlowReceiverResult> {
   const fast = await startReceiver();
   const slow = await startReceiver({ delayMs: SLOW_MS });
   const engine = await startEngine(ctx, variant);

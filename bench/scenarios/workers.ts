@@ -58,7 +58,13 @@ async function completed(ctx: BenchContext, eventId: string): Promise<void> {
  * processes, the three compete for the same CPU as the server and Postgres: the figure is the overhead of
  * sharing (more pollers, a sticky cache per process, outbox claims contended), not a gain.
  */
-export async function workersScenario(ctx: BenchContext, steady: Steady, concurrency: number, reps: number, log: (msg: string) => void): Promise<WorkersResult> {
+export async function workersScenario(
+  ctx: BenchContext,
+  steady: Steady,
+  concurrency: number,
+  reps: number,
+  log: (msg: string) => void,
+): Promise<WorkersResult> {
   const receiver = await startReceiver();
   const rounds: WorkersRound[] = [];
   try {
@@ -86,7 +92,11 @@ export async function workersScenario(ctx: BenchContext, steady: Steady, concurr
             const eventId = `evt_w${tag}_${n}_${i}`;
             const t0 = performance.now();
             await publishBenchEvent(ctx.pool, accountId, eventId);
-            const arrived = await within(receiver.waitFor(eventId, '/workers'), DELIVERY_DEADLINE_MS, `arrival of ${eventId}`);
+            const arrived = await within(
+              receiver.waitFor(eventId, '/workers'),
+              DELIVERY_DEADLINE_MS,
+              `arrival of ${eventId}`,
+            );
             await within(completed(ctx, eventId), DELIVERY_DEADLINE_MS, `workflow of ${eventId}`);
             return arrived - t0;
           },
@@ -99,9 +109,15 @@ export async function workersScenario(ctx: BenchContext, steady: Steady, concurr
             },
           },
         );
-        const round = { workers, ...summary, workerCpuMsPerDelivery: summary.count ? Math.round((cpuMs / summary.count) * 100) / 100 : 0 };
+        const round = {
+          workers,
+          ...summary,
+          workerCpuMsPerDelivery: summary.count ? Math.round((cpuMs / summary.count) * 100) / 100 : 0,
+        };
         rounds.push(round);
-        log(`workers round ${n + 1}/${sizes.length}: ${workers} worker(s) ${round.perSecond}/s p50 ${round.p50Ms} ms, workers' CPU ${round.workerCpuMsPerDelivery} ms per delivery`);
+        log(
+          `workers round ${n + 1}/${sizes.length}: ${workers} worker(s) ${round.perSecond}/s p50 ${round.p50Ms} ms, workers' CPU ${round.workerCpuMsPerDelivery} ms per delivery`,
+        );
       } finally {
         await Promise.all(services.map((s) => s.stop()));
       }
@@ -111,7 +127,12 @@ export async function workersScenario(ctx: BenchContext, steady: Steady, concurr
   }
   // A round where no delivery both started and ended in the window has no latency (NaN): left out, not a zero.
   const of = (workers: number, pick: (r: WorkersRound) => number) =>
-    spread(rounds.filter((r) => r.workers === workers).map(pick).filter(Number.isFinite));
+    spread(
+      rounds
+        .filter((r) => r.workers === workers)
+        .map(pick)
+        .filter(Number.isFinite),
+    );
   const one = of(1, (r) => r.perSecond);
   const three = of(3, (r) => r.perSecond);
   return {

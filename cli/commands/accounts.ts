@@ -22,9 +22,16 @@ export function registerAccounts(program: Command, ctx: CliContext): void {
     .option('--email <email>', 'contact address for notifications (endpoint failing, ...)')
     .option('--status <status>', 'pending or active', 'pending')
     .option('--json', 'print one JSON document')
-    .addHelpText('after', '\nExample:\n  $ parcel-webhooks accounts create --name "Duka Letu" --email ops@duka.example --json')
+    .addHelpText(
+      'after',
+      '\nExample:\n  $ parcel-webhooks accounts create --name "Duka Letu" --email ops@duka.example --json',
+    )
     .action(async (options: { name: string; email?: string; status: string }, command: Command) => {
-      const account = await createAccount(ctx.pool, { name: options.name, email: options.email, status: options.status });
+      const account = await createAccount(ctx.pool, {
+        name: options.name,
+        email: options.email,
+        status: options.status,
+      });
       print(command, account, () => `created ${line(account)}`);
     });
 

@@ -1,7 +1,13 @@
 import type { Command } from 'commander';
 import { parseMode } from '../../core/mode';
 import { ALL_SCOPES, parseScopes } from '../../core/scopes';
-import { createApiKey, listApiKeys, parseExpiry, revokeApiKeyAsOperator, type ApiKeyRecord } from '../../domain/api-keys';
+import {
+  createApiKey,
+  listApiKeys,
+  parseExpiry,
+  revokeApiKeyAsOperator,
+  type ApiKeyRecord,
+} from '../../domain/api-keys';
 import { print, type CliContext } from '../context';
 
 function state(key: ApiKeyRecord, now = Date.now()): string {
@@ -36,14 +42,19 @@ export function registerKeys(program: Command, ctx: CliContext): void {
 
   keys
     .command('create')
-    .description('Create a key and print it once (field "key"); test keys work at once, live keys once the account is approved')
+    .description(
+      'Create a key and print it once (field "key"); test keys work at once, live keys once the account is approved',
+    )
     .requiredOption('--account <account-id>', 'owning account, acct_...')
     .requiredOption('--mode <mode>', 'test (svc_test_...) or live (svc_live_...)')
     .requiredOption('--scopes <scopes>', `comma-separated, or all: ${ALL_SCOPES.join(', ')}`)
     .option('--expires <iso>', 'expiry, ISO 8601 date or date-time (UTC unless an offset is given); default never')
     .option('--description <text>', 'what the key is for, e.g. "checkout server"')
     .option('--json', 'print one JSON document')
-    .addHelpText('after', '\nExample:\n  $ parcel-webhooks keys create --account acct_... --mode test --scopes network:read,webhooks:manage --json')
+    .addHelpText(
+      'after',
+      '\nExample:\n  $ parcel-webhooks keys create --account acct_... --mode test --scopes network:read,webhooks:manage --json',
+    )
     .action(
       async (
         options: { account: string; mode: string; scopes: string; expires?: string; description?: string },
@@ -57,7 +68,9 @@ export function registerKeys(program: Command, ctx: CliContext): void {
           description: options.description,
         });
         print(command, created, () =>
-          [`created ${line(created)}`, '', `  ${created.key}`, '', 'Store this key now: it is not shown again.'].join('\n'),
+          [`created ${line(created)}`, '', `  ${created.key}`, '', 'Store this key now: it is not shown again.'].join(
+            '\n',
+          ),
         );
       },
     );
@@ -69,7 +82,9 @@ export function registerKeys(program: Command, ctx: CliContext): void {
     .option('--json', 'print one JSON document')
     .action(async (options: { account: string }, command: Command) => {
       const data = await listApiKeys(ctx.pool, options.account);
-      print(command, { object: 'list', data }, () => (data.length ? data.map((key) => line(key)).join('\n') : 'no keys'));
+      print(command, { object: 'list', data }, () =>
+        data.length ? data.map((key) => line(key)).join('\n') : 'no keys',
+      );
     });
 
   keys

@@ -24,9 +24,15 @@ export function registerListen(program: Command, ctx: CliContext): void {
     .command('listen')
     .description("Receive an account's test-mode deliveries on this machine while it runs")
     .requiredOption('--account <id>', 'the account whose test-mode events to receive (acct_...)')
-    .option('--forward-to <url>', 'also POST each delivery, with its headers, to your local server (e.g. http://localhost:4000/webhooks)')
+    .option(
+      '--forward-to <url>',
+      'also POST each delivery, with its headers, to your local server (e.g. http://localhost:4000/webhooks)',
+    )
     .option('--json', 'print one JSON document per line')
-    .addHelpText('after', '\nExample:\n  $ parcel-webhooks listen --account acct_... --forward-to http://localhost:4000/webhooks')
+    .addHelpText(
+      'after',
+      '\nExample:\n  $ parcel-webhooks listen --account acct_... --forward-to http://localhost:4000/webhooks',
+    )
     .action(async (options: { account: string; forwardTo?: string }, command: Command) => {
       const json = command.optsWithGlobals<{ json?: boolean }>().json === true;
       const say = (line: Line, human: string) => process.stdout.write(`${json ? JSON.stringify(line) : human}\n`);
@@ -46,8 +52,13 @@ export function registerListen(program: Command, ctx: CliContext): void {
           ...(options.forwardTo ? { forwarded_status: d.forwardedStatus, forward_error: d.forwardError } : {}),
         };
         const forwarded = options.forwardTo ? `  -> ${d.forwardedStatus ?? d.forwardError} ${options.forwardTo}` : '';
-        const attempt = found ? `attempt ${found.attempt}${found.trigger === 'automatic' ? '' : ` (${found.trigger})`}` : 'attempt ?';
-        say(line, `${d.eventType} ${d.eventId} ${attempt} ${d.signatureVerified ? 'signature verified' : 'SIGNATURE NOT VERIFIED'}${forwarded}`);
+        const attempt = found
+          ? `attempt ${found.attempt}${found.trigger === 'automatic' ? '' : ` (${found.trigger})`}`
+          : 'attempt ?';
+        say(
+          line,
+          `${d.eventType} ${d.eventId} ${attempt} ${d.signatureVerified ? 'signature verified' : 'SIGNATURE NOT VERIFIED'}${forwarded}`,
+        );
       };
       const receiver = await startLocalReceiver({
         certificate,
@@ -56,10 +67,20 @@ export function registerListen(program: Command, ctx: CliContext): void {
         onDelivery: (d) => void describe(d).catch(() => undefined),
       });
       const deps = { pool: ctx.pool, config: ctx.config };
-      const endpoint = await registerLocalEndpoint(deps, { accountId: options.account, url: receiver.url, certificate: certificate.cert });
+      const endpoint = await registerLocalEndpoint(deps, {
+        accountId: options.account,
+        url: receiver.url,
+        certificate: certificate.cert,
+      });
       secret = endpoint.secret;
       say(
-        { type: 'listening', endpoint_id: endpoint.id, url: receiver.url, secret: endpoint.secret, api_version: endpoint.api_version },
+        {
+          type: 'listening',
+          endpoint_id: endpoint.id,
+          url: receiver.url,
+          secret: endpoint.secret,
+          api_version: endpoint.api_version,
+        },
         `Ready: test-mode deliveries of ${options.account} arrive at ${receiver.url} (endpoint ${endpoint.id}, API version ${endpoint.api_version}). ` +
           `Signing secret ${endpoint.secret}. Ctrl-C to stop.`,
       );

@@ -10,7 +10,11 @@ import { CliError, print, type CliContext } from '../context';
 /** Whether the older keys can go, said in words an operator acts on. */
 function keyAdvice(report: ReencryptionReport): string[] {
   const lines: string[] = [];
-  if (report.secrets_reencrypted === 0 && report.headers_reencrypted === 0 && report.endpoints_changed_meanwhile === 0) {
+  if (
+    report.secrets_reencrypted === 0 &&
+    report.headers_reencrypted === 0 &&
+    report.endpoints_changed_meanwhile === 0
+  ) {
     lines.push(`nothing to re-encrypt: every readable secret and header set is already on key ${report.key_id}`);
   }
   if (report.unused_key_ids.length > 0) {
@@ -22,7 +26,9 @@ function keyAdvice(report: ReencryptionReport): string[] {
     lines.push(`keep key ${id}: ${count} endpoint(s) still use it; run again`);
   }
   if (report.endpoints_unsealed_or_unbound > 0) {
-    lines.push(`${report.endpoints_unsealed_or_unbound} endpoint(s) still hold a plain or unbound secret or header set; keep every key and run again`);
+    lines.push(
+      `${report.endpoints_unsealed_or_unbound} endpoint(s) still hold a plain or unbound secret or header set; keep every key and run again`,
+    );
   }
   return lines;
 }

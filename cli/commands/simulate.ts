@@ -7,7 +7,8 @@ import { CliError, print, type CliContext } from '../context';
 const MAX_PARCELS = 10_000;
 
 function positiveInteger(raw: string, name: string, max: number): number {
-  if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > max) throw new CliError(`${name} must be a whole number from 1 to ${max}`);
+  if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > max)
+    throw new CliError(`${name} must be a whole number from 1 to ${max}`);
   return Number(raw);
 }
 
@@ -33,7 +34,8 @@ export function registerSimulate(program: Command, ctx: CliContext): void {
     .action(async (options: { account: string; mode: string; parcels: string; seed?: string }, command: Command) => {
       const livemode = parseMode(options.mode) === 'live';
       const parcels = positiveInteger(options.parcels, '--parcels', MAX_PARCELS);
-      const random = options.seed === undefined ? undefined : seededRandom(positiveInteger(options.seed, '--seed', 2 ** 31));
+      const random =
+        options.seed === undefined ? undefined : seededRandom(positiveInteger(options.seed, '--seed', 2 ** 31));
       // A clear error for a mistyped account before anything is published.
       await getAccount(ctx.pool, options.account);
       const summary = await simulateParcels(

@@ -64,7 +64,11 @@ export async function startAll(given: Config): Promise<void> {
   const effective: Config = { ...config, temporal: { ...config.temporal, address } };
 
   // We own shutdown order, so the SDK must not react to signals on its own; its bundler chatter stays out.
-  const temporalMetrics = await installTemporalRuntime(config.metrics, { shutdownSignals: [], logger: new DefaultLogger('WARN') }, say);
+  const temporalMetrics = await installTemporalRuntime(
+    config.metrics,
+    { shutdownSignals: [], logger: new DefaultLogger('WARN') },
+    say,
+  );
   // One process, one service name for its spans (OTEL_* unset: nothing starts).
   const tracing = startTracing(config, 'parcel-webhooks');
   const stopping = new AbortController();

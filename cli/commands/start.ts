@@ -5,7 +5,9 @@ export function registerStart(program: Command, ctx: CliContext): void {
   // The worker, its bundler and the API load only when `start` runs, so every other command starts fast.
   program
     .command('start')
-    .description('Run the whole service locally: migrate, Temporal dev server (unless TEMPORAL_ADDRESS), worker and API')
+    .description(
+      'Run the whole service locally: migrate, Temporal dev server (unless TEMPORAL_ADDRESS), worker and API',
+    )
     .option('--json', 'accepted for uniformity; start prints text lines')
     .action(async () => {
       // require, not import(): under tsx's CommonJS hook a dynamic import() bypasses the TypeScript loader.

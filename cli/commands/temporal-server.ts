@@ -12,14 +12,17 @@ interface TemporalServerOptions {
 
 function positiveInt(value: string, flag: string): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > 65535) throw new CliError(`${flag} must be a positive integer (got ${value})`, 2);
+  if (!Number.isInteger(n) || n < 1 || n > 65535)
+    throw new CliError(`${flag} must be a positive integer (got ${value})`, 2);
   return n;
 }
 
 export function registerTemporalServer(program: Command, ctx: CliContext): void {
   program
     .command('temporal-server')
-    .description('Run the full Temporal server 1.29.1 on PostgreSQL (DATABASE_URL\'s server): built once, its own databases, our search attributes')
+    .description(
+      "Run the full Temporal server 1.29.1 on PostgreSQL (DATABASE_URL's server): built once, its own databases, our search attributes",
+    )
     .option('--port <port>', 'frontend gRPC port', '7233')
     .option('--shards <n>', 'history shards (fixed once the databases exist)', String(DEFAULT_SERVER_SHARDS))
     .option('--db-prefix <name>', 'databases temporal_<name> and temporal_<name>_visibility', 'local')
@@ -55,7 +58,9 @@ export function registerTemporalServer(program: Command, ctx: CliContext): void 
         logFile: server.logFile,
       };
       if (server.numHistoryShards !== shards) {
-        say(`warning: ${databases.temporal} was created with ${server.numHistoryShards} history shards, which cannot change; --shards ${shards} ignored (use another --db-prefix)`);
+        say(
+          `warning: ${databases.temporal} was created with ${server.numHistoryShards} history shards, which cannot change; --shards ${shards} ignored (use another --db-prefix)`,
+        );
       }
       print(command, document, () =>
         [
@@ -65,17 +70,22 @@ export function registerTemporalServer(program: Command, ctx: CliContext): void 
         ].join('\n'),
       );
       const exitCode = await untilStopped(server);
-      if (exitCode !== undefined) throw new CliError(`Temporal server exited on its own (${exitCode}); see ${server.logFile}`);
+      if (exitCode !== undefined)
+        throw new CliError(`Temporal server exited on its own (${exitCode}); see ${server.logFile}`);
     });
 }
 
 /** Resolves once SIGINT/SIGTERM stopped the server, or with its exit code if it died first. */
-async function untilStopped(server: Awaited<ReturnType<TemporalServerModule['startTemporalServer']>>): Promise<string | undefined> {
+async function untilStopped(
+  server: Awaited<ReturnType<TemporalServerModule['startTemporalServer']>>,
+): Promise<string | undefined> {
   const signalled = new Promise<'signal'>((resolve) => {
     process.once('SIGINT', () => resolve('signal'));
     process.once('SIGTERM', () => resolve('signal'));
   });
-  const died = new Promise<string>((resolve) => server.process.once('exit', (code, signal) => resolve(String(code ?? signal))));
+  const died = new Promise<string>((resolve) =>
+    server.process.once('exit', (code, signal) => resolve(String(code ?? signal))),
+  );
   const outcome = await Promise.race([signalled, died]);
   await server.stop();
   return outcome === 'signal' ? undefined : outcome;

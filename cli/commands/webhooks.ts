@@ -20,7 +20,12 @@ function rateLimitOption(raw: string): number | null {
 }
 
 function eventsOption(raw: string | undefined): string[] | undefined {
-  return raw === undefined ? undefined : raw.split(',').map((kind) => kind.trim()).filter((kind) => kind !== '');
+  return raw === undefined
+    ? undefined
+    : raw
+        .split(',')
+        .map((kind) => kind.trim())
+        .filter((kind) => kind !== '');
 }
 
 /** `--header "Name: value"` (repeatable): collected in order; `Name:` with nothing after it removes the header. */
@@ -60,7 +65,9 @@ interface EndpointOptions {
 
 /** `webhooks create|update|recover|test`: operators acting for a merchant, through the same functions as the API. */
 export function registerWebhooks(program: Command, ctx: CliContext): void {
-  const webhooks = program.command('webhooks').description("Register or change an endpoint, recover its missed events, send it a test event");
+  const webhooks = program
+    .command('webhooks')
+    .description('Register or change an endpoint, recover its missed events, send it a test event');
   // Stored only, like a publish: a worker's dispatcher starts the deliveries, so no Temporal connection.
   const deps = () => ({ pool: ctx.pool, config: ctx.config });
 
@@ -76,7 +83,10 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
     .option('--rate-limit <n>', 'at most n deliveries per second, 1 to 1000 (default no limit)')
     .option('--ordering <ordering>', "none (default) or parcel: a parcel's events one at a time, in sequence order")
     .option('--header <header>', 'a header sent on every POST, "Name: value" (repeatable)', collectHeader)
-    .option('--api-version <version>', `the API version its events are rendered in: ${API_VERSION_NAMES.join(', ')} (default ${LATEST_API_VERSION})`)
+    .option(
+      '--api-version <version>',
+      `the API version its events are rendered in: ${API_VERSION_NAMES.join(', ')} (default ${LATEST_API_VERSION})`,
+    )
     .option('--json', 'print one JSON document')
     .action(async (url: string | undefined, options: EndpointOptions, command: Command) => {
       const endpoint = await registerEndpoint(deps(), merchantScope(options), {
@@ -102,8 +112,15 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
     .option('--description <text>', 'a label')
     .option('--rate-limit <n>', 'at most n deliveries per second, 1 to 1000; none removes the limit')
     .option('--ordering <ordering>', 'none or parcel')
-    .option('--header <header>', 'set a header sent on every POST, "Name: value"; "Name:" removes it (repeatable)', collectHeader)
-    .option('--api-version <version>', `the API version of deliveries made from now on: ${API_VERSION_NAMES.join(', ')}`)
+    .option(
+      '--header <header>',
+      'set a header sent on every POST, "Name: value"; "Name:" removes it (repeatable)',
+      collectHeader,
+    )
+    .option(
+      '--api-version <version>',
+      `the API version of deliveries made from now on: ${API_VERSION_NAMES.join(', ')}`,
+    )
     .option('--json', 'print one JSON document')
     .action(async (id: string, options: EndpointOptions, command: Command) => {
       const endpoint = await updateEndpoint(deps(), merchantScope(options), id, {
@@ -120,25 +137,33 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
 
   webhooks
     .command('recover')
-    .description('Deliver again every event of a window that never reached the endpoint (RECOVER_RATE_PER_SECOND per second)')
+    .description(
+      'Deliver again every event of a window that never reached the endpoint (RECOVER_RATE_PER_SECOND per second)',
+    )
     .argument('<we_id>')
     .requiredOption('--account <id>', 'the merchant account (acct_...)')
     .requiredOption('--mode <mode>', 'test or live')
     .requiredOption('--since <time>', 'Unix seconds or ISO date: events created at or after')
     .option('--until <time>', 'Unix seconds or ISO date: events created at or before (default now)')
     .option('--json', 'print one JSON document')
-    .action(async (id: string, options: { account: string; mode: string; since: string; until?: string }, command: Command) => {
-      const window = {
-        since: unixSeconds(options.since, '--since'),
-        until: options.until === undefined ? undefined : unixSeconds(options.until, '--until'),
-      };
-      const recovery = await recoverEndpoint(deps(), merchantScope(options), id, window);
-      print(command, recovery, () =>
-        recovery.event_count === 0
-          ? `nothing to recover for ${id} in that window`
-          : `recovering ${recovery.event_count} event(s) -> ${id} (${recovery.id}, ${ctx.config.delivery.recoverRatePerSecond}/s)`,
-      );
-    });
+    .action(
+      async (
+        id: string,
+        options: { account: string; mode: string; since: string; until?: string },
+        command: Command,
+      ) => {
+        const window = {
+          since: unixSeconds(options.since, '--since'),
+          until: options.until === undefined ? undefined : unixSeconds(options.until, '--until'),
+        };
+        const recovery = await recoverEndpoint(deps(), merchantScope(options), id, window);
+        print(command, recovery, () =>
+          recovery.event_count === 0
+            ? `nothing to recover for ${id} in that window`
+            : `recovering ${recovery.event_count} event(s) -> ${id} (${recovery.id}, ${ctx.config.delivery.recoverRatePerSecond}/s)`,
+        );
+      },
+    );
 
   webhooks
     .command('test')

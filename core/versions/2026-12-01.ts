@@ -19,11 +19,18 @@ const SettlementWithParcel = Type.Object(
     currency: Type.String({ description: 'Currency code (ISO 4217).' }),
     settled_at: Type.Integer({ description: 'When the cash was credited. Unix time in seconds.' }),
   },
-  { title: 'CodSettlement', description: 'Cash collected on delivery and credited to the wallet, naming its parcel.', additionalProperties: true },
+  {
+    title: 'CodSettlement',
+    description: 'Cash collected on delivery and credited to the wallet, naming its parcel.',
+    additionalProperties: true,
+  },
 );
 
 /** `cod.settled`'s data in the version before: the receiver kit's types are checked against it. */
-export const CodSettledDataBefore = Type.Object({ cod_settlement: SettlementWithParcel }, { additionalProperties: false });
+export const CodSettledDataBefore = Type.Object(
+  { cod_settlement: SettlementWithParcel },
+  { additionalProperties: false },
+);
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -34,7 +41,15 @@ function settlementToPrevious(event: VersionedEvent): VersionedEvent {
   const { parcel, cod_settlement: settlement, ...rest } = event.data;
   if (!isObject(parcel) || !isObject(settlement)) return event;
   const { id, amount, currency, settled_at: settledAt, ...extra } = settlement;
-  const previous = { id, parcel_id: parcel.id, parcel_number: parcel.parcel_number, amount, currency, settled_at: settledAt, ...extra };
+  const previous = {
+    id,
+    parcel_id: parcel.id,
+    parcel_number: parcel.parcel_number,
+    amount,
+    currency,
+    settled_at: settledAt,
+    ...extra,
+  };
   return { ...event, data: { ...rest, cod_settlement: previous } };
 }
 

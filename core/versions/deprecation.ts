@@ -11,7 +11,10 @@ function dayStart(day: string): number {
  * was deprecated, the day its successor was introduced) and `Sunset` (RFC 8594: the HTTP date from which it is no
  * longer served). Only on a version with a successor whose sunset date is set; otherwise none.
  */
-export function deprecationHeaders(name: string, versions: readonly ApiVersion[] = API_VERSIONS): Record<string, string> {
+export function deprecationHeaders(
+  name: string,
+  versions: readonly ApiVersion[] = API_VERSIONS,
+): Record<string, string> {
   const index = versions.findIndex((version) => version.name === name);
   const version = versions[index];
   const successor = index > 0 ? versions[index - 1] : undefined;

@@ -67,13 +67,16 @@ export function exampleEventIn(type: EventType, name: string): EventBody {
  */
 export function upgradeData(type: EventType, data: Record<string, unknown>, name: string): Record<string, unknown> {
   let upgraded = data;
-  for (const version of [...versionsAfter(name)].reverse()) upgraded = version.fromPrevious ? version.fromPrevious(type, upgraded) : upgraded;
+  for (const version of [...versionsAfter(name)].reverse())
+    upgraded = version.fromPrevious ? version.fromPrevious(type, upgraded) : upgraded;
   return upgraded;
 }
 
 /** What changed between version `name` and the newest, newest change first: the developers page lists it. */
 export function changesSince(name: string): { version: string; type: EventType; summary: string }[] {
-  return versionsAfter(name).flatMap((version) => version.changes.map((change) => ({ version: version.name, ...change })));
+  return versionsAfter(name).flatMap((version) =>
+    version.changes.map((change) => ({ version: version.name, ...change })),
+  );
 }
 
 /** The version that replaced `name`, if any. */
@@ -97,6 +100,8 @@ export function olderRenderings(type: EventType): OlderRendering[] {
     const differences = changesSince(name)
       .filter((change) => change.type === type)
       .map((change) => `${change.version}: ${change.summary}`);
-    return differences.length === 0 ? [] : [{ version: name, differences, schema: eventSchemaIn(type, name), example: exampleEventIn(type, name) }];
+    return differences.length === 0
+      ? []
+      : [{ version: name, differences, schema: eventSchemaIn(type, name), example: exampleEventIn(type, name) }];
   });
 }

@@ -15,13 +15,21 @@
       var done = function () {
         button.textContent = 'Copied';
         if (status) status.textContent = 'Copied to the clipboard.';
-        setTimeout(function () { button.textContent = 'Copy'; }, 2000);
+        setTimeout(function () {
+          button.textContent = 'Copy';
+        }, 2000);
       };
       var fallback = function () {
         input.select();
-        try { document.execCommand('copy'); done(); } catch { if (status) status.textContent = 'Select the text and copy it.'; }
+        try {
+          document.execCommand('copy');
+          done();
+        } catch {
+          if (status) status.textContent = 'Select the text and copy it.';
+        }
       };
-      if (navigator.clipboard && window.isSecureContext) navigator.clipboard.writeText(input.value).then(done, fallback);
+      if (navigator.clipboard && window.isSecureContext)
+        navigator.clipboard.writeText(input.value).then(done, fallback);
       else fallback();
     });
   });
@@ -40,15 +48,22 @@
       ok.textContent = form.getAttribute('data-confirm-label');
       ok.className = opener && opener.classList.contains('danger') ? 'danger' : '';
       dialog.returnValue = '';
-      dialog.addEventListener('close', function () {
-        if (dialog.returnValue !== 'ok') { if (opener) opener.focus(); return; }
-        var confirmed = document.createElement('input');
-        confirmed.type = 'hidden';
-        confirmed.name = 'confirm';
-        confirmed.value = 'yes';
-        form.appendChild(confirmed);
-        form.submit();
-      }, { once: true });
+      dialog.addEventListener(
+        'close',
+        function () {
+          if (dialog.returnValue !== 'ok') {
+            if (opener) opener.focus();
+            return;
+          }
+          var confirmed = document.createElement('input');
+          confirmed.type = 'hidden';
+          confirmed.name = 'confirm';
+          confirmed.value = 'yes';
+          form.appendChild(confirmed);
+          form.submit();
+        },
+        { once: true },
+      );
       dialog.showModal();
     });
   }
@@ -58,23 +73,33 @@
     var date = new Date(el.getAttribute('datetime'));
     if (isNaN(date.getTime())) return;
     el.title = el.textContent;
-    el.textContent = date.toLocaleString(undefined, el.getAttribute('data-local') === 'hour'
-      ? { dateStyle: 'medium', timeStyle: 'short' }
-      : { dateStyle: 'medium', timeStyle: 'medium' });
+    el.textContent = date.toLocaleString(
+      undefined,
+      el.getAttribute('data-local') === 'hour'
+        ? { dateStyle: 'medium', timeStyle: 'short' }
+        : { dateStyle: 'medium', timeStyle: 'medium' },
+    );
   });
 
   // Chart hour labels: the server writes the UTC hour; show the reader's own time of that instant.
   var zone = '';
-  try { zone = Intl.DateTimeFormat().resolvedOptions().timeZone || ''; } catch { zone = ''; }
+  try {
+    zone = Intl.DateTimeFormat().resolvedOptions().timeZone || '';
+  } catch {
+    zone = '';
+  }
   document.querySelectorAll('[data-hour]').forEach(function (el) {
     var date = new Date(el.getAttribute('data-hour'));
     if (isNaN(date.getTime())) return;
-    el.textContent = el.getAttribute('data-format') === 'day'
-      ? date.toLocaleDateString(undefined, { weekday: 'short', day: 'numeric' })
-      : date.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
+    el.textContent =
+      el.getAttribute('data-format') === 'day'
+        ? date.toLocaleDateString(undefined, { weekday: 'short', day: 'numeric' })
+        : date.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
   });
   document.querySelectorAll('[data-zone-note]').forEach(function (el) {
-    el.textContent = zone ? 'Hours start on the hour in UTC; labels in your time zone (' + zone + ').' : 'Hours start on the hour in UTC; labels in your time zone.';
+    el.textContent = zone
+      ? 'Hours start on the hour in UTC; labels in your time zone (' + zone + ').'
+      : 'Hours start on the hour in UTC; labels in your time zone.';
   });
 
   // A form that came back with an error: take the keyboard there.

@@ -10,7 +10,10 @@ export default async function assetRoutes(app: FastifyInstance, options: { asset
   app.get<{ Params: { name: string } }>(`${ASSETS}/:name`, { schema: { hide: true } }, async (request, reply) => {
     const asset = options.assets.byName.get(request.params.name);
     if (!asset) return reply.status(404).type('text/plain; charset=utf-8').send('Not found');
-    reply.header('Cache-Control', 'public, max-age=31536000, immutable').header('ETag', asset.etag).type(asset.contentType);
+    reply
+      .header('Cache-Control', 'public, max-age=31536000, immutable')
+      .header('ETag', asset.etag)
+      .type(asset.contentType);
     if (request.headers['if-none-match'] === asset.etag) return reply.status(304).send();
     return reply.send(asset.body);
   });

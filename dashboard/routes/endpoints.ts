@@ -44,7 +44,10 @@ function rateLimitOf(raw: string): number | null {
 
 /** The headers field: "Name: value" lines; "Name:" removes; a line without a colon is passed on for the domain to refuse. */
 function headersOf(raw: string): Record<string, string | null> | undefined {
-  const lines = raw.split(/\r?\n/).map((line) => line.trim()).filter((line) => line !== '');
+  const lines = raw
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
   if (lines.length === 0) return undefined;
   const change: Record<string, string | null> = {};
   for (const line of lines) {
@@ -111,7 +114,14 @@ export default async function endpointRoutes(app: FastifyInstance, options: Dash
     ]);
     return sendPage(
       reply,
-      endpointPage(ctx, { endpoint, eventTypes: EVENT_TYPES, notifications, features: FEATURES.endpoint, health, ...extra }),
+      endpointPage(ctx, {
+        endpoint,
+        eventTypes: EVENT_TYPES,
+        notifications,
+        features: FEATURES.endpoint,
+        health,
+        ...extra,
+      }),
       status,
     );
   }
@@ -119,31 +129,60 @@ export default async function endpointRoutes(app: FastifyInstance, options: Dash
   const allEndpoints = async (ctx: PageContext) =>
     (await listEndpoints(deps(), scopeOf(ctx), { limit: MAX_ENDPOINTS_PER_MODE })).data;
 
-  app.get<ModeParams>('/dashboard/:mode/endpoints', { schema: hide, config: { dashboard: 'page' } }, async (request, reply) => {
-    const ctx = context(request, { notice: notice(request.query) });
-    return sendPage(reply, endpointsPage(ctx, { endpoints: await allEndpoints(ctx), eventTypes: EVENT_TYPES, canRecover: FEATURES.endpoint.recover }));
-  });
+  app.get<ModeParams>(
+    '/dashboard/:mode/endpoints',
+    { schema: hide, config: { dashboard: 'page' } },
+    async (request, reply) => {
+      const ctx = context(request, { notice: notice(request.query) });
+      return sendPage(
+        reply,
+        endpointsPage(ctx, {
+          endpoints: await allEndpoints(ctx),
+          eventTypes: EVENT_TYPES,
+          canRecover: FEATURES.endpoint.recover,
+        }),
+      );
+    },
+  );
 
-  app.post<ModeParams>('/dashboard/:mode/endpoints', { schema: hide, config: { dashboard: 'action' } }, async (request, reply) => {
-    const { values, input } = endpointInput(request.body as FormBody);
-    try {
-      const created = await registerEndpoint(deps(), scopeOf(context(request)), input);
-      const ctx = context(request, { canonical: paths.endpoint(parseModeParam(request.params.mode), created.id) });
-      const { secret, ...endpoint } = created;
-      return await renderEndpoint(reply, ctx, endpoint, { secret: { value: secret, reason: 'created' } });
-    } catch (err) {
-      const ctx = context(request, { canonical: paths.endpoints(parseModeParam(request.params.mode)) });
-      const error = formError(err);
-      return sendPage(reply, endpointsPage(ctx, { endpoints: await allEndpoints(ctx), eventTypes: EVENT_TYPES, canRecover: FEATURES.endpoint.recover, error, form: values }), errorStatus(err));
-    }
-  });
+  app.post<ModeParams>(
+    '/dashboard/:mode/endpoints',
+    { schema: hide, config: { dashboard: 'action' } },
+    async (request, reply) => {
+      const { values, input } = endpointInput(request.body as FormBody);
+      try {
+        const created = await registerEndpoint(deps(), scopeOf(context(request)), input);
+        const ctx = context(request, { canonical: paths.endpoint(parseModeParam(request.params.mode), created.id) });
+        const { secret, ...endpoint } = created;
+        return await renderEndpoint(reply, ctx, endpoint, { secret: { value: secret, reason: 'created' } });
+      } catch (err) {
+        const ctx = context(request, { canonical: paths.endpoints(parseModeParam(request.params.mode)) });
+        const error = formError(err);
+        return sendPage(
+          reply,
+          endpointsPage(ctx, {
+            endpoints: await allEndpoints(ctx),
+            eventTypes: EVENT_TYPES,
+            canRecover: FEATURES.endpoint.recover,
+            error,
+            form: values,
+          }),
+          errorStatus(err),
+        );
+      }
+    },
+  );
 
-  app.get<EndpointParams & { Querystring: { window?: string } }>('/dashboard/:mode/endpoints/:id', { schema: hide, config: { dashboard: 'page' } }, async (request, reply) => {
-    const ctx = context(request, { notice: notice(request.query) });
-    // The chart's window: the last 24 hours unless the "Last 7 days" link asked for the week.
-    const window = isChartWindow(request.query.window) ? request.query.window : '24h';
-    return renderEndpoint(reply, ctx, await getEndpoint(deps(), scopeOf(ctx), request.params.id), { window });
-  });
+  app.get<EndpointParams & { Querystring: { window?: string } }>(
+    '/dashboard/:mode/endpoints/:id',
+    { schema: hide, config: { dashboard: 'page' } },
+    async (request, reply) => {
+      const ctx = context(request, { notice: notice(request.query) });
+      // The chart's window: the last 24 hours unless the "Last 7 days" link asked for the week.
+      const window = isChartWindow(request.query.window) ? request.query.window : '24h';
+      return renderEndpoint(reply, ctx, await getEndpoint(deps(), scopeOf(ctx), request.params.id), { window });
+    },
+  );
 
   app.get<EndpointParams & { Querystring: { outcome?: string; starting_after?: string } }>(
     '/dashboard/:mode/endpoints/:id/deliveries',
@@ -151,20 +190,32 @@ export default async function endpointRoutes(app: FastifyInstance, options: Dash
     async (request, reply) => {
       const ctx = context(request);
       const endpoint = await getEndpoint(deps(), scopeOf(ctx), request.params.id);
-      const outcome = request.query.outcome === 'succeeded' || request.query.outcome === 'failed' ? request.query.outcome : undefined;
+      const outcome =
+        request.query.outcome === 'succeeded' || request.query.outcome === 'failed' ? request.query.outcome : undefined;
       const startingAfter = request.query.starting_after || undefined;
-      const attempts = await listDeliveries(deps(), scopeOf(ctx), endpoint.id, { limit: DELIVERIES_PER_PAGE, outcome, startingAfter });
+      const attempts = await listDeliveries(deps(), scopeOf(ctx), endpoint.id, {
+        limit: DELIVERIES_PER_PAGE,
+        outcome,
+        startingAfter,
+      });
       return sendPage(reply, deliveriesPage(ctx, { endpoint, attempts, outcome, startingAfter }));
     },
   );
 
   /** Rotate and delete ask first (app.js in a dialog, else this page). */
-  function confirmFirst(request: FastifyRequest<EndpointParams>, reply: FastifyReply, ctx: PageContext, endpoint: EndpointRecord, action: 'rotate' | 'delete') {
+  function confirmFirst(
+    request: FastifyRequest<EndpointParams>,
+    reply: FastifyReply,
+    ctx: PageContext,
+    endpoint: EndpointRecord,
+    action: 'rotate' | 'delete',
+  ) {
     const mode: Mode = ctx.mode;
     const questions = {
       rotate: {
         question: 'Rotate the signing secret?',
-        consequence: 'A new secret is shown once. The old one keeps signing deliveries for a grace period so your receivers can switch over.',
+        consequence:
+          'A new secret is shown once. The old one keeps signing deliveries for a grace period so your receivers can switch over.',
         confirmLabel: 'Rotate secret',
         danger: false,
       },
@@ -186,21 +237,33 @@ export default async function endpointRoutes(app: FastifyInstance, options: Dash
     );
   }
 
-  app.post<EndpointParams>('/dashboard/:mode/endpoints/:id/rotate', { schema: hide, config: { dashboard: 'action' } }, async (request, reply) => {
-    const ctx = context(request, { canonical: paths.endpoint(parseModeParam(request.params.mode), request.params.id) });
-    const endpoint = await getEndpoint(deps(), scopeOf(ctx), request.params.id);
-    if (text(request.body as FormBody, 'confirm') !== 'yes') return confirmFirst(request, reply, ctx, endpoint, 'rotate');
-    const { secret, ...rotated } = await rotateEndpointSecret(deps(), scopeOf(ctx), endpoint.id);
-    return renderEndpoint(reply, ctx, rotated, { secret: { value: secret, reason: 'rotated' } });
-  });
+  app.post<EndpointParams>(
+    '/dashboard/:mode/endpoints/:id/rotate',
+    { schema: hide, config: { dashboard: 'action' } },
+    async (request, reply) => {
+      const ctx = context(request, {
+        canonical: paths.endpoint(parseModeParam(request.params.mode), request.params.id),
+      });
+      const endpoint = await getEndpoint(deps(), scopeOf(ctx), request.params.id);
+      if (text(request.body as FormBody, 'confirm') !== 'yes')
+        return confirmFirst(request, reply, ctx, endpoint, 'rotate');
+      const { secret, ...rotated } = await rotateEndpointSecret(deps(), scopeOf(ctx), endpoint.id);
+      return renderEndpoint(reply, ctx, rotated, { secret: { value: secret, reason: 'rotated' } });
+    },
+  );
 
-  app.post<EndpointParams>('/dashboard/:mode/endpoints/:id/delete', { schema: hide, config: { dashboard: 'action' } }, async (request, reply) => {
-    const ctx = context(request);
-    const endpoint = await getEndpoint(deps(), scopeOf(ctx), request.params.id);
-    if (text(request.body as FormBody, 'confirm') !== 'yes') return confirmFirst(request, reply, ctx, endpoint, 'delete');
-    await deleteEndpoint(deps(), scopeOf(ctx), endpoint.id);
-    return reply.redirect(`${paths.endpoints(ctx.mode)}?notice=endpoint_deleted`, 303);
-  });
+  app.post<EndpointParams>(
+    '/dashboard/:mode/endpoints/:id/delete',
+    { schema: hide, config: { dashboard: 'action' } },
+    async (request, reply) => {
+      const ctx = context(request);
+      const endpoint = await getEndpoint(deps(), scopeOf(ctx), request.params.id);
+      if (text(request.body as FormBody, 'confirm') !== 'yes')
+        return confirmFirst(request, reply, ctx, endpoint, 'delete');
+      await deleteEndpoint(deps(), scopeOf(ctx), endpoint.id);
+      return reply.redirect(`${paths.endpoints(ctx.mode)}?notice=endpoint_deleted`, 303);
+    },
+  );
 
   /** A form on the endpoint's page that failed: the page again, the error beside its form. */
   async function formFailed(
@@ -216,81 +279,108 @@ export default async function endpointRoutes(app: FastifyInstance, options: Dash
     return renderEndpoint(reply, ctx, endpoint, { error: { form, error, values } }, errorStatus(err));
   }
 
-  app.post<EndpointParams>('/dashboard/:mode/endpoints/:id/update', { schema: hide, config: { dashboard: 'action' } }, async (request, reply) => {
-    const ctx = context(request, { canonical: paths.endpoint(parseModeParam(request.params.mode), request.params.id) });
-    const { values, input } = endpointInput(request.body as FormBody);
-    try {
-      // Every field is sent: an emptied description clears it, no box ticked is every kind again.
-      await updateEndpoint(deps(), scopeOf(ctx), request.params.id, {
-        url: input.url,
-        events: input.events ?? [],
-        description: input.description ?? null,
-        ordering: input.ordering,
-        rate_limit: input.rate_limit,
-        headers: input.headers,
-        api_version: input.api_version,
+  app.post<EndpointParams>(
+    '/dashboard/:mode/endpoints/:id/update',
+    { schema: hide, config: { dashboard: 'action' } },
+    async (request, reply) => {
+      const ctx = context(request, {
+        canonical: paths.endpoint(parseModeParam(request.params.mode), request.params.id),
       });
-    } catch (err) {
-      return formFailed(reply, ctx, request.params.id, 'change', err, values);
-    }
-    return reply.redirect(`${paths.endpoint(ctx.mode, request.params.id)}?notice=endpoint_updated`, 303);
-  });
+      const { values, input } = endpointInput(request.body as FormBody);
+      try {
+        // Every field is sent: an emptied description clears it, no box ticked is every kind again.
+        await updateEndpoint(deps(), scopeOf(ctx), request.params.id, {
+          url: input.url,
+          events: input.events ?? [],
+          description: input.description ?? null,
+          ordering: input.ordering,
+          rate_limit: input.rate_limit,
+          headers: input.headers,
+          api_version: input.api_version,
+        });
+      } catch (err) {
+        return formFailed(reply, ctx, request.params.id, 'change', err, values);
+      }
+      return reply.redirect(`${paths.endpoint(ctx.mode, request.params.id)}?notice=endpoint_updated`, 303);
+    },
+  );
 
   for (const [action, disabled] of [
     ['disable', true],
     ['enable', false],
   ] as const) {
-    app.post<EndpointParams>(`/dashboard/:mode/endpoints/:id/${action}`, { schema: hide, config: { dashboard: 'action' } }, async (request, reply) => {
-      const ctx = context(request);
-      const endpoint = await getEndpoint(deps(), scopeOf(ctx), request.params.id);
-      if (disabled && text(request.body as FormBody, 'confirm') !== 'yes') {
-        return sendPage(
-          reply,
-          confirmPage(ctx, {
-            section: 'endpoints',
-            question: 'Disable this endpoint?',
-            consequence: 'It gets no new events and its pending retries stop. Enabling it later does not send what it missed; recover does.',
-            action: paths.endpointAction(ctx.mode, endpoint.id, 'disable'),
-            confirmLabel: 'Disable',
-            cancelHref: paths.endpoint(ctx.mode, endpoint.id),
-          }),
+    app.post<EndpointParams>(
+      `/dashboard/:mode/endpoints/:id/${action}`,
+      { schema: hide, config: { dashboard: 'action' } },
+      async (request, reply) => {
+        const ctx = context(request);
+        const endpoint = await getEndpoint(deps(), scopeOf(ctx), request.params.id);
+        if (disabled && text(request.body as FormBody, 'confirm') !== 'yes') {
+          return sendPage(
+            reply,
+            confirmPage(ctx, {
+              section: 'endpoints',
+              question: 'Disable this endpoint?',
+              consequence:
+                'It gets no new events and its pending retries stop. Enabling it later does not send what it missed; recover does.',
+              action: paths.endpointAction(ctx.mode, endpoint.id, 'disable'),
+              confirmLabel: 'Disable',
+              cancelHref: paths.endpoint(ctx.mode, endpoint.id),
+            }),
+          );
+        }
+        await updateEndpoint(deps(), scopeOf(ctx), endpoint.id, { disabled });
+        return reply.redirect(
+          `${paths.endpoint(ctx.mode, endpoint.id)}?notice=endpoint_${disabled ? 'disabled' : 'enabled'}`,
+          303,
         );
-      }
-      await updateEndpoint(deps(), scopeOf(ctx), endpoint.id, { disabled });
-      return reply.redirect(`${paths.endpoint(ctx.mode, endpoint.id)}?notice=endpoint_${disabled ? 'disabled' : 'enabled'}`, 303);
-    });
+      },
+    );
   }
 
-  app.post<EndpointParams>('/dashboard/:mode/endpoints/:id/test', { schema: hide, config: { dashboard: 'action' } }, async (request, reply) => {
-    const ctx = context(request, { canonical: paths.endpoint(parseModeParam(request.params.mode), request.params.id) });
-    try {
-      const event = await sendTestEvent(options.deps(), scopeOf(ctx), request.params.id, {
-        type: optional(request.body as FormBody, 'type'),
+  app.post<EndpointParams>(
+    '/dashboard/:mode/endpoints/:id/test',
+    { schema: hide, config: { dashboard: 'action' } },
+    async (request, reply) => {
+      const ctx = context(request, {
+        canonical: paths.endpoint(parseModeParam(request.params.mode), request.params.id),
       });
-      return reply.redirect(`${paths.event(ctx.mode, event.id)}?notice=test_sent`, 303);
-    } catch (err) {
-      return formFailed(reply, ctx, request.params.id, 'test', err);
-    }
-  });
+      try {
+        const event = await sendTestEvent(options.deps(), scopeOf(ctx), request.params.id, {
+          type: optional(request.body as FormBody, 'type'),
+        });
+        return reply.redirect(`${paths.event(ctx.mode, event.id)}?notice=test_sent`, 303);
+      } catch (err) {
+        return formFailed(reply, ctx, request.params.id, 'test', err);
+      }
+    },
+  );
 
-  app.post<EndpointParams>('/dashboard/:mode/endpoints/:id/recover', { schema: hide, config: { dashboard: 'action' } }, async (request, reply) => {
-    const ctx = context(request, { canonical: paths.endpoint(parseModeParam(request.params.mode), request.params.id) });
-    const body = request.body as FormBody;
-    try {
-      const since = utcSeconds(optional(body, 'since'), 'since');
-      if (since === undefined) throw new ApiError('parameter_missing', 'Enter the start of the window to recover.', { param: 'since' });
-      const recovery = await recoverEndpoint(options.deps(), scopeOf(ctx), request.params.id, {
-        since,
-        until: utcSeconds(optional(body, 'until'), 'until'),
+  app.post<EndpointParams>(
+    '/dashboard/:mode/endpoints/:id/recover',
+    { schema: hide, config: { dashboard: 'action' } },
+    async (request, reply) => {
+      const ctx = context(request, {
+        canonical: paths.endpoint(parseModeParam(request.params.mode), request.params.id),
       });
-      const endpoint = await getEndpoint(deps(), scopeOf(ctx), request.params.id);
-      const notice =
-        recovery.event_count === 0
-          ? 'Nothing to recover in that window: every event meant for this endpoint was delivered, or is still being delivered.'
-          : `Recovering ${recovery.event_count} event${recovery.event_count === 1 ? '' : 's'}: they are sent again at a gentle pace and appear in the deliveries as they go.`;
-      return renderEndpoint(reply, { ...ctx, notice }, endpoint);
-    } catch (err) {
-      return formFailed(reply, ctx, request.params.id, 'recover', err);
-    }
-  });
+      const body = request.body as FormBody;
+      try {
+        const since = utcSeconds(optional(body, 'since'), 'since');
+        if (since === undefined)
+          throw new ApiError('parameter_missing', 'Enter the start of the window to recover.', { param: 'since' });
+        const recovery = await recoverEndpoint(options.deps(), scopeOf(ctx), request.params.id, {
+          since,
+          until: utcSeconds(optional(body, 'until'), 'until'),
+        });
+        const endpoint = await getEndpoint(deps(), scopeOf(ctx), request.params.id);
+        const notice =
+          recovery.event_count === 0
+            ? 'Nothing to recover in that window: every event meant for this endpoint was delivered, or is still being delivered.'
+            : `Recovering ${recovery.event_count} event${recovery.event_count === 1 ? '' : 's'}: they are sent again at a gentle pace and appear in the deliveries as they go.`;
+        return renderEndpoint(reply, { ...ctx, notice }, endpoint);
+      } catch (err) {
+        return formFailed(reply, ctx, request.params.id, 'recover', err);
+      }
+    },
+  );
 }

@@ -6,7 +6,12 @@ import { sendTestEvent } from '../../domain/redelivery';
 import { pageContext, parseModeParam, type DashboardRouteOptions } from '../context';
 import { errorStatus, formError, optional, type FormBody } from '../forms';
 import { sendPage } from '../security-headers';
-import { eventTypesPage, type ApiVersionView, type EventKindView, type EventTypesPageInput } from '../views/event-types';
+import {
+  eventTypesPage,
+  type ApiVersionView,
+  type EventKindView,
+  type EventTypesPageInput,
+} from '../views/event-types';
 import type { EndpointView, PageContext } from '../views/models';
 import { paths } from '../views/paths';
 import { scopeOf } from './endpoints';
@@ -21,7 +26,9 @@ type ModeParams = { Params: { mode: string } };
 const pretty = (value: unknown) => JSON.stringify(value, null, 2);
 
 /** Every kind as the page shows it, with the endpoints (of the page's mode) a test event of it can go to. */
-export function eventKindViews(endpoints: readonly Pick<EndpointView, 'id' | 'url' | 'status' | 'events'>[]): EventKindView[] {
+export function eventKindViews(
+  endpoints: readonly Pick<EndpointView, 'id' | 'url' | 'status' | 'events'>[],
+): EventKindView[] {
   return eventCatalog().map((entry) => ({
     type: entry.type,
     firesWhen: entry.firesWhen,
@@ -58,21 +65,29 @@ export default async function eventTypeRoutes(app: FastifyInstance, options: Das
     return eventTypesPage(ctx, { kinds: eventKindViews(endpoints), versions: apiVersionViews(), error });
   }
 
-  app.get<ModeParams>('/dashboard/:mode/event-types', { schema: hide, config: { dashboard: 'page' } }, async (request, reply) => {
-    const ctx = pageContext(request, options.assets, parseModeParam(request.params.mode));
-    return sendPage(reply, await render(ctx));
-  });
+  app.get<ModeParams>(
+    '/dashboard/:mode/event-types',
+    { schema: hide, config: { dashboard: 'page' } },
+    async (request, reply) => {
+      const ctx = pageContext(request, options.assets, parseModeParam(request.params.mode));
+      return sendPage(reply, await render(ctx));
+    },
+  );
 
-  app.post<ModeParams>('/dashboard/:mode/event-types/test', { schema: hide, config: { dashboard: 'action' } }, async (request, reply) => {
-    const mode = parseModeParam(request.params.mode);
-    const ctx = pageContext(request, options.assets, mode, { canonical: paths.eventTypes(mode) });
-    const body = request.body as FormBody;
-    const type = optional(body, 'type') ?? '';
-    try {
-      const event = await sendTestEvent(options.deps(), scopeOf(ctx), optional(body, 'endpoint_id') ?? '', { type });
-      return reply.redirect(`${paths.event(mode, event.id)}?notice=test_sent`, 303);
-    } catch (err) {
-      return sendPage(reply, await render(ctx, { type, error: formError(err) }), errorStatus(err));
-    }
-  });
+  app.post<ModeParams>(
+    '/dashboard/:mode/event-types/test',
+    { schema: hide, config: { dashboard: 'action' } },
+    async (request, reply) => {
+      const mode = parseModeParam(request.params.mode);
+      const ctx = pageContext(request, options.assets, mode, { canonical: paths.eventTypes(mode) });
+      const body = request.body as FormBody;
+      const type = optional(body, 'type') ?? '';
+      try {
+        const event = await sendTestEvent(options.deps(), scopeOf(ctx), optional(body, 'endpoint_id') ?? '', { type });
+        return reply.redirect(`${paths.event(mode, event.id)}?notice=test_sent`, 303);
+      } catch (err) {
+        return sendPage(reply, await render(ctx, { type, error: formError(err) }), errorStatus(err));
+      }
+    },
+  );
 }

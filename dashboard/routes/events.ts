@@ -24,24 +24,28 @@ export default async function eventRoutes(app: FastifyInstance, options: Dashboa
   const hide = { hide: true };
   const deps = () => options.deps();
 
-  app.get<ModeParams & { Querystring: { type?: string; delivery_state?: string; q?: string; starting_after?: string } }>(
-    '/dashboard/:mode/events',
-    { schema: hide, config: { dashboard: 'page' } },
-    async (request, reply) => {
-      const ctx = pageContext(request, options.assets, parseModeParam(request.params.mode));
-      const type = request.query.type || undefined;
-      const startingAfter = request.query.starting_after || undefined;
-      // The select offers only known states; anything else is no filter.
-      const state = request.query.delivery_state;
-      const deliveryState = state && (DELIVERY_STATE_FILTERS as readonly string[]).includes(state) ? state : undefined;
-      // One search box: an event id (evt_...) finds that event, anything else a parcel's id, number or tracking number.
-      const q = (request.query.q ?? '').trim().slice(0, 200) || undefined;
-      const search = q === undefined ? {} : /^evt_/.test(q) ? { id: q } : { parcel: q };
-      const page = await listEvents(deps().pool, scopeOf(ctx), { limit: EVENTS_PER_PAGE, type, startingAfter, deliveryState, ...search });
-      const events = { ...page, data: page.data.map((event) => ({ ...event, parcel_number: parcelNumberOf(event) })) };
-      return sendPage(reply, eventsPage(ctx, { events, eventTypes: EVENT_TYPES, type, deliveryState, q, startingAfter }));
-    },
-  );
+  app.get<
+    ModeParams & { Querystring: { type?: string; delivery_state?: string; q?: string; starting_after?: string } }
+  >('/dashboard/:mode/events', { schema: hide, config: { dashboard: 'page' } }, async (request, reply) => {
+    const ctx = pageContext(request, options.assets, parseModeParam(request.params.mode));
+    const type = request.query.type || undefined;
+    const startingAfter = request.query.starting_after || undefined;
+    // The select offers only known states; anything else is no filter.
+    const state = request.query.delivery_state;
+    const deliveryState = state && (DELIVERY_STATE_FILTERS as readonly string[]).includes(state) ? state : undefined;
+    // One search box: an event id (evt_...) finds that event, anything else a parcel's id, number or tracking number.
+    const q = (request.query.q ?? '').trim().slice(0, 200) || undefined;
+    const search = q === undefined ? {} : /^evt_/.test(q) ? { id: q } : { parcel: q };
+    const page = await listEvents(deps().pool, scopeOf(ctx), {
+      limit: EVENTS_PER_PAGE,
+      type,
+      startingAfter,
+      deliveryState,
+      ...search,
+    });
+    const events = { ...page, data: page.data.map((event) => ({ ...event, parcel_number: parcelNumberOf(event) })) };
+    return sendPage(reply, eventsPage(ctx, { events, eventTypes: EVENT_TYPES, type, deliveryState, q, startingAfter }));
+  });
 
   /** The event, its deliveries, every attempt to every endpoint, and where it can be resent. */
   async function renderEvent(ctx: PageContext, id: string, extra: { resent?: string[]; error?: FormError } = {}) {
@@ -49,10 +53,15 @@ export default async function eventRoutes(app: FastifyInstance, options: Dashboa
     const event = await getEvent(deps().pool, scope, id);
     const endpoints = (await listEndpoints(deps(), scope, { limit: MAX_ENDPOINTS_PER_MODE })).data;
     const byId = new Map(endpoints.map((endpoint) => [endpoint.id, endpoint]));
-    const reached = [...new Set(event.deliveries.map((delivery) => delivery.endpoint_id))].filter((endpointId) => byId.has(endpointId));
+    const reached = [...new Set(event.deliveries.map((delivery) => delivery.endpoint_id))].filter((endpointId) =>
+      byId.has(endpointId),
+    );
     const attempts: AttemptView[] = (
       await Promise.all(
-        reached.map(async (endpointId) => (await listDeliveries(deps(), scope, endpointId, { limit: ATTEMPTS_PER_ENDPOINT, eventId: event.id })).data),
+        reached.map(
+          async (endpointId) =>
+            (await listDeliveries(deps(), scope, endpointId, { limit: ATTEMPTS_PER_ENDPOINT, eventId: event.id })).data,
+        ),
       )
     )
       .flat()
@@ -63,27 +72,40 @@ export default async function eventRoutes(app: FastifyInstance, options: Dashboa
       attempts,
       // Live endpoints that receive its kind or were sent it; the domain has the last word when resending.
       resendTargets: endpoints.filter(
-        (endpoint) => endpoint.status !== 'disabled' && (endpoint.events.includes(event.type) || reached.includes(endpoint.id)),
+        (endpoint) =>
+          endpoint.status !== 'disabled' && (endpoint.events.includes(event.type) || reached.includes(endpoint.id)),
       ),
       ...extra,
     };
     return eventPage(ctx, input);
   }
 
-  app.get<EventParams>('/dashboard/:mode/events/:id', { schema: hide, config: { dashboard: 'page' } }, async (request, reply) => {
-    const ctx = pageContext(request, options.assets, parseModeParam(request.params.mode), { notice: notice(request.query) });
-    return sendPage(reply, await renderEvent(ctx, request.params.id));
-  });
+  app.get<EventParams>(
+    '/dashboard/:mode/events/:id',
+    { schema: hide, config: { dashboard: 'page' } },
+    async (request, reply) => {
+      const ctx = pageContext(request, options.assets, parseModeParam(request.params.mode), {
+        notice: notice(request.query),
+      });
+      return sendPage(reply, await renderEvent(ctx, request.params.id));
+    },
+  );
 
-  app.post<EventParams>('/dashboard/:mode/events/:id/resend', { schema: hide, config: { dashboard: 'action' } }, async (request, reply) => {
-    const mode = parseModeParam(request.params.mode);
-    const ctx = pageContext(request, options.assets, mode, { canonical: paths.event(mode, request.params.id) });
-    try {
-      const resent = await resendEvent(deps(), scopeOf(ctx), request.params.id, { endpointId: optional(request.body as FormBody, 'endpoint_id') });
-      return sendPage(reply, await renderEvent(ctx, request.params.id, { resent: resent.endpoint_ids }));
-    } catch (err) {
-      const error = formError(err);
-      return sendPage(reply, await renderEvent(ctx, request.params.id, { error }), errorStatus(err));
-    }
-  });
+  app.post<EventParams>(
+    '/dashboard/:mode/events/:id/resend',
+    { schema: hide, config: { dashboard: 'action' } },
+    async (request, reply) => {
+      const mode = parseModeParam(request.params.mode);
+      const ctx = pageContext(request, options.assets, mode, { canonical: paths.event(mode, request.params.id) });
+      try {
+        const resent = await resendEvent(deps(), scopeOf(ctx), request.params.id, {
+          endpointId: optional(request.body as FormBody, 'endpoint_id'),
+        });
+        return sendPage(reply, await renderEvent(ctx, request.params.id, { resent: resent.endpoint_ids }));
+      } catch (err) {
+        const error = formError(err);
+        return sendPage(reply, await renderEvent(ctx, request.params.id, { error }), errorStatus(err));
+      }
+    },
+  );
 }

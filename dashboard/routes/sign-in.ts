@@ -77,16 +77,20 @@ export default async function signInRoutes(app: FastifyInstance, options: Dashbo
   });
 
   // The page's own form: from our origin only (the guard's cross-site check), with the token in its address.
-  app.post('/dashboard/sign-in/:token', { schema: hide, config: { dashboard: 'sign-in' } }, async (request: LinkRequest, reply) => {
-    const { pool, config } = options.deps();
-    const refused = limited(request, reply);
-    if (refused) return refused;
-    const opened = await openSession(pool, request.params.token, readSessionCookie(request, config.publicUrl));
-    if (!opened) return linkInvalid(request, reply);
-    setSessionCookie(request, reply, opened.sessionId, config.publicUrl);
-    // Same-site from start to end (our page posted here), so the SameSite=Strict cookie goes with the redirect.
-    return reply.redirect(paths.home, 303);
-  });
+  app.post(
+    '/dashboard/sign-in/:token',
+    { schema: hide, config: { dashboard: 'sign-in' } },
+    async (request: LinkRequest, reply) => {
+      const { pool, config } = options.deps();
+      const refused = limited(request, reply);
+      if (refused) return refused;
+      const opened = await openSession(pool, request.params.token, readSessionCookie(request, config.publicUrl));
+      if (!opened) return linkInvalid(request, reply);
+      setSessionCookie(request, reply, opened.sessionId, config.publicUrl);
+      // Same-site from start to end (our page posted here), so the SameSite=Strict cookie goes with the redirect.
+      return reply.redirect(paths.home, 303);
+    },
+  );
 
   app.post('/dashboard/sign-out', { schema: hide, config: { dashboard: 'sign-out' } }, async (request, reply) => {
     const { pool, config } = options.deps();
@@ -95,10 +99,14 @@ export default async function signInRoutes(app: FastifyInstance, options: Dashbo
     return reply.redirect(`${paths.signIn}?signed_out=1`, 303);
   });
 
-  app.post('/dashboard/sign-out-everywhere', { schema: hide, config: { dashboard: 'sign-out' } }, async (request, reply) => {
-    const { pool, config } = options.deps();
-    if (request.dashboardSession) await endAccountSessions(pool, request.dashboardSession);
-    clearSessionCookie(request, reply, config.publicUrl);
-    return reply.redirect(`${paths.signIn}?signed_out=everywhere`, 303);
-  });
+  app.post(
+    '/dashboard/sign-out-everywhere',
+    { schema: hide, config: { dashboard: 'sign-out' } },
+    async (request, reply) => {
+      const { pool, config } = options.deps();
+      if (request.dashboardSession) await endAccountSessions(pool, request.dashboardSession);
+      clearSessionCookie(request, reply, config.publicUrl);
+      return reply.redirect(`${paths.signIn}?signed_out=everywhere`, 303);
+    },
+  );
 }

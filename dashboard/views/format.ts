@@ -18,7 +18,11 @@ export function relative(value: Instant, now: Date = new Date()): string {
   const abs = Math.abs(seconds);
   if (abs < 60) return future ? 'in under a minute' : 'just now';
   const [amount, unit] =
-    abs < 3600 ? [Math.floor(abs / 60), 'minute'] : abs < 86_400 ? [Math.floor(abs / 3600), 'hour'] : [Math.floor(abs / 86_400), 'day'];
+    abs < 3600
+      ? [Math.floor(abs / 60), 'minute']
+      : abs < 86_400
+        ? [Math.floor(abs / 3600), 'hour']
+        : [Math.floor(abs / 86_400), 'day'];
   const text = `${amount} ${unit}${amount === 1 ? '' : 's'}`;
   return future ? `in ${text}` : `${text} ago`;
 }

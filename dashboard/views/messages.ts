@@ -11,16 +11,20 @@ const WORDS: Record<string, string> = {
   url_not_allowed: 'That URL points to a private or local address, which we never deliver to. Use a public address.',
   unknown_event_type: 'One of the chosen event kinds is unknown.',
   duplicate_event_type: 'An event kind is chosen twice.',
-  api_key_limit_reached: 'You have reached the limit of active API keys for this mode. Revoke one you no longer use first.',
-  endpoint_limit_reached: 'You have reached the limit of webhook endpoints for this mode. Delete one you no longer use first.',
+  api_key_limit_reached:
+    'You have reached the limit of active API keys for this mode. Revoke one you no longer use first.',
+  endpoint_limit_reached:
+    'You have reached the limit of webhook endpoints for this mode. Delete one you no longer use first.',
   endpoint_disabled: 'That endpoint is disabled. Enable it first, then try again.',
   endpoint_not_subscribed: 'That endpoint is not subscribed to this kind of event, so it cannot receive it.',
-  client_not_active: 'Live mode needs an approved account: until then, everything works in test mode. Ask support to approve it once you have finished testing.',
+  client_not_active:
+    'Live mode needs an approved account: until then, everything works in test mode. Ask support to approve it once you have finished testing.',
   client_suspended: 'This account is suspended: nothing can be changed. Contact support.',
   resource_missing: 'That item no longer exists, or belongs to the other mode.',
   csrf_failed: 'This form expired or was sent from another site. Reload the page and try again.',
   rate_limited: 'Too many attempts. Wait a minute and try again.',
-  service_unavailable: 'We cannot reach our database or delivery engine right now. Nothing was changed; try again in a minute.',
+  service_unavailable:
+    'We cannot reach our database or delivery engine right now. Nothing was changed; try again in a minute.',
   internal_error: 'Something went wrong on our side. Nothing was changed; try again.',
 };
 

@@ -16,7 +16,8 @@ export const paths = {
   signInLink: (token: string) => `${DASHBOARD}/sign-in/${seg(token)}`,
   signOut: `${DASHBOARD}/sign-out`,
   signOutEverywhere: `${DASHBOARD}/sign-out-everywhere`,
-  section: (mode: Mode, section: Section) => (section === 'overview' ? `${DASHBOARD}/${mode}` : `${DASHBOARD}/${mode}/${section}`),
+  section: (mode: Mode, section: Section) =>
+    section === 'overview' ? `${DASHBOARD}/${mode}` : `${DASHBOARD}/${mode}/${section}`,
   /** The home page of a mode: every endpoint's last day. */
   overview: (mode: Mode) => `${DASHBOARD}/${mode}`,
   keys: (mode: Mode) => `${DASHBOARD}/${mode}/keys`,

@@ -35,8 +35,14 @@ const created = [
   ['events_account_type_idx', 'events (account_id, livemode, type, inserted_at DESC, id DESC)'],
   ['events_created_idx', 'events (created, id)'],
   ['delivery_attempts_event_endpoint_idx', 'delivery_attempts (event_id, endpoint_id)'],
-  ['delivery_attempts_endpoint_succeeded_idx', 'delivery_attempts (endpoint_id, created_at DESC, id DESC) WHERE succeeded'],
-  ['delivery_attempts_endpoint_failed_idx', 'delivery_attempts (endpoint_id, created_at DESC, id DESC) WHERE NOT succeeded'],
+  [
+    'delivery_attempts_endpoint_succeeded_idx',
+    'delivery_attempts (endpoint_id, created_at DESC, id DESC) WHERE succeeded',
+  ],
+  [
+    'delivery_attempts_endpoint_failed_idx',
+    'delivery_attempts (endpoint_id, created_at DESC, id DESC) WHERE NOT succeeded',
+  ],
   ['endpoint_abandonments_event_idx', 'endpoint_abandonments (event_id)'],
 ];
 
@@ -60,7 +66,9 @@ exports.up = (pgm) => {
 
 exports.down = (pgm) => {
   pgm.noTransaction();
-  pgm.sql('ALTER TABLE delivery_attempts ADD CONSTRAINT delivery_attempts_event_id_fkey FOREIGN KEY (event_id) REFERENCES events (id) NOT VALID');
+  pgm.sql(
+    'ALTER TABLE delivery_attempts ADD CONSTRAINT delivery_attempts_event_id_fkey FOREIGN KEY (event_id) REFERENCES events (id) NOT VALID',
+  );
   pgm.sql('ALTER TABLE delivery_attempts VALIDATE CONSTRAINT delivery_attempts_event_id_fkey');
   for (const [name, on] of replaced) {
     pgm.sql(`DROP INDEX CONCURRENTLY IF EXISTS ${name}`);

@@ -78,7 +78,9 @@ async function main(): Promise<void> {
     secrets: config.secrets,
     onEvent: handleEvent,
     logger: true,
-    ...(config.tls ? { https: { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) } } : {}),
+    ...(config.tls
+      ? { https: { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) } }
+      : {}),
   });
   const recovered = await receiver.processor.processPending();
   if (recovered > 0) receiver.app.log.info({ recovered }, 'processed events left over from a previous run');

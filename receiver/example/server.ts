@@ -50,10 +50,16 @@ export async function buildReceiver(options: ReceiverOptions): Promise<Receiver>
   await ensureEventsTable(options.pool);
   const handler: EventHandler = options.onEvent ?? (async () => undefined);
   // Fastify's types tie the server kind to the options at compile time; at run time `https` alone decides.
-  const app = Fastify({ logger: options.logger ?? false, ...(options.https ? { https: options.https } : {}) } as FastifyServerOptions);
+  const app = Fastify({
+    logger: options.logger ?? false,
+    ...(options.https ? { https: options.https } : {}),
+  } as FastifyServerOptions);
   const processor = new EventProcessor(options.pool, handler, {
     onError: (err, eventId) =>
-      app.log.error({ err, eventId }, 'processing a stored webhook event failed; it stays unprocessed for processPending()'),
+      app.log.error(
+        { err, eventId },
+        'processing a stored webhook event failed; it stays unprocessed for processPending()',
+      ),
     ...(options.onProcessed ? { onSettled: options.onProcessed } : {}),
   });
 
@@ -88,7 +94,12 @@ export async function buildReceiver(options: ReceiverOptions): Promise<Receiver>
 
       let isNew: boolean;
       try {
-        isNew = await storeEvent(options.pool, event, rawBody.toString('utf8'), typeof deliveryHeader === 'string' ? deliveryHeader : undefined);
+        isNew = await storeEvent(
+          options.pool,
+          event,
+          rawBody.toString('utf8'),
+          typeof deliveryHeader === 'string' ? deliveryHeader : undefined,
+        );
       } catch (err) {
         // Not stored means not acknowledged: a 503 makes the service retry later.
         request.log.error({ err, eventId: event.id }, 'storing a webhook event failed');

@@ -32,7 +32,13 @@ function positiveInteger(flag: string, raw: string | undefined, min: number): nu
 }
 
 export function parseArgs(argv: string[]): ChaosOptions | 'help' {
-  const options: ChaosOptions = { seed: Date.now() % 1_000_000, events: 300, out: undefined, cluster: false, workers: 1 };
+  const options: ChaosOptions = {
+    seed: Date.now() % 1_000_000,
+    events: 300,
+    out: undefined,
+    cluster: false,
+    workers: 1,
+  };
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = (argv[i] as string).split('=', 2) as [string, string | undefined];
     const value = () => inline ?? argv[++i];

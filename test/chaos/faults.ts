@@ -60,7 +60,12 @@ export function planFaults(rng: Rng, spanMs: number, workers = 1): PlannedFault[
   const plan: PlannedFault[] = slots.map(({ kind, share }) => ({
     kind,
     offsetMs: Math.max(0, Math.round(share * spanMs + (rng.next() * 6_000 - 3_000))),
-    holdMs: kind === 'postgres_outage' ? POSTGRES_OUTAGE_MS : kind === 'temporal_outage' ? TEMPORAL_OUTAGE_MS : rng.int(500, 3_000),
+    holdMs:
+      kind === 'postgres_outage'
+        ? POSTGRES_OUTAGE_MS
+        : kind === 'temporal_outage'
+          ? TEMPORAL_OUTAGE_MS
+          : rng.int(500, 3_000),
     ...(kind === 'temporal_outage' && !several ? { workerKillAfterMs: rng.int(3_000, 8_000) } : {}),
   }));
   if (!several) return plan;
@@ -74,7 +79,8 @@ export function planFaults(rng: Rng, spanMs: number, workers = 1): PlannedFault[
 export function describePlan(plan: PlannedFault[]): string {
   return plan
     .map((f) => {
-      const inner = f.workerKillAfterMs === undefined ? '' : `, worker killed ${(f.workerKillAfterMs / 1000).toFixed(1)} s in`;
+      const inner =
+        f.workerKillAfterMs === undefined ? '' : `, worker killed ${(f.workerKillAfterMs / 1000).toFixed(1)} s in`;
       const which = f.worker === undefined ? '' : ` of worker-${f.worker + 1}`;
       return `${f.kind}${which} at +${(f.offsetMs / 1000).toFixed(1)}s (${(f.holdMs / 1000).toFixed(1)} s${inner})`;
     })
@@ -106,7 +112,9 @@ async function play(fault: PlannedFault, targets: FaultTargets, nextKill: () => 
       await sleep(fault.holdMs);
       await worker.ensureRunning();
       const name = targets.workers.length > 1 ? `${worker.label} ` : 'worker ';
-      return [{ kind: fault.kind, label: `${name}kill #${n} (pid ${pid ?? '?'})`, startedAt, endedAt: Date.now(), pid }];
+      return [
+        { kind: fault.kind, label: `${name}kill #${n} (pid ${pid ?? '?'})`, startedAt, endedAt: Date.now(), pid },
+      ];
     }
     case 'postgres_outage': {
       const startedAt = Date.now();
@@ -131,7 +139,10 @@ async function play(fault: PlannedFault, targets: FaultTargets, nextKill: () => 
       };
       // Runs beside the outage and may outlast it (a command waiting for Temporal): it never delays the restart.
       const beside = targets.duringTemporalOutage?.();
-      await Promise.all([sleep(fault.holdMs), fault.workerKillAfterMs === undefined ? undefined : killWorker(fault.workerKillAfterMs)]);
+      await Promise.all([
+        sleep(fault.holdMs),
+        fault.workerKillAfterMs === undefined ? undefined : killWorker(fault.workerKillAfterMs),
+      ]);
       await targets.temporal.start();
       await beside;
       const records: FaultRecord[] = [{ kind: fault.kind, label: 'temporal outage', startedAt, endedAt: Date.now() }];
@@ -161,7 +172,10 @@ function workerOf(targets: FaultTargets, index = 0): Supervisor {
  * while fewer than two are up (the others still starting again): the schedule kills a worker of a running
  * cluster, it never leaves the cluster without one.
  */
-export function scheduledTarget<W extends { pid: number | undefined }>(workers: readonly W[], planned: number): W | undefined {
+export function scheduledTarget<W extends { pid: number | undefined }>(
+  workers: readonly W[],
+  planned: number,
+): W | undefined {
   const up = workers.filter((w) => w.pid !== undefined);
   if (up.length < 2) return undefined;
   for (let i = 0; i < workers.length; i++) {
@@ -208,7 +222,14 @@ export async function runFaults(
     }
   };
   const beside: Array<Promise<void>> = [];
-  await Promise.all([timeline(plan.filter((f) => !scheduled(f)), [], true), timeline(plan.filter(scheduled), beside, false)]);
+  await Promise.all([
+    timeline(
+      plan.filter((f) => !scheduled(f)),
+      [],
+      true,
+    ),
+    timeline(plan.filter(scheduled), beside, false),
+  ]);
   await Promise.all(beside);
   return records.sort((a, b) => a.startedAt - b.startedAt);
 }

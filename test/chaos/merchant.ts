@@ -19,7 +19,11 @@ async function cli(databaseUrl: string, args: string[]): Promise<Record<string, 
   return JSON.parse(stdout) as Record<string, unknown>;
 }
 
-async function register(apiUrl: string, key: string, body: Record<string, unknown>): Promise<{ id: string; secret: string }> {
+async function register(
+  apiUrl: string,
+  key: string,
+  body: Record<string, unknown>,
+): Promise<{ id: string; secret: string }> {
   let last = '';
   for (let attempt = 1; attempt <= 5; attempt++) {
     try {
@@ -42,10 +46,31 @@ async function register(apiUrl: string, key: string, body: Record<string, unknow
 }
 
 /** `databaseUrl` is Postgres itself (not the proxy): setup happens before any fault. */
-export async function createMerchant(options: { databaseUrl: string; apiUrl: string; receivers: Receivers; seed: number }): Promise<Merchant> {
-  const account = await cli(options.databaseUrl, ['accounts', 'create', '--name', `Chaos seed ${options.seed}`, '--status', 'active']);
+export async function createMerchant(options: {
+  databaseUrl: string;
+  apiUrl: string;
+  receivers: Receivers;
+  seed: number;
+}): Promise<Merchant> {
+  const account = await cli(options.databaseUrl, [
+    'accounts',
+    'create',
+    '--name',
+    `Chaos seed ${options.seed}`,
+    '--status',
+    'active',
+  ]);
   const accountId = String(account.id);
-  const key = await cli(options.databaseUrl, ['keys', 'create', '--account', accountId, '--mode', 'test', '--scopes', 'all']);
+  const key = await cli(options.databaseUrl, [
+    'keys',
+    'create',
+    '--account',
+    accountId,
+    '--mode',
+    'test',
+    '--scopes',
+    'all',
+  ]);
   const endpoints: RegisteredEndpoint[] = [];
   for (const profile of PROFILES) {
     const url = options.receivers.url(profile);

@@ -76,7 +76,9 @@ export async function operatorPublish(options: {
         } catch {
           // not JSON: keep stderr's last line
         }
-        const error = e.killed ? `no result within ${OPERATOR_TIMEOUT_MS / 1000} s (killed)` : `exit ${e.code ?? '?'}: ${message.slice(0, 200)}`;
+        const error = e.killed
+          ? `no result within ${OPERATOR_TIMEOUT_MS / 1000} s (killed)`
+          : `exit ${e.code ?? '?'}: ${message.slice(0, 200)}`;
         resolve({ type: planned.type, startedAt, endedAt, error });
       },
     );

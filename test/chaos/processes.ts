@@ -23,7 +23,14 @@ export interface Child {
 }
 
 const lastLines = (output: string[], n = 3) =>
-  output.join('').split('\n').map((l) => l.trim()).filter(Boolean).slice(-n).join(' | ').slice(0, 400);
+  output
+    .join('')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .slice(-n)
+    .join(' | ')
+    .slice(0, 400);
 
 /**
  * Keeps one process of a kind running, as systemd or Kubernetes would: a start that fails is retried every
@@ -74,7 +81,11 @@ export class Supervisor {
       try {
         child = await this.launch();
       } catch (err) {
-        this.record({ kind: 'start_failed', byChaos: false, detail: (err as Error).message.split('\n').slice(0, 3).join(' | ').slice(0, 300) });
+        this.record({
+          kind: 'start_failed',
+          byChaos: false,
+          detail: (err as Error).message.split('\n').slice(0, 3).join(' | ').slice(0, 300),
+        });
         await sleep(2_000);
         continue;
       }
@@ -110,7 +121,14 @@ export class Supervisor {
     this.current = undefined;
     const killedAt = Date.now();
     await child.kill();
-    this.events.push({ at: killedAt, process: this.name, ...this.instance, kind: 'killed', byChaos: true, pid: child.process.pid });
+    this.events.push({
+      at: killedAt,
+      process: this.name,
+      ...this.instance,
+      kind: 'killed',
+      byChaos: true,
+      pid: child.process.pid,
+    });
     log(`${this.label} ${child.process.pid}: SIGKILL`);
   }
 
@@ -156,7 +174,11 @@ function spawnService(args: string[], env: Record<string, string>): { child: Chi
 }
 
 /** Polls `ready` until it holds, the child exits, or START_TIMEOUT_MS passes (then SIGKILLs it). */
-async function readyChild(name: string, spawned: { child: ChildProcess; output: string[] }, ready: () => Promise<boolean>): Promise<Child> {
+async function readyChild(
+  name: string,
+  spawned: { child: ChildProcess; output: string[] },
+  ready: () => Promise<boolean>,
+): Promise<Child> {
   const { child, output } = spawned;
   const alive = () => child.exitCode === null && child.signalCode === null;
   const stopWith = childStopper(child);
@@ -176,7 +198,10 @@ async function readyChild(name: string, spawned: { child: ChildProcess; output: 
 /** What worker/main.ts prints once it polls its task queue. */
 const WORKER_READY_TEXT = 'worker: polling task queue';
 
-export function workerLauncher(env: Record<string, string>, entries: ServiceEntries = { kind: 'source' }): () => Promise<Child> {
+export function workerLauncher(
+  env: Record<string, string>,
+  entries: ServiceEntries = { kind: 'source' },
+): () => Promise<Child> {
   if (entries.kind === 'source') return () => startWorkerProcess(env, START_TIMEOUT_MS);
   return async () => {
     const spawned = spawnService([entries.worker], env);
@@ -185,7 +210,11 @@ export function workerLauncher(env: Record<string, string>, entries: ServiceEntr
 }
 
 /** The API entry point as one node process (so signals reach it), ready once /healthz answers. */
-export function apiLauncher(env: Record<string, string>, port: number, entries: ServiceEntries = { kind: 'source' }): () => Promise<Child> {
+export function apiLauncher(
+  env: Record<string, string>,
+  port: number,
+  entries: ServiceEntries = { kind: 'source' },
+): () => Promise<Child> {
   return async () => {
     const spawned = spawnService(entries.kind === 'built' ? [entries.api] : ['--import', 'tsx', API_ENTRY], env);
     return readyChild('api', spawned, () =>

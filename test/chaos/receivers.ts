@@ -30,8 +30,16 @@ export const PROFILES: readonly EndpointProfile[] = [
   { name: 'ok-most', behaviour: 'ok', events: EVENT_TYPES.filter((type) => type !== ONE_ENDPOINT_KIND) },
   { name: 'ok-some', behaviour: 'ok', events: ['parcel.created', 'parcel.delivered', 'cod.settled'] },
   { name: 'flaky-all', behaviour: 'flaky', events: 'all' },
-  { name: 'flaky-some', behaviour: 'flaky', events: ['parcel.in_transit', 'parcel.delivered', 'parcel.returned', 'cod.settled'] },
-  { name: 'slow', behaviour: 'slow', events: ['parcel.created', 'parcel.at_pickup_station', 'parcel.delivered', 'parcel.cancelled'] },
+  {
+    name: 'flaky-some',
+    behaviour: 'flaky',
+    events: ['parcel.in_transit', 'parcel.delivered', 'parcel.returned', 'cod.settled'],
+  },
+  {
+    name: 'slow',
+    behaviour: 'slow',
+    events: ['parcel.created', 'parcel.at_pickup_station', 'parcel.delivered', 'parcel.cancelled'],
+  },
   { name: 'down', behaviour: 'down', events: ['cod.settled'] },
   // Flaky, so a parcel's next event often waits for the retries of the one before it.
   {
@@ -41,7 +49,12 @@ export const PROFILES: readonly EndpointProfile[] = [
     ordering: 'parcel',
   },
   // Bursts of these kinds exceed 2 per second: its deliveries wait their turn, and none may arrive early.
-  { name: 'limited', behaviour: 'ok', events: ['parcel.created', 'parcel.in_transit', 'parcel.delivered'], rateLimit: 2 },
+  {
+    name: 'limited',
+    behaviour: 'ok',
+    events: ['parcel.created', 'parcel.in_transit', 'parcel.delivered'],
+    rateLimit: 2,
+  },
 ];
 
 export const FLAKY_FAILURE_RATE = 0.3;
@@ -90,7 +103,12 @@ const header = (request: ReceivedRequest, name: string): string | undefined => {
  * An independent check of the signature scheme, not the product's code: HMAC-SHA-256 with the
  * endpoint secret over `<t>.<raw body>`, hex, any of the v1 values, t within 300 s.
  */
-export function verifySignature(rawBody: Buffer, signatureHeader: string | undefined, secret: string, nowMs: number): string {
+export function verifySignature(
+  rawBody: Buffer,
+  signatureHeader: string | undefined,
+  secret: string,
+  nowMs: number,
+): string {
   if (!signatureHeader) return 'no Service-Signature header';
   let t: string | undefined;
   const v1: string[] = [];
@@ -99,7 +117,8 @@ export function verifySignature(rawBody: Buffer, signatureHeader: string | undef
     if (key === 't') t = value;
     else if (key === 'v1' && value) v1.push(value);
   }
-  if (!t || !/^\d+$/.test(t) || v1.length === 0) return `malformed header ${JSON.stringify(signatureHeader.slice(0, 80))}`;
+  if (!t || !/^\d+$/.test(t) || v1.length === 0)
+    return `malformed header ${JSON.stringify(signatureHeader.slice(0, 80))}`;
   if (Math.abs(nowMs / 1000 - Number(t)) > 300) return `t=${t} more than 300 s from the receiver's clock`;
   const expected = createHmac('sha256', secret).update(`${t}.`).update(rawBody).digest();
   const matches = v1.some((hex) => {
@@ -111,7 +130,11 @@ export function verifySignature(rawBody: Buffer, signatureHeader: string | undef
 
 function eventOf(rawBody: Buffer): { eventId: string | null; parcelId: string | null; sequence: number | null } {
   try {
-    const parsed = JSON.parse(rawBody.toString('utf8')) as { id?: unknown; sequence?: unknown; data?: { parcel?: { id?: unknown } } };
+    const parsed = JSON.parse(rawBody.toString('utf8')) as {
+      id?: unknown;
+      sequence?: unknown;
+      data?: { parcel?: { id?: unknown } };
+    };
     return {
       eventId: typeof parsed.id === 'string' ? parsed.id : null,
       parcelId: typeof parsed.data?.parcel?.id === 'string' ? parsed.data.parcel.id : null,
@@ -146,7 +169,9 @@ export async function startReceivers(seed: number, deliveryTimeoutMs: number): P
         // Well inside the timeout (1-2.5 s), or well after it (timeout + 1-2 s): never a race at the edge.
         const late = draw < SLOW_LATE_RATE;
         const spread = decide(seed, 'receiver-delay', profile.name, eventId, nth);
-        const delayMs = late ? deliveryTimeoutMs + 1_000 + Math.round(spread * 1_000) : 1_000 + Math.round(spread * 1_500);
+        const delayMs = late
+          ? deliveryTimeoutMs + 1_000 + Math.round(spread * 1_000)
+          : 1_000 + Math.round(spread * 1_500);
         return { status: 200, delayMs };
       }
       case 'down':
@@ -176,7 +201,15 @@ export async function startReceivers(seed: number, deliveryTimeoutMs: number): P
           status: reply.status ?? 200,
           delayMs,
           inTime: delayMs < deliveryTimeoutMs,
-          signature: eventId === null ? 'body is not an event' : verifySignature(request.rawBody, header(request, 'service-signature'), endpoint.secret, request.receivedAt),
+          signature:
+            eventId === null
+              ? 'body is not an event'
+              : verifySignature(
+                  request.rawBody,
+                  header(request, 'service-signature'),
+                  endpoint.secret,
+                  request.receivedAt,
+                ),
           parcelId,
           sequence,
         });

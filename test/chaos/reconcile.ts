@@ -154,20 +154,23 @@ function explainDuplicate(
   const attempt = record ? `attempt ${record.attempt}` : 'an attempt';
   const base = `2xx at ${at(earlier.receivedAt)} (${earlier.deliveryId}) and again at ${at(later.receivedAt)} (${later.deliveryId})`;
   if (!record) return { explained: false, detail: `${base}: the first 2xx has no record` };
-  if (record.succeeded) return { explained: false, detail: `${base}: posted again after ${attempt} was recorded as a success` };
+  if (record.succeeded)
+    return { explained: false, detail: `${base}: posted again after ${attempt} was recorded as a success` };
   const crash = crashAround(earlier, crashes);
   if (crash) {
     const how = crash.kind === 'killed' ? 'killed' : 'exited on its own';
     return {
       explained: true,
-      detail: `${base}: ${crash.instance ?? 'worker'} ${crash.pid ?? '?'} ${how} at ${at(crash.at)}, ${when(crash.at - earlier.receivedAt)} the receiver got ${attempt} ` +
+      detail:
+        `${base}: ${crash.instance ?? 'worker'} ${crash.pid ?? '?'} ${how} at ${at(crash.at)}, ${when(crash.at - earlier.receivedAt)} the receiver got ${attempt} ` +
         `(answered ${earlier.status} after ${earlier.delayMs} ms); recorded as ${record.error ?? record.status_code}, so the ladder posted again`,
     };
   }
   const during = faultsAt(faults, earlier.receivedAt);
   return {
     explained: false,
-    detail: `${base}: ${attempt} answered ${earlier.status} after ${earlier.delayMs} ms but recorded as ${record.error ?? record.status_code}` +
+    detail:
+      `${base}: ${attempt} answered ${earlier.status} after ${earlier.delayMs} ms but recorded as ${record.error ?? record.status_code}` +
       ` with no worker crash near it${during.length ? ` (during ${during.join(', ')})` : ''}`,
   };
 }
@@ -238,12 +241,20 @@ function limitBreaches(endpoint: RegisteredEndpoint, received: ReceivedDelivery[
     }));
 }
 
-function endpointReport(endpoint: RegisteredEndpoint, facts: RunFacts, crashes: ProcessEvent[], accepted: Map<string, Accepted>): EndpointReport {
+function endpointReport(
+  endpoint: RegisteredEndpoint,
+  facts: RunFacts,
+  crashes: ProcessEvent[],
+  accepted: Map<string, Accepted>,
+): EndpointReport {
   const { records, ladderLength } = facts;
   const received = facts.received.filter((r) => r.endpoint === endpoint.profile.name);
   const attempts = records.attempts.filter((a) => a.endpoint_id === endpoint.id);
   const attemptsById = new Map(records.attempts.map((a) => [a.id, a]));
-  const requestsById = groupBy(received.filter((r) => r.deliveryId !== null), (r) => r.deliveryId as string);
+  const requestsById = groupBy(
+    received.filter((r) => r.deliveryId !== null),
+    (r) => r.deliveryId as string,
+  );
   const attemptsByEvent = groupBy(attempts, (a) => a.event_id);
   const requestsByEvent = groupBy(received, (r) => r.eventId ?? '');
   const storedById = new Map(records.events.map((e) => [e.id, e]));
@@ -267,7 +278,12 @@ function endpointReport(endpoint: RegisteredEndpoint, facts: RunFacts, crashes: 
     signatureFailures: [],
     inversions: endpoint.profile.ordering === 'parcel' ? inversionsOf(received) : [],
     limitBreaches: limitBreaches(endpoint, received),
-    health: { stored: undefined, expected: expectedHealth(attempts, ladderLength, facts.failingThreshold), falseAlarms: [], outOfStep: [] },
+    health: {
+      stored: undefined,
+      expected: expectedHealth(attempts, ladderLength, facts.failingThreshold),
+      falseAlarms: [],
+      outOfStep: [],
+    },
   };
 
   for (const [eventId, result] of accepted) {
@@ -281,10 +297,15 @@ function endpointReport(endpoint: RegisteredEndpoint, facts: RunFacts, crashes: 
     else if (attemptCount >= ladderLength) report.abandoned++;
     else {
       const stored = storedById.get(eventId);
-      const where = !stored ? 'no events row' : stored.endpoint_ids.includes(endpoint.id) ? 'stored' : 'stored without this endpoint in its snapshot';
+      const where = !stored
+        ? 'no events row'
+        : stored.endpoint_ids.includes(endpoint.id)
+          ? 'stored'
+          : 'stored without this endpoint in its snapshot';
       report.lost.push({
         eventId,
-        detail: `accepted at ${at(result.acceptedAt)}; ${where}; ${attemptCount}/${ladderLength} attempts on record, ` +
+        detail:
+          `accepted at ${at(result.acceptedAt)}; ${where}; ${attemptCount}/${ladderLength} attempts on record, ` +
           `${requests.length} requests received; ${workflowOf(eventId)}`,
       });
     }
@@ -302,14 +323,21 @@ function endpointReport(endpoint: RegisteredEndpoint, facts: RunFacts, crashes: 
 
   for (const request of received) {
     if (request.signature !== 'ok') {
-      report.signatureFailures.push({ eventId: request.eventId ?? '?', deliveryId: request.deliveryId ?? undefined, detail: request.signature });
+      report.signatureFailures.push({
+        eventId: request.eventId ?? '?',
+        deliveryId: request.deliveryId ?? undefined,
+        detail: request.signature,
+      });
     }
     if (request.deliveryId === null || !attemptsById.has(request.deliveryId)) {
       report.requestsWithoutRecord.push({
         eventId: request.eventId ?? '?',
         deliveryId: request.deliveryId ?? undefined,
-        detail: `received at ${at(request.receivedAt)}, answered ${request.status}${request.inTime ? '' : ' (late)'}` +
-          `${faultsAt(facts.faults, request.receivedAt).map((f) => `, during ${f}`).join('')}`,
+        detail:
+          `received at ${at(request.receivedAt)}, answered ${request.status}${request.inTime ? '' : ' (late)'}` +
+          `${faultsAt(facts.faults, request.receivedAt)
+            .map((f) => `, during ${f}`)
+            .join('')}`,
       });
     }
   }
@@ -335,7 +363,11 @@ function endpointReport(endpoint: RegisteredEndpoint, facts: RunFacts, crashes: 
       const earlier = successes[i - 1] as ReceivedDelivery;
       const later = successes[i] as ReceivedDelivery;
       const record = earlier.deliveryId ? attemptsById.get(earlier.deliveryId) : undefined;
-      report.duplicates.push({ eventId, deliveryId: later.deliveryId ?? undefined, ...explainDuplicate(earlier, later, record, crashes, facts.faults) });
+      report.duplicates.push({
+        eventId,
+        deliveryId: later.deliveryId ?? undefined,
+        ...explainDuplicate(earlier, later, record, crashes, facts.faults),
+      });
     }
   }
 
@@ -351,12 +383,20 @@ function endpointReport(endpoint: RegisteredEndpoint, facts: RunFacts, crashes: 
       });
     }
     if (stored.status === 'failing' && expected.status !== 'failing') {
-      health.falseAlarms.push({ eventId: '-', detail: `marked failing; the records end with streak ${expected.streak}` });
+      health.falseAlarms.push({
+        eventId: '-',
+        detail: `marked failing; the records end with streak ${expected.streak}`,
+      });
     }
-    if (stored.abandoned_streak !== expected.streak || stored.status !== expected.status || stored.notifications < expected.notifications) {
+    if (
+      stored.abandoned_streak !== expected.streak ||
+      stored.status !== expected.status ||
+      stored.notifications < expected.notifications
+    ) {
       health.outOfStep.push({
         eventId: '-',
-        detail: `stored ${stored.status}, streak ${stored.abandoned_streak}, ${stored.notifications} notifications; ` +
+        detail:
+          `stored ${stored.status}, streak ${stored.abandoned_streak}, ${stored.notifications} notifications; ` +
           `records call for ${expected.status}, streak ${expected.streak}, ${expected.notifications} notifications`,
       });
     }
@@ -371,18 +411,29 @@ function apiReport(published: PublishResult[], faults: FaultRecord[]): ApiReport
     const sorted = [...list].sort((a, b) => a.startedAt - b.startedAt);
     const first = sorted[0] as PublishCall;
     const last = sorted[sorted.length - 1] as PublishCall;
-    const during = new Set(sorted.flatMap((c) => {
-      const labels = faultsAt(faults, c.startedAt, 0);
-      return labels.length ? labels : ['no fault under way'];
-    }));
-    return { outcome: kind(first), code: first.code ?? '', count: list.length, first: at(first.startedAt), last: at(last.endedAt), during: [...during] };
+    const during = new Set(
+      sorted.flatMap((c) => {
+        const labels = faultsAt(faults, c.startedAt, 0);
+        return labels.length ? labels : ['no fault under way'];
+      }),
+    );
+    return {
+      outcome: kind(first),
+      code: first.code ?? '',
+      count: list.length,
+      first: at(first.startedAt),
+      last: at(last.endedAt),
+      during: [...during],
+    };
   });
   return {
     events: published.length,
     accepted: published.filter((p) => p.acceptedAt !== undefined).length,
     gaveUp: published.filter((p) => p.gaveUp).map((p) => ({ eventId: p.event.id, detail: p.gaveUp as string })),
     nonSuccessCalls: calls.length,
-    serverErrors: calls.filter((c) => typeof c.outcome === 'number' && c.outcome >= 500 && !promisedUnavailable(c, faults)).length,
+    serverErrors: calls.filter(
+      (c) => typeof c.outcome === 'number' && c.outcome >= 500 && !promisedUnavailable(c, faults),
+    ).length,
     clearUnavailable: calls.filter((c) => promisedUnavailable(c, faults)).length,
     noAnswer: calls.filter((c) => c.outcome === 'timeout').length,
     connectionErrors: calls.filter((c) => c.outcome === 'connection_error').length,
@@ -401,9 +452,12 @@ const OUTAGE_RECOVERY_MS = 10_000;
 
 export function reconcile(facts: RunFacts): RunReport {
   const accepted = new Map<string, Accepted>();
-  for (const p of facts.published) if (p.acceptedAt !== undefined) accepted.set(p.event.id, { type: p.event.type, acceptedAt: p.acceptedAt });
+  for (const p of facts.published)
+    if (p.acceptedAt !== undefined) accepted.set(p.event.id, { type: p.event.type, acceptedAt: p.acceptedAt });
   for (const o of facts.operator) if (o.eventId) accepted.set(o.eventId, { type: o.type, acceptedAt: o.endedAt });
-  const crashes = facts.processEvents.filter((e) => e.process === 'worker' && (e.kind === 'killed' || e.kind === 'exited'));
+  const crashes = facts.processEvents.filter(
+    (e) => e.process === 'worker' && (e.kind === 'killed' || e.kind === 'exited'),
+  );
   const endpoints = facts.endpoints.map((endpoint) => endpointReport(endpoint, facts, crashes, accepted));
   const api = apiReport(facts.published, facts.faults);
   const unexpectedExits = facts.processEvents.filter((e) => e.kind === 'exited' && !e.byChaos);
@@ -412,7 +466,9 @@ export function reconcile(facts: RunFacts): RunReport {
   const byStatus: Record<string, number> = {};
   for (const status of facts.records.workflows?.values() ?? []) byStatus[status] = (byStatus[status] ?? 0) + 1;
   const storedWithoutWorkflow = facts.records.workflows
-    ? facts.records.events.filter((e) => e.endpoint_ids.length > 0 && !facts.records.workflows?.has(e.id)).map((e) => e.id)
+    ? facts.records.events
+        .filter((e) => e.endpoint_ids.length > 0 && !facts.records.workflows?.has(e.id))
+        .map((e) => e.id)
     : [];
 
   const sum = (pick: (r: EndpointReport) => number) => endpoints.reduce((n, r) => n + pick(r), 0);
@@ -433,7 +489,9 @@ export function reconcile(facts: RunFacts): RunReport {
     'events the publisher gave up on': api.gaveUp.length,
     'operator publishes that failed': facts.operator.filter((o) => !o.eventId).length,
     'stored events without a workflow': storedWithoutWorkflow.length,
-    'workflows not completed': Object.entries(byStatus).filter(([s]) => s !== 'COMPLETED').reduce((n, [, c]) => n + c, 0),
+    'workflows not completed': Object.entries(byStatus)
+      .filter(([s]) => s !== 'COMPLETED')
+      .reduce((n, [, c]) => n + c, 0),
     'processes that exited on their own': unexpectedExits.length,
     'process starts that failed': failedStarts.length,
     'run did not settle': facts.settle.finished ? 0 : 1,
@@ -444,7 +502,10 @@ export function reconcile(facts: RunFacts): RunReport {
     operator: facts.operator,
     processes: { unexpectedExits, failedStarts },
     workflows: { byStatus, storedWithoutWorkflow, listed: facts.records.workflows !== undefined },
-    attemptsRun: { recorded: facts.records.attempts.length, local: facts.records.attempts.filter((a) => a.local).length },
+    attemptsRun: {
+      recorded: facts.records.attempts.length,
+      local: facts.records.attempts.filter((a) => a.local).length,
+    },
     settle: facts.settle,
     failures,
     passed: Object.values(failures).every((n) => n === 0),

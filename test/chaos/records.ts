@@ -35,8 +35,13 @@ export interface EngineRecords {
   workflows: Map<string, string> | undefined;
 }
 
-export async function readTables(pool: pg.Pool, accountId: string): Promise<Pick<EngineRecords, 'events' | 'attempts'>> {
-  const events = await pool.query<StoredEvent>('SELECT id, type, endpoint_ids FROM events WHERE account_id = $1', [accountId]);
+export async function readTables(
+  pool: pg.Pool,
+  accountId: string,
+): Promise<Pick<EngineRecords, 'events' | 'attempts'>> {
+  const events = await pool.query<StoredEvent>('SELECT id, type, endpoint_ids FROM events WHERE account_id = $1', [
+    accountId,
+  ]);
   const attempts = await pool.query<AttemptRow>(
     `SELECT a.id, a.endpoint_id, a.event_id, a.attempt, a.status_code, a.error, a.succeeded, a.duration_ms, a.created_at,
             EXISTS (SELECT 1 FROM attempt_claims c WHERE c.attempt_id = a.id) AS local
@@ -47,7 +52,11 @@ export async function readTables(pool: pg.Pool, accountId: string): Promise<Pick
 }
 
 export async function connectTemporal(address: string): Promise<Client> {
-  const connection = await within(Connection.connect({ address, connectTimeout: 5_000 }), 30_000, 'connecting to Temporal');
+  const connection = await within(
+    Connection.connect({ address, connectTimeout: 5_000 }),
+    30_000,
+    'connecting to Temporal',
+  );
   return new Client({ connection });
 }
 
@@ -58,7 +67,8 @@ export async function listEventWorkflows(client: Client): Promise<Map<string, st
   const statuses = new Map<string, string>();
   const listing = client.workflow.list({ query: `WorkflowType = '${EVENT_WORKFLOW_TYPE}'` });
   for await (const info of listing) {
-    if (info.workflowId.startsWith(EVENT_PREFIX)) statuses.set(info.workflowId.slice(EVENT_PREFIX.length), info.status.name);
+    if (info.workflowId.startsWith(EVENT_PREFIX))
+      statuses.set(info.workflowId.slice(EVENT_PREFIX.length), info.status.name);
   }
   return statuses;
 }
@@ -88,7 +98,8 @@ export function openLadders(
     if (a.succeeded || (counts.get(key) ?? 0) >= ladderLength) done.add(key);
   }
   let open = 0;
-  for (const [eventId, endpointIds] of expected) for (const endpointId of endpointIds) if (!done.has(`${eventId}/${endpointId}`)) open++;
+  for (const [eventId, endpointIds] of expected)
+    for (const endpointId of endpointIds) if (!done.has(`${eventId}/${endpointId}`)) open++;
   return open;
 }
 
@@ -143,10 +154,16 @@ export async function waitUntilFinished(options: {
     });
     if (open === 0 && running === 0) return result(true, 'every ladder ended and no event workflow runs');
     if (running === 0 && Date.now() - lastChange > options.quietMs) {
-      return result(false, `${open} ladders still open, no event workflow running, nothing changed for ${options.quietMs / 1000} s`);
+      return result(
+        false,
+        `${open} ladders still open, no event workflow running, nothing changed for ${options.quietMs / 1000} s`,
+      );
     }
     if (Date.now() - started > options.timeoutMs) {
-      return result(false, `gave up after ${options.timeoutMs / 1000} s: ${open} ladders open, ${running ?? '?'} workflows running`);
+      return result(
+        false,
+        `gave up after ${options.timeoutMs / 1000} s: ${open} ladders open, ${running ?? '?'} workflows running`,
+      );
     }
     if (Date.now() - lastLog > 10_000) {
       lastLog = Date.now();
@@ -183,7 +200,11 @@ async function supervisorsBusy(client: Client, endpointIds: string[]): Promise<s
   const busy: string[] = [];
   for (const id of endpointIds) {
     try {
-      const description = await within(client.workflow.getHandle(supervisorWorkflowId(id)).describe(), 10_000, 'describing a supervisor');
+      const description = await within(
+        client.workflow.getHandle(supervisorWorkflowId(id)).describe(),
+        10_000,
+        'describing a supervisor',
+      );
       if (description.status.name === 'RUNNING' && (description.raw.pendingActivities?.length ?? 0) > 0) busy.push(id);
     } catch (err) {
       // Never started (no abandonment and no success yet on this endpoint): nothing pending.

@@ -25,7 +25,17 @@ import { createRng } from './rng';
 import { Cleanup, killStrayChildren, log, sleep } from './runtime';
 import { ClusterTemporal, DevTemporal, type ChaosTemporal } from './temporal';
 import { planEvents, runTraffic } from './traffic';
-import { buildProduct, cachedCliPath, dropDatabase, ensureTemporalCli, ensureTemporalServer, FIXTURES, freePort, prepareDatabase, startTcpProxy } from './wiring';
+import {
+  buildProduct,
+  cachedCliPath,
+  dropDatabase,
+  ensureTemporalCli,
+  ensureTemporalServer,
+  FIXTURES,
+  freePort,
+  prepareDatabase,
+  startTcpProxy,
+} from './wiring';
 
 /** Short ladder and timeout so whole ladders fit in the run: 6 attempts over 11 s of waits. */
 const RETRY_DELAYS = '1s,2s,2s,3s,3s';
@@ -71,10 +81,14 @@ async function main(cleanup: Cleanup): Promise<number> {
   const deadline = Date.now() + HARD_LIMIT_MS;
   const several = parsed.workers > 1 ? `, ${parsed.workers} workers and 2 APIs` : '';
   const repeat = `--seed ${seed}${parsed.cluster ? ' --cluster' : ''}${parsed.workers > 1 ? ` --workers ${parsed.workers}` : ''}`;
-  log(`seed ${seed}, ${eventCount} events over ${TRAFFIC_SPAN_MS / 1000} s, ladder ${RETRY_DELAYS}, timeout ${DELIVERY_TIMEOUT_MS / 1000} s${several} (repeat with ${repeat})`);
+  log(
+    `seed ${seed}, ${eventCount} events over ${TRAFFIC_SPAN_MS / 1000} s, ladder ${RETRY_DELAYS}, timeout ${DELIVERY_TIMEOUT_MS / 1000} s${several} (repeat with ${repeat})`,
+  );
 
   // Postgres: a fresh database, and a proxy in front of it for the API and the worker.
-  const databaseUrl = new URL(process.env.CHAOS_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
+  const databaseUrl = new URL(
+    process.env.CHAOS_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+  );
   databaseUrl.pathname = `/pw_${runId}`;
   const directUrl = databaseUrl.toString();
   await prepareDatabase(directUrl);
@@ -105,12 +119,22 @@ async function main(cleanup: Cleanup): Promise<number> {
     // Postgres's 100 beside the services' own). A restart finds every running workflow's timers and tasks due at
     // once; with 5 the restarted server's persistence calls kept missing their deadlines and retrying.
     const maxConns = parsed.workers > 1 ? { default: 10, visibility: 2 } : undefined;
-    const cluster = new ClusterTemporal({ databaseUrl: directUrl, prefix: runId, install, dir, ...(maxConns ? { maxConns } : {}) });
+    const cluster = new ClusterTemporal({
+      databaseUrl: directUrl,
+      prefix: runId,
+      install,
+      dir,
+      ...(maxConns ? { maxConns } : {}),
+    });
     cleanup.add('temporal databases', () => cluster.dropDatabases());
     await cluster.createDatabases();
     temporal = cluster;
   } else {
-    temporal = new DevTemporal({ cliPath: await temporalCli(), port: await freePort(), dbFile: path.join(dir, 'temporal.sqlite') });
+    temporal = new DevTemporal({
+      cliPath: await temporalCli(),
+      port: await freePort(),
+      dbFile: path.join(dir, 'temporal.sqlite'),
+    });
   }
   await temporal.start();
   cleanup.add('temporal', () => temporal.close());
@@ -147,13 +171,29 @@ async function main(cleanup: Cleanup): Promise<number> {
   for (let i = 1; i <= apiCount; i++) {
     const apiPort = await freePort();
     apiUrls.push(`http://127.0.0.1:${apiPort}`);
-    const apiEnv = { ...env, PORT: String(apiPort), HOST: '127.0.0.1', INTERNAL_API_TOKEN: token, API_RATE_LIMIT_PER_MINUTE: '100000' };
-    const api = new Supervisor('api', apiLauncher(apiEnv, apiPort, entries), deadline, apiCount > 1 ? `api-${i}` : 'api');
+    const apiEnv = {
+      ...env,
+      PORT: String(apiPort),
+      HOST: '127.0.0.1',
+      INTERNAL_API_TOKEN: token,
+      API_RATE_LIMIT_PER_MINUTE: '100000',
+    };
+    const api = new Supervisor(
+      'api',
+      apiLauncher(apiEnv, apiPort, entries),
+      deadline,
+      apiCount > 1 ? `api-${i}` : 'api',
+    );
     cleanup.add(api.label, () => api.stop());
     apis.push(api);
   }
   const workers = Array.from({ length: parsed.workers }, (_, i) => {
-    const worker = new Supervisor('worker', workerLauncher(env, entries), deadline, parsed.workers > 1 ? `worker-${i + 1}` : 'worker');
+    const worker = new Supervisor(
+      'worker',
+      workerLauncher(env, entries),
+      deadline,
+      parsed.workers > 1 ? `worker-${i + 1}` : 'worker',
+    );
     cleanup.add(worker.label, () => worker.stop());
     return worker;
   });
@@ -185,9 +225,11 @@ async function main(cleanup: Cleanup): Promise<number> {
   let faults: FaultRecord[] = [];
   const [published] = await Promise.all([
     runTraffic({ apiUrls, token, accountId: merchant.accountId, events }),
-    runFaults(plan, { workers, temporal, proxy, duringTemporalOutage }, trafficStartedAt, () => cleanup.started).then((records) => {
-      faults = records;
-    }),
+    runFaults(plan, { workers, temporal, proxy, duringTemporalOutage }, trafficStartedAt, () => cleanup.started).then(
+      (records) => {
+        faults = records;
+      },
+    ),
   ]);
   log(`traffic done: ${published.filter((p) => p.acceptedAt !== undefined).length}/${events.length} accepted`);
 
@@ -208,7 +250,12 @@ async function main(cleanup: Cleanup): Promise<number> {
   });
   log(`settled: ${settle.reason}`);
 
-  const health = await waitForQuietHealth(pool, client, merchant.accountId, merchant.endpoints.map((e) => e.id));
+  const health = await waitForQuietHealth(
+    pool,
+    client,
+    merchant.accountId,
+    merchant.endpoints.map((e) => e.id),
+  );
   const processEvents = [...workers, ...apis, temporal].flatMap((p) => p.events).sort((a, b) => a.at - b.at);
   const records = await readEngineRecords(pool, client, merchant.accountId);
   const report = reconcile({
@@ -226,7 +273,9 @@ async function main(cleanup: Cleanup): Promise<number> {
     settle,
   });
   const scheduledKills = plan.filter((f) => f.kind === 'worker_kill' && f.worker !== undefined).length;
-  process.stdout.write(formatReport(report, { seed, faults, ladder: RETRY_DELAYS, timeoutMs: DELIVERY_TIMEOUT_MS, scheduledKills }));
+  process.stdout.write(
+    formatReport(report, { seed, faults, ladder: RETRY_DELAYS, timeoutMs: DELIVERY_TIMEOUT_MS, scheduledKills }),
+  );
   if (parsed.out) {
     const full = {
       seed,

@@ -120,7 +120,13 @@ async function publishOnce(apiUrl: string, token: string, body: string): Promise
         code = text.slice(0, 80);
       }
     }
-    return { startedAt, endedAt: Date.now(), outcome: res.status, code, ...(res.headers.has('retry-after') ? { retryAfter: true } : {}) };
+    return {
+      startedAt,
+      endedAt: Date.now(),
+      outcome: res.status,
+      code,
+      ...(res.headers.has('retry-after') ? { retryAfter: true } : {}),
+    };
   } catch (err) {
     const e = err as Error & { cause?: { code?: string } };
     const timeout = e.name === 'TimeoutError' || e.name === 'AbortError';
@@ -137,9 +143,21 @@ export function apiFor(apiUrls: readonly string[], index: number, n: number): st
 }
 
 /** Fills `result` as calls are made, so progress can be read while it runs. */
-async function publish(apiUrls: readonly string[], index: number, token: string, accountId: string, result: PublishResult): Promise<void> {
+async function publish(
+  apiUrls: readonly string[],
+  index: number,
+  token: string,
+  accountId: string,
+  result: PublishResult,
+): Promise<void> {
   const { event } = result;
-  const body = JSON.stringify({ id: event.id, account_id: accountId, livemode: false, type: event.type, data: event.data });
+  const body = JSON.stringify({
+    id: event.id,
+    account_id: accountId,
+    livemode: false,
+    type: event.type,
+    data: event.data,
+  });
   const giveUpAt = Date.now() + PUBLISH_RETRY_BUDGET_MS;
   for (let n = 1; ; n++) {
     const call = await publishOnce(apiFor(apiUrls, index, n), token, body);

@@ -36,7 +36,10 @@ export const ROOT = path.join(__dirname, '..', '..');
 export const API_ENTRY = path.join(ROOT, 'api', 'server.ts');
 
 /** The compiled entry points `npm run build` makes, which production runs (`node dist/...`). */
-export const BUILT_ENTRIES = { worker: path.join(ROOT, 'dist', 'worker', 'main.js'), api: path.join(ROOT, 'dist', 'api', 'server.js') };
+export const BUILT_ENTRIES = {
+  worker: path.join(ROOT, 'dist', 'worker', 'main.js'),
+  api: path.join(ROOT, 'dist', 'api', 'server.js'),
+};
 
 /** A build is a minute or two on 2 busy cores; past this something is wrong. */
 const BUILD_TIMEOUT_MS = 10 * 60_000;
@@ -47,10 +50,17 @@ const BUILD_TIMEOUT_MS = 10 * 60_000;
  */
 export async function buildProduct(): Promise<typeof BUILT_ENTRIES> {
   try {
-    await promisify(execFile)('npm', ['run', 'build'], { cwd: ROOT, timeout: BUILD_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 });
+    await promisify(execFile)('npm', ['run', 'build'], {
+      cwd: ROOT,
+      timeout: BUILD_TIMEOUT_MS,
+      maxBuffer: 16 * 1024 * 1024,
+    });
   } catch (err) {
     const e = err as Error & { stdout?: string; stderr?: string };
-    throw new Error(`npm run build failed: ${`${e.stdout ?? ''}${e.stderr ?? ''}`.trim().split('\n').slice(-5).join(' | ') || e.message}`, { cause: err });
+    throw new Error(
+      `npm run build failed: ${`${e.stdout ?? ''}${e.stderr ?? ''}`.trim().split('\n').slice(-5).join(' | ') || e.message}`,
+      { cause: err },
+    );
   }
   return BUILT_ENTRIES;
 }

@@ -4,7 +4,12 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { SEARCH_ATTRIBUTE_CLI_TYPES } from '../../core/delivery-contract';
-import { dropTemporalDatabases, setupTemporalDatabases, startTemporalServer, type TemporalServer } from '../../temporal-tools/temporal-server';
+import {
+  dropTemporalDatabases,
+  setupTemporalDatabases,
+  startTemporalServer,
+  type TemporalServer,
+} from '../../temporal-tools/temporal-server';
 import type { Config } from '../../infra/config';
 import { publishEvent } from '../../domain/events';
 import { createPool, type Pool } from '../../db/pool';
@@ -129,7 +134,11 @@ describe('crash recovery', () => {
   it('the Temporal server restarted on its file database mid-ladder: the ladder resumes', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'pw-restart-'));
     closers.push(async () => rmSync(dir, { recursive: true, force: true }));
-    const options = { cliPath: inject('temporalCli'), port: await freePort(), dbFile: path.join(dir, 'temporal.sqlite') };
+    const options = {
+      cliPath: inject('temporalCli'),
+      port: await freePort(),
+      dbFile: path.join(dir, 'temporal.sqlite'),
+    };
     let server: DevServer = await startDevServer(options);
     closers.push(() => server.stop());
     const { config, client, startWorker } = await setup(server.address, '3s,3s,3s');
@@ -149,28 +158,33 @@ describe('crash recovery', () => {
 
   // Only under `npm run test:cluster`, which builds the full server: a crash, not a graceful stop, of a server
   // whose state is in Postgres and whose dead instance is still listed in cluster_membership at the restart.
-  it.skipIf(process.env.PARCEL_TEST_CLUSTER !== '1')('the full Temporal server SIGKILLed mid-ladder and restarted on its Postgres databases: the ladder resumes', async () => {
-    const base = { databaseUrl: testDatabaseUrl(), prefix: `${inject('runId').toLowerCase()}_restart` };
-    await setupTemporalDatabases(base);
-    closers.push(() => dropTemporalDatabases(base));
-    const start = (ports?: TemporalServer['ports']) => startTemporalServer({ ...base, ports, searchAttributes: SEARCH_ATTRIBUTE_CLI_TYPES });
-    let server: TemporalServer = await start();
-    closers.push(() => server.stop());
-    const { config, client, startWorker } = await setup(server.address, '3s,3s,3s');
-    receiver.script('/cluster-restart', { status: 500 });
-    await startWorker();
-    const { endpoint, eventId } = await publishTo(config, client, '/cluster-restart');
-    await waitFor(async () => (await attemptsOf(pool, endpoint.id)).length === 1, { what: 'attempt 1' });
-    const exited = new Promise((resolve) => server.process.once('exit', resolve));
-    server.process.kill('SIGKILL');
-    await exited;
-    await server.stop();
-    // The same ports, as a restarted deployment has: the new instance takes the dead one's membership.
-    server = await start(server.ports);
-    if (workers.every((w) => w.process.exitCode !== null || w.process.signalCode !== null)) await startWorker();
-    const result = await deliveryResult(client, eventId, 90_000);
-    expect(result).toMatchObject({ endpoints: [{ outcome: 'abandoned', attempts: 4 }] });
-    await expectEveryAttemptOnce(endpoint.id, 4);
-    expect(receiver.at('/cluster-restart')).toHaveLength(4);
-  }, 180_000);
+  it.skipIf(process.env.PARCEL_TEST_CLUSTER !== '1')(
+    'the full Temporal server SIGKILLed mid-ladder and restarted on its Postgres databases: the ladder resumes',
+    async () => {
+      const base = { databaseUrl: testDatabaseUrl(), prefix: `${inject('runId').toLowerCase()}_restart` };
+      await setupTemporalDatabases(base);
+      closers.push(() => dropTemporalDatabases(base));
+      const start = (ports?: TemporalServer['ports']) =>
+        startTemporalServer({ ...base, ports, searchAttributes: SEARCH_ATTRIBUTE_CLI_TYPES });
+      let server: TemporalServer = await start();
+      closers.push(() => server.stop());
+      const { config, client, startWorker } = await setup(server.address, '3s,3s,3s');
+      receiver.script('/cluster-restart', { status: 500 });
+      await startWorker();
+      const { endpoint, eventId } = await publishTo(config, client, '/cluster-restart');
+      await waitFor(async () => (await attemptsOf(pool, endpoint.id)).length === 1, { what: 'attempt 1' });
+      const exited = new Promise((resolve) => server.process.once('exit', resolve));
+      server.process.kill('SIGKILL');
+      await exited;
+      await server.stop();
+      // The same ports, as a restarted deployment has: the new instance takes the dead one's membership.
+      server = await start(server.ports);
+      if (workers.every((w) => w.process.exitCode !== null || w.process.signalCode !== null)) await startWorker();
+      const result = await deliveryResult(client, eventId, 90_000);
+      expect(result).toMatchObject({ endpoints: [{ outcome: 'abandoned', attempts: 4 }] });
+      await expectEveryAttemptOnce(endpoint.id, 4);
+      expect(receiver.at('/cluster-restart')).toHaveLength(4);
+    },
+    180_000,
+  );
 });

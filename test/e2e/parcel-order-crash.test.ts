@@ -64,12 +64,16 @@ describe('order per parcel through worker kills', () => {
       failures.set(sequence, left - 1);
       return { status: left > 0 ? 500 : 200 };
     });
-    const sequences = () => receiver.at('/ordered-kill').map((r) => (JSON.parse(r.rawBody.toString()) as { sequence: number }).sequence);
+    const sequences = () =>
+      receiver.at('/ordered-kill').map((r) => (JSON.parse(r.rawBody.toString()) as { sequence: number }).sequence);
 
     const first = await startWorker();
     const events = [];
     for (let i = 0; i < 5; i++) {
-      const published = await publishEvent({ pool }, { accountId, livemode: false, type: 'parcel.in_transit', data: { parcel: parcel({ id: 'p_kill' }) } });
+      const published = await publishEvent(
+        { pool },
+        { accountId, livemode: false, type: 'parcel.in_transit', data: { parcel: parcel({ id: 'p_kill' }) } },
+      );
       events.push(published.event.id);
     }
     await waitFor(() => sequences().length >= 1, { what: 'the head attempted', timeoutMs: 60_000 });

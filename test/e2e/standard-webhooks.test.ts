@@ -45,7 +45,10 @@ describe('Standard Webhooks headers on real deliveries', () => {
   }
 
   const publish = (accountId: string) =>
-    publishEvent({ pool: api.pool }, { accountId, livemode: false, type: 'parcel.created', data: { parcel: parcel() } });
+    publishEvent(
+      { pool: api.pool },
+      { accountId, livemode: false, type: 'parcel.created', data: { parcel: parcel() } },
+    );
 
   it('every attempt carries webhook-id (the event id), the signature t as webhook-timestamp, and a verifiable signature', async () => {
     const { merchant, endpoint } = await register('/std-retry');
@@ -59,9 +62,17 @@ describe('Standard Webhooks headers on real deliveries', () => {
       const t = /^t=(\d+),/.exec(header(request, 'service-signature'))?.[1];
       expect(header(request, 'webhook-timestamp')).toBe(t);
       expect(header(request, 'webhook-signature')).toMatch(/^v1,[A-Za-z0-9+/]+=*$/);
-      const verified = new Webhook(endpoint.secret).verify(request.rawBody.toString('utf8'), request.headers as Record<string, string>);
+      const verified = new Webhook(endpoint.secret).verify(
+        request.rawBody.toString('utf8'),
+        request.headers as Record<string, string>,
+      );
       expect(verified).toMatchObject({ id: published.event.id, type: 'parcel.created' });
-      expect(() => new Webhook(`whsec_${'A'.repeat(32)}`).verify(request.rawBody.toString('utf8'), request.headers as Record<string, string>)).toThrow();
+      expect(() =>
+        new Webhook(`whsec_${'A'.repeat(32)}`).verify(
+          request.rawBody.toString('utf8'),
+          request.headers as Record<string, string>,
+        ),
+      ).toThrow();
     }
     expect(header(first!, 'service-delivery')).not.toBe(header(second!, 'service-delivery'));
   });
@@ -78,27 +89,38 @@ describe('Standard Webhooks headers on real deliveries', () => {
     const newSecret = rotated.json<{ secret: string }>().secret;
     expect(newSecret).not.toBe(endpoint.secret);
     const published = await publish(merchant.accountId);
-    const [request] = await waitFor(() => receiver.at('/std-rotation').length >= 1 && receiver.at('/std-rotation'), { what: 'the delivery' });
+    const [request] = await waitFor(() => receiver.at('/std-rotation').length >= 1 && receiver.at('/std-rotation'), {
+      what: 'the delivery',
+    });
     const signatures = header(request!, 'webhook-signature').split(' ');
     expect(signatures).toHaveLength(2);
     for (const secret of [newSecret, endpoint.secret]) {
-      const verified = new Webhook(secret).verify(request!.rawBody.toString('utf8'), request!.headers as Record<string, string>);
+      const verified = new Webhook(secret).verify(
+        request!.rawBody.toString('utf8'),
+        request!.headers as Record<string, string>,
+      );
       expect(verified).toMatchObject({ id: published.event.id });
     }
   });
 
-  it('sends the endpoint\'s custom headers on every POST, beside the service\'s own', async () => {
+  it("sends the endpoint's custom headers on every POST, beside the service's own", async () => {
     const merchant = await createAccountWithKey(api.pool);
     const created = await api.app.inject({
       method: 'POST',
       url: '/v1/webhooks',
       headers: merchant.headers,
-      payload: { url: `${receiver.url}/custom-headers`, events: ['parcel.created'], headers: { 'X-Route': 'eu-1', Authorization: 'Bearer gw-1' } },
+      payload: {
+        url: `${receiver.url}/custom-headers`,
+        events: ['parcel.created'],
+        headers: { 'X-Route': 'eu-1', Authorization: 'Bearer gw-1' },
+      },
     });
     expect(created.statusCode).toBe(200);
     receiver.script('/custom-headers', (index) => ({ status: index === 0 ? 500 : 200 }));
     await publish(merchant.accountId);
-    const requests = await waitFor(() => receiver.at('/custom-headers').length >= 2 && receiver.at('/custom-headers'), { what: 'two attempts' });
+    const requests = await waitFor(() => receiver.at('/custom-headers').length >= 2 && receiver.at('/custom-headers'), {
+      what: 'two attempts',
+    });
     for (const request of requests) {
       expect(request.headers['x-route']).toBe('eu-1');
       expect(request.headers.authorization).toBe('Bearer gw-1');

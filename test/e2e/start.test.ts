@@ -39,7 +39,12 @@ describe('npm start', () => {
   });
 
   it('starts the whole service on a missing database and stops cleanly on Ctrl-C', { timeout: 180_000 }, async () => {
-    const [apiPort, devPort, uiPort, metricsPort] = [await freePort(), await freePort(), await freePort(), await freeMetricsPort()];
+    const [apiPort, devPort, uiPort, metricsPort] = [
+      await freePort(),
+      await freePort(),
+      await freePort(),
+      await freeMetricsPort(),
+    ];
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       PORT: String(apiPort),
@@ -89,7 +94,9 @@ describe('npm start', () => {
     const connection = await Connection.connect({ address: `127.0.0.1:${devPort}` });
     try {
       const attributes = await connection.operatorService.listSearchAttributes({ namespace: 'default' });
-      expect(Object.keys(attributes.customAttributes ?? {})).toEqual(expect.arrayContaining(Object.keys(SEARCH_ATTRIBUTE_SDK_TYPES)));
+      expect(Object.keys(attributes.customAttributes ?? {})).toEqual(
+        expect.arrayContaining(Object.keys(SEARCH_ATTRIBUTE_SDK_TYPES)),
+      );
       // The worker `start` runs polls the default task queue and reaches the database it migrated.
       const probe = await new Client({ connection }).workflow.execute('healthProbe', {
         taskQueue: 'parcel-webhooks',
@@ -102,9 +109,15 @@ describe('npm start', () => {
     }
 
     process.kill(-(child.pid as number), 'SIGINT');
-    const code = await Promise.race([exited, new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 30_000).unref())]);
+    const code = await Promise.race([
+      exited,
+      new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 30_000).unref()),
+    ]);
     expect(code).toBe(0);
     expect(output).toContain('stopped.');
-    await waitFor(() => !groupAlive(child?.pid as number), { timeoutMs: 15_000, what: 'every process of the group to exit' });
+    await waitFor(() => !groupAlive(child?.pid as number), {
+      timeoutMs: 15_000,
+      what: 'every process of the group to exit',
+    });
   });
 });

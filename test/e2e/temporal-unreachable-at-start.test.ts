@@ -85,7 +85,10 @@ describe('started while Temporal is unreachable', () => {
       what: '/readyz to turn ready',
     });
 
-    await waitFor(async () => (await attemptsOf(pool, endpoint.id)).length === 1, { timeoutMs: 30_000, what: 'the delivery' });
+    await waitFor(async () => (await attemptsOf(pool, endpoint.id)).length === 1, {
+      timeoutMs: 30_000,
+      what: 'the delivery',
+    });
     expect(receiver.at('/late')).toHaveLength(1);
   }, 180_000);
 });

@@ -52,17 +52,24 @@ describe('tracing a delivery across processes', () => {
       // Spans leave each process a tenth of a second after they end: the first worker is killed, not stopped.
       OTEL_BSP_SCHEDULE_DELAY: '100',
     };
-    const api = await startApiProcess({
-      ...common,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      INTERNAL_API_TOKEN: TOKEN,
-      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-      OTEL_SERVICE_NAME: 'api-under-test',
-    }, 300_000);
+    const api = await startApiProcess(
+      {
+        ...common,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        INTERNAL_API_TOKEN: TOKEN,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_SERVICE_NAME: 'api-under-test',
+      },
+      300_000,
+    );
     processes.push(api);
     const apiUrl = /api: listening on (http:\/\/[^\s,]+)/.exec(api.output.join(''))?.[1] as string;
-    const workerEnv = { ...common, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_SERVICE_NAME: 'worker-under-test' };
+    const workerEnv = {
+      ...common,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+      OTEL_SERVICE_NAME: 'worker-under-test',
+    };
     const first = await startWorkerProcess(workerEnv, 300_000);
     processes.push(first);
 
@@ -71,15 +78,27 @@ describe('tracing a delivery across processes', () => {
     receiver.script('/traced', (index) => ({ status: index === 0 ? 500 : 200 }));
     const published = await fetch(`${apiUrl}/internal/v1/events`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', traceparent: `00-${TRACE_ID}-${CALLER_SPAN}-01` },
-      body: JSON.stringify({ account_id: accountId, livemode: false, type: 'parcel.created', data: { parcel: parcel() } }),
+      headers: {
+        authorization: `Bearer ${TOKEN}`,
+        'content-type': 'application/json',
+        traceparent: `00-${TRACE_ID}-${CALLER_SPAN}-01`,
+      },
+      body: JSON.stringify({
+        account_id: accountId,
+        livemode: false,
+        type: 'parcel.created',
+        data: { parcel: parcel() },
+      }),
     });
     expect(published.status).toBe(201);
 
     // Attempt 1, posted by the first worker, and its span exported before the kill.
     await waitFor(() => receiver.at('/traced').length >= 1, { timeoutMs: 60_000, what: 'attempt 1' });
     expect(traceIdOf(receiver.at('/traced')[0]!.headers.traceparent)).toBe(TRACE_ID);
-    const post1 = await waitForSpan('attempt 1 POST span', (s) => s.name === 'POST' && s.attributes['http.response.status_code'] === 500);
+    const post1 = await waitForSpan(
+      'attempt 1 POST span',
+      (s) => s.name === 'POST' && s.attributes['http.response.status_code'] === 500,
+    );
     await waitForSpan('the workflow start', (s) => s.name.startsWith('StartWorkflow:'));
     await first.kill();
 
@@ -87,7 +106,10 @@ describe('tracing a delivery across processes', () => {
     processes.push(second);
     await waitFor(() => receiver.at('/traced').length >= 2, { timeoutMs: 60_000, what: 'the retry' });
     expect(traceIdOf(receiver.at('/traced')[1]!.headers.traceparent)).toBe(TRACE_ID);
-    const post2 = await waitForSpan('attempt 2 POST span', (s) => s.name === 'POST' && s.attributes['http.response.status_code'] === 200);
+    const post2 = await waitForSpan(
+      'attempt 2 POST span',
+      (s) => s.name === 'POST' && s.attributes['http.response.status_code'] === 200,
+    );
 
     // Two worker processes, one trace.
     expect(post1.service).toBe('worker-under-test');
@@ -103,13 +125,18 @@ describe('tracing a delivery across processes', () => {
     expect(server.service).toBe('api-under-test');
     expect(server.format).toBe('json');
     expect(server.attributes['http.response.status_code']).toBe(201);
-    await waitForSpan('a publish query span', (s) => s.service === 'api-under-test' && s.name.startsWith('pg ') && s.attributes['db.system'] === 'postgresql');
+    await waitForSpan(
+      'a publish query span',
+      (s) => s.service === 'api-under-test' && s.name.startsWith('pg ') && s.attributes['db.system'] === 'postgresql',
+    );
     // The hand-off, the workflow run and the attempts are in the same trace.
     const handOff = await waitForSpan('the outbox hand-off', (s) => s.name === 'outbox hand-off');
     expect(handOff.parentSpanId).toBe(server.spanId);
     await waitForSpan('the workflow run', (s) => s.name.startsWith('RunWorkflow:'));
     await waitForSpan('a worker query span', (s) => s.service === 'worker-under-test' && s.name.startsWith('pg '));
     // Every span the processes exported for this delivery is in the publisher's trace.
-    expect(otlp.spans.filter((s) => s.attributes['parcel.endpoint.id'] !== undefined).every((s) => s.traceId === TRACE_ID)).toBe(true);
+    expect(
+      otlp.spans.filter((s) => s.attributes['parcel.endpoint.id'] !== undefined).every((s) => s.traceId === TRACE_ID),
+    ).toBe(true);
   }, 900_000);
 });

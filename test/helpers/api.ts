@@ -42,7 +42,10 @@ export async function apiFixture(
     config,
     async key({ mode = 'test', scopes = [...ALL_SCOPES], status = 'pending', expiresAt } = {}) {
       // An account is never created suspended: suspend it once it exists, as an operator would.
-      const account = await createAccount(pool, { name: 'Test merchant', status: status === 'suspended' ? 'pending' : status });
+      const account = await createAccount(pool, {
+        name: 'Test merchant',
+        status: status === 'suspended' ? 'pending' : status,
+      });
       if (status === 'suspended') await setAccountStatus(pool, account.id, 'suspended');
       return createApiKey(pool, { accountId: account.id, mode, scopes, expiresAt });
     },

@@ -38,9 +38,16 @@ export interface TestPage {
 export async function launchBrowser(): Promise<BrowserHarness> {
   if (!existsSync(CHROMIUM_PATH)) {
     // scripts/test.js installs it; this is for a test run started another way.
-    throw new Error(`Chromium is missing at ${CHROMIUM_PATH}: install it with \`apt-get install -y chromium\` (or run \`npm test\` as root)`);
+    throw new Error(
+      `Chromium is missing at ${CHROMIUM_PATH}: install it with \`apt-get install -y chromium\` (or run \`npm test\` as root)`,
+    );
   }
-  const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS, timeout: 60_000 });
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: CHROMIUM_ARGS,
+    timeout: 60_000,
+  });
   const contexts: BrowserContext[] = [];
   return {
     browser,
@@ -68,7 +75,9 @@ export async function launchBrowser(): Promise<BrowserHarness> {
 }
 
 /** Bytes the page moved over the network, per response, measured from Chromium's own resource timings. */
-export async function transferredBytes(page: Page): Promise<{ total: number; resources: { name: string; bytes: number }[] }> {
+export async function transferredBytes(
+  page: Page,
+): Promise<{ total: number; resources: { name: string; bytes: number }[] }> {
   // Runs in the page; the repository compiles without DOM types, so the timings are described here.
   interface Timing {
     name: string;

@@ -11,7 +11,16 @@ import { ALL_ENDPOINT_FEATURES, endpointPage, endpointsPage } from '../../dashbo
 import { eventTypesPage } from '../../dashboard/views/event-types';
 import { eventPage, eventsPage } from '../../dashboard/views/events';
 import { keysPage } from '../../dashboard/views/keys';
-import type { AccountStatus, AttemptView, EndpointHealthView, EndpointView, HourCountsView, KeyView, Mode, PageContext } from '../../dashboard/views/models';
+import type {
+  AccountStatus,
+  AttemptView,
+  EndpointHealthView,
+  EndpointView,
+  HourCountsView,
+  KeyView,
+  Mode,
+  PageContext,
+} from '../../dashboard/views/models';
 import { overviewPage } from '../../dashboard/views/overview';
 import { fillHours, hourWindow, totalsOf } from '../../core/delivery-stats';
 import { errorPage, signInLinkPage, signInPage } from '../../dashboard/views/public';
@@ -29,7 +38,11 @@ export const EVENT_TYPES: string[] = [...CATALOG_EVENT_TYPES];
 
 export const SCOPES = ALL_SCOPES.map((name) => ({ name, description: SCOPE_DESCRIPTIONS[name] }));
 
-export function sampleContext(options: { mode?: Mode; status?: AccountStatus; assets: PageContext['assets'] }): PageContext {
+export function sampleContext(options: {
+  mode?: Mode;
+  status?: AccountStatus;
+  assets: PageContext['assets'];
+}): PageContext {
   return {
     account: { id: 'acct_Fixture0000000000000000', name: 'Duka Letu <Nairobi>', status: options.status ?? 'active' },
     mode: options.mode ?? 'test',
@@ -144,7 +157,9 @@ export const ATTEMPTS: AttemptView[] = [
 /** A day or a week of attempts, busier in the afternoon, with failures now and then and a few hours without any. */
 export function sampleHours(hours: number, seed = 1): HourCountsView[] {
   const found = hourWindow(NOW, hours).map((hour, index) => {
-    const wave = Math.round(40 + 30 * Math.sin(((hour.getUTCHours() - 6) / 24) * 2 * Math.PI) + ((index * 7 + seed * 13) % 11));
+    const wave = Math.round(
+      40 + 30 * Math.sin(((hour.getUTCHours() - 6) / 24) * 2 * Math.PI) + ((index * 7 + seed * 13) % 11),
+    );
     const quiet = (index + seed) % 17 === 0;
     return {
       hour,
@@ -170,7 +185,11 @@ export function samplePages(assets: PageContext['assets'], options: { mode?: Mod
     'sign-in-link': () => signInLinkPage({ assets, action: `/dashboard/sign-in/${'T'.repeat(43)}` }),
     keys: () => keysPage(ctx, { keys: KEYS, scopes: SCOPES }),
     'key-created': () =>
-      keysPage(ctx, { keys: KEYS, scopes: SCOPES, created: { key: 'svc_test_4eC39HqLyjWDarjtT1zdp7dcQ7dX', record: KEYS[0] as KeyView } }),
+      keysPage(ctx, {
+        keys: KEYS,
+        scopes: SCOPES,
+        created: { key: 'svc_test_4eC39HqLyjWDarjtT1zdp7dcQ7dX', record: KEYS[0] as KeyView },
+      }),
     'key-error': () =>
       keysPage(ctx, {
         keys: KEYS,
@@ -197,9 +216,21 @@ export function samplePages(assets: PageContext['assets'], options: { mode?: Mod
         ],
       }),
     'endpoint-chart': () =>
-      endpointPage(ctx, { endpoint: ENDPOINTS[0] as EndpointView, eventTypes: EVENT_TYPES, features: ALL_ENDPOINT_FEATURES, notifications: [], health: sampleHealth('24h') }),
+      endpointPage(ctx, {
+        endpoint: ENDPOINTS[0] as EndpointView,
+        eventTypes: EVENT_TYPES,
+        features: ALL_ENDPOINT_FEATURES,
+        notifications: [],
+        health: sampleHealth('24h'),
+      }),
     'endpoint-chart-week': () =>
-      endpointPage(ctx, { endpoint: ENDPOINTS[0] as EndpointView, eventTypes: EVENT_TYPES, features: ALL_ENDPOINT_FEATURES, notifications: [], health: sampleHealth('7d') }),
+      endpointPage(ctx, {
+        endpoint: ENDPOINTS[0] as EndpointView,
+        eventTypes: EVENT_TYPES,
+        features: ALL_ENDPOINT_FEATURES,
+        notifications: [],
+        health: sampleHealth('7d'),
+      }),
     overview: () =>
       overviewPage(ctx, {
         endpoints: ENDPOINTS.map((endpoint, index) => {
@@ -208,15 +239,42 @@ export function samplePages(assets: PageContext['assets'], options: { mode?: Mod
         }),
       }),
     deliveries: () =>
-      deliveriesPage(ctx, { endpoint: ENDPOINTS[1] as EndpointView, attempts: { data: ATTEMPTS.slice(0, 2), hasMore: true } }),
+      deliveriesPage(ctx, {
+        endpoint: ENDPOINTS[1] as EndpointView,
+        attempts: { data: ATTEMPTS.slice(0, 2), hasMore: true },
+      }),
     events: () =>
       eventsPage(ctx, {
         eventTypes: EVENT_TYPES,
         events: {
           data: [
-            { id: 'evt_cod1', type: 'cod.settled', created: at('2026-03-02T09:40:00Z'), livemode: false, pending_webhooks: 1, delivery_state: 'retrying', parcel_number: 'PN-1001' },
-            { id: 'evt_p1', type: 'parcel.delivered', created: at('2026-03-02T09:30:00Z'), livemode: false, pending_webhooks: 0, delivery_state: 'delivered', parcel_number: 'PCL-104233' },
-            { id: 'evt_p0', type: 'parcel.created', created: at('2026-03-02T08:30:00Z'), livemode: false, pending_webhooks: 0, delivery_state: 'abandoned', parcel_number: 'PCL-104200' },
+            {
+              id: 'evt_cod1',
+              type: 'cod.settled',
+              created: at('2026-03-02T09:40:00Z'),
+              livemode: false,
+              pending_webhooks: 1,
+              delivery_state: 'retrying',
+              parcel_number: 'PN-1001',
+            },
+            {
+              id: 'evt_p1',
+              type: 'parcel.delivered',
+              created: at('2026-03-02T09:30:00Z'),
+              livemode: false,
+              pending_webhooks: 0,
+              delivery_state: 'delivered',
+              parcel_number: 'PCL-104233',
+            },
+            {
+              id: 'evt_p0',
+              type: 'parcel.created',
+              created: at('2026-03-02T08:30:00Z'),
+              livemode: false,
+              pending_webhooks: 0,
+              delivery_state: 'abandoned',
+              parcel_number: 'PCL-104200',
+            },
           ],
           hasMore: false,
         },
@@ -231,8 +289,22 @@ export function samplePages(assets: PageContext['assets'], options: { mode?: Mod
           pending_webhooks: 1,
           data: { cod_settlement: { id: 'cod_1', parcel_number: 'PN-1001', amount: 1500, currency: 'KES' } },
           deliveries: [
-            { endpoint_id: 'we_shop', trigger: 'automatic', status: 'succeeded', attempts: 1, last_status_code: 200, last_attempt_at: at('2026-03-02T09:40:00Z') },
-            { endpoint_id: 'we_ledger', trigger: 'resend', status: 'pending', attempts: 2, last_status_code: 500, last_attempt_at: at('2026-03-02T09:50:00Z') },
+            {
+              endpoint_id: 'we_shop',
+              trigger: 'automatic',
+              status: 'succeeded',
+              attempts: 1,
+              last_status_code: 200,
+              last_attempt_at: at('2026-03-02T09:40:00Z'),
+            },
+            {
+              endpoint_id: 'we_ledger',
+              trigger: 'resend',
+              status: 'pending',
+              attempts: 2,
+              last_status_code: 500,
+              last_attempt_at: at('2026-03-02T09:50:00Z'),
+            },
           ],
         },
         endpoints,
@@ -250,7 +322,13 @@ export function samplePages(assets: PageContext['assets'], options: { mode?: Mod
         cancelHref: '/dashboard/test/keys',
         danger: true,
       }),
-    error: () => errorPage({ assets, title: 'Request refused', message: 'This form was sent from another site.', code: 'csrf_failed' }),
+    error: () =>
+      errorPage({
+        assets,
+        title: 'Request refused',
+        message: 'This form was sent from another site.',
+        code: 'csrf_failed',
+      }),
   };
 }
 
@@ -268,12 +346,15 @@ export async function previewServer(): Promise<{ app: FastifyInstance; url: stri
     done(null, Object.fromEntries(new URLSearchParams(body as string))),
   );
   await app.register(assetRoutes, { assets });
-  app.get<{ Params: { name: string }; Querystring: { status?: AccountStatus; mode?: Mode } }>('/preview/:name', async (request, reply) => {
-    const pages = samplePages(assets.urls, request.query);
-    const render = pages[request.params.name as SamplePage];
-    if (!render) return reply.status(404).send('no such sample');
-    return sendPage(reply, render());
-  });
+  app.get<{ Params: { name: string }; Querystring: { status?: AccountStatus; mode?: Mode } }>(
+    '/preview/:name',
+    async (request, reply) => {
+      const pages = samplePages(assets.urls, request.query);
+      const render = pages[request.params.name as SamplePage];
+      if (!render) return reply.status(404).send('no such sample');
+      return sendPage(reply, render());
+    },
+  );
   app.post('/dashboard/*', async (request) => ({ url: request.url, body: request.body }));
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   return { app, url };

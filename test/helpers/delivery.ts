@@ -25,10 +25,18 @@ export async function createEndpoint(
  * A test-mode parcel.delivered event published to one new endpoint of `accountId` (which answers nowhere), and
  * the input of its first attempt, for tests that run an attempt's statements without a workflow.
  */
-export async function publishedToOneEndpoint(pool: Pool, accountId: string): Promise<{ endpointId: string; eventId: string; input: SignAndPostInput }> {
+export async function publishedToOneEndpoint(
+  pool: Pool,
+  accountId: string,
+): Promise<{ endpointId: string; eventId: string; input: SignAndPostInput }> {
   const endpoint = await createEndpoint(pool, { accountId, url: 'https://merchant.example/hooks' });
-  const published = await publishEvent({ pool }, { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } });
-  const { rows } = await pool.query<{ id: string }>('SELECT id FROM deliveries WHERE event_id = $1', [published.event.id]);
+  const published = await publishEvent(
+    { pool },
+    { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } },
+  );
+  const { rows } = await pool.query<{ id: string }>('SELECT id FROM deliveries WHERE event_id = $1', [
+    published.event.id,
+  ]);
   const input: SignAndPostInput = {
     attemptId: newId('attempt'),
     endpointId: endpoint.id,
@@ -59,10 +67,13 @@ export async function attemptsOf(pool: Pool, endpointId: string, eventId?: strin
 /** Waits for the event's workflow to finish and returns its result. */
 export async function deliveryResult(client: Client, eventId: string, timeoutMs = 30_000): Promise<unknown> {
   const handle = client.workflow.getHandle(`event:${eventId}`);
-  return waitFor(async () => {
-    const description = await handle.describe();
-    return description.status.name === 'COMPLETED' ? handle.result() : undefined;
-  }, { timeoutMs, what: `workflow event:${eventId} to complete` });
+  return waitFor(
+    async () => {
+      const description = await handle.describe();
+      return description.status.name === 'COMPLETED' ? handle.result() : undefined;
+    },
+    { timeoutMs, what: `workflow event:${eventId} to complete` },
+  );
 }
 
 export function parcel(overrides: Record<string, unknown> = {}): Record<string, unknown> {

@@ -14,7 +14,11 @@ export type { AccountStatus };
 
 export async function createAccount(
   pool: Pool,
-  { status = 'active', name = 'Test merchant', email = null }: { status?: AccountStatus; name?: string; email?: string | null } = {},
+  {
+    status = 'active',
+    name = 'Test merchant',
+    email = null,
+  }: { status?: AccountStatus; name?: string; email?: string | null } = {},
 ): Promise<string> {
   const id = newId('account');
   await pool.query('INSERT INTO accounts (id, name, email, status) VALUES ($1, $2, $3, $4)', [id, name, email, status]);

@@ -31,7 +31,11 @@ const LEAKS: Array<{ what: string; pattern: RegExp }> = [
   { what: 'a stack trace', pattern: /\n\s+at [^\n]*(?:\(|:\d+:\d+)/g },
   { what: 'a stack trace', pattern: /\b(?:TypeError|ReferenceError|RangeError|SyntaxError): /g },
   { what: 'SQL text', pattern: /\b(?:SELECT\s.+?\sFROM|INSERT INTO|DELETE FROM|UPDATE\s+\w+\s+SET)\b/gi },
-  { what: 'a Postgres error', pattern: /(?:syntax error at or near|violates \w+ constraint|duplicate key value|relation "|invalid input syntax for|column "[^"]*" of relation)/gi },
+  {
+    what: 'a Postgres error',
+    pattern:
+      /(?:syntax error at or near|violates \w+ constraint|duplicate key value|relation "|invalid input syntax for|column "[^"]*" of relation)/gi,
+  },
   { what: 'a file path', pattern: /(?:\/work\/|\/home\/|\/root\/|\/usr\/|node_modules|\w\.(?:ts|js):\d+)/g },
 ];
 
@@ -54,7 +58,8 @@ export function leaks(request: FuzzRequest, response: Observed, secrets: readonl
   for (const { what, pattern } of LEAKS) {
     if (response.statusCode < 300 && (SHOWN_ONCE[what] ?? []).some((p) => p.test(where))) continue;
     for (const match of response.body.matchAll(pattern)) {
-      if (!sent.includes(match[0])) problems.push(`response contains ${what}: ${JSON.stringify(match[0].slice(0, 80))}`);
+      if (!sent.includes(match[0]))
+        problems.push(`response contains ${what}: ${JSON.stringify(match[0].slice(0, 80))}`);
     }
   }
   // Credentials the suite holds (keys, the internal token) never come back, even when sent.
@@ -71,7 +76,8 @@ export function errorShapeProblems(response: Observed): string[] {
     return [`error body is not JSON: ${JSON.stringify(response.body.slice(0, 120))}`];
   }
   const error = (parsed as { error?: Record<string, unknown> } | null)?.error;
-  if (typeof error !== 'object' || error === null) return [`error body has no error object: ${response.body.slice(0, 120)}`];
+  if (typeof error !== 'object' || error === null)
+    return [`error body has no error object: ${response.body.slice(0, 120)}`];
   const problems: string[] = [];
   for (const field of ['type', 'code', 'message'] as const) {
     if (typeof error[field] !== 'string') problems.push(`error.${field} is not a string`);
@@ -79,11 +85,14 @@ export function errorShapeProblems(response: Observed): string[] {
   const known = Object.hasOwn(ERRORS, error.code as string) ? ERRORS[error.code as ErrorCode] : undefined;
   if (!known) problems.push(`unknown error code ${JSON.stringify(error.code)}`);
   else {
-    if (known.type !== error.type) problems.push(`error.type ${String(error.type)} is not ${known.type} for ${String(error.code)}`);
-    if (known.status !== response.statusCode) problems.push(`status ${response.statusCode} is not ${known.status} for ${String(error.code)}`);
+    if (known.type !== error.type)
+      problems.push(`error.type ${String(error.type)} is not ${known.type} for ${String(error.code)}`);
+    if (known.status !== response.statusCode)
+      problems.push(`status ${response.statusCode} is not ${known.status} for ${String(error.code)}`);
   }
   const contentType = String(response.headers['content-type'] ?? '');
-  if (!contentType.startsWith('application/json')) problems.push(`error Content-Type is ${JSON.stringify(contentType)}`);
+  if (!contentType.startsWith('application/json'))
+    problems.push(`error Content-Type is ${JSON.stringify(contentType)}`);
   return problems;
 }
 
@@ -95,7 +104,8 @@ function isJsonApi(url: string): boolean {
 export function problemsWith(request: FuzzRequest, response: Observed, secrets: readonly string[]): string[] {
   const problems: string[] = [];
   if (response.statusCode >= 500) problems.push(`status ${response.statusCode}: ${response.body.slice(0, 300)}`);
-  if (response.statusCode >= 400 && request.method !== 'HEAD' && isJsonApi(request.url)) problems.push(...errorShapeProblems(response));
+  if (response.statusCode >= 400 && request.method !== 'HEAD' && isJsonApi(request.url))
+    problems.push(...errorShapeProblems(response));
   problems.push(...leaks(request, response, secrets));
   return problems;
 }

@@ -65,7 +65,23 @@ export const anyJson: fc.Arbitrary<unknown> = fc.letrec<{ value: unknown }>((tie
 /** An integer as a query string can write it, and as it cannot. */
 export const oddIntegerText: fc.Arbitrary<string> = fc.oneof(
   fc.integer({ min: -5, max: 150 }).map(String),
-  fc.constantFrom('0', '-0', '1.5', '1e2', '0x10', ' 5', '5 ', '+5', '99999999999999999999', 'NaN', 'Infinity', '', 'true', '[]', '٣'),
+  fc.constantFrom(
+    '0',
+    '-0',
+    '1.5',
+    '1e2',
+    '0x10',
+    ' 5',
+    '5 ',
+    '+5',
+    '99999999999999999999',
+    'NaN',
+    'Infinity',
+    '',
+    'true',
+    '[]',
+    '٣',
+  ),
 );
 
 /** Cursor shapes: real ids (of this account, of another, of another kind) and anything else. */
@@ -82,7 +98,15 @@ export function cursor(known: readonly string[]): fc.Arbitrary<string> {
 }
 
 /** Invalid UTF-8: a lone continuation byte, an overlong '/', an encoded surrogate, a truncated sequence, 0xFF. */
-const BAD_UTF8 = [[0x80], [0xc0, 0xaf], [0xe0, 0x80, 0xaf], [0xed, 0xa0, 0x80], [0xe2, 0x82], [0xff], [0xf8, 0x88, 0x80, 0x80, 0x80]];
+const BAD_UTF8 = [
+  [0x80],
+  [0xc0, 0xaf],
+  [0xe0, 0x80, 0xaf],
+  [0xed, 0xa0, 0x80],
+  [0xe2, 0x82],
+  [0xff],
+  [0xf8, 0x88, 0x80, 0x80, 0x80],
+];
 
 export type BodyTwist = (json: string) => string | Buffer;
 
@@ -92,15 +116,14 @@ export type BodyTwist = (json: string) => string | Buffer;
  */
 export function deepField(names: readonly string[]): fc.Arbitrary<BodyTwist> {
   const field = names.length > 0 ? fc.constantFrom(...names) : fc.constant('x');
-  return fc.tuple(field, fc.constantFrom(2_000, 6_000, 10_000, 30_000), fc.boolean()).map(
-    ([name, depth, asArray]): BodyTwist =>
-      (json) => {
-        const [open, close] = asArray ? ['[', ']'] : ['{"a":', '}'];
-        const deep = `${open.repeat(depth)}1${close.repeat(depth)}`;
-        const fields = json.startsWith('{') && json.length > 2 ? `${json.slice(1, -1)},` : '';
-        return `{${fields}${JSON.stringify(name)}:${deep}}`;
-      },
-  );
+  return fc
+    .tuple(field, fc.constantFrom(2_000, 6_000, 10_000, 30_000), fc.boolean())
+    .map(([name, depth, asArray]): BodyTwist => (json) => {
+      const [open, close] = asArray ? ['[', ']'] : ['{"a":', '}'];
+      const deep = `${open.repeat(depth)}1${close.repeat(depth)}`;
+      const fields = json.startsWith('{') && json.length > 2 ? `${json.slice(1, -1)},` : '';
+      return `{${fields}${JSON.stringify(name)}:${deep}}`;
+    });
 }
 
 /** Ways to break a JSON body on the wire while keeping (or not) its text. */
@@ -119,13 +142,41 @@ export const bodyTwist: fc.Arbitrary<BodyTwist> = fc.oneof(
     return Buffer.concat([text.subarray(0, cut), Buffer.from(bytes), text.subarray(cut)]);
   }),
   // Just under and over the 64 KiB body limit.
-  fc.constantFrom(60_000, 65_536, 70_000, 300_000).map((size): BodyTwist => (json) => `${' '.repeat(Math.max(0, size - json.length))}${json}`),
-  fc.constantFrom('', 'null', '[]', '"text"', '1', 'true', '{', '}', '{"a":1,"a":2}', '{"__proto__":{"x":1}}', '{"constructor":{"prototype":{}}}').map(
-    (text): BodyTwist => () => text,
+  fc.constantFrom(60_000, 65_536, 70_000, 300_000).map(
+    (size): BodyTwist =>
+      (json) =>
+        `${' '.repeat(Math.max(0, size - json.length))}${json}`,
   ),
-  fc.integer({ min: 1, max: 20_000 }).map((depth): BodyTwist => () => `${'['.repeat(depth)}${']'.repeat(depth)}`),
+  fc
+    .constantFrom(
+      '',
+      'null',
+      '[]',
+      '"text"',
+      '1',
+      'true',
+      '{',
+      '}',
+      '{"a":1,"a":2}',
+      '{"__proto__":{"x":1}}',
+      '{"constructor":{"prototype":{}}}',
+    )
+    .map(
+      (text): BodyTwist =>
+        () =>
+          text,
+    ),
+  fc.integer({ min: 1, max: 20_000 }).map(
+    (depth): BodyTwist =>
+      () =>
+        `${'['.repeat(depth)}${']'.repeat(depth)}`,
+  ),
   deepField(['data', 'description', 'events', 'url', 'endpoint_id']),
-  fc.uint8Array({ maxLength: 200 }).map((bytes): BodyTwist => () => Buffer.from(bytes)),
+  fc.uint8Array({ maxLength: 200 }).map(
+    (bytes): BodyTwist =>
+      () =>
+        Buffer.from(bytes),
+  ),
 );
 
 const DEEP_MARKER = '\u0001deep\u0001';

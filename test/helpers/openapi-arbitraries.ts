@@ -1,6 +1,15 @@
 import fc from 'fast-check';
 import { EVENT_TYPES } from '../../core/event-catalog';
-import { anyJson, bodyTwist, cursor, nested, withDeepValue, oddEncoding, oddIntegerText, oddString } from './hostile-values';
+import {
+  anyJson,
+  bodyTwist,
+  cursor,
+  nested,
+  withDeepValue,
+  oddEncoding,
+  oddIntegerText,
+  oddString,
+} from './hostile-values';
 import type { JsonSchema, Operation, Parameter } from './openapi-operations';
 import { parcel } from './delivery';
 
@@ -57,13 +66,18 @@ function validValue(name: string, schema: JsonSchema, own: ModeFixture, ctx: Fuz
   if (name === 'url') return fc.constantFrom(...URLS);
   if (name === 'events') return fc.array(fc.constantFrom(...EVENT_TYPES), { maxLength: 3 });
   // Mostly the kind whose data below is valid, so publishing gets past its checks to storing.
-  if (name === 'type') return fc.oneof({ weight: 3, arbitrary: fc.constant('parcel.delivered') }, fc.constantFrom(...EVENT_TYPES));
+  if (name === 'type')
+    return fc.oneof({ weight: 3, arbitrary: fc.constant('parcel.delivered') }, fc.constantFrom(...EVENT_TYPES));
   if (name === 'account_id') return fc.constantFrom(own.accountId, ctx.test.accountId, ctx.live.accountId);
   if (name === 'endpoint_id') return pick(own.endpoints, 'we_none');
   if (name === 'event_id') return pick(own.events, 'evt_none');
   if (name === 'id') return fc.stringMatching(/^evt_fuzz_[A-Za-z0-9]{1,12}$/);
   if (name === 'starting_after') return cursor([...own.events, ...own.endpoints, ...ctx.foreign]);
-  if (name === 'data') return fc.oneof({ weight: 3, arbitrary: fc.constant({ parcel: PARCEL }) }, fc.constantFrom({ cod_settlement: { amount: 100, currency: 'KES' } }, {}));
+  if (name === 'data')
+    return fc.oneof(
+      { weight: 3, arbitrary: fc.constant({ parcel: PARCEL }) },
+      fc.constantFrom({ cod_settlement: { amount: 100, currency: 'KES' } }, {}),
+    );
   return fromSchema(schema);
 }
 
@@ -96,12 +110,16 @@ type Mutation = (value: Record<string, unknown>) => unknown;
 /** One field of a valid body made hostile: a wrong type, an odd string, a deep nest, or left out. */
 function oneFieldWrong(field: fc.Arbitrary<string>): fc.Arbitrary<Mutation> {
   return fc.oneof(
-    field.map((name): Mutation => (value) => omit(value, name)),
+    field.map(
+      (name): Mutation =>
+        (value) =>
+          omit(value, name),
+    ),
     fc.tuple(field, anyJson).map(([name, wrong]): Mutation => (value) => ({ ...value, [name]: wrong })),
     fc.tuple(field, oddString).map(([name, text]): Mutation => (value) => ({ ...value, [name]: text })),
-    fc.tuple(field, fc.constantFrom(20, 40, 200, 1000), fc.boolean()).map(
-      ([name, depth, asArray]): Mutation => (value) => ({ ...value, [name]: nested(depth, 1, asArray) }),
-    ),
+    fc
+      .tuple(field, fc.constantFrom(20, 40, 200, 1000), fc.boolean())
+      .map(([name, depth, asArray]): Mutation => (value) => ({ ...value, [name]: nested(depth, 1, asArray) })),
   );
 }
 
@@ -110,28 +128,56 @@ function body(schema: JsonSchema, own: ModeFixture, ctx: FuzzContext, chaos: boo
   const properties = schema.properties ?? {};
   const names = Object.keys(properties);
   const required = new Set(schema.required ?? []);
-  const fields = Object.fromEntries(names.map((name) => [name, validValue(name, properties[name] as JsonSchema, own, ctx)]));
-  const valid = fc.record(fields, { requiredKeys: names.filter((name) => required.has(name)) }) as fc.Arbitrary<Record<string, unknown>>;
-  const field = names.length > 0 ? fc.constantFrom(...names) : fc.constant('x');
-  const extra = fc.tuple(fc.oneof(oddString, fc.constantFrom('__proto__', 'constructor', 'prototype')), anyJson).map(
-    ([name, value]): Mutation => (body) => ({ ...body, [name]: value }),
+  const fields = Object.fromEntries(
+    names.map((name) => [name, validValue(name, properties[name] as JsonSchema, own, ctx)]),
   );
+  const valid = fc.record(fields, { requiredKeys: names.filter((name) => required.has(name)) }) as fc.Arbitrary<
+    Record<string, unknown>
+  >;
+  const field = names.length > 0 ? fc.constantFrom(...names) : fc.constant('x');
+  const extra = fc
+    .tuple(fc.oneof(oddString, fc.constantFrom('__proto__', 'constructor', 'prototype')), anyJson)
+    .map(([name, value]): Mutation => (body) => ({ ...body, [name]: value }));
   const mutation: fc.Arbitrary<Mutation> = chaos
-    ? fc.oneof({ weight: 3, arbitrary: fc.constant<Mutation>((value) => value) }, oneFieldWrong(field), extra, anyJson.map((whole): Mutation => () => whole))
-    : fc.oneof({ weight: 2, arbitrary: fc.constant<Mutation>((value) => value) }, { weight: 3, arbitrary: oneFieldWrong(field) });
+    ? fc.oneof(
+        { weight: 3, arbitrary: fc.constant<Mutation>((value) => value) },
+        oneFieldWrong(field),
+        extra,
+        anyJson.map(
+          (whole): Mutation =>
+            () =>
+              whole,
+        ),
+      )
+    : fc.oneof(
+        { weight: 2, arbitrary: fc.constant<Mutation>((value) => value) },
+        { weight: 3, arbitrary: oneFieldWrong(field) },
+      );
   return fc.tuple(valid, mutation).map(([value, mutate]) => mutate(value));
 }
 
 /** A valid body with one field nested thousands of levels deep (inside it, when it is an object). */
 function deepBody(schema: JsonSchema, own: ModeFixture, ctx: FuzzContext): fc.Arbitrary<string> {
   const names = Object.keys(schema.properties ?? {});
-  const valid = body(schema, own, ctx, false).filter((value): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value));
+  const valid = body(schema, own, ctx, false).filter(
+    (value): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value),
+  );
   // Object fields first: a deep value inside one (data.nested) keeps the body valid all the way to storing it.
   const objects = names.filter((name) => schema.properties?.[name]?.type === 'object');
-  const field = names.length === 0 ? fc.constant('x') : objects.length > 0 ? fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...objects) }, fc.constantFrom(...names)) : fc.constantFrom(...names);
+  const field =
+    names.length === 0
+      ? fc.constant('x')
+      : objects.length > 0
+        ? fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...objects) }, fc.constantFrom(...names))
+        : fc.constantFrom(...names);
   // Objects take 6 bytes a level and arrays 2: each depth stays under the body limit.
-  const nest = fc.oneof(fc.constantFrom(4_000, 9_000).map((depth) => [depth, false] as const), fc.constantFrom(9_000, 25_000).map((depth) => [depth, true] as const));
-  return fc.tuple(valid, field, nest).map(([value, name, [depth, asArray]]) => withDeepValue(value, name, depth, asArray));
+  const nest = fc.oneof(
+    fc.constantFrom(4_000, 9_000).map((depth) => [depth, false] as const),
+    fc.constantFrom(9_000, 25_000).map((depth) => [depth, true] as const),
+  );
+  return fc
+    .tuple(valid, field, nest)
+    .map(([value, name, [depth, asArray]]) => withDeepValue(value, name, depth, asArray));
 }
 
 function omit(value: Record<string, unknown>, name: string): Record<string, unknown> {
@@ -166,22 +212,44 @@ function pathValue(own: ModeFixture, ctx: FuzzContext, path: string): fc.Arbitra
 
 function typedQueryValue(parameter: Parameter, own: ModeFixture, ctx: FuzzContext): fc.Arbitrary<string> {
   if (parameter.schema.type === 'integer') return oddIntegerText;
-  return validValue(parameter.name, parameter.schema, own, ctx).map((v) => (typeof v === 'string' ? v : (JSON.stringify(v) ?? '')));
+  return validValue(parameter.name, parameter.schema, own, ctx).map((v) =>
+    typeof v === 'string' ? v : (JSON.stringify(v) ?? ''),
+  );
 }
 
-function queryString(parameters: Parameter[], own: ModeFixture, ctx: FuzzContext, chaos: boolean): fc.Arbitrary<string> {
+function queryString(
+  parameters: Parameter[],
+  own: ModeFixture,
+  ctx: FuzzContext,
+  chaos: boolean,
+): fc.Arbitrary<string> {
   const known = parameters.filter((p) => p.in === 'query');
   const value = (p: Parameter) =>
     fc.oneof({ weight: 3, arbitrary: typedQueryValue(p, own, ctx).map(encode) }, oddString.map(encode), oddEncoding);
   const pairs = known.map((p) => value(p).map((v) => `${p.name}=${v}`));
   const odd = fc.oneof(
     fc.tuple(oddString, oddString).map(([name, v]) => `${encode(name)}=${encode(v)}`),
-    fc.constantFrom('limit', 'starting_after', '=', '&', 'a[b]=1', 'limit[]=1', '__proto__=1', 'constructor[prototype]=1'),
+    fc.constantFrom(
+      'limit',
+      'starting_after',
+      '=',
+      '&',
+      'a[b]=1',
+      'limit[]=1',
+      '__proto__=1',
+      'constructor[prototype]=1',
+    ),
   );
   // Focused: each known parameter at most once; chaos: repeats, unknown names and bare separators too.
   const list = chaos
-    ? fc.array(pairs.length > 0 ? fc.oneof({ weight: 3, arbitrary: fc.oneof(...pairs) }, odd) : odd, { maxLength: known.length + 2 })
-    : fc.subarray(known.map((p) => p.name)).chain((names) => fc.tuple(...names.map((name) => pairs[known.findIndex((p) => p.name === name)] as fc.Arbitrary<string>)));
+    ? fc.array(pairs.length > 0 ? fc.oneof({ weight: 3, arbitrary: fc.oneof(...pairs) }, odd) : odd, {
+        maxLength: known.length + 2,
+      })
+    : fc
+        .subarray(known.map((p) => p.name))
+        .chain((names) =>
+          fc.tuple(...names.map((name) => pairs[known.findIndex((p) => p.name === name)] as fc.Arbitrary<string>)),
+        );
   return list.map((items) => (items.length > 0 ? `?${items.join('&')}` : ''));
 }
 
@@ -237,10 +305,24 @@ function authorization(op: Operation, own: ModeFixture, ctx: FuzzContext): fc.Ar
   );
 }
 
-const ACCEPT = [undefined, 'application/json', 'text/html', '*/*', 'application/xml', 'text/event-stream', '', '\u00ff'];
+const ACCEPT = [
+  undefined,
+  'application/json',
+  'text/html',
+  '*/*',
+  'application/xml',
+  'text/event-stream',
+  '',
+  '\u00ff',
+];
 
 /** Headers: mostly right, often wrong in one of the ways clients get them wrong. */
-function headers(op: Operation, own: ModeFixture, ctx: FuzzContext, hasBody: boolean): fc.Arbitrary<Record<string, string>> {
+function headers(
+  op: Operation,
+  own: ModeFixture,
+  ctx: FuzzContext,
+  hasBody: boolean,
+): fc.Arbitrary<Record<string, string>> {
   const contentType = fc.oneof(
     { weight: 6, arbitrary: fc.constant<string | undefined>(hasBody ? 'application/json' : undefined) },
     fc.constantFrom<string | undefined>(undefined, 'application/json', ...CONTENT_TYPES),
@@ -257,7 +339,9 @@ function headers(op: Operation, own: ModeFixture, ctx: FuzzContext, hasBody: boo
 const OTHER_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 
 function fillPath(op: Operation, values: string[]): string {
-  return op.parameters.filter((p) => p.in === 'path').reduce((url, p, i) => url.replace(`{${p.name}}`, values[i] as string), op.path);
+  return op.parameters
+    .filter((p) => p.in === 'path')
+    .reduce((url, p, i) => url.replace(`{${p.name}}`, values[i] as string), op.path);
 }
 
 function pathParamCount(op: Operation): number {
@@ -266,7 +350,9 @@ function pathParamCount(op: Operation): number {
 
 /** Anything: every part of the request may be wrong at once, in every way the suite knows. */
 function chaosRequest(op: Operation, own: ModeFixture, ctx: FuzzContext): fc.Arbitrary<FuzzRequest> {
-  const path = fc.tuple(...Array.from({ length: pathParamCount(op) }, () => pathValue(own, ctx, op.path))).map((values) => fillPath(op, values));
+  const path = fc
+    .tuple(...Array.from({ length: pathParamCount(op) }, () => pathValue(own, ctx, op.path)))
+    .map((values) => fillPath(op, values));
   const method = fc.oneof({ weight: 9, arbitrary: fc.constant(op.method) }, fc.constantFrom(...OTHER_METHODS));
   const payload: fc.Arbitrary<string | Buffer | undefined> = op.body
     ? fc.oneof(
@@ -274,10 +360,24 @@ function chaosRequest(op: Operation, own: ModeFixture, ctx: FuzzContext): fc.Arb
         fc.tuple(body(op.body, own, ctx, true), bodyTwist).map(([value, twist]) => twist(JSON.stringify(value) ?? '')),
         fc.constant(undefined),
       )
-    : fc.oneof({ weight: 4, arbitrary: fc.constant(undefined) }, bodyTwist.map((twist) => twist('{}')));
+    : fc.oneof(
+        { weight: 4, arbitrary: fc.constant(undefined) },
+        bodyTwist.map((twist) => twist('{}')),
+      );
   return fc
-    .tuple(method, path, queryString(op.parameters, own, ctx, true), payload, headers(op, own, ctx, op.body !== undefined))
-    .map(([m, p, q, b, h]) => ({ method: m, url: `${p}${q}`, headers: h, ...(b === undefined || m === 'GET' || m === 'HEAD' ? {} : { payload: b }) }));
+    .tuple(
+      method,
+      path,
+      queryString(op.parameters, own, ctx, true),
+      payload,
+      headers(op, own, ctx, op.body !== undefined),
+    )
+    .map(([m, p, q, b, h]) => ({
+      method: m,
+      url: `${p}${q}`,
+      headers: h,
+      ...(b === undefined || m === 'GET' || m === 'HEAD' ? {} : { payload: b }),
+    }));
 }
 
 /**
@@ -286,10 +386,17 @@ function chaosRequest(op: Operation, own: ModeFixture, ctx: FuzzContext): fc.Arb
  */
 function focusedRequest(op: Operation, own: ModeFixture, ctx: FuzzContext): fc.Arbitrary<FuzzRequest> {
   const path = fc
-    .tuple(...Array.from({ length: pathParamCount(op) }, () => fc.oneof({ weight: 5, arbitrary: pick(ownIds(own, op.path), 'we_none') }, oddString)))
+    .tuple(
+      ...Array.from({ length: pathParamCount(op) }, () =>
+        fc.oneof({ weight: 5, arbitrary: pick(ownIds(own, op.path), 'we_none') }, oddString),
+      ),
+    )
     .map((values) => fillPath(op, values.map(encode)));
   const payload: fc.Arbitrary<string | Buffer | undefined> = op.body
-    ? fc.oneof({ weight: 4, arbitrary: body(op.body, own, ctx, false).map((value) => JSON.stringify(value) ?? '') }, deepBody(op.body, own, ctx))
+    ? fc.oneof(
+        { weight: 4, arbitrary: body(op.body, own, ctx, false).map((value) => JSON.stringify(value) ?? '') },
+        deepBody(op.body, own, ctx),
+      )
     : fc.constant(undefined);
   const headers: Record<string, string> = { authorization: goodAuthorization(op, own, ctx) };
   if (op.body) headers['content-type'] = 'application/json';
@@ -311,10 +418,14 @@ export function requestFor(op: Operation, ctx: FuzzContext, kind: 'chaos' | 'foc
 export function pathSpellings(path: string): fc.Arbitrary<string> {
   const hex = (c: string) => c.charCodeAt(0).toString(16);
   const spelled = (text: string, letter: (c: string) => fc.Arbitrary<string>) =>
-    fc.tuple(...[...text].map((c) => (/[a-z0-9]/i.test(c) ? letter(c) : fc.constant(c)))).map((chars) => chars.join(''));
+    fc
+      .tuple(...[...text].map((c) => (/[a-z0-9]/i.test(c) ? letter(c) : fc.constant(c))))
+      .map((chars) => chars.join(''));
   const segments = path.split('/').slice(1);
   const encoded = fc
-    .tuple(...segments.map((text) => spelled(text, (c) => fc.constantFrom(c, c, `%${hex(c)}`, `%${hex(c).toUpperCase()}`))))
+    .tuple(
+      ...segments.map((text) => spelled(text, (c) => fc.constantFrom(c, c, `%${hex(c)}`, `%${hex(c).toUpperCase()}`))),
+    )
     .map((parts) => parts.map((text) => `/${text}`).join(''));
   const letter = (c: string) => fc.constantFrom(c, c, c.toUpperCase(), `%${hex(c)}`, `%${hex(c).toUpperCase()}`);
   const separator = fc.constantFrom('/', '/', '/', '//', '/./', '/%2f', '/%2F');

@@ -135,7 +135,9 @@ interface JsonKeyValue {
 function jsonAttributes(list: JsonKeyValue[] = []): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const { key, value } of list) {
-    out[key] = value.stringValue ?? (value.intValue !== undefined ? Number(value.intValue) : (value.boolValue ?? value.doubleValue));
+    out[key] =
+      value.stringValue ??
+      (value.intValue !== undefined ? Number(value.intValue) : (value.boolValue ?? value.doubleValue));
   }
   return out;
 }
@@ -144,7 +146,15 @@ function decodeJson(body: Buffer): ReceivedSpan[] {
   const request = JSON.parse(body.toString('utf8')) as {
     resourceSpans?: Array<{
       resource?: { attributes?: JsonKeyValue[] };
-      scopeSpans?: Array<{ spans?: Array<{ traceId: string; spanId: string; parentSpanId?: string; name: string; attributes?: JsonKeyValue[] }> }>;
+      scopeSpans?: Array<{
+        spans?: Array<{
+          traceId: string;
+          spanId: string;
+          parentSpanId?: string;
+          name: string;
+          attributes?: JsonKeyValue[];
+        }>;
+      }>;
     }>;
   };
   const spans: ReceivedSpan[] = [];

@@ -25,7 +25,20 @@ export interface PageRoute {
   path: string;
 }
 
-const FIELDS = ['url', 'description', 'events', 'confirm', 'type', 'since', 'until', 'endpoint_id', 'scopes', 'expires', 'disabled', 'outcome'];
+const FIELDS = [
+  'url',
+  'description',
+  'events',
+  'confirm',
+  'type',
+  'since',
+  'until',
+  'endpoint_id',
+  'scopes',
+  'expires',
+  'disabled',
+  'outcome',
+];
 
 function fieldValue(name: string, ids: { endpoints: string[]; events: string[] }): fc.Arbitrary<string> {
   const plausible: Record<string, fc.Arbitrary<string>> = {
@@ -33,7 +46,13 @@ function fieldValue(name: string, ids: { endpoints: string[]; events: string[] }
     events: fc.constantFrom(...EVENT_TYPES, 'parcel.nope'),
     type: fc.constantFrom(...EVENT_TYPES, 'parcel.nope'),
     confirm: fc.constantFrom('yes', 'no', ''),
-    since: fc.constantFrom('2026-03-01T09:30', '2026-02-30T25:61', '0000-01-01T00:00', '9999-12-31T23:59:59', '275760-09-13T00:00'),
+    since: fc.constantFrom(
+      '2026-03-01T09:30',
+      '2026-02-30T25:61',
+      '0000-01-01T00:00',
+      '9999-12-31T23:59:59',
+      '275760-09-13T00:00',
+    ),
     until: fc.constantFrom('2026-03-01T09:30', '1970-01-01T00:00', '99999-01-01T00:00'),
     endpoint_id: ids.endpoints.length > 0 ? fc.constantFrom(...ids.endpoints) : fc.constant('we_none'),
     scopes: fc.constantFrom(...ALL_SCOPES, 'admin'),
@@ -46,17 +65,29 @@ function fieldValue(name: string, ids: { endpoints: string[]; events: string[] }
 
 /** An urlencoded form: fields in any order, repeated or not, the CSRF token right, wrong or absent. */
 function form(session: PageSession, ids: { endpoints: string[]; events: string[] }): fc.Arbitrary<string> {
-  const csrf = fc.oneof({ weight: 8, arbitrary: fc.constant(session.csrf) }, fc.constantFrom('', 'x', `${session.csrf}x`), oddString);
+  const csrf = fc.oneof(
+    { weight: 8, arbitrary: fc.constant(session.csrf) },
+    fc.constantFrom('', 'x', `${session.csrf}x`),
+    oddString,
+  );
   const field = fc.oneof(
-    { weight: 4, arbitrary: fc.constantFrom(...FIELDS).chain((name) => fieldValue(name, ids).map((value) => [name, value] as const)) },
+    {
+      weight: 4,
+      arbitrary: fc
+        .constantFrom(...FIELDS)
+        .chain((name) => fieldValue(name, ids).map((value) => [name, value] as const)),
+    },
     fc.tuple(oddString, oddString),
   );
-  return fc.tuple(fc.option(csrf, { freq: 8 }), fc.array(field, { maxLength: 6 }), fc.option(oddEncoding)).map(([token, fields, raw]) => {
-    const params = new URLSearchParams();
-    if (token !== null) params.append('_csrf', token);
-    for (const [name, value] of fields) params.append(name.replace(/[\ud800-\udfff]/g, ''), value.replace(/[\ud800-\udfff]/g, '\ufffd'));
-    return raw === null ? params.toString() : `${params.toString()}&x=${raw}`;
-  });
+  return fc
+    .tuple(fc.option(csrf, { freq: 8 }), fc.array(field, { maxLength: 6 }), fc.option(oddEncoding))
+    .map(([token, fields, raw]) => {
+      const params = new URLSearchParams();
+      if (token !== null) params.append('_csrf', token);
+      for (const [name, value] of fields)
+        params.append(name.replace(/[\ud800-\udfff]/g, ''), value.replace(/[\ud800-\udfff]/g, '\ufffd'));
+      return raw === null ? params.toString() : `${params.toString()}&x=${raw}`;
+    });
 }
 
 function paramValue(name: string, mode: 'test' | 'live', session: PageSession, path: string): fc.Arbitrary<string> {
@@ -81,15 +112,31 @@ function fill(route: PageRoute, mode: 'test' | 'live', session: PageSession): fc
 
 const QUERY = fc.oneof(
   { weight: 3, arbitrary: fc.constant('') },
-  fc.constantFrom('?signed_out=1', '?notice=created', '?starting_after=we_x', '?outcome=failed&event_id=evt_x', '?limit=1e9', '?mode=live'),
-  fc.tuple(oddString, oddEncoding).map(([text, raw]) => `?q=${encodeURIComponent(text.replace(/[\ud800-\udfff]/g, ''))}${raw}`),
+  fc.constantFrom(
+    '?signed_out=1',
+    '?notice=created',
+    '?starting_after=we_x',
+    '?outcome=failed&event_id=evt_x',
+    '?limit=1e9',
+    '?mode=live',
+  ),
+  fc
+    .tuple(oddString, oddEncoding)
+    .map(([text, raw]) => `?q=${encodeURIComponent(text.replace(/[\ud800-\udfff]/g, ''))}${raw}`),
 );
 
 export function pageRequest(route: PageRoute, session: PageSession): fc.Arbitrary<FuzzRequest> {
   const mode = fc.constantFrom<'test' | 'live'>('test', 'live');
   const cookie = fc.oneof(
     { weight: 8, arbitrary: fc.constant<string | undefined>(session.cookie) },
-    fc.constantFrom<string | undefined>(undefined, '', 'parcel_dashboard_session=', 'parcel_dashboard_session=x', `${session.cookie}; ${session.cookie}x`, '=;=;'),
+    fc.constantFrom<string | undefined>(
+      undefined,
+      '',
+      'parcel_dashboard_session=',
+      'parcel_dashboard_session=x',
+      `${session.cookie}; ${session.cookie}x`,
+      '=;=;',
+    ),
   );
   const origin = fc.oneof(
     { weight: 6, arbitrary: fc.constant<string | undefined>(undefined) },
@@ -97,7 +144,13 @@ export function pageRequest(route: PageRoute, session: PageSession): fc.Arbitrar
   );
   const contentType = fc.oneof(
     { weight: 6, arbitrary: fc.constant('application/x-www-form-urlencoded') },
-    fc.constantFrom('application/json', 'text/plain', 'multipart/form-data; boundary=x', 'application/x-www-form-urlencoded; charset=latin1', ''),
+    fc.constantFrom(
+      'application/json',
+      'text/plain',
+      'multipart/form-data; boundary=x',
+      'application/x-www-form-urlencoded; charset=latin1',
+      '',
+    ),
   );
   return mode.chain((m) =>
     fc

@@ -55,7 +55,11 @@ export async function snapshotOf(pool: Pool, accountIds: string[]): Promise<Reco
     keys: await rows('SELECT to_jsonb(t) AS row FROM api_keys t WHERE account_id = ANY($1) ORDER BY id'),
     events: await rows('SELECT to_jsonb(t) AS row FROM events t WHERE account_id = ANY($1) ORDER BY id'),
     deliveries: await rows('SELECT to_jsonb(t) AS row FROM deliveries t WHERE account_id = ANY($1) ORDER BY id'),
-    sessions: await rows(`SELECT to_jsonb(t) - 'last_seen_at' AS row FROM dashboard_sessions t WHERE account_id = ANY($1) ORDER BY id_hash`),
-    links: await rows('SELECT to_jsonb(t) AS row FROM dashboard_sign_in_links t WHERE account_id = ANY($1) ORDER BY token_hash'),
+    sessions: await rows(
+      `SELECT to_jsonb(t) - 'last_seen_at' AS row FROM dashboard_sessions t WHERE account_id = ANY($1) ORDER BY id_hash`,
+    ),
+    links: await rows(
+      'SELECT to_jsonb(t) AS row FROM dashboard_sign_in_links t WHERE account_id = ANY($1) ORDER BY token_hash',
+    ),
   };
 }

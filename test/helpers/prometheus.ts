@@ -17,7 +17,8 @@ export function parseSamples(text: string): Sample[] {
     const match = SAMPLE.exec(line);
     if (!match) throw new Error(`not a Prometheus sample line: ${line}`);
     const labels: Record<string, string> = {};
-    for (const [, key, value] of (match[2] ?? '').matchAll(LABEL)) labels[key as string] = (value as string).replace(/\\(.)/g, '$1');
+    for (const [, key, value] of (match[2] ?? '').matchAll(LABEL))
+      labels[key as string] = (value as string).replace(/\\(.)/g, '$1');
     samples.push({ name: match[1] as string, labels, value: Number(match[3]) });
   }
   return samples;

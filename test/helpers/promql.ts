@@ -3,7 +3,21 @@
  * registers. Not a parser: it drops strings, label matchers, ranges and grouping clauses, then keeps the
  * identifiers that are not functions or keywords. Enough for the expressions in deploy/.
  */
-const KEYWORDS = new Set(['and', 'or', 'unless', 'by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'bool', 'offset', 'inf', 'nan']);
+const KEYWORDS = new Set([
+  'and',
+  'or',
+  'unless',
+  'by',
+  'without',
+  'on',
+  'ignoring',
+  'group_left',
+  'group_right',
+  'bool',
+  'offset',
+  'inf',
+  'nan',
+]);
 
 export function metricNames(expr: string): string[] {
   const stripped = expr

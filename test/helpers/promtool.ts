@@ -12,7 +12,12 @@ import path from 'node:path';
 const CACHED = path.join(os.homedir(), '.cache', 'parcel-webhooks', 'promtool-debian', 'promtool');
 
 function run(file: string, args: string[], cwd?: string): void {
-  execFileSync(file, args, { cwd, stdio: 'pipe', timeout: 300_000, env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  execFileSync(file, args, {
+    cwd,
+    stdio: 'pipe',
+    timeout: 300_000,
+    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+  });
 }
 
 function onPath(): string | undefined {
@@ -24,7 +29,8 @@ function onPath(): string | undefined {
 }
 
 function download(log: (msg: string) => void): string | { reason: string } {
-  if (!existsSync('/usr/bin/apt-get')) return { reason: "no promtool on PATH and no apt-get to fetch Debian's prometheus package" };
+  if (!existsSync('/usr/bin/apt-get'))
+    return { reason: "no promtool on PATH and no apt-get to fetch Debian's prometheus package" };
   const dir = mkdtempSync(path.join(os.tmpdir(), 'promtool-'));
   try {
     log("fetching promtool from Debian's prometheus package (once per machine)...");
@@ -32,7 +38,8 @@ function download(log: (msg: string) => void): string | { reason: string } {
       run('apt-get', ['download', 'prometheus'], dir);
     } catch {
       // A fresh image has no package lists yet; only root can fetch them.
-      if (process.getuid?.() !== 0) throw new Error('apt-get download prometheus failed and only root can run apt-get update');
+      if (process.getuid?.() !== 0)
+        throw new Error('apt-get download prometheus failed and only root can run apt-get update');
       run('apt-get', ['update']);
       run('apt-get', ['download', 'prometheus'], dir);
     }

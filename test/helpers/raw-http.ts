@@ -52,7 +52,8 @@ function dechunk(body: Buffer): Buffer {
 /** The final response on the connection, after any 100 Continue (status 0 when nothing came back at all). */
 export function parseResponse(raw: Buffer): Observed {
   const headEnd = raw.indexOf('\r\n\r\n');
-  if (/^HTTP\/1\.[01] 1\d\d /.test(raw.subarray(0, 13).toString('latin1')) && headEnd >= 0) return parseResponse(raw.subarray(headEnd + 4));
+  if (/^HTTP\/1\.[01] 1\d\d /.test(raw.subarray(0, 13).toString('latin1')) && headEnd >= 0)
+    return parseResponse(raw.subarray(headEnd + 4));
   if (headEnd < 0) return { statusCode: 0, headers: {}, body: raw.toString() };
   const [statusLine, ...lines] = raw.subarray(0, headEnd).toString('latin1').split('\r\n');
   const headers: Record<string, string> = {};
@@ -63,7 +64,11 @@ export function parseResponse(raw: Buffer): Observed {
   let body = raw.subarray(headEnd + 4);
   if (headers['transfer-encoding'] === 'chunked') body = dechunk(body);
   else if (headers['content-length'] !== undefined) body = body.subarray(0, Number(headers['content-length']));
-  return { statusCode: Number(/^HTTP\/1\.[01] (\d{3})/.exec(statusLine ?? '')?.[1] ?? 0), headers, body: body.toString() };
+  return {
+    statusCode: Number(/^HTTP\/1\.[01] (\d{3})/.exec(statusLine ?? '')?.[1] ?? 0),
+    headers,
+    body: body.toString(),
+  };
 }
 
 export interface RawRequest {
@@ -113,28 +118,53 @@ export function headerLines(key: string): fc.Arbitrary<string[]> {
   const good = `Authorization: Bearer ${key}`;
   const auth = fc.oneof(
     { weight: 4, arbitrary: fc.constant([good]) },
-    fc.constantFrom([good, good], [good, 'Authorization: Bearer svc_test_x'], ['Authorization: Bearer svc_test_x', good], [`authorization: basic ${Buffer.from(`${key}:`).toString('base64')}`, good], []),
+    fc.constantFrom(
+      [good, good],
+      [good, 'Authorization: Bearer svc_test_x'],
+      ['Authorization: Bearer svc_test_x', good],
+      [`authorization: basic ${Buffer.from(`${key}:`).toString('base64')}`, good],
+      [],
+    ),
   );
   return fc.tuple(auth, fc.array(line, { maxLength: 4 })).map(([first, rest]) => [...first, ...rest]);
 }
 
 export function rawRequest(paths: readonly string[], key: string): fc.Arbitrary<RawRequest> {
   return fc.record({
-    method: fc.oneof({ weight: 6, arbitrary: fc.constantFrom('GET', 'POST', 'PATCH', 'DELETE') }, fc.constantFrom('get', 'BREW', 'GET /x HTTP/1.1\r\nX:', '')),
+    method: fc.oneof(
+      { weight: 6, arbitrary: fc.constantFrom('GET', 'POST', 'PATCH', 'DELETE') },
+      fc.constantFrom('get', 'BREW', 'GET /x HTTP/1.1\r\nX:', ''),
+    ),
     path: fc.oneof(
       { weight: 4, arbitrary: fc.constantFrom(...paths) },
       fc.tuple(fc.constantFrom(...paths), oddEncoding).map(([path, odd]) => `${path}${odd}`),
-      fc.constantFrom('*', '//v1//webhooks', '/v1/webhooks/\u00e9', '/v1/../v1/webhooks', 'http://evil.example/v1/webhooks', `/${'a'.repeat(20_000)}`),
+      fc.constantFrom(
+        '*',
+        '//v1//webhooks',
+        '/v1/webhooks/\u00e9',
+        '/v1/../v1/webhooks',
+        'http://evil.example/v1/webhooks',
+        `/${'a'.repeat(20_000)}`,
+      ),
     ),
     headerLines: headerLines(key),
-    body: fc.oneof(fc.constant(Buffer.alloc(0)), fc.constantFrom('{}', '{"url":"https://127.0.0.1:9/raw"}', '{"since":0}').map((text) => Buffer.from(text)), fc.uint8Array({ maxLength: 64 }).map((bytes) => Buffer.from(bytes))),
+    body: fc.oneof(
+      fc.constant(Buffer.alloc(0)),
+      fc.constantFrom('{}', '{"url":"https://127.0.0.1:9/raw"}', '{"since":0}').map((text) => Buffer.from(text)),
+      fc.uint8Array({ maxLength: 64 }).map((bytes) => Buffer.from(bytes)),
+    ),
   });
 }
 
 /** The request as bytes: Host and Connection: close always, Content-Length only when no line sets framing. */
 export function toBytes(request: RawRequest): Buffer {
   const framed = request.headerLines.some((line) => /^(content-length|transfer-encoding):/i.test(line));
-  const lines = [`${request.method} ${request.path} HTTP/1.1`, 'Host: 127.0.0.1', 'Connection: close', ...request.headerLines];
+  const lines = [
+    `${request.method} ${request.path} HTTP/1.1`,
+    'Host: 127.0.0.1',
+    'Connection: close',
+    ...request.headerLines,
+  ];
   if (!framed) lines.push(`Content-Length: ${request.body.length}`);
   return Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1'), request.body]);
 }

@@ -11,7 +11,8 @@ export function servedRoutes(app: FastifyInstance): string[] {
     stack.length = depth;
     stack.push(match[2] as string);
     const path = stack.join('');
-    for (const method of (match[3] ?? '').split(', ').filter((m) => m && m !== 'HEAD')) routes.push(`${method} ${path}`);
+    for (const method of (match[3] ?? '').split(', ').filter((m) => m && m !== 'HEAD'))
+      routes.push(`${method} ${path}`);
   }
   return routes;
 }

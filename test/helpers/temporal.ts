@@ -42,7 +42,13 @@ export async function startTestWorker(
   const pool = createPool(config.databaseUrl);
   const worker = await createWorker({ config, connection: nativeConnection, pool, options });
   let started!: Dispatcher;
-  const running = runWorker(worker, { config, connection: nativeConnection, pool, onDispatcher: (d) => (started = d), ...dispatcher });
+  const running = runWorker(worker, {
+    config,
+    connection: nativeConnection,
+    pool,
+    onDispatcher: (d) => (started = d),
+    ...dispatcher,
+  });
   let stopped = false;
   return {
     worker,

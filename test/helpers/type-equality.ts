@@ -3,7 +3,11 @@
  * the same type), else `false`. Object types are rebuilt as plain mapped types first, so an interface and an
  * inferred object type of the same shape compare equal.
  */
-type Plain<T> = T extends readonly unknown[] ? { [K in keyof T]: Plain<T[K]> } : T extends object ? { [K in keyof T]: Plain<T[K]> } : T;
+type Plain<T> = T extends readonly unknown[]
+  ? { [K in keyof T]: Plain<T[K]> }
+  : T extends object
+    ? { [K in keyof T]: Plain<T[K]> }
+    : T;
 
 type Identical<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 

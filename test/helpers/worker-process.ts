@@ -27,7 +27,12 @@ export async function startWorkerProcess(
   readyTimeoutMs = 60_000,
   options: { ready?: boolean } = {},
 ): Promise<WorkerProcess> {
-  return startServiceProcess('worker/main.ts', options.ready === false ? undefined : 'worker: polling task queue', env, readyTimeoutMs);
+  return startServiceProcess(
+    'worker/main.ts',
+    options.ready === false ? undefined : 'worker: polling task queue',
+    env,
+    readyTimeoutMs,
+  );
 }
 
 /** The production API entry (api/server.ts) likewise; resolves once it listens. */
@@ -72,7 +77,10 @@ async function startServiceProcess(
       };
       const onExit = (code: number | null, signal: string | null) =>
         done(new Error(`${name} exited (${code ?? signal}) before printing "${text}":\n${output.join('')}`));
-      const timer = setTimeout(() => done(new Error(`${name} did not print "${text}" within ${timeoutMs} ms:\n${output.join('')}`)), timeoutMs);
+      const timer = setTimeout(
+        () => done(new Error(`${name} did not print "${text}" within ${timeoutMs} ms:\n${output.join('')}`)),
+        timeoutMs,
+      );
       listeners.add(check);
       child.once('exit', onExit);
       if (!alive()) onExit(child.exitCode, child.signalCode);
@@ -84,5 +92,12 @@ async function startServiceProcess(
       throw err;
     });
   }
-  return { process: child, output, kill: () => stopWith('SIGKILL'), stop: () => stopWith('SIGTERM'), alive, waitForOutput };
+  return {
+    process: child,
+    output,
+    kill: () => stopWith('SIGKILL'),
+    stop: () => stopWith('SIGTERM'),
+    alive,
+    waitForOutput,
+  };
 }

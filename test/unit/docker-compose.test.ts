@@ -23,27 +23,38 @@ import { loadConfig, SECRET_SETTINGS } from '../../infra/config';
 const root = path.join(__dirname, '..', '..');
 const compose = parse(readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
   secrets: Record<string, { file: string }>;
-  services: Record<string, {
-    image?: string;
-    build?: string;
-    restart?: string;
-    entrypoint?: string[];
-    command?: string[];
-    volumes?: string[];
-    ports?: string[];
-    expose?: string[];
-    profiles?: string[];
-    environment?: Record<string, string>;
-    secrets?: string[];
-    depends_on?: Record<string, { condition: string }> | string[];
-  }>;
+  services: Record<
+    string,
+    {
+      image?: string;
+      build?: string;
+      restart?: string;
+      entrypoint?: string[];
+      command?: string[];
+      volumes?: string[];
+      ports?: string[];
+      expose?: string[];
+      profiles?: string[];
+      environment?: Record<string, string>;
+      secrets?: string[];
+      depends_on?: Record<string, { condition: string }> | string[];
+    }
+  >;
 };
 const services = compose.services;
 
 describe('docker-compose.yml', () => {
   it('describes Postgres, Temporal on Postgres with its setup jobs, the Temporal UI, the api and the worker', () => {
     expect(Object.keys(services)).toEqual(
-      expect.arrayContaining(['postgres', 'temporal-schema', 'temporal', 'temporal-namespace', 'temporal-ui', 'api', 'worker']),
+      expect.arrayContaining([
+        'postgres',
+        'temporal-schema',
+        'temporal',
+        'temporal-namespace',
+        'temporal-ui',
+        'api',
+        'worker',
+      ]),
     );
     expect(services.postgres?.image).toMatch(/^postgres:15/);
     expect(services.temporal?.image).toMatch(/^temporalio\/server:1\.29/);
@@ -61,7 +72,8 @@ describe('docker-compose.yml', () => {
     // Workers scale out (`--scale worker=N`): a fixed host port would stop the second replica.
     expect(services.worker?.ports).toBeUndefined();
     // The one-shot jobs serve nothing.
-    for (const job of ['temporal-schema', 'temporal-namespace', 'migrate']) expect(services[job]?.ports, job).toBeUndefined();
+    for (const job of ['temporal-schema', 'temporal-namespace', 'migrate'])
+      expect(services[job]?.ports, job).toBeUndefined();
   });
 
   it('pins every image it pulls to a version, and none is one Temporal offers for development only', () => {
@@ -83,7 +95,10 @@ describe('docker-compose.yml', () => {
     expect(bases).toEqual(['node:24-bookworm-slim', 'node:24-bookworm-slim']);
     const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { engines: { node: string } };
     expect(pkg.engines.node).toBe('^20.19.0 || ^24.0.0');
-    const compiled: Record<string, string> = { 'dist/api/server.js': 'api/server.ts', 'dist/worker/main.js': 'worker/main.ts' };
+    const compiled: Record<string, string> = {
+      'dist/api/server.js': 'api/server.ts',
+      'dist/worker/main.js': 'worker/main.ts',
+    };
     for (const name of ['api', 'worker'] as const) {
       const service = services[name];
       expect(service?.build).toBe('.');
@@ -94,7 +109,10 @@ describe('docker-compose.yml', () => {
   });
 
   it('runs every process of the image on jemalloc, installed and linked at the path LD_PRELOAD names', () => {
-    const runtime = readFileSync(path.join(root, 'Dockerfile'), 'utf8').split(/^FROM /m).at(-1) ?? '';
+    const runtime =
+      readFileSync(path.join(root, 'Dockerfile'), 'utf8')
+        .split(/^FROM /m)
+        .at(-1) ?? '';
     const preload = /^ENV LD_PRELOAD=(\S+)$/m.exec(runtime)?.[1];
     expect(preload).toBe('/usr/local/lib/libjemalloc.so.2');
     expect(runtime).toMatch(/apt-get install -y --no-install-recommends libjemalloc2/);
@@ -104,7 +122,10 @@ describe('docker-compose.yml', () => {
   });
 
   it('copies into the image every source folder the copied sources import at run time (the CLI runs from source)', () => {
-    const runtime = readFileSync(path.join(root, 'Dockerfile'), 'utf8').split(/^FROM /m).at(-1) ?? '';
+    const runtime =
+      readFileSync(path.join(root, 'Dockerfile'), 'utf8')
+        .split(/^FROM /m)
+        .at(-1) ?? '';
     const copied = new Set([...runtime.matchAll(/^COPY --from=build \/app\/(\w+) /gm)].map((m) => m[1]));
     const missing = new Set<string>();
     for (const dir of copied) {
@@ -113,9 +134,13 @@ describe('docker-compose.yml', () => {
         if (!file.endsWith('.ts') || file.endsWith('.test.ts')) continue;
         const source = readFileSync(path.join(root, dir as string, file), 'utf8');
         for (const m of source.matchAll(/^import (?!type )[^;]*? from '(\.[^']+)'|require\('(\.[^']+)'\)/gm)) {
-          const target = path.relative(root, path.resolve(path.dirname(path.join(root, dir as string, file)), (m[1] ?? m[2]) as string));
+          const target = path.relative(
+            root,
+            path.resolve(path.dirname(path.join(root, dir as string, file)), (m[1] ?? m[2]) as string),
+          );
           const top = target.split(path.sep)[0] as string;
-          if (!target.startsWith('..') && target.includes(path.sep) && !copied.has(top)) missing.add(`${top} (from ${dir}/${file})`);
+          if (!target.startsWith('..') && target.includes(path.sep) && !copied.has(top))
+            missing.add(`${top} (from ${dir}/${file})`);
         }
       }
     }
@@ -162,7 +187,9 @@ describe('docker-compose.yml', () => {
   it('requires PUBLIC_URL from the shell: the image (NODE_ENV=production) needs an https one to start', () => {
     const { PUBLIC_URL: _url, ...withoutUrl } = SHELL;
     expect(() => interpolated(services.api?.environment ?? {}, withoutUrl)).toThrow(/set PUBLIC_URL/);
-    expect(() => loadConfig(productionEnv('api', {}, { PUBLIC_URL: 'http://hooks.example.com' }))).toThrow(/^config: PUBLIC_URL/);
+    expect(() => loadConfig(productionEnv('api', {}, { PUBLIC_URL: 'http://hooks.example.com' }))).toThrow(
+      /^config: PUBLIC_URL/,
+    );
   });
 
   it('serves the internal routes on INTERNAL_PORT, to the compose network only', () => {
@@ -183,7 +210,7 @@ describe('docker-compose.yml', () => {
     expect(services.api?.environment?.PORT).toBe('3000');
   });
 
-  it('serves each process\'s Prometheus page to the compose network, as the app\'s own config reads it', () => {
+  it("serves each process's Prometheus page to the compose network, as the app's own config reads it", () => {
     for (const name of ['api', 'worker'] as const) {
       const config = loadConfig(productionEnv(name));
       // 127.0.0.1, the default, would be unreachable from the scraper's container.
@@ -194,7 +221,7 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  it('the worker\'s Temporal SDK metrics are reached through its page, on no exposed port', () => {
+  it("the worker's Temporal SDK metrics are reached through its page, on no exposed port", () => {
     const config = loadConfig(productionEnv('worker'));
     const published = [...(services.worker?.expose ?? []), ...(services.worker?.ports ?? [])];
     expect(published).toEqual([String(config.metrics.port)]);
@@ -240,7 +267,11 @@ const SECRET_FILES: Record<string, string> = {
  * A service's environment as its container sees it under the image's NODE_ENV=production: compose's
  * interpolation, and each /run/secrets/<name> a file holding that secret (SECRET_FILES, overridden by `files`).
  */
-function productionEnv(name: string, files: Record<string, string> = {}, shell: Record<string, string> = {}): Record<string, string> {
+function productionEnv(
+  name: string,
+  files: Record<string, string> = {},
+  shell: Record<string, string> = {},
+): Record<string, string> {
   const dir = mkdtempSync(path.join(tmpdir(), 'compose-secrets-'));
   const contents = { ...SECRET_FILES, ...files };
   for (const secret of services[name]?.secrets ?? []) writeFileSync(path.join(dir, secret), `${contents[secret]}\n`);
@@ -276,7 +307,9 @@ describe('docker-compose.yml and `parcel-webhooks temporal-server` run the same 
   it('same server version, and its own version of the admin tools for the setup jobs', () => {
     expect(temporal?.image).toBe(`temporalio/server:${TEMPORAL_SERVER_VERSION}`);
     for (const job of ['temporal-schema', 'temporal-namespace']) {
-      expect(services[job]?.image, job).toMatch(new RegExp(`^temporalio/admin-tools:${TEMPORAL_SERVER_VERSION.replaceAll('.', '\\.')}-`));
+      expect(services[job]?.image, job).toMatch(
+        new RegExp(`^temporalio/admin-tools:${TEMPORAL_SERVER_VERSION.replaceAll('.', '\\.')}-`),
+      );
     }
   });
 
@@ -284,12 +317,19 @@ describe('docker-compose.yml and `parcel-webhooks temporal-server` run the same 
     const job = services['temporal-schema'];
     expect(job?.restart).toBe('no');
     expect((job?.depends_on as Record<string, { condition: string }>).postgres?.condition).toBe('service_healthy');
-    expect((temporal?.depends_on as Record<string, { condition: string }>)['temporal-schema']?.condition).toBe('service_completed_successfully');
+    expect((temporal?.depends_on as Record<string, { condition: string }>)['temporal-schema']?.condition).toBe(
+      'service_completed_successfully',
+    );
     expect(job?.entrypoint).toEqual(['/bin/sh', '-c']);
     // The server's own connection settings, so the job prepares exactly the databases the server opens.
     const env = temporal?.environment ?? {};
     expect(env.DB).toBe(SQL_PLUGIN);
-    const target = { host: env.POSTGRES_SEEDS as string, port: Number(env.DB_PORT), user: env.POSTGRES_USER as string, password: env.POSTGRES_PWD as string };
+    const target = {
+      host: env.POSTGRES_SEEDS as string,
+      port: Number(env.DB_PORT),
+      user: env.POSTGRES_USER as string,
+      password: env.POSTGRES_PWD as string,
+    };
     expect(target).toEqual({
       host: 'postgres',
       port: 5432,
@@ -302,7 +342,9 @@ describe('docker-compose.yml and `parcel-webhooks temporal-server` run the same 
     // ships in /etc/temporal/schema (the server module's schema/ directory).
     const expected = (['temporal', 'visibility'] as const).flatMap((kind) => {
       const steps = schemaSteps(`/etc/temporal/${SCHEMA_DIRS[kind]}`);
-      return [steps.create, steps.setup, steps.update].map((step) => sqlToolArgs(target, databases[kind], step).join(' '));
+      return [steps.create, steps.setup, steps.update].map((step) =>
+        sqlToolArgs(target, databases[kind], step).join(' '),
+      );
     });
     const script = (job?.command?.[0] ?? '').replaceAll('$$', '$');
     const run = [...script.matchAll(/^(?:created )?temporal-sql-tool (.+)$/gm)].map((m) => m[1]);
@@ -317,7 +359,9 @@ describe('docker-compose.yml and `parcel-webhooks temporal-server` run the same 
     const mountPath = temporal?.environment?.DYNAMIC_CONFIG_FILE_PATH;
     const source = path.relative(root, DEFAULT_DYNAMIC_CONFIG_FILE);
     expect(temporal?.volumes).toContain(`./${source}:${mountPath}:ro`);
-    expect(dynamicConfigValues(DEFAULT_DYNAMIC_CONFIG_FILE)).toMatchObject({ 'system.enableActivityEagerExecution': true });
+    expect(dynamicConfigValues(DEFAULT_DYNAMIC_CONFIG_FILE)).toMatchObject({
+      'system.enableActivityEagerExecution': true,
+    });
   });
 
   it('the dev server gets the same dynamic config values as flags', () => {

@@ -10,7 +10,21 @@ import { describe, expect, it } from 'vitest';
  */
 
 const ROOT = path.join(__dirname, '..', '..');
-const FOLDERS = ['api', 'cli', 'worker', 'dashboard', 'workflows', 'activities', 'attempt', 'domain', 'db', 'infra', 'core', 'bench', 'temporal-tools'];
+const FOLDERS = [
+  'api',
+  'cli',
+  'worker',
+  'dashboard',
+  'workflows',
+  'activities',
+  'attempt',
+  'domain',
+  'db',
+  'infra',
+  'core',
+  'bench',
+  'temporal-tools',
+];
 /** Read for import circles only: no layer rule, but a circle through them is as much a knot. */
 const UNLAYERED = ['receiver', 'scripts', 'test'];
 
@@ -48,7 +62,11 @@ const EXCEPTIONS: Array<{ from: string; to: string; why: string }> = [
   { from: 'cli/commands/start-all.ts', to: 'api/server.ts', why: '`start` runs the API in-process' },
   { from: 'cli/commands/start-all.ts', to: 'worker/worker.ts', why: '`start` runs a worker in-process' },
   { from: 'api/app.ts', to: 'dashboard/plugin.ts', why: 'the API process serves the developers page' },
-  { from: 'cli/local-receiver.ts', to: 'receiver/index.ts', why: '`listen` verifies deliveries with the kit merchants use' },
+  {
+    from: 'cli/local-receiver.ts',
+    to: 'receiver/index.ts',
+    why: '`listen` verifies deliveries with the kit merchants use',
+  },
 ];
 
 /** Packages workflow code may load: it runs in Temporal's deterministic sandbox. */
@@ -83,8 +101,13 @@ function importsOf(file: string): Edge[] {
       const parts = spec.split('/');
       return { from: file, to: spec.startsWith('@') ? parts.slice(0, 2).join('/') : (parts[0] as string) };
     }
-    const target = path.relative(ROOT, path.resolve(ROOT, path.dirname(file), spec)).split(path.sep).join('/');
-    const found = [`${target}.ts`, `${target}/index.ts`, target].find((candidate) => existsSync(path.join(ROOT, candidate)));
+    const target = path
+      .relative(ROOT, path.resolve(ROOT, path.dirname(file), spec))
+      .split(path.sep)
+      .join('/');
+    const found = [`${target}.ts`, `${target}/index.ts`, target].find((candidate) =>
+      existsSync(path.join(ROOT, candidate)),
+    );
     return { from: file, to: found ?? target };
   });
 }
@@ -96,7 +119,7 @@ function importGraph(): Edge[] {
 /** core/ files workflow code may load: no node: module, only sandbox-safe packages, and only such core files. */
 function workflowSafe(edges: Edge[]): Set<string> {
   const safe = new Set(listFiles('core'));
-  for (let changed = true; changed; ) {
+  for (let changed = true; changed;) {
     changed = false;
     for (const file of [...safe]) {
       if (edges.some((e) => e.from === file && (isFile(e.to) ? !safe.has(e.to) : !WORKFLOW_PACKAGES.includes(e.to)))) {
@@ -117,8 +140,10 @@ function violations(edges: Edge[]): string[] {
     const rule = ALLOWED[source];
     if (!rule) continue;
     if (!isFile(to)) {
-      if (source === 'workflows' && !WORKFLOW_PACKAGES.includes(to)) found.push(`${from} -> ${to}: workflow code loads only ${WORKFLOW_PACKAGES.join(', ')}`);
-      if (source === 'core' && !CORE_PACKAGES.includes(to)) found.push(`${from} -> ${to}: core/ is pure (${CORE_PACKAGES.join(', ')})`);
+      if (source === 'workflows' && !WORKFLOW_PACKAGES.includes(to))
+        found.push(`${from} -> ${to}: workflow code loads only ${WORKFLOW_PACKAGES.join(', ')}`);
+      if (source === 'core' && !CORE_PACKAGES.includes(to))
+        found.push(`${from} -> ${to}: core/ is pure (${CORE_PACKAGES.join(', ')})`);
       continue;
     }
     const target = topFolder(to);
@@ -134,7 +159,9 @@ function violations(edges: Edge[]): string[] {
     } else if (target === 'temporal-tools' && !rule.folders.includes(target)) {
       found.push(`${from} -> ${to}: temporal-tools/ is not shipped; the CLI loads it through cli/temporal-tooling.ts`);
     } else if (!rule.folders.includes(target)) {
-      found.push(`${from} -> ${to}: ${source}/ may import ${[...rule.folders, ...(rule.wiring ? WIRING : [])].join(', ') || 'nothing of ours'}`);
+      found.push(
+        `${from} -> ${to}: ${source}/ may import ${[...rule.folders, ...(rule.wiring ? WIRING : [])].join(', ') || 'nothing of ours'}`,
+      );
     }
   }
   return found;
@@ -231,7 +258,9 @@ function cyclePath(component: string[], next: Map<string, string[]>): string[] {
 function fileCycles(edges: Edge[]): string[] {
   const next = fileGraph(edges);
   return components(next)
-    .filter((component) => component.length > 1 || (next.get(component[0] as string) ?? []).includes(component[0] as string))
+    .filter(
+      (component) => component.length > 1 || (next.get(component[0] as string) ?? []).includes(component[0] as string),
+    )
     .map((component) => cyclePath(component, next).join(' -> '));
 }
 
@@ -240,7 +269,9 @@ describe('layering: the arrows point one way', () => {
 
   it('reads the real import graph', () => {
     expect(edges.some((e) => e.from === 'api/server.ts' && e.to === 'api/app.ts')).toBe(true);
-    expect(edges.some((e) => e.from === 'workflows/deliver-event.ts' && e.to === 'core/delivery-contract.ts')).toBe(true);
+    expect(edges.some((e) => e.from === 'workflows/deliver-event.ts' && e.to === 'core/delivery-contract.ts')).toBe(
+      true,
+    );
   });
 
   it('has no edge a layer does not allow', () => {
@@ -270,7 +301,12 @@ describe('layering: the arrows point one way', () => {
     expect(violations([{ from: 'cli/commands/start-all.ts', to: 'temporal-tools/dev-server.ts' }])).toHaveLength(1);
     expect(violations([{ from: 'temporal-tools/dev-server.ts', to: 'api/server.ts' }])).toHaveLength(1);
     expect(violations([{ from: 'bench/dev-server.ts', to: 'temporal-tools/dev-server.ts' }])).toEqual([]);
-    expect(folderCycles([{ from: 'db/a.ts', to: 'core/b.ts' }, { from: 'core/b.ts', to: 'db/a.ts' }])).toEqual(['core -> db -> core']);
+    expect(
+      folderCycles([
+        { from: 'db/a.ts', to: 'core/b.ts' },
+        { from: 'core/b.ts', to: 'db/a.ts' },
+      ]),
+    ).toEqual(['core -> db -> core']);
   });
 
   it('fails on a file circle and shows its path: the check itself works', () => {
@@ -281,7 +317,9 @@ describe('layering: the arrows point one way', () => {
       { from: 'dashboard/routes/keys.ts', to: 'dashboard/forms.ts' },
       { from: 'api/app.ts', to: 'dashboard/plugin.ts' },
     ];
-    expect(fileCycles(circle)).toEqual(['dashboard/plugin.ts -> dashboard/routes/keys.ts -> dashboard/views/keys.ts -> dashboard/plugin.ts']);
+    expect(fileCycles(circle)).toEqual([
+      'dashboard/plugin.ts -> dashboard/routes/keys.ts -> dashboard/views/keys.ts -> dashboard/plugin.ts',
+    ]);
     expect(fileCycles([{ from: 'core/a.ts', to: 'core/a.ts' }])).toEqual(['core/a.ts -> core/a.ts']);
     expect(fileCycles(circle.slice(1))).toEqual([]);
   });

@@ -52,7 +52,9 @@ function missingPlatformEntries(lock: Lock): string[] {
     const resolved = optional.map((name) => ({ name, key: resolve(lock.packages, key, name) }));
     for (const dep of resolved) if (!dep.key) problems.push(`${key}: optional ${dep.name} has no entry`);
     // A native package ships one optional package per platform (os set); a lone one (fsevents) is not such a set.
-    const bindings = resolved.flatMap((dep) => (dep.key && lock.packages[dep.key]?.os ? [lock.packages[dep.key] as LockEntry] : []));
+    const bindings = resolved.flatMap((dep) =>
+      dep.key && lock.packages[dep.key]?.os ? [lock.packages[dep.key] as LockEntry] : [],
+    );
     if (bindings.length < 2 && resolved.every((dep) => dep.key)) continue;
     for (const { os, cpu } of PLATFORMS) {
       const found = bindings.some((b) => b.os?.includes(os) && (!b.cpu || b.cpu.includes(cpu)));
@@ -70,7 +72,12 @@ function relockedCopy(): { lock: string; mode: string } {
     copyFileSync(LOCK, path.join(dir, 'package-lock.json'));
     const args = ['install', '--package-lock-only', '--ignore-scripts', '--no-audit', '--no-fund'];
     const run = (mode: string) =>
-      execFileSync('npm', [...args, mode], { cwd: dir, stdio: 'pipe', timeout: 90_000, env: { ...process.env, npm_config_loglevel: 'error' } });
+      execFileSync('npm', [...args, mode], {
+        cwd: dir,
+        stdio: 'pipe',
+        timeout: 90_000,
+        env: { ...process.env, npm_config_loglevel: 'error' },
+      });
     let mode = '--offline';
     try {
       run(mode);
@@ -96,7 +103,9 @@ describe('package-lock.json', () => {
   const lock = JSON.parse(committed) as Lock;
 
   it('holds the darwin-arm64, darwin-x64 and win32-x64 bindings of every native package', () => {
-    const natives = Object.entries(lock.packages).filter(([, e]) => Object.keys(e.optionalDependencies ?? {}).length > 1);
+    const natives = Object.entries(lock.packages).filter(
+      ([, e]) => Object.keys(e.optionalDependencies ?? {}).length > 1,
+    );
     // @swc/core is the workflow bundler's compiler: the worker does not start without its binding.
     expect(natives.map(([key]) => key)).toContain('node_modules/@swc/core');
     expect(missingPlatformEntries(lock)).toEqual([]);
@@ -131,8 +140,10 @@ describe('package-lock.json', () => {
     const { lock: relocked, mode } = relockedCopy();
     if (relocked !== committed) {
       const keys = changedKeys(lock, JSON.parse(relocked) as Lock);
-      expect.fail(`npm install ${mode} changes package-lock.json (${keys.length} entries: ${keys.slice(0, 10).join(', ')}` +
-        `${keys.length > 10 ? ', ...' : ''}); commit the lock as \`npm install\` writes it with no node_modules`);
+      expect.fail(
+        `npm install ${mode} changes package-lock.json (${keys.length} entries: ${keys.slice(0, 10).join(', ')}` +
+          `${keys.length > 10 ? ', ...' : ''}); commit the lock as \`npm install\` writes it with no node_modules`,
+      );
     }
   });
 });

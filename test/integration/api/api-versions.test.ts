@@ -18,17 +18,29 @@ describe('API versions in the API', () => {
     await api?.close();
   });
 
-  const inject = (method: 'GET' | 'POST' | 'PATCH', url: string, payload?: object, extra: Record<string, string> = {}) =>
-    api.app.inject({ method, url, headers: { ...headers, ...extra }, ...(payload ? { payload } : {}) });
+  const inject = (
+    method: 'GET' | 'POST' | 'PATCH',
+    url: string,
+    payload?: object,
+    extra: Record<string, string> = {},
+  ) => api.app.inject({ method, url, headers: { ...headers, ...extra }, ...(payload ? { payload } : {}) });
 
   it('an endpoint gets the newest unless it names one; PATCH changes it; an unknown one is a 400 naming api_version', async () => {
     const plain = await inject('POST', '/v1/webhooks', { url: 'https://merchant.example/a' });
     expect(plain.statusCode).toBe(200);
     expect(plain.json().api_version).toBe('2026-12-01');
-    const pinned = await inject('POST', '/v1/webhooks', { url: 'https://merchant.example/b', api_version: '2026-11-21' });
+    const pinned = await inject('POST', '/v1/webhooks', {
+      url: 'https://merchant.example/b',
+      api_version: '2026-11-21',
+    });
     expect(pinned.json().api_version).toBe('2026-11-21');
     const listed = await inject('GET', '/v1/webhooks');
-    expect(listed.json().data.map((e: { api_version: string }) => e.api_version).sort()).toEqual(['2026-11-21', '2026-12-01']);
+    expect(
+      listed
+        .json()
+        .data.map((e: { api_version: string }) => e.api_version)
+        .sort(),
+    ).toEqual(['2026-11-21', '2026-12-01']);
 
     const moved = await inject('PATCH', `/v1/webhooks/${pinned.json().id}`, { api_version: '2026-12-01' });
     expect(moved.statusCode).toBe(200);
@@ -52,23 +64,44 @@ describe('API versions in the API', () => {
         accountId,
         livemode: false,
         type: 'cod.settled',
-        data: { cod_settlement: { id: 'cods_9', parcel_id: 'p_api', parcel_number: 'PCL-7', amount: 10, currency: 'KES', settled_at: 1764000000 } },
+        data: {
+          cod_settlement: {
+            id: 'cods_9',
+            parcel_id: 'p_api',
+            parcel_number: 'PCL-7',
+            amount: 10,
+            currency: 'KES',
+            settled_at: 1764000000,
+          },
+        },
       },
     );
     const url = `/v1/events/${published.event.id}`;
     const newest = await inject('GET', url);
     expect(newest.headers['service-version']).toBe('2026-12-01');
-    expect(newest.json()).toMatchObject({ sequence: 1, data: { parcel: { id: 'p_api', parcel_number: 'PCL-7' }, cod_settlement: { id: 'cods_9' } } });
+    expect(newest.json()).toMatchObject({
+      sequence: 1,
+      data: { parcel: { id: 'p_api', parcel_number: 'PCL-7' }, cod_settlement: { id: 'cods_9' } },
+    });
     expect(newest.json().data.cod_settlement).not.toHaveProperty('parcel_id');
 
     const older = await inject('GET', url, undefined, { 'service-version': '2026-11-21' });
     expect(older.headers['service-version']).toBe('2026-11-21');
     expect(older.json().data).toEqual({
-      cod_settlement: { id: 'cods_9', parcel_id: 'p_api', parcel_number: 'PCL-7', amount: 10, currency: 'KES', settled_at: 1764000000 },
+      cod_settlement: {
+        id: 'cods_9',
+        parcel_id: 'p_api',
+        parcel_number: 'PCL-7',
+        amount: 10,
+        currency: 'KES',
+        settled_at: 1764000000,
+      },
     });
     expect(older.json()).toMatchObject({ sequence: 1, deliveries: expect.any(Array) });
 
-    const list = await inject('GET', `/v1/events?id=${published.event.id}`, undefined, { 'service-version': '2026-11-21' });
+    const list = await inject('GET', `/v1/events?id=${published.event.id}`, undefined, {
+      'service-version': '2026-11-21',
+    });
     expect(list.json().data[0].data).toEqual(older.json().data);
 
     for (const target of [url, '/v1/events']) {

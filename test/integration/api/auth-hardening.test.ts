@@ -42,15 +42,32 @@ describe('hardening: body limits, content types, rate limits, logs, OpenAPI', ()
     const big = await post(json, JSON.stringify({ blob: 'x'.repeat(70 * 1024) }));
     expect(big.statusCode).toBe(413);
     expect(big.json().error).toMatchObject({ code: 'body_too_large', type: 'invalid_request_error' });
-    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml']) {
+    for (const type of [
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+      'application/xml',
+    ]) {
       const res = await post({ ...bearer(key), 'content-type': type }, 'a=1');
-      expect({ type, status: res.statusCode, code: res.json().error?.code }).toEqual({ type, status: 415, code: 'unsupported_media_type' });
+      expect({ type, status: res.statusCode, code: res.json().error?.code }).toEqual({
+        type,
+        status: 415,
+        code: 'unsupported_media_type',
+      });
     }
     const broken = await post(json, '{"a": ');
     expect(broken.statusCode).toBe(400);
     expect(broken.json().error.code).toBe('invalid_json');
-    const short = await f.app.inject({ method: 'POST', url: '/test/echo', headers: { ...json, 'content-length': '5' }, payload: '{"a":1,"b":2}' });
-    expect(short.json().error).toMatchObject({ code: 'invalid_request', message: expect.stringMatching(/Content-Length/) });
+    const short = await f.app.inject({
+      method: 'POST',
+      url: '/test/echo',
+      headers: { ...json, 'content-length': '5' },
+      payload: '{"a":1,"b":2}',
+    });
+    expect(short.json().error).toMatchObject({
+      code: 'invalid_request',
+      message: expect.stringMatching(/Content-Length/),
+    });
     expect((await post(json, '{"a":1}')).json()).toEqual({ received: { a: 1 }, livemode: undefined });
   });
 
@@ -95,13 +112,21 @@ describe('hardening: body limits, content types, rate limits, logs, OpenAPI', ()
         socket.on('error', reject);
       });
     const cases = [
-      { text: `GET /v1/towns HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, status: 431, code: 'headers_too_large' },
+      {
+        text: `GET /v1/towns HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+        status: 431,
+        code: 'headers_too_large',
+      },
       { text: 'GET /v1/towns HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n', status: 400, code: 'invalid_request' },
     ];
     for (const { text, status, code } of cases) {
       const answer = await send(text);
-      expect(answer.split('\r\n')[0]).toBe(`HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}`);
-      expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toMatchObject({ error: { code, type: 'invalid_request_error' } });
+      expect(answer.split('\r\n')[0]).toBe(
+        `HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}`,
+      );
+      expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toMatchObject({
+        error: { code, type: 'invalid_request_error' },
+      });
     }
   });
 
@@ -136,7 +161,8 @@ describe('hardening: rate limits and outages', () => {
     try {
       const a = (await f.key()).key;
       const b = (await f.key()).key;
-      for (let i = 0; i < 3; i += 1) expect((await f.app.inject({ url: '/v1/towns', headers: bearer(a) })).statusCode).toBe(200);
+      for (let i = 0; i < 3; i += 1)
+        expect((await f.app.inject({ url: '/v1/towns', headers: bearer(a) })).statusCode).toBe(200);
       const limited = await f.app.inject({ url: '/v1/towns', headers: bearer(a) });
       expect(limited.statusCode).toBe(429);
       expect(limited.json().error).toMatchObject({ code: 'rate_limited', type: 'rate_limit_error' });
@@ -146,7 +172,10 @@ describe('hardening: rate limits and outages', () => {
       expect((await f.app.inject({ url: '/v1/towns', headers: bearer(b) })).statusCode).toBe(200);
       // Failed authentication is throttled by address, so guessing keys is too.
       const statuses: number[] = [];
-      for (let i = 0; i < 4; i += 1) statuses.push((await f.app.inject({ url: '/v1/towns', headers: bearer(`svc_test_${'g'.repeat(32)}`) })).statusCode);
+      for (let i = 0; i < 4; i += 1)
+        statuses.push(
+          (await f.app.inject({ url: '/v1/towns', headers: bearer(`svc_test_${'g'.repeat(32)}`) })).statusCode,
+        );
       expect(statuses).toEqual([401, 401, 401, 429]);
       // Health probes are never limited.
       for (let i = 0; i < 5; i += 1) expect((await f.app.inject({ url: '/healthz' })).statusCode).toBe(200);
@@ -160,7 +189,8 @@ describe('hardening: rate limits and outages', () => {
     try {
       const guess = bearer(`svc_test_${'h'.repeat(32)}`);
       const statuses: number[] = [];
-      for (let i = 0; i < 4; i += 1) statuses.push((await f.app.inject({ url: `/nowhere/${i}`, headers: guess })).statusCode);
+      for (let i = 0; i < 4; i += 1)
+        statuses.push((await f.app.inject({ url: `/nowhere/${i}`, headers: guess })).statusCode);
       expect(statuses).toEqual([404, 404, 404, 429]);
       const limited = await f.app.inject({ url: '/nowhere/else', headers: guess });
       expect(limited.json().error.code).toBe('rate_limited');
@@ -192,7 +222,9 @@ describe('hardening: rate limits and outages', () => {
       apiFixture({ extend: (app) => app.get('/v1/unprotected', async () => ({ ok: true })) }),
     ).rejects.toThrow(/has no scope/);
     await expect(
-      apiFixture({ extend: (app) => app.get('/v1/towns-again', { config: { scope: 'bogus' as never } }, async () => ({})) }),
+      apiFixture({
+        extend: (app) => app.get('/v1/towns-again', { config: { scope: 'bogus' as never } }, async () => ({})),
+      }),
     ).rejects.toThrow(/unknown scope/);
   });
 });

@@ -16,7 +16,6 @@ function scopeRoutes(app: FastifyInstance): void {
   }
 }
 
-
 describe('authentication', () => {
   let f: ApiFixture;
   beforeAll(async () => {
@@ -30,7 +29,11 @@ describe('authentication', () => {
     return f.app.inject({ method: 'GET', url, headers });
   }
 
-  function expectError(res: { statusCode: number; headers: Record<string, unknown>; json(): any }, status: number, code: string) {
+  function expectError(
+    res: { statusCode: number; headers: Record<string, unknown>; json(): any },
+    status: number,
+    code: string,
+  ) {
     expect({ status: res.statusCode, code: res.json().error?.code }).toEqual({ status, code });
     const { error } = res.json();
     expect(typeof error.type).toBe('string');
@@ -41,7 +44,12 @@ describe('authentication', () => {
 
   it('accepts a key as Bearer and as Basic username with an empty password', async () => {
     const key = await f.key();
-    for (const headers of [bearer(key.key), basic(key.key), { authorization: `bearer ${key.key}` }, { authorization: `BASIC ${basic(key.key).authorization.slice(6)}` }]) {
+    for (const headers of [
+      bearer(key.key),
+      basic(key.key),
+      { authorization: `bearer ${key.key}` },
+      { authorization: `BASIC ${basic(key.key).authorization.slice(6)}` },
+    ]) {
       const res = await get(headers);
       expect(res.statusCode).toBe(200);
       expect(res.json()).toEqual({ ok: true, livemode: false });
@@ -67,9 +75,9 @@ describe('authentication', () => {
       'space inside': `Bearer ${key.slice(0, 20)} ${key.slice(20)}`,
       'two credentials': `Bearer ${key} ${key}`,
       'unknown prefix': `Bearer svc_prod_${key.slice(9)}`,
-      'unicode': `Bearer svc_test_${'é'.repeat(32)}`,
+      unicode: `Bearer svc_test_${'é'.repeat(32)}`,
       'unicode lookalike': `Bearer ${key.slice(0, -1)}０`,
-      'sql': "Bearer ' OR 1=1; DROP TABLE api_keys; --",
+      sql: "Bearer ' OR 1=1; DROP TABLE api_keys; --",
       'sql shaped': `Bearer svc_test_'OR'1'='1'--${'a'.repeat(20)}`,
       'huge header': `Bearer ${'A'.repeat(100_000)}`,
       'huge key-like': `Bearer svc_test_${'a'.repeat(10_000)}`,
@@ -83,7 +91,11 @@ describe('authentication', () => {
     };
     for (const [name, authorization] of Object.entries(cases)) {
       const res = await get({ authorization });
-      expect({ name, status: res.statusCode, code: res.json().error?.code }).toEqual({ name, status: 401, code: 'malformed_api_key' });
+      expect({ name, status: res.statusCode, code: res.json().error?.code }).toEqual({
+        name,
+        status: 401,
+        code: 'malformed_api_key',
+      });
       expect(res.headers['www-authenticate']).toBe('Bearer');
     }
   });
@@ -110,7 +122,9 @@ describe('authentication', () => {
     expect((await get(bearer(future.key))).statusCode).toBe(200);
     // The same key, an hour and a second later by an injected clock.
     const later = new Date(Date.now() + 3_601_000);
-    await expect(authenticate(f.pool, `Bearer ${future.key}`, later)).rejects.toMatchObject({ code: 'expired_api_key' });
+    await expect(authenticate(f.pool, `Bearer ${future.key}`, later)).rejects.toMatchObject({
+      code: 'expired_api_key',
+    });
   });
 
   it('account states: test keys work on pending accounts, live keys need approval, suspension stops both', async () => {
@@ -138,7 +152,12 @@ describe('authentication', () => {
     await revokeApiKeyAsOperator(f.pool, all.id);
     expectError(await get(bearer(all.key)), 401, 'revoked_api_key');
 
-    const expiredSuspended = await f.key({ mode: 'live', scopes: ['quotes:read'], expiresAt: past, status: 'suspended' });
+    const expiredSuspended = await f.key({
+      mode: 'live',
+      scopes: ['quotes:read'],
+      expiresAt: past,
+      status: 'suspended',
+    });
     expectError(await get(bearer(expiredSuspended.key)), 401, 'expired_api_key');
 
     const suspendedLive = await f.key({ mode: 'live', scopes: ['quotes:read'], status: 'suspended' });
@@ -162,7 +181,11 @@ describe('authentication', () => {
     expect(denied.json().livemode).toBe(false);
     for (const other of ALL_SCOPES.filter((s) => s !== scope)) {
       const res = await get(bearer(only.key), route(other));
-      expect({ other, status: res.statusCode, scope: res.json().error?.scope }).toEqual({ other, status: 403, scope: other });
+      expect({ other, status: res.statusCode, scope: res.json().error?.scope }).toEqual({
+        other,
+        status: 403,
+        scope: other,
+      });
     }
   });
 
@@ -171,13 +194,17 @@ describe('authentication', () => {
     const live = await f.key({ mode: 'live', status: 'active', scopes: ['quotes:read'] });
     expect((await get(bearer(test.key))).json().livemode).toBe(false);
     expect((await get(bearer(live.key), route('quotes:read'))).json().livemode).toBe(true);
-    expect((await get(bearer(live.key), route('wallet:read'))).json()).toMatchObject({ livemode: true, error: { scope: 'wallet:read' } });
+    expect((await get(bearer(live.key), route('wallet:read'))).json()).toMatchObject({
+      livemode: true,
+      error: { scope: 'wallet:read' },
+    });
   });
 
   it('last_used_at moves when a key is used', async () => {
     const key = await f.key();
     const read = async () =>
-      (await f.pool.query<{ last_used_at: Date | null }>('SELECT last_used_at FROM api_keys WHERE id = $1', [key.id])).rows[0]?.last_used_at;
+      (await f.pool.query<{ last_used_at: Date | null }>('SELECT last_used_at FROM api_keys WHERE id = $1', [key.id]))
+        .rows[0]?.last_used_at;
     expect(await read()).toBeNull();
     expect((await get(bearer(key.key))).statusCode).toBe(200);
     const used = await waitFor(async () => (await read()) ?? undefined, { timeoutMs: 5_000, what: 'last_used_at' });
@@ -192,7 +219,10 @@ describe('authentication', () => {
   it('an unknown route answered to a usable key carries its livemode', async () => {
     const test = await f.key();
     const live = await f.key({ mode: 'live', status: 'active' });
-    for (const [key, livemode] of [[test.key, false], [live.key, true]] as const) {
+    for (const [key, livemode] of [
+      [test.key, false],
+      [live.key, true],
+    ] as const) {
       const res = await f.app.inject({ url: '/v1/parcels', headers: bearer(key) });
       expect(res.statusCode).toBe(404);
       expect(res.json()).toMatchObject({ error: { code: 'route_not_found' }, livemode });

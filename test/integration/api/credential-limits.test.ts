@@ -20,15 +20,25 @@ interface Answer {
 }
 
 /** A request from a chosen loopback address (127.0.0.0/8 all reach this machine), so tests can be two clients. */
-function send(url: string, options: { method?: string; headers?: Record<string, string>; body?: string; from?: string } = {}): Promise<Answer> {
+function send(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string; from?: string } = {},
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(
       url,
-      { method: options.method ?? 'GET', headers: options.headers, localAddress: options.from ?? '127.0.0.1', timeout: 10_000 },
+      {
+        method: options.method ?? 'GET',
+        headers: options.headers,
+        localAddress: options.from ?? '127.0.0.1',
+        timeout: 10_000,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString() }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString() }),
+        );
       },
     );
     req.on('timeout', () => req.destroy(new Error('no answer within 10 s')));
@@ -84,7 +94,9 @@ describe('bad API keys from one client', () => {
     // Another client address has its own budget, and a good key works there.
     const accountId = await createAccount(pool, { status: 'active' });
     const { key } = await createApiKey(pool, { accountId, mode: 'test' });
-    expect((await send(`${url}/v1/towns`, { headers: { authorization: `Bearer ${key}` }, from: '127.0.0.2' })).status).toBe(200);
+    expect(
+      (await send(`${url}/v1/towns`, { headers: { authorization: `Bearer ${key}` }, from: '127.0.0.2' })).status,
+    ).toBe(200);
     expect((await send(`${url}/v1/towns`, { headers: guess(), from: '127.0.0.2' })).status).toBe(401);
   });
 });
@@ -105,14 +117,21 @@ describe('wrong internal tokens from one client', () => {
 
   const publish = async (bearer: string, from = '127.0.0.1') => {
     const accountId = await createAccount(pool);
-    const body = JSON.stringify({ id: `evt_${randomBase62(24)}`, account_id: accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } });
+    const body = JSON.stringify({
+      id: `evt_${randomBase62(24)}`,
+      account_id: accountId,
+      livemode: false,
+      type: 'parcel.delivered',
+      data: { parcel: parcel() },
+    });
     const headers = { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' };
     return send(`${api.internalUrl}/internal/v1/events`, { method: 'POST', headers, body, from });
   };
 
   it(`are refused after ${INTERNAL_TOKEN_FAILURES_PER_MINUTE} a minute with 429 and Retry-After, the right token included`, async () => {
     const statuses: number[] = [];
-    for (let i = 0; i < INTERNAL_TOKEN_FAILURES_PER_MINUTE; i += 1) statuses.push((await publish(`wrong-${randomBase62(32)}`)).status);
+    for (let i = 0; i < INTERNAL_TOKEN_FAILURES_PER_MINUTE; i += 1)
+      statuses.push((await publish(`wrong-${randomBase62(32)}`)).status);
     expect(statuses).toEqual(Array(INTERNAL_TOKEN_FAILURES_PER_MINUTE).fill(401));
     const limited = await publish(`wrong-${randomBase62(32)}`);
     expect(limited.status).toBe(429);

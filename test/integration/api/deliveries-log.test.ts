@@ -44,7 +44,19 @@ async function insertAttempt(pool: Pool, merchant: Merchant, a: AttemptInput): P
                                     response_body, error, duration_ms, succeeded, created_at, delivery_id)
      VALUES ($1, $2, $3, $4, $5, false, $6, $7, $8, $9, 42, $10, now() - $11 * interval '1 second',
              (SELECT id FROM deliveries WHERE event_id = $3 AND endpoint_id = $2 AND trigger = 'automatic'))`,
-    [id, a.endpointId, a.eventId, a.eventType, merchant.accountId, a.attempt, a.statusCode, a.body, a.error, a.succeeded, a.ageSeconds],
+    [
+      id,
+      a.endpointId,
+      a.eventId,
+      a.eventType,
+      merchant.accountId,
+      a.attempt,
+      a.statusCode,
+      a.body,
+      a.error,
+      a.succeeded,
+      a.ageSeconds,
+    ],
   );
   return id;
 }
@@ -78,10 +90,46 @@ describe('GET /v1/webhooks/:id/deliveries', () => {
     const base = { endpointId, body: null, error: null };
     // Event A: timeout, then 500, then success. Event B: connection refused.
     const rows: AttemptInput[] = [
-      { ...base, eventId: eventA, eventType: 'parcel.delivered', attempt: 1, statusCode: null, error: 'timeout', succeeded: false, ageSeconds: 50 },
-      { ...base, eventId: eventA, eventType: 'parcel.delivered', attempt: 2, statusCode: 500, body: 'x'.repeat(500), succeeded: false, ageSeconds: 40 },
-      { ...base, eventId: eventB, eventType: 'cod.settled', attempt: 1, statusCode: null, error: 'connection_refused', succeeded: false, ageSeconds: 30 },
-      { ...base, eventId: eventA, eventType: 'parcel.delivered', attempt: 3, statusCode: 200, body: 'ok', succeeded: true, ageSeconds: 20 },
+      {
+        ...base,
+        eventId: eventA,
+        eventType: 'parcel.delivered',
+        attempt: 1,
+        statusCode: null,
+        error: 'timeout',
+        succeeded: false,
+        ageSeconds: 50,
+      },
+      {
+        ...base,
+        eventId: eventA,
+        eventType: 'parcel.delivered',
+        attempt: 2,
+        statusCode: 500,
+        body: 'x'.repeat(500),
+        succeeded: false,
+        ageSeconds: 40,
+      },
+      {
+        ...base,
+        eventId: eventB,
+        eventType: 'cod.settled',
+        attempt: 1,
+        statusCode: null,
+        error: 'connection_refused',
+        succeeded: false,
+        ageSeconds: 30,
+      },
+      {
+        ...base,
+        eventId: eventA,
+        eventType: 'parcel.delivered',
+        attempt: 3,
+        statusCode: 200,
+        body: 'ok',
+        succeeded: true,
+        ageSeconds: 20,
+      },
     ];
     for (const row of rows) attemptIds.unshift(await insertAttempt(api.pool, merchant, row));
     await insertAttempt(api.pool, merchant, { ...rows[0]!, endpointId: otherEndpointId, ageSeconds: 10 });
@@ -97,7 +145,12 @@ describe('GET /v1/webhooks/:id/deliveries', () => {
     const res = await deliveries();
     expect(res.statusCode).toBe(200);
     const body = res.json();
-    expect(body).toMatchObject({ object: 'list', has_more: false, url: `/v1/webhooks/${endpointId}/deliveries`, livemode: false });
+    expect(body).toMatchObject({
+      object: 'list',
+      has_more: false,
+      url: `/v1/webhooks/${endpointId}/deliveries`,
+      livemode: false,
+    });
     expect(body.data.map((d: { id: string }) => d.id)).toEqual(attemptIds);
     expect(body.data[0]).toEqual({
       id: attemptIds[0],

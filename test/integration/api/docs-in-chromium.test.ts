@@ -22,7 +22,13 @@ describe('API docs page', () => {
   });
 
   it('sends the security headers on the page and on its static files', async () => {
-    for (const url of ['/docs', '/docs/', '/docs/static/swagger-ui-bundle.js', '/docs/static/swagger-initializer.js', '/docs/json']) {
+    for (const url of [
+      '/docs',
+      '/docs/',
+      '/docs/static/swagger-ui-bundle.js',
+      '/docs/static/swagger-initializer.js',
+      '/docs/json',
+    ]) {
       const response = await app.inject({ url });
       expect(response.statusCode, url).toBeLessThan(400);
       expect(response.headers['content-security-policy'], url).toBe(DOCS_CONTENT_SECURITY_POLICY);
@@ -38,7 +44,10 @@ describe('API docs page', () => {
     const { page, errors } = await browser.newPage();
     const response = await page.goto(`${origin}/docs/`);
     expect(response?.headers()['content-security-policy']).toBe(DOCS_CONTENT_SECURITY_POLICY);
-    await page.locator('.swagger-ui .info .title').filter({ hasText: 'Parcel Webhooks API' }).waitFor({ timeout: 30_000 });
+    await page
+      .locator('.swagger-ui .info .title')
+      .filter({ hasText: 'Parcel Webhooks API' })
+      .waitFor({ timeout: 30_000 });
     await expect.poll(() => page.locator('.opblock').count(), { timeout: 30_000 }).toBeGreaterThan(5);
     // An operation opens (the page's scripts and styles work), still without a violation.
     await page.locator('.opblock-summary').first().click();

@@ -21,15 +21,21 @@ describe('GET /v1/events filters', () => {
 
   async function endpoint(accountId: string): Promise<string> {
     const id = newId('endpoint');
-    await api.pool.query(`INSERT INTO webhook_endpoints (id, account_id, livemode, url, secret) VALUES ($1, $2, false, 'https://shop.example/h', 'whsec_x')`, [
-      id,
-      accountId,
-    ]);
+    await api.pool.query(
+      `INSERT INTO webhook_endpoints (id, account_id, livemode, url, secret) VALUES ($1, $2, false, 'https://shop.example/h', 'whsec_x')`,
+      [id, accountId],
+    );
     return id;
   }
 
   /** An event with these deliveries: [endpoint, status, trigger]. */
-  async function event(pool: Pool, accountId: string, type: string, data: unknown, deliveries: [string, Status, string?][]): Promise<string> {
+  async function event(
+    pool: Pool,
+    accountId: string,
+    type: string,
+    data: unknown,
+    deliveries: [string, Status, string?][],
+  ): Promise<string> {
     const id = newId('event');
     const created = Math.floor(Date.now() / 1000);
     const body = JSON.stringify({ id, object: 'event', type, created, data, livemode: false });
@@ -51,16 +57,39 @@ describe('GET /v1/events filters', () => {
     merchant = await createAccountWithKey(api.pool);
     other = await createAccountWithKey(api.pool);
     const [a, b] = [await endpoint(merchant.accountId), await endpoint(merchant.accountId)];
-    const p = (n: number) => ({ parcel: parcel({ id: `parcel-${n}`, parcel_number: `PCL-${n}`, tracking_number: `TRK-${n}` }) });
-    ids.delivered = await event(api.pool, merchant.accountId, 'parcel.delivered', p(1), [[a, 'succeeded'], [b, 'succeeded']]);
-    ids.retrying = await event(api.pool, merchant.accountId, 'parcel.in_transit', p(2), [[a, 'succeeded'], [b, 'pending']]);
-    ids.abandoned = await event(api.pool, merchant.accountId, 'parcel.created', p(3), [[a, 'failed'], [b, 'succeeded']]);
+    const p = (n: number) => ({
+      parcel: parcel({ id: `parcel-${n}`, parcel_number: `PCL-${n}`, tracking_number: `TRK-${n}` }),
+    });
+    ids.delivered = await event(api.pool, merchant.accountId, 'parcel.delivered', p(1), [
+      [a, 'succeeded'],
+      [b, 'succeeded'],
+    ]);
+    ids.retrying = await event(api.pool, merchant.accountId, 'parcel.in_transit', p(2), [
+      [a, 'succeeded'],
+      [b, 'pending'],
+    ]);
+    ids.abandoned = await event(api.pool, merchant.accountId, 'parcel.created', p(3), [
+      [a, 'failed'],
+      [b, 'succeeded'],
+    ]);
     // Abandoned, then resent with success: delivered after all.
-    ids.recovered = await event(api.pool, merchant.accountId, 'parcel.created', p(4), [[a, 'failed'], [a, 'succeeded', 'resend']]);
+    ids.recovered = await event(api.pool, merchant.accountId, 'parcel.created', p(4), [
+      [a, 'failed'],
+      [a, 'succeeded', 'resend'],
+    ]);
     // Abandoned and being resent: retrying.
-    ids.resending = await event(api.pool, merchant.accountId, 'parcel.returned', p(5), [[a, 'failed'], [a, 'pending', 'resend']]);
+    ids.resending = await event(api.pool, merchant.accountId, 'parcel.returned', p(5), [
+      [a, 'failed'],
+      [a, 'pending', 'resend'],
+    ]);
     ids.none = await event(api.pool, merchant.accountId, 'parcel.cancelled', p(6), [[a, 'skipped']]);
-    ids.cod = await event(api.pool, merchant.accountId, 'cod.settled', { cod_settlement: { id: 'cod_1', parcel_id: 'parcel-1', parcel_number: 'PCL-1', amount: 350 } }, [[a, 'succeeded']]);
+    ids.cod = await event(
+      api.pool,
+      merchant.accountId,
+      'cod.settled',
+      { cod_settlement: { id: 'cod_1', parcel_id: 'parcel-1', parcel_number: 'PCL-1', amount: 350 } },
+      [[a, 'succeeded']],
+    );
     // Another merchant's event about the same parcel number is never found.
     await event(api.pool, other.accountId, 'parcel.delivered', p(1), [[await endpoint(other.accountId), 'failed']]);
   });
@@ -70,7 +99,13 @@ describe('GET /v1/events filters', () => {
 
   const list = async (query: string) => {
     const response = await api.app.inject({ url: `/v1/events?${query}`, headers: merchant.headers });
-    return { status: response.statusCode, body: response.json<{ data: { id: string; delivery_state: string }[]; error?: { code: string; param?: string } }>() };
+    return {
+      status: response.statusCode,
+      body: response.json<{
+        data: { id: string; delivery_state: string }[];
+        error?: { code: string; param?: string };
+      }>(),
+    };
   };
   const found = async (query: string) => {
     const { status, body } = await list(query);
@@ -106,7 +141,9 @@ describe('GET /v1/events filters', () => {
     expect(first.body.data).toHaveLength(2);
     const last = first.body.data[1]!.id;
     const second = await list(`delivery_state=not_delivered&limit=2&starting_after=${last}`);
-    expect([...first.body.data, ...second.body.data].map((event) => event.id).sort()).toEqual([ids.retrying, ids.abandoned, ids.resending].sort());
+    expect([...first.body.data, ...second.body.data].map((event) => event.id).sort()).toEqual(
+      [ids.retrying, ids.abandoned, ids.resending].sort(),
+    );
   });
 
   it('finds events by a parcel id, number or tracking number, and one event by its id', async () => {

@@ -36,7 +36,10 @@ describe('health endpoints', () => {
 
   it('GET /readyz is 503 naming Postgres when the database is unreachable', async () => {
     const brokenPool = createPool('postgres://postgres@127.0.0.1:1/nothing');
-    const broken = await buildServer({ config, pool: brokenPool, temporal: new Client({ connection }) }, { logger: false });
+    const broken = await buildServer(
+      { config, pool: brokenPool, temporal: new Client({ connection }) },
+      { logger: false },
+    );
     try {
       const res = await broken.inject({ method: 'GET', url: '/readyz' });
       expect(res.statusCode).toBe(503);

@@ -69,7 +69,12 @@ describe('recovery windows beyond any timestamp', () => {
   beforeAll(async () => {
     f = await apiFixture();
     key = (await f.key({ status: 'active' })).key;
-    const endpoint = await f.app.inject({ method: 'POST', url: '/v1/webhooks', headers: bearer(key), payload: { url: 'https://127.0.0.1:9/x' } });
+    const endpoint = await f.app.inject({
+      method: 'POST',
+      url: '/v1/webhooks',
+      headers: bearer(key),
+      payload: { url: 'https://127.0.0.1:9/x' },
+    });
     endpointId = endpoint.json().id;
   });
   afterAll(() => f?.close());

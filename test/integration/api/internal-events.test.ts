@@ -18,7 +18,10 @@ describe('POST /internal/v1/events', () => {
 
   beforeAll(async () => {
     app = await buildServer({ config, pool: h.tw.pool, temporal: h.tw.client }, { logger: false });
-    disabled = await buildServer({ config: { ...config, internalApiToken: undefined }, pool: h.tw.pool, temporal: h.tw.client }, { logger: false });
+    disabled = await buildServer(
+      { config: { ...config, internalApiToken: undefined }, pool: h.tw.pool, temporal: h.tw.client },
+      { logger: false },
+    );
   });
   afterAll(async () => {
     await app?.close();
@@ -39,10 +42,23 @@ describe('POST /internal/v1/events', () => {
     const accountId = await createAccount(h.tw.pool);
     await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/internal`, livemode: true });
     const id = `evt_internal_${Date.now()}`;
-    const body = { account_id: accountId, livemode: true, type: 'parcel.at_pickup_station', data: { parcel: parcel({ status: 'AT_PICKUP_STATION' }) }, id };
+    const body = {
+      account_id: accountId,
+      livemode: true,
+      type: 'parcel.at_pickup_station',
+      data: { parcel: parcel({ status: 'AT_PICKUP_STATION' }) },
+      id,
+    };
     const first = await post(body);
     expect(first.statusCode).toBe(201);
-    expect(first.json()).toMatchObject({ id, object: 'event', type: 'parcel.at_pickup_station', livemode: true, account_id: accountId, endpoint_count: 1 });
+    expect(first.json()).toMatchObject({
+      id,
+      object: 'event',
+      type: 'parcel.at_pickup_station',
+      livemode: true,
+      account_id: accountId,
+      endpoint_count: 1,
+    });
     expect(first.json().created).toBeTypeOf('number');
     const again = await post(body);
     expect(again.statusCode).toBe(200);
@@ -50,7 +66,13 @@ describe('POST /internal/v1/events', () => {
     await deliveryResult(h.tw.client, id);
     expect(h.receiver.at('/internal')).toHaveLength(1);
     expect(JSON.parse(h.receiver.at('/internal')[0]!.rawBody.toString())).toEqual({
-      id, object: 'event', type: 'parcel.at_pickup_station', created: first.json().created, data: body.data, livemode: true, sequence: 1,
+      id,
+      object: 'event',
+      type: 'parcel.at_pickup_station',
+      created: first.json().created,
+      data: body.data,
+      livemode: true,
+      sequence: 1,
     });
     expect(first.json().sequence).toBe(1);
 

@@ -32,7 +32,17 @@ const INTERNAL_SPELLINGS = [
 ];
 
 /** Spellings of public routes, none of which the internal port may answer. */
-const PUBLIC_SPELLINGS = ['/healthz', '/%68ealthz', '//healthz', '/v1/../healthz', '/v1/%74owns', '/docs', '/%64ocs', '/docs/static/index.html', '/openapi.json'];
+const PUBLIC_SPELLINGS = [
+  '/healthz',
+  '/%68ealthz',
+  '//healthz',
+  '/v1/../healthz',
+  '/v1/%74owns',
+  '/docs',
+  '/%64ocs',
+  '/docs/static/index.html',
+  '/openapi.json',
+];
 
 /** One complete request as bytes, the answer read until the server closes (Connection: close), within 10 s. */
 function rawExchange(port: number, bytes: Buffer): Promise<Observed> {
@@ -97,7 +107,10 @@ describe('internal routes on INTERNAL_PORT', () => {
     const { url } = (await created.json()) as { url: string };
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/dashboard\/sign-in\/[A-Za-z0-9]{43}$/);
     expect(url.startsWith(api.internalUrl)).toBe(false);
-    const wrong = await fetch(`${api.internalUrl}/internal/v1/events`, { method: 'POST', headers: { authorization: 'Bearer nope' } });
+    const wrong = await fetch(`${api.internalUrl}/internal/v1/events`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer nope' },
+    });
     expect(wrong.status).toBe(401);
 
     for (const url of ['/internal/v1/dashboard/sessions', '/internal/v1/events']) {
@@ -121,7 +134,8 @@ describe('internal routes on INTERNAL_PORT', () => {
 
   it('answers 404 to every other spelling of an internal route on the public port, and stores nothing', async () => {
     const accountId = await createAccount(pool);
-    const events = (id: string) => pool.query('SELECT count(*)::int AS n FROM events WHERE id = $1', [id]).then((r) => r.rows[0].n as number);
+    const events = (id: string) =>
+      pool.query('SELECT count(*)::int AS n FROM events WHERE id = $1', [id]).then((r) => r.rows[0].n as number);
     for (const path of INTERNAL_SPELLINGS) {
       const id = `evt_${randomBase62(24)}`;
       const body = path.includes('sessions')
@@ -132,7 +146,9 @@ describe('internal routes on INTERNAL_PORT', () => {
       expect(JSON.parse(answer.body).error.code, path).toBe('route_not_found');
       expect(await events(id), path).toBe(0);
     }
-    const links = await pool.query('SELECT count(*)::int AS n FROM dashboard_sign_in_links WHERE account_id = $1', [accountId]);
+    const links = await pool.query('SELECT count(*)::int AS n FROM dashboard_sign_in_links WHERE account_id = $1', [
+      accountId,
+    ]);
     expect(links.rows[0].n).toBe(0);
     // The same body on the internal port is stored: the refusals above are the gate's, not the body's.
     const id = `evt_${randomBase62(24)}`;

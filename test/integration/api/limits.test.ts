@@ -39,7 +39,10 @@ describe('limits per account and mode', () => {
     for (const refused of raced.filter((r) => r.status === 'rejected')) {
       expect(refused.reason).toMatchObject({ code: 'endpoint_limit_reached', status: 409 });
     }
-    const { rows } = await f.pool.query('SELECT count(*)::int AS n FROM webhook_endpoints WHERE account_id = $1 AND livemode = false', [accountId]);
+    const { rows } = await f.pool.query(
+      'SELECT count(*)::int AS n FROM webhook_endpoints WHERE account_id = $1 AND livemode = false',
+      [accountId],
+    );
     expect(rows[0].n).toBe(MAX_ENDPOINTS_PER_MODE);
     // The other mode has its own budget.
     await expect(register(accountId, true)).resolves.toMatchObject({ livemode: true });
@@ -49,7 +52,10 @@ describe('limits per account and mode', () => {
     const accountId = await createAccount(f.pool);
     await fillEndpoints(accountId, false, MAX_ENDPOINTS_PER_MODE);
     await expect(
-      registerLocalEndpoint({ pool: f.pool, config: f.config }, { accountId, url: 'https://127.0.0.1:4567/', certificate: 'x' }),
+      registerLocalEndpoint(
+        { pool: f.pool, config: f.config },
+        { accountId, url: 'https://127.0.0.1:4567/', certificate: 'x' },
+      ),
     ).rejects.toMatchObject({ code: 'endpoint_limit_reached' });
   });
 
@@ -61,16 +67,44 @@ describe('limits per account and mode', () => {
     const make = () => createKeyAsOperator(f.pool, { accountId, mode: 'test', scopes: ['network:read'] });
     const raced = await Promise.allSettled(Array.from({ length: 5 }, make));
     expect(raced.filter((r) => r.status === 'fulfilled')).toHaveLength(2);
-    expect((raced.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason).toMatchObject({ code: 'api_key_limit_reached', status: 409 });
+    expect((raced.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason).toMatchObject({
+      code: 'api_key_limit_reached',
+      status: 409,
+    });
 
-    const over = await cli('keys', 'create', '--account', accountId, '--mode', 'test', '--scopes', 'network:read', '--json');
+    const over = await cli(
+      'keys',
+      'create',
+      '--account',
+      accountId,
+      '--mode',
+      'test',
+      '--scopes',
+      'network:read',
+      '--json',
+    );
     expect(over.code).toBe(1);
     expect(over.json.error.code).toBe('api_key_limit_reached');
-    const live = await cli('keys', 'create', '--account', accountId, '--mode', 'live', '--scopes', 'network:read', '--json');
+    const live = await cli(
+      'keys',
+      'create',
+      '--account',
+      accountId,
+      '--mode',
+      'live',
+      '--scopes',
+      'network:read',
+      '--json',
+    );
     expect(live.code, 'live mode has its own budget').toBe(0);
 
     // Revoking one makes room.
-    const [first] = (await f.pool.query('SELECT id FROM api_keys WHERE account_id = $1 AND mode = $2 AND revoked_at IS NULL LIMIT 1', [accountId, 'test'])).rows;
+    const [first] = (
+      await f.pool.query('SELECT id FROM api_keys WHERE account_id = $1 AND mode = $2 AND revoked_at IS NULL LIMIT 1', [
+        accountId,
+        'test',
+      ])
+    ).rows;
     await f.pool.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1', [first.id]);
     await expect(make()).resolves.toMatchObject({ mode: 'test' });
   }, 120_000);
@@ -84,7 +118,8 @@ describe('the API rate limit per account', () => {
       const keys = await Promise.all([1, 2, 3].map(() => createApiKey(f.pool, { accountId })));
       const statuses: number[] = [];
       for (const { key } of keys) {
-        for (let i = 0; i < 3; i += 1) statuses.push((await f.app.inject({ url: '/v1/towns?limit=1', headers: bearer(key) })).statusCode);
+        for (let i = 0; i < 3; i += 1)
+          statuses.push((await f.app.inject({ url: '/v1/towns?limit=1', headers: bearer(key) })).statusCode);
       }
       // Each key stays within its own 3; the account's 6 are spent after two keys.
       expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 429, 429, 429]);

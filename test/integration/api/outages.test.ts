@@ -15,7 +15,12 @@ import { runCli } from '../../helpers/cli';
 const TOKEN = 'internal-token-for-tests-0123456789';
 
 /** What every outage answer looks like on the wire (never a 500; a 503 with Retry-After). */
-function expectOutageAnswer(res: { statusCode: number; headers: Record<string, unknown>; body: string; json(): any }): void {
+function expectOutageAnswer(res: {
+  statusCode: number;
+  headers: Record<string, unknown>;
+  body: string;
+  json(): any;
+}): void {
   expect(res.statusCode).toBe(503);
   expect(res.json().error).toMatchObject({ type: 'api_error', code: 'service_unavailable' });
   expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
@@ -76,7 +81,10 @@ describe('outages of our dependencies', () => {
   it('the developers page answers an outage with its 503 page and Retry-After, not a 500', async () => {
     await proxy.cut();
     try {
-      const res = await f.app.inject({ url: '/dashboard/test/keys', headers: { cookie: `parcel_dashboard_session=${'s'.repeat(43)}` } });
+      const res = await f.app.inject({
+        url: '/dashboard/test/keys',
+        headers: { cookie: `parcel_dashboard_session=${'s'.repeat(43)}` },
+      });
       expect(res.statusCode).toBe(503);
       expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
       expect(res.body).not.toMatch(/ECONNREFUSED|127\.0\.0\.1/);
@@ -101,11 +109,15 @@ describe('outages of our dependencies', () => {
     await victim.end().catch(() => undefined);
     // Temporal: nothing listening on the address.
     const nowhere = `127.0.0.1:${await freePort()}`;
-    errors.temporalConnect = await Connection.connect({ address: nowhere, connectTimeout: 500 }).catch((err: unknown) => err);
+    errors.temporalConnect = await Connection.connect({ address: nowhere, connectTimeout: 500 }).catch(
+      (err: unknown) => err,
+    );
     errors.temporalNative = await NativeConnection.connect({ address: nowhere }).catch((err: unknown) => err);
     const lazy = new Client({ connection: Connection.lazy({ address: nowhere, connectTimeout: 500 }) });
     errors.temporalCall = await lazy.connection
-      .withDeadline(Date.now() + 1_000, () => lazy.workflow.start('deliverEvent', { workflowId: 'event:evt_nowhere', taskQueue: 'nowhere' }))
+      .withDeadline(Date.now() + 1_000, () =>
+        lazy.workflow.start('deliverEvent', { workflowId: 'event:evt_nowhere', taskQueue: 'nowhere' }),
+      )
       .catch((err: unknown) => err);
     await lazy.connection.close();
 
@@ -122,7 +134,9 @@ describe('outages of our dependencies', () => {
 
   it('the CLI answers an outage with service_unavailable and exit code 75, distinct from a failed command', async () => {
     const port = await freePort();
-    const run = await runCli(['accounts', 'list', '--json'], { DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/nothing` });
+    const run = await runCli(['accounts', 'list', '--json'], {
+      DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/nothing`,
+    });
     expect(run.json?.error?.code).toBe('service_unavailable');
     expect(run.code).toBe(75);
   }, 90_000);

@@ -27,8 +27,16 @@ describe('readable logs on a terminal', () => {
     const { key } = await f.key();
     await f.app.inject({ url: `/v1/towns?api_key=${key}`, headers: bearer(key) });
     const log = lines.join('\n');
-    expect(lines.some((line) => /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO.*: incoming request GET \/v1\/towns\?api_key=svc_test_\[redacted\]/.test(line)), log).toBe(true);
-    expect(lines.some((line) => /request completed 400 \d+ ms/.test(line)), log).toBe(true);
+    expect(
+      lines.some((line) =>
+        /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO.*: incoming request GET \/v1\/towns\?api_key=svc_test_\[redacted\]/.test(line),
+      ),
+      log,
+    ).toBe(true);
+    expect(
+      lines.some((line) => /request completed 400 \d+ ms/.test(line)),
+      log,
+    ).toBe(true);
     expect(lines.every((line) => !line.startsWith('{'))).toBe(true);
     expect(log).not.toContain(key);
     expect(log).not.toContain(key.slice(9));

@@ -68,7 +68,10 @@ describe('merchant-asked deliveries: one hand-off to Temporal', () => {
   }
 
   const publish = (accountId: string) =>
-    publishEvent({ pool: api.pool }, { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } });
+    publishEvent(
+      { pool: api.pool },
+      { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } },
+    );
 
   /** The delivery of this trigger to the endpoint, as stored. */
   const deliveryOf = async (endpointId: string, trigger: string) =>
@@ -82,7 +85,10 @@ describe('merchant-asked deliveries: one hand-off to Temporal', () => {
   /** Waits for the workflow to complete (read straight from the dev server) and returns its history. */
   async function completed(workflowId: string, timeoutMs = 30_000): Promise<HistoryEvent[]> {
     const handle = client.workflow.getHandle(workflowId);
-    await waitFor(async () => (await handle.describe()).status.name === 'COMPLETED', { timeoutMs, what: `${workflowId} to complete` });
+    await waitFor(async () => (await handle.describe()).status.name === 'COMPLETED', {
+      timeoutMs,
+      what: `${workflowId} to complete`,
+    });
     return (await handle.fetchHistory()).events ?? [];
   }
 
@@ -90,7 +96,8 @@ describe('merchant-asked deliveries: one hand-off to Temporal', () => {
     const started = events[0]?.workflowExecutionStartedEventAttributes;
     const timeout = started?.workflowTaskTimeout;
     return {
-      activities: events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'signAndPost').length,
+      activities: events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'signAndPost')
+        .length,
       markers: events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length,
       taskTimeoutMs: Number(timeout?.seconds ?? 0) * 1000 + Math.round((timeout?.nanos ?? 0) / 1e6),
     };
@@ -133,25 +140,47 @@ describe('merchant-asked deliveries: one hand-off to Temporal', () => {
     await proxy.cut();
     const resent = await call(up.key, `/v1/events/${upEvent.event.id}/resend`, { endpoint_id: up.endpointId });
     expect(resent.statusCode, resent.body).toBe(202);
-    expect(resent.json()).toEqual({ object: 'resend', event_id: upEvent.event.id, endpoint_ids: [up.endpointId], livemode: false });
+    expect(resent.json()).toEqual({
+      object: 'resend',
+      event_id: upEvent.event.id,
+      endpoint_ids: [up.endpointId],
+      livemode: false,
+    });
     const sent = await call(up.key, `/v1/webhooks/${up.endpointId}/test`, { type: 'parcel.created' });
     expect(sent.statusCode, sent.body).toBe(202);
     expect(sent.json()).toMatchObject({ object: 'event', type: 'parcel.created', livemode: false });
     const recovered = await call(missed.key, `/v1/webhooks/${missed.endpointId}/recover`, { since });
     expect(recovered.statusCode, recovered.body).toBe(202);
-    expect(recovered.json()).toMatchObject({ object: 'recovery', endpoint_id: missed.endpointId, event_count: 1, id: expect.stringMatching(/^rcv_/) });
+    expect(recovered.json()).toMatchObject({
+      object: 'recovery',
+      endpoint_id: missed.endpointId,
+      event_count: 1,
+      id: expect.stringMatching(/^rcv_/),
+    });
 
     // The dispatcher heard of them, made each one's attempt 1 before asking for its start (attempt/early.ts), and
     // Temporal refused the starts: each attempt 1 is on record, and none is handed off.
-    await waitFor(() => log.some((line) => line.startsWith('outbox: starting workflows failed')), { timeoutMs: 30_000, what: 'a refused start' });
-    const all = async () => [...(await deliveryOf(up.endpointId, 'resend')), ...(await deliveryOf(up.endpointId, 'test')), ...(await deliveryOf(missed.endpointId, 'recover'))];
-    const waiting = await waitFor(async () => {
-      const rows = await all();
-      return rows.every((d) => d.status === 'succeeded') ? rows : undefined;
-    }, { timeoutMs: 30_000, what: 'attempt 1 of each on record' });
+    await waitFor(() => log.some((line) => line.startsWith('outbox: starting workflows failed')), {
+      timeoutMs: 30_000,
+      what: 'a refused start',
+    });
+    const all = async () => [
+      ...(await deliveryOf(up.endpointId, 'resend')),
+      ...(await deliveryOf(up.endpointId, 'test')),
+      ...(await deliveryOf(missed.endpointId, 'recover')),
+    ];
+    const waiting = await waitFor(
+      async () => {
+        const rows = await all();
+        return rows.every((d) => d.status === 'succeeded') ? rows : undefined;
+      },
+      { timeoutMs: 30_000, what: 'attempt 1 of each on record' },
+    );
     expect(waiting.map((d) => d.dispatched_at)).toEqual([null, null, null]);
     for (const d of waiting) {
-      await expect(client.workflow.getHandle(`delivery:${d.id}`).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
+      await expect(client.workflow.getHandle(`delivery:${d.id}`).describe()).rejects.toBeInstanceOf(
+        WorkflowNotFoundError,
+      );
     }
 
     await proxy.restore();

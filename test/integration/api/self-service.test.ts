@@ -13,7 +13,11 @@ import { waitFor } from '../../helpers/wait';
  * events, resend, recover, test events and endpoint changes.
  */
 describe('merchant self-service API', () => {
-  const config = testConfig({ DELIVERY_RETRY_DELAYS: '100ms,100ms', DELIVERY_TIMEOUT: '2s', RECOVER_RATE_PER_SECOND: '2' });
+  const config = testConfig({
+    DELIVERY_RETRY_DELAYS: '100ms,100ms',
+    DELIVERY_TIMEOUT: '2s',
+    RECOVER_RATE_PER_SECOND: '2',
+  });
   const h = useDeliveryHarness(config);
   let api: ApiFixture;
   beforeAll(async () => {
@@ -28,7 +32,10 @@ describe('merchant self-service API', () => {
 
   async function merchantWithEndpoint(pathname: string, events?: string[]) {
     const key = await api.key({ status: 'active' });
-    const res = await call(key, 'POST', '/v1/webhooks', { url: `${h.receiver.url}${pathname}`, ...(events ? { events } : {}) });
+    const res = await call(key, 'POST', '/v1/webhooks', {
+      url: `${h.receiver.url}${pathname}`,
+      ...(events ? { events } : {}),
+    });
     expect(res.statusCode, res.body).toBe(200);
     return { key, endpoint: res.json<{ id: string; secret: string }>() };
   }
@@ -36,14 +43,18 @@ describe('merchant self-service API', () => {
   const publish = (accountId: string, type = 'parcel.delivered') =>
     publishEvent({ pool: api.pool }, { accountId, livemode: false, type, data: { parcel: parcel() } });
 
-  const deliveriesOf = async (key: CreatedApiKey, eventId: string) => (await call(key, 'GET', `/v1/events/${eventId}`)).json().deliveries;
+  const deliveriesOf = async (key: CreatedApiKey, eventId: string) =>
+    (await call(key, 'GET', `/v1/events/${eventId}`)).json().deliveries;
 
   /** Every delivery of the event to have ended (none pending). */
   const settled = (key: CreatedApiKey, eventId: string, count: number) =>
-    waitFor(async () => {
-      const body = (await call(key, 'GET', `/v1/events/${eventId}`)).json();
-      return body.deliveries.length === count && body.pending_webhooks === 0 ? body : undefined;
-    }, { timeoutMs: 30_000, what: `${count} deliveries of ${eventId} to end` });
+    waitFor(
+      async () => {
+        const body = (await call(key, 'GET', `/v1/events/${eventId}`)).json();
+        return body.deliveries.length === count && body.pending_webhooks === 0 ? body : undefined;
+      },
+      { timeoutMs: 30_000, what: `${count} deliveries of ${eventId} to end` },
+    );
 
   it('lists events newest first with pagination and a type filter, and shows one with its deliveries', async () => {
     const { key, endpoint } = await merchantWithEndpoint('/ss-list');
@@ -62,7 +73,13 @@ describe('merchant self-service API', () => {
     const event = await settled(key, first.event.id, 1);
     expect(event).toMatchObject({ ...first.event, pending_webhooks: 0 });
     expect(event.deliveries).toEqual([
-      expect.objectContaining({ endpoint_id: endpoint.id, trigger: 'automatic', status: 'succeeded', attempts: 1, last_status_code: 200 }),
+      expect.objectContaining({
+        endpoint_id: endpoint.id,
+        trigger: 'automatic',
+        status: 'succeeded',
+        attempts: 1,
+        last_status_code: 200,
+      }),
     ]);
     expect(event.deliveries[0].last_attempt_at).toEqual(expect.any(Number));
   });
@@ -90,7 +107,10 @@ describe('merchant self-service API', () => {
       expect((await call(stranger, 'GET', `/v1/events?starting_after=${mine.event.id}`)).statusCode).toBe(404);
     }
     const noScope = await api.key({ status: 'active', scopes: ['parcels:read'] });
-    expect((await call(noScope, 'GET', '/v1/events')).json().error).toMatchObject({ code: 'insufficient_scope', scope: 'webhooks:manage' });
+    expect((await call(noScope, 'GET', '/v1/events')).json().error).toMatchObject({
+      code: 'insufficient_scope',
+      scope: 'webhooks:manage',
+    });
   });
 
   it('resends the same bytes with a fresh signature that an independent verifier accepts, recorded with trigger resend', async () => {
@@ -99,7 +119,12 @@ describe('merchant self-service API', () => {
     await settled(key, published.event.id, 1);
     const res = await call(key, 'POST', `/v1/events/${published.event.id}/resend`, { endpoint_id: endpoint.id });
     expect(res.statusCode, res.body).toBe(202);
-    expect(res.json()).toEqual({ object: 'resend', event_id: published.event.id, endpoint_ids: [endpoint.id], livemode: false });
+    expect(res.json()).toEqual({
+      object: 'resend',
+      event_id: published.event.id,
+      endpoint_ids: [endpoint.id],
+      livemode: false,
+    });
     const event = await settled(key, published.event.id, 2);
     expect(event.deliveries.map((d: { trigger: string; status: string }) => [d.trigger, d.status])).toEqual([
       ['automatic', 'succeeded'],
@@ -115,9 +140,13 @@ describe('merchant self-service API', () => {
       ['automatic', 1],
     ]);
     // The operator's view: its own workflow with a summary that says what it is.
-    const { rows } = await api.pool.query("SELECT id FROM deliveries WHERE event_id = $1 AND trigger = 'resend'", [published.event.id]);
+    const { rows } = await api.pool.query("SELECT id FROM deliveries WHERE event_id = $1 AND trigger = 'resend'", [
+      published.event.id,
+    ]);
     const described = await h.tw.client.workflow.getHandle(`delivery:${rows[0].id}`).describe();
-    expect(await described.staticSummary()).toBe(`resend parcel.delivered ${published.event.id} -> ${endpoint.id} (${key.account_id}, test)`);
+    expect(await described.staticSummary()).toBe(
+      `resend parcel.delivered ${published.event.id} -> ${endpoint.id} (${key.account_id}, test)`,
+    );
   });
 
   it('resends to every live endpoint of the event, and refuses unsubscribed, disabled and unknown endpoints', async () => {
@@ -125,7 +154,9 @@ describe('merchant self-service API', () => {
     const second = (await call(key, 'POST', '/v1/webhooks', { url: `${h.receiver.url}/ss-all-b` })).json();
     const published = await publish(key.account_id);
     await settled(key, published.event.id, 2);
-    const narrow = (await call(key, 'POST', '/v1/webhooks', { url: `${h.receiver.url}/ss-narrow`, events: ['cod.settled'] })).json();
+    const narrow = (
+      await call(key, 'POST', '/v1/webhooks', { url: `${h.receiver.url}/ss-narrow`, events: ['cod.settled'] })
+    ).json();
     const all = await call(key, 'POST', `/v1/events/${published.event.id}/resend`, {});
     expect(all.statusCode, all.body).toBe(202);
     expect(all.json().endpoint_ids).toEqual([endpoint.id, second.id].sort());
@@ -140,7 +171,9 @@ describe('merchant self-service API', () => {
     await refused({ endpoint_id: 'we_nope' }, 404, 'resource_missing');
     await call(key, 'PATCH', `/v1/webhooks/${second.id}`, { disabled: true });
     await refused({ endpoint_id: second.id }, 400, 'endpoint_disabled');
-    expect((await call(key, 'POST', `/v1/events/${published.event.id}/resend`, { endpoint_id: 7 })).statusCode).toBe(400);
+    expect((await call(key, 'POST', `/v1/events/${published.event.id}/resend`, { endpoint_id: 7 })).statusCode).toBe(
+      400,
+    );
   });
 
   it('recovers exactly the events that never reached the endpoint, at a bounded pace; a second call starts nothing', async () => {
@@ -158,7 +191,12 @@ describe('merchant self-service API', () => {
 
     const res = await call(key, 'POST', `/v1/webhooks/${endpoint.id}/recover`, { since });
     expect(res.statusCode, res.body).toBe(202);
-    expect(res.json()).toMatchObject({ object: 'recovery', endpoint_id: endpoint.id, event_count: 3, id: expect.stringMatching(/^rcv_/) });
+    expect(res.json()).toMatchObject({
+      object: 'recovery',
+      endpoint_id: endpoint.id,
+      event_count: 3,
+      id: expect.stringMatching(/^rcv_/),
+    });
     const again = await call(key, 'POST', `/v1/webhooks/${endpoint.id}/recover`, { since });
     expect(again.json()).toMatchObject({ event_count: 0, id: null });
 
@@ -168,15 +206,18 @@ describe('merchant self-service API', () => {
     // RECOVER_RATE_PER_SECOND=2: each is due half a second after the one before, and none started before it was due.
     // The dispatcher marks a delivery dispatched after its start returns, so a fast delivery can end first: wait for
     // all three marks.
-    const paced = await waitFor(async () => {
-      const { rows } = await api.pool.query<{ due_ms: number; early: boolean | null }>(
-        `SELECT (EXTRACT(EPOCH FROM dispatch_after - min(dispatch_after) OVER ()) * 1000)::float8 AS due_ms,
+    const paced = await waitFor(
+      async () => {
+        const { rows } = await api.pool.query<{ due_ms: number; early: boolean | null }>(
+          `SELECT (EXTRACT(EPOCH FROM dispatch_after - min(dispatch_after) OVER ()) * 1000)::float8 AS due_ms,
                 dispatched_at < dispatch_after AS early
            FROM deliveries WHERE recovery_id = $1 ORDER BY dispatch_after`,
-        [res.json().id],
-      );
-      return rows.every((row) => row.early !== null) ? rows : undefined;
-    }, { timeoutMs: 10_000, what: 'the three recovered deliveries to be marked dispatched' });
+          [res.json().id],
+        );
+        return rows.every((row) => row.early !== null) ? rows : undefined;
+      },
+      { timeoutMs: 10_000, what: 'the three recovered deliveries to be marked dispatched' },
+    );
     expect(paced.map((row) => [Math.round(row.due_ms), row.early])).toEqual([
       [0, false],
       [500, false],
@@ -207,9 +248,18 @@ describe('merchant self-service API', () => {
     const res = await call(key, 'POST', `/v1/webhooks/${endpoint.id}/test`, {});
     expect(res.statusCode, res.body).toBe(202);
     const event = res.json();
-    expect(event).toMatchObject({ object: 'event', type: 'parcel.created', livemode: false, data: { parcel: { status: expect.any(String) } } });
+    expect(event).toMatchObject({
+      object: 'event',
+      type: 'parcel.created',
+      livemode: false,
+      data: { parcel: { status: expect.any(String) } },
+    });
     const settledEvent = await settled(key, event.id, 1);
-    expect(settledEvent.deliveries[0]).toMatchObject({ endpoint_id: endpoint.id, trigger: 'test', status: 'succeeded' });
+    expect(settledEvent.deliveries[0]).toMatchObject({
+      endpoint_id: endpoint.id,
+      trigger: 'test',
+      status: 'succeeded',
+    });
     const [request] = h.receiver.at('/ss-test');
     expect(JSON.parse(request!.rawBody.toString())).toEqual(event);
     expect(independentlyVerified(request!.headers['service-signature'], request!.rawBody, endpoint.secret)).toBe(true);
@@ -218,10 +268,16 @@ describe('merchant self-service API', () => {
     expect((await call(key, 'GET', '/v1/events?limit=1')).json().data[0].id).toBe(event.id);
 
     const settlement = (await call(key, 'POST', `/v1/webhooks/${endpoint.id}/test`, { type: 'cod.settled' })).json();
-    expect(settlement.data.cod_settlement).toMatchObject({ id: expect.stringMatching(/^cods_/), amount: expect.any(Number), currency: 'KES' });
+    expect(settlement.data.cod_settlement).toMatchObject({
+      id: expect.stringMatching(/^cods_/),
+      amount: expect.any(Number),
+      currency: 'KES',
+    });
     const bad = await call(key, 'POST', `/v1/webhooks/${endpoint.id}/test`, { type: 'parcel.teleported' });
     expect(bad.json().error).toMatchObject({ code: 'unknown_event_type', param: 'type' });
-    expect((await call(await api.key({ status: 'active' }), 'POST', `/v1/webhooks/${endpoint.id}/test`, {})).statusCode).toBe(404);
+    expect(
+      (await call(await api.key({ status: 'active' }), 'POST', `/v1/webhooks/${endpoint.id}/test`, {})).statusCode,
+    ).toBe(404);
   });
 
   it('accepts a resend with no Temporal at all: the API only stores it, and a worker delivers it', async () => {
@@ -238,7 +294,12 @@ describe('merchant self-service API', () => {
         payload: { endpoint_id: endpoint.id },
       });
       expect(res.statusCode, res.body).toBe(202);
-      expect(res.json()).toEqual({ object: 'resend', event_id: published.event.id, endpoint_ids: [endpoint.id], livemode: false });
+      expect(res.json()).toEqual({
+        object: 'resend',
+        event_id: published.event.id,
+        endpoint_ids: [endpoint.id],
+        livemode: false,
+      });
     } finally {
       await alone.close();
     }
@@ -249,7 +310,13 @@ describe('merchant self-service API', () => {
   it('documents every new route in the OpenAPI document', async () => {
     const doc = (await api.app.inject({ method: 'GET', url: '/docs/json' })).json();
     expect(Object.keys(doc.paths)).toEqual(
-      expect.arrayContaining(['/v1/events', '/v1/events/{id}', '/v1/events/{id}/resend', '/v1/webhooks/{id}/recover', '/v1/webhooks/{id}/test']),
+      expect.arrayContaining([
+        '/v1/events',
+        '/v1/events/{id}',
+        '/v1/events/{id}/resend',
+        '/v1/webhooks/{id}/recover',
+        '/v1/webhooks/{id}/test',
+      ]),
     );
     expect(doc.paths['/v1/webhooks/{id}'].patch).toBeDefined();
   });
@@ -291,6 +358,9 @@ describe('merchant self-service API', () => {
     const next = await publish(key.account_id);
     await settled(key, next.event.id, 1);
     expect(h.receiver.at('/ss-patch').map((r) => JSON.parse(r.rawBody.toString()).id)).not.toContain(missed.event.id);
-    expect((await call(await api.key({ status: 'active' }), 'PATCH', `/v1/webhooks/${endpoint.id}`, { disabled: true })).statusCode).toBe(404);
+    expect(
+      (await call(await api.key({ status: 'active' }), 'PATCH', `/v1/webhooks/${endpoint.id}`, { disabled: true }))
+        .statusCode,
+    ).toBe(404);
   });
 });

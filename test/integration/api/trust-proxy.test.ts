@@ -25,20 +25,40 @@ describe('behind a proxy', () => {
       // Another client through the same proxy: its own bucket.
       expect(await burst(f, PROXY, '203.0.113.2')).toEqual(LIMITED);
       // Through a second trusted hop (CIDR) the same client is the same bucket.
-      expect((await f.app.inject({ url: '/v1/towns', headers: { ...guess, 'x-forwarded-for': '203.0.113.1, 10.30.4.5' }, remoteAddress: PROXY })).statusCode).toBe(429);
+      expect(
+        (
+          await f.app.inject({
+            url: '/v1/towns',
+            headers: { ...guess, 'x-forwarded-for': '203.0.113.1, 10.30.4.5' },
+            remoteAddress: PROXY,
+          })
+        ).statusCode,
+      ).toBe(429);
       // A client reaching the API directly cannot claim someone else's address: its own address counts.
       expect(await burst(f, '198.51.100.7', '203.0.113.9')).toEqual(LIMITED);
-      expect((await f.app.inject({ url: '/v1/towns', headers: { ...guess, 'x-forwarded-for': '203.0.113.9' }, remoteAddress: PROXY })).statusCode).toBe(401);
+      expect(
+        (
+          await f.app.inject({
+            url: '/v1/towns',
+            headers: { ...guess, 'x-forwarded-for': '203.0.113.9' },
+            remoteAddress: PROXY,
+          })
+        ).statusCode,
+      ).toBe(401);
     } finally {
       await f.close();
     }
   });
 
-  it('untrusted (the default): X-Forwarded-For is ignored, the connection\'s address counts', async () => {
+  it("untrusted (the default): X-Forwarded-For is ignored, the connection's address counts", async () => {
     const f = await apiFixture({ env: { API_RATE_LIMIT_PER_MINUTE: '3' } });
     try {
       expect(await burst(f, PROXY, '203.0.113.1')).toEqual(LIMITED);
-      const other = await f.app.inject({ url: '/v1/towns', headers: { ...guess, 'x-forwarded-for': '203.0.113.2' }, remoteAddress: PROXY });
+      const other = await f.app.inject({
+        url: '/v1/towns',
+        headers: { ...guess, 'x-forwarded-for': '203.0.113.2' },
+        remoteAddress: PROXY,
+      });
       expect(other.statusCode).toBe(429);
     } finally {
       await f.close();
@@ -51,7 +71,15 @@ describe('behind a proxy', () => {
       expect(await burst(f, PROXY, '203.0.113.1')).toEqual(LIMITED);
       expect(await burst(f, PROXY, '192.0.2.1, 203.0.113.2')).toEqual(LIMITED);
       // Two hops would be needed to believe the leftmost address: the second bucket is 203.0.113.2's.
-      expect((await f.app.inject({ url: '/v1/towns', headers: { ...guess, 'x-forwarded-for': '192.0.2.9, 203.0.113.2' }, remoteAddress: PROXY })).statusCode).toBe(429);
+      expect(
+        (
+          await f.app.inject({
+            url: '/v1/towns',
+            headers: { ...guess, 'x-forwarded-for': '192.0.2.9, 203.0.113.2' },
+            remoteAddress: PROXY,
+          })
+        ).statusCode,
+      ).toBe(429);
     } finally {
       await f.close();
     }
@@ -65,7 +93,8 @@ describe('behind a proxy', () => {
     const untrusted = await apiFixture();
     try {
       for (const f of [trusted, untrusted]) {
-        for (let i = 0; i < SIGN_IN_FAILURES_PER_MINUTE; i += 1) expect((await open(f, '203.0.113.1')).statusCode).toBe(401);
+        for (let i = 0; i < SIGN_IN_FAILURES_PER_MINUTE; i += 1)
+          expect((await open(f, '203.0.113.1')).statusCode).toBe(401);
         expect((await open(f, '203.0.113.1')).statusCode).toBe(429);
       }
       expect((await open(trusted, '203.0.113.2')).statusCode).toBe(401);
@@ -98,7 +127,12 @@ describe('behind a proxy', () => {
           method: 'POST',
           url: path,
           remoteAddress: PROXY,
-          headers: { host: 'hooks.parcel.example', origin, 'x-forwarded-proto': proto, 'content-type': 'application/x-www-form-urlencoded' },
+          headers: {
+            host: 'hooks.parcel.example',
+            origin,
+            'x-forwarded-proto': proto,
+            'content-type': 'application/x-www-form-urlencoded',
+          },
           payload: '',
         });
         expect(signedIn.statusCode, JSON.stringify(env) + proto).toBe(303);

@@ -14,7 +14,12 @@ describe('endpoint custom headers', () => {
   afterAll(async () => api?.close());
 
   const register = (extra: Record<string, unknown>) =>
-    api.app.inject({ method: 'POST', url: '/v1/webhooks', headers, payload: { url: 'https://127.0.0.1:9/hooks', ...extra } });
+    api.app.inject({
+      method: 'POST',
+      url: '/v1/webhooks',
+      headers,
+      payload: { url: 'https://127.0.0.1:9/hooks', ...extra },
+    });
 
   it('are {} by default, always present', async () => {
     const created = await register({});
@@ -26,7 +31,12 @@ describe('endpoint custom headers', () => {
 
   it('show plain values, hide credentials, and are sealed at rest', async () => {
     const created = await register({
-      headers: { 'X-Route': 'eu-1', Authorization: 'Bearer gateway-credential-1', 'X-Api-Key': 'k-123', 'X-Auth-Token': 't-456' },
+      headers: {
+        'X-Route': 'eu-1',
+        Authorization: 'Bearer gateway-credential-1',
+        'X-Api-Key': 'k-123',
+        'X-Auth-Token': 't-456',
+      },
     });
     expect(created.statusCode).toBe(200);
     const shown = { 'X-Route': 'eu-1', Authorization: '********', 'X-Api-Key': '********', 'X-Auth-Token': '********' };
@@ -34,14 +44,21 @@ describe('endpoint custom headers', () => {
     const list = await api.app.inject({ method: 'GET', url: '/v1/webhooks?limit=100', headers });
     expect(list.body).not.toContain('gateway-credential-1');
     expect(list.json().data.find((e: { id: string }) => e.id === created.json().id).headers).toEqual(shown);
-    const { rows } = await api.pool.query<{ headers: string }>('SELECT headers FROM webhook_endpoints WHERE id = $1', [created.json().id]);
+    const { rows } = await api.pool.query<{ headers: string }>('SELECT headers FROM webhook_endpoints WHERE id = $1', [
+      created.json().id,
+    ]);
     expect(rows[0]!.headers).toMatch(/^enc:v2:/);
     expect(rows[0]!.headers).not.toContain('eu-1');
   });
 
   it('PATCH sets and removes names, leaving the others', async () => {
     const id = (await register({ headers: { 'X-One': '1', 'X-Two': '2' } })).json().id as string;
-    const patched = await api.app.inject({ method: 'PATCH', url: `/v1/webhooks/${id}`, headers, payload: { headers: { 'x-one': 'uno', 'X-Two': null, 'X-Three': '3' } } });
+    const patched = await api.app.inject({
+      method: 'PATCH',
+      url: `/v1/webhooks/${id}`,
+      headers,
+      payload: { headers: { 'x-one': 'uno', 'X-Two': null, 'X-Three': '3' } },
+    });
     expect(patched.statusCode).toBe(200);
     expect(patched.json().headers).toEqual({ 'x-one': 'uno', 'X-Three': '3' });
   });

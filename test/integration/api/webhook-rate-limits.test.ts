@@ -20,7 +20,12 @@ describe('webhook endpoints API: rate_limit', () => {
   });
 
   const call = (method: 'GET' | 'POST' | 'PATCH', url: string, payload?: unknown) =>
-    api.app.inject({ method, url, headers: merchant.headers, ...(payload === undefined ? {} : { payload: payload as object }) });
+    api.app.inject({
+      method,
+      url,
+      headers: merchant.headers,
+      ...(payload === undefined ? {} : { payload: payload as object }),
+    });
 
   it('is set at registration, shown by GET and the list, changed and removed with PATCH', async () => {
     const created = await call('POST', '/v1/webhooks', { url: PUBLIC_URL, rate_limit: 50 });
@@ -45,7 +50,10 @@ describe('webhook endpoints API: rate_limit', () => {
   it('is null when unset', async () => {
     const created = await call('POST', '/v1/webhooks', { url: PUBLIC_URL });
     expect(created.json()).toHaveProperty('rate_limit', null);
-    expect((await call('POST', '/v1/webhooks', { url: PUBLIC_URL, rate_limit: null })).json()).toHaveProperty('rate_limit', null);
+    expect((await call('POST', '/v1/webhooks', { url: PUBLIC_URL, rate_limit: null })).json()).toHaveProperty(
+      'rate_limit',
+      null,
+    );
   });
 
   it('refuses anything but a whole number from 1 to 1000, with param rate_limit, at registration and in PATCH', async () => {
@@ -65,7 +73,9 @@ describe('webhook endpoints API: rate_limit', () => {
     const doc = (await api.app.inject({ url: '/openapi.json' })).json();
     const schemaOf = (route: string, method: string, where: 'request' | 'response') => {
       const op = doc.paths[route][method];
-      return where === 'request' ? op.requestBody.content['application/json'].schema : op.responses['200'].content['application/json'].schema;
+      return where === 'request'
+        ? op.requestBody.content['application/json'].schema
+        : op.responses['200'].content['application/json'].schema;
     };
     const resolve = (schema: { $ref?: string }) =>
       schema.$ref ? doc.components.schemas[schema.$ref.split('/').pop() as string] : schema;

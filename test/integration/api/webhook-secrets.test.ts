@@ -46,7 +46,11 @@ describe('endpoint secrets encrypted at rest', () => {
     expect((await loadEndpointForDelivery(api.pool, id, ring))?.secrets).toEqual([secret]);
     await expect(loadEndpointForDelivery(api.pool, id)).rejects.toThrow(/WEBHOOK_SECRET_ENCRYPTION_KEYS is not set/);
 
-    const rotated = await api.app.inject({ method: 'POST', url: `/v1/webhooks/${id}/secret/rotate`, headers: merchant.headers });
+    const rotated = await api.app.inject({
+      method: 'POST',
+      url: `/v1/webhooks/${id}/secret/rotate`,
+      headers: merchant.headers,
+    });
     const newSecret = rotated.json().secret;
     const after = await storedSecrets(id);
     expect(after.secret).toMatch(/^enc:v2:/);
@@ -66,7 +70,13 @@ describe('endpoint secrets encrypted at rest', () => {
     await api.pool.query("UPDATE accounts SET status = 'suspended' WHERE id = $1", [merchant.accountId]);
     try {
       const loaded = await loadEndpointForDelivery(api.pool, id, api.config.webhook.secretEncryptionKeys);
-      expect(loaded).toMatchObject({ id, accountId: merchant.accountId, accountSuspended: true, deleted: false, status: 'enabled' });
+      expect(loaded).toMatchObject({
+        id,
+        accountId: merchant.accountId,
+        accountSuspended: true,
+        deleted: false,
+        status: 'enabled',
+      });
     } finally {
       await api.pool.query("UPDATE accounts SET status = 'active' WHERE id = $1", [merchant.accountId]);
     }
@@ -84,7 +94,11 @@ describe('registerEndpoint with a resolver (no real DNS)', () => {
     };
     const addresses = table[hostname];
     if (!addresses) callback(Object.assign(new Error('ENOTFOUND'), { code: 'ENOTFOUND' }), []);
-    else callback(null, addresses.map((address): LookupAddress => ({ address, family: 4 })));
+    else
+      callback(
+        null,
+        addresses.map((address): LookupAddress => ({ address, family: 4 })),
+      );
   };
 
   beforeAll(async () => {
@@ -96,7 +110,10 @@ describe('registerEndpoint with a resolver (no real DNS)', () => {
   });
 
   const count = async () =>
-    Number((await api.pool.query('SELECT count(*) AS n FROM webhook_endpoints WHERE account_id = $1', [accountId])).rows[0].n);
+    Number(
+      (await api.pool.query('SELECT count(*) AS n FROM webhook_endpoints WHERE account_id = $1', [accountId])).rows[0]
+        .n,
+    );
   const register = (url: string) =>
     registerEndpoint({ pool: api.pool, config: api.config, lookup }, { accountId, livemode: false }, { url });
 
@@ -107,7 +124,10 @@ describe('registerEndpoint with a resolver (no real DNS)', () => {
   });
 
   it('refuses a name resolving to a private address, and one that does not resolve, creating nothing', async () => {
-    await expect(register('https://intranet.merchant.example/in')).rejects.toMatchObject({ code: 'url_not_allowed', extra: { param: 'url' } });
+    await expect(register('https://intranet.merchant.example/in')).rejects.toMatchObject({
+      code: 'url_not_allowed',
+      extra: { param: 'url' },
+    });
     await expect(register('https://nowhere.merchant.example/in')).rejects.toMatchObject({ code: 'invalid_url' });
     expect(await count()).toBe(1);
   });

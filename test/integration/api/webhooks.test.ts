@@ -26,7 +26,8 @@ describe('webhook endpoints API', () => {
   // Per account: other test files write endpoints into the same database at the same time.
   const endpointCount = async () =>
     Number(
-      (await api.pool.query('SELECT count(*) AS n FROM webhook_endpoints WHERE account_id = $1', [merchant.accountId])).rows[0].n,
+      (await api.pool.query('SELECT count(*) AS n FROM webhook_endpoints WHERE account_id = $1', [merchant.accountId]))
+        .rows[0].n,
     );
 
   /** Refused with the given status and code, and nothing written. */
@@ -43,7 +44,11 @@ describe('webhook endpoints API', () => {
 
   describe('POST /v1/webhooks', () => {
     it('registers an endpoint and returns its secret once', async () => {
-      const res = await register({ url: PUBLIC_URL, events: ['parcel.delivered', 'cod.settled'], description: 'orders' });
+      const res = await register({
+        url: PUBLIC_URL,
+        events: ['parcel.delivered', 'cod.settled'],
+        description: 'orders',
+      });
       expect(res.statusCode).toBe(200);
       const body = res.json();
       expect(body).toEqual({
@@ -90,13 +95,24 @@ describe('webhook endpoints API', () => {
     });
 
     it('refuses URLs that are not https', async () => {
-      for (const url of ['http://93.184.215.14/hook', 'ftp://93.184.215.14/x', 'javascript:alert(1)', 'data:text/plain,hi']) {
+      for (const url of [
+        'http://93.184.215.14/hook',
+        'ftp://93.184.215.14/x',
+        'javascript:alert(1)',
+        'data:text/plain,hi',
+      ]) {
         await expectRefused({ url }, 400, 'url_not_https', 'url');
       }
     });
 
     it('refuses URLs that do not parse, or are too long', async () => {
-      for (const url of ['not a url', '', 'https://', '//93.184.215.14/x', `https://93.184.215.14/${'a'.repeat(10_000)}`]) {
+      for (const url of [
+        'not a url',
+        '',
+        'https://',
+        '//93.184.215.14/x',
+        `https://93.184.215.14/${'a'.repeat(10_000)}`,
+      ]) {
         await expectRefused({ url }, 400, 'invalid_url', 'url');
       }
     });
@@ -132,9 +148,19 @@ describe('webhook endpoints API', () => {
     });
 
     it('refuses unknown and duplicate event kinds', async () => {
-      await expectRefused({ url: PUBLIC_URL, events: ['parcel.created', 'parcel.teleported'] }, 400, 'unknown_event_type', 'events[1]');
+      await expectRefused(
+        { url: PUBLIC_URL, events: ['parcel.created', 'parcel.teleported'] },
+        400,
+        'unknown_event_type',
+        'events[1]',
+      );
       await expectRefused({ url: PUBLIC_URL, events: ['*'] }, 400, 'unknown_event_type', 'events[0]');
-      await expectRefused({ url: PUBLIC_URL, events: ['cod.settled', 'cod.settled'] }, 400, 'duplicate_event_type', 'events[1]');
+      await expectRefused(
+        { url: PUBLIC_URL, events: ['cod.settled', 'cod.settled'] },
+        400,
+        'duplicate_event_type',
+        'events[1]',
+      );
     });
 
     it('refuses wrong types, missing and unknown fields without coercing them', async () => {
@@ -207,12 +233,18 @@ describe('webhook endpoints API', () => {
       const doc = (await api.app.inject({ method: 'GET', url: '/docs/json' })).json();
       const post = doc.paths['/v1/webhooks'].post;
       const values = (schema: { anyOf: { enum: string[] }[] }) => schema.anyOf.flatMap((s) => s.enum);
-      expect(values(post.requestBody.content['application/json'].schema.properties.ordering)).toEqual(['none', 'parcel']);
+      expect(values(post.requestBody.content['application/json'].schema.properties.ordering)).toEqual([
+        'none',
+        'parcel',
+      ]);
       const record = post.responses['200'].content['application/json'].schema;
       expect(record.required).toContain('ordering');
       expect(values(record.properties.ordering)).toEqual(['none', 'parcel']);
       const patch = doc.paths['/v1/webhooks/{id}'].patch;
-      expect(values(patch.requestBody.content['application/json'].schema.properties.ordering)).toEqual(['none', 'parcel']);
+      expect(values(patch.requestBody.content['application/json'].schema.properties.ordering)).toEqual([
+        'none',
+        'parcel',
+      ]);
     });
   });
 
@@ -235,7 +267,11 @@ describe('webhook endpoints API', () => {
       await api.pool.query(`UPDATE accounts SET status = 'active' WHERE id = $1`, [owner.accountId]);
       const otherMode = await register({ url: PUBLIC_URL }, { authorization: `Bearer ${live.key}` });
       expect(otherMode.statusCode, 'the live mode has its own budget').toBe(200);
-      const removed = await api.app.inject({ method: 'DELETE', url: `/v1/webhooks/${last.json().id}`, headers: owner.headers });
+      const removed = await api.app.inject({
+        method: 'DELETE',
+        url: `/v1/webhooks/${last.json().id}`,
+        headers: owner.headers,
+      });
       expect(removed.statusCode).toBe(200);
       expect((await register({ url: PUBLIC_URL }, owner.headers)).statusCode).toBe(200);
     });
@@ -248,7 +284,8 @@ describe('webhook endpoints API', () => {
       for (let i = 0; i < 3; i += 1) {
         ids.push((await register({ url: `${PUBLIC_URL}/${i}` }, owner.headers)).json().id);
       }
-      const list = (query: string) => api.app.inject({ method: 'GET', url: `/v1/webhooks${query}`, headers: owner.headers });
+      const list = (query: string) =>
+        api.app.inject({ method: 'GET', url: `/v1/webhooks${query}`, headers: owner.headers });
       const first = await list('?limit=2');
       expect(first.statusCode).toBe(200);
       expect(first.json()).toMatchObject({ object: 'list', has_more: true, url: '/v1/webhooks', livemode: false });
@@ -261,9 +298,19 @@ describe('webhook endpoints API', () => {
     });
 
     it('refuses bad paging parameters with 4xx', async () => {
-      const list = (query: string) => api.app.inject({ method: 'GET', url: `/v1/webhooks${query}`, headers: merchant.headers });
+      const list = (query: string) =>
+        api.app.inject({ method: 'GET', url: `/v1/webhooks${query}`, headers: merchant.headers });
       // Not quietly read as another number: 1.5 and true were once taken as 1, 0x10 as 16.
-      for (const query of ['?limit=0', '?limit=101', '?limit=abc', '?limit=-5', '?limit=1.5', '?limit=true', '?limit=0x10', '?limit=1&limit=2']) {
+      for (const query of [
+        '?limit=0',
+        '?limit=101',
+        '?limit=abc',
+        '?limit=-5',
+        '?limit=1.5',
+        '?limit=true',
+        '?limit=0x10',
+        '?limit=1&limit=2',
+      ]) {
         const res = await list(query);
         expect(res.statusCode, query).toBe(400);
         expect(res.json().error).toMatchObject({ code: 'parameter_invalid', param: 'limit' });
@@ -293,7 +340,9 @@ describe('webhook endpoints API', () => {
       }
       const mine = await api.app.inject({ method: 'GET', url: '/v1/webhooks?limit=100', headers: merchant.headers });
       expect(mine.json().data.map((e: { id: string }) => e.id)).not.toContain(id);
-      expect((await api.app.inject({ method: 'GET', url: `/v1/webhooks/${id}`, headers: other.headers })).statusCode).toBe(200);
+      expect(
+        (await api.app.inject({ method: 'GET', url: `/v1/webhooks/${id}`, headers: other.headers })).statusCode,
+      ).toBe(200);
     });
 
     it('test keys see test-mode endpoints only, live keys live-mode ones', async () => {
@@ -317,7 +366,10 @@ describe('webhook endpoints API', () => {
 
     it('errors made with a key carry its livemode too (every response made with a key)', async () => {
       const live = await createAccountWithKey(api.pool, { mode: 'live' });
-      for (const [headers, livemode] of [[merchant.headers, false], [live.headers, true]] as const) {
+      for (const [headers, livemode] of [
+        [merchant.headers, false],
+        [live.headers, true],
+      ] as const) {
         const missing = await api.app.inject({ method: 'GET', url: '/v1/webhooks/we_nope', headers });
         expect(missing.statusCode).toBe(404);
         expect(missing.json()).toMatchObject({ error: { code: 'resource_missing' }, livemode });
@@ -335,13 +387,24 @@ describe('webhook endpoints API', () => {
         expect(res.statusCode).toBe(400);
         expect(res.json().error.code).toBe('invalid_request');
       }
-      const ids = ['%00', 'we_%00', `we_${'a'.repeat(150)}`, 'we_%27%20OR%201%3D1--', '..%2F..%2Fetc', 'we_%F0%9F%93%A6'];
+      const ids = [
+        '%00',
+        'we_%00',
+        `we_${'a'.repeat(150)}`,
+        'we_%27%20OR%201%3D1--',
+        '..%2F..%2Fetc',
+        'we_%F0%9F%93%A6',
+      ];
       for (const id of ids) {
         for (const method of ['GET', 'DELETE'] as const) {
           const res = await api.app.inject({ method, url: `/v1/webhooks/${id}`, headers: merchant.headers });
           expect(res.statusCode, `${method} ${id}`).toBe(404);
         }
-        const deliveries = await api.app.inject({ method: 'GET', url: `/v1/webhooks/${id}/deliveries`, headers: merchant.headers });
+        const deliveries = await api.app.inject({
+          method: 'GET',
+          url: `/v1/webhooks/${id}/deliveries`,
+          headers: merchant.headers,
+        });
         expect(deliveries.statusCode).toBe(404);
       }
     });
@@ -369,7 +432,12 @@ describe('webhook endpoints API', () => {
     it('takes an empty body sent as JSON as no body: many clients set Content-Type on every request', async () => {
       const json = { ...merchant.headers, 'content-type': 'application/json' };
       const id = (await register({ url: PUBLIC_URL })).json().id;
-      const rotated = await api.app.inject({ method: 'POST', url: `/v1/webhooks/${id}/secret/rotate`, headers: json, payload: '' });
+      const rotated = await api.app.inject({
+        method: 'POST',
+        url: `/v1/webhooks/${id}/secret/rotate`,
+        headers: json,
+        payload: '',
+      });
       expect(rotated.statusCode, rotated.body).toBe(200);
       const deleted = await api.app.inject({ method: 'DELETE', url: `/v1/webhooks/${id}`, headers: json, payload: '' });
       expect(deleted.statusCode, deleted.body).toBe(200);
@@ -383,7 +451,11 @@ describe('webhook endpoints API', () => {
   describe('POST /v1/webhooks/:id/secret/rotate', () => {
     it('returns a new secret once and keeps the old one signing during the grace', async () => {
       const created = (await register({ url: PUBLIC_URL })).json();
-      const res = await api.app.inject({ method: 'POST', url: `/v1/webhooks/${created.id}/secret/rotate`, headers: merchant.headers });
+      const res = await api.app.inject({
+        method: 'POST',
+        url: `/v1/webhooks/${created.id}/secret/rotate`,
+        headers: merchant.headers,
+      });
       expect(res.statusCode).toBe(200);
       const rotated = res.json();
       expect(rotated.secret).toMatch(/^whsec_[A-Za-z0-9]{32}$/);
@@ -396,7 +468,11 @@ describe('webhook endpoints API', () => {
 
     it('needs webhooks:manage, like every webhook route (core/scopes.ts)', async () => {
       const created = (await register({ url: PUBLIC_URL })).json();
-      const reader = await createApiKey(api.pool, { accountId: merchant.accountId, mode: 'test', scopes: ['network:read'] });
+      const reader = await createApiKey(api.pool, {
+        accountId: merchant.accountId,
+        mode: 'test',
+        scopes: ['network:read'],
+      });
       const res = await api.app.inject({
         method: 'POST',
         url: `/v1/webhooks/${created.id}/secret/rotate`,
@@ -410,11 +486,21 @@ describe('webhook endpoints API', () => {
     it('drops the old secret at once with expires_in_seconds 0, and validates the body', async () => {
       const created = (await register({ url: PUBLIC_URL })).json();
       const rotate = (payload: object) =>
-        api.app.inject({ method: 'POST', url: `/v1/webhooks/${created.id}/secret/rotate`, headers: merchant.headers, payload });
+        api.app.inject({
+          method: 'POST',
+          url: `/v1/webhooks/${created.id}/secret/rotate`,
+          headers: merchant.headers,
+          payload,
+        });
       const res = await rotate({ expires_in_seconds: 0 });
       expect(res.statusCode).toBe(200);
       expect((await loadEndpointForDelivery(api.pool, created.id))?.secrets).toEqual([res.json().secret]);
-      for (const payload of [{ expires_in_seconds: -1 }, { expires_in_seconds: 604_801 }, { expires_in_seconds: '60' }, { grace: 1 }]) {
+      for (const payload of [
+        { expires_in_seconds: -1 },
+        { expires_in_seconds: 604_801 },
+        { expires_in_seconds: '60' },
+        { grace: 1 },
+      ]) {
         const bad = await rotate(payload);
         expect(bad.statusCode).toBe(400);
       }

@@ -42,13 +42,19 @@ describe('simulate and events publish', () => {
     expect(summary.by_type['parcel.created']).toBe(12);
     expect(Object.values(summary.by_type).reduce((a, b) => a + b, 0)).toBe(summary.events);
     expect(summary.delivered_to_endpoints).toBe(summary.events);
-    await waitFor(() => h.receiver.at('/sim').length === summary.events, { what: 'every simulated event', timeoutMs: 60_000 });
+    await waitFor(() => h.receiver.at('/sim').length === summary.events, {
+      what: 'every simulated event',
+      timeoutMs: 60_000,
+    });
     for (const request of h.receiver.at('/sim')) {
       const event = JSON.parse(request.rawBody.toString());
       if (event.type === 'cod.settled') {
         // The newest API version: the settlement names its parcel in data.parcel and carries its parcel's number.
         expect(event.data.cod_settlement).toMatchObject({ currency: 'KES', amount: expect.any(Number) });
-        expect(event.data.parcel).toMatchObject({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), parcel_number: expect.any(String) });
+        expect(event.data.parcel).toMatchObject({
+          id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+          parcel_number: expect.any(String),
+        });
         expect(event.sequence).toEqual(expect.any(Number));
         continue;
       }
@@ -73,20 +79,76 @@ describe('simulate and events publish', () => {
     await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/cli`, livemode: true });
     const data = JSON.stringify({ parcel: parcel({ id: 'p-1' }) });
     const id = `evt_cli_${Date.now()}`;
-    const published = await cli('events', 'publish', '--account', accountId, '--mode', 'live', '--type', 'parcel.delivered', '--data', data, '--id', id, '--json');
+    const published = await cli(
+      'events',
+      'publish',
+      '--account',
+      accountId,
+      '--mode',
+      'live',
+      '--type',
+      'parcel.delivered',
+      '--data',
+      data,
+      '--id',
+      id,
+      '--json',
+    );
     expect(published.code).toBe(0);
-    expect(published.json).toMatchObject({ id, object: 'event', type: 'parcel.delivered', livemode: true, account_id: accountId, workflow_id: `event:${id}` });
+    expect(published.json).toMatchObject({
+      id,
+      object: 'event',
+      type: 'parcel.delivered',
+      livemode: true,
+      account_id: accountId,
+      workflow_id: `event:${id}`,
+    });
     await waitFor(() => h.receiver.at('/cli').length === 1, { what: 'the published event' });
 
-    const bad = await cli('events', 'publish', '--account', accountId, '--mode', 'live', '--type', 'parcel.lost', '--json');
+    const bad = await cli(
+      'events',
+      'publish',
+      '--account',
+      accountId,
+      '--mode',
+      'live',
+      '--type',
+      'parcel.lost',
+      '--json',
+    );
     expect(bad.code).not.toBe(0);
     expect(bad.json).toMatchObject({ error: { code: 'unknown_event_type' } });
     const misshapen = JSON.stringify({ parcel: parcel({ id: 'p-2', recipient_name: 42 }) });
-    const wrongShape = await cli('events', 'publish', '--account', accountId, '--mode', 'live', '--type', 'parcel.delivered', '--data', misshapen, '--json');
+    const wrongShape = await cli(
+      'events',
+      'publish',
+      '--account',
+      accountId,
+      '--mode',
+      'live',
+      '--type',
+      'parcel.delivered',
+      '--data',
+      misshapen,
+      '--json',
+    );
     expect(wrongShape.code).toBe(1);
-    expect(wrongShape.json).toMatchObject({ error: { code: 'invalid_event_data', message: expect.stringContaining('data.parcel.recipient_name') } });
+    expect(wrongShape.json).toMatchObject({
+      error: { code: 'invalid_event_data', message: expect.stringContaining('data.parcel.recipient_name') },
+    });
 
-    const simulated = await cli('simulate', '--account', accountId, '--mode', 'live', '--parcels', '3', '--seed', '5', '--json');
+    const simulated = await cli(
+      'simulate',
+      '--account',
+      accountId,
+      '--mode',
+      'live',
+      '--parcels',
+      '3',
+      '--seed',
+      '5',
+      '--json',
+    );
     expect(simulated.code).toBe(0);
     expect(simulated.json).toMatchObject({ account_id: accountId, livemode: true, parcels: 3 });
     expect(simulated.json.by_type['parcel.created']).toBe(3);

@@ -21,9 +21,23 @@ describe('CLI: webhooks create and update', () => {
     async () => {
       const account = await createAccount(pool, { status: 'active' });
       const scope = ['--account', account, '--mode', 'test'];
-      const created = await cli('webhooks', 'create', ...scope, '--url', 'https://93.184.215.14/cli', '--rate-limit', '40', '--json');
+      const created = await cli(
+        'webhooks',
+        'create',
+        ...scope,
+        '--url',
+        'https://93.184.215.14/cli',
+        '--rate-limit',
+        '40',
+        '--json',
+      );
       expect(created.code, created.stdout).toBe(0);
-      expect(created.json).toMatchObject({ object: 'webhook_endpoint', url: 'https://93.184.215.14/cli', rate_limit: 40, livemode: false });
+      expect(created.json).toMatchObject({
+        object: 'webhook_endpoint',
+        url: 'https://93.184.215.14/cli',
+        rate_limit: 40,
+        livemode: false,
+      });
       expect(created.json.secret).toMatch(/^whsec_/);
       const id = created.json.id as string;
 
@@ -41,7 +55,9 @@ describe('CLI: webhooks create and update', () => {
       const removed = await cli('webhooks', 'update', id, ...scope, '--rate-limit', 'none');
       expect(removed.code, removed.stdout).toBe(0);
       expect(removed.stdout).toContain('no rate limit');
-      expect((await pool.query('SELECT rate_limit FROM webhook_endpoints WHERE id = $1', [id])).rows[0].rate_limit).toBeNull();
+      expect(
+        (await pool.query('SELECT rate_limit FROM webhook_endpoints WHERE id = $1', [id])).rows[0].rate_limit,
+      ).toBeNull();
     },
     CLI_TEST_TIMEOUT_MS,
   );
@@ -75,11 +91,31 @@ describe('CLI: webhooks create and update', () => {
     async () => {
       const account = await createAccount(pool, { status: 'active' });
       const scope = ['--account', account, '--mode', 'test'];
-      const created = await cli('webhooks', 'create', 'https://93.184.215.14/headers', ...scope, '--header', 'X-Route: eu-1', '--header', 'X-Api-Key: k-1', '--json');
+      const created = await cli(
+        'webhooks',
+        'create',
+        'https://93.184.215.14/headers',
+        ...scope,
+        '--header',
+        'X-Route: eu-1',
+        '--header',
+        'X-Api-Key: k-1',
+        '--json',
+      );
       expect(created.code, created.stdout).toBe(0);
       expect(created.json.headers).toEqual({ 'X-Route': 'eu-1', 'X-Api-Key': '********' });
       const id = created.json.id as string;
-      const updated = await cli('webhooks', 'update', id, ...scope, '--header', 'X-Route:', '--header', 'X-Team: parcels', '--json');
+      const updated = await cli(
+        'webhooks',
+        'update',
+        id,
+        ...scope,
+        '--header',
+        'X-Route:',
+        '--header',
+        'X-Team: parcels',
+        '--json',
+      );
       expect(updated.code, updated.stdout).toBe(0);
       expect(updated.json.headers).toEqual({ 'X-Api-Key': '********', 'X-Team': 'parcels' });
       const refused = await cli('webhooks', 'update', id, ...scope, '--header', 'Host: evil.example', '--json');

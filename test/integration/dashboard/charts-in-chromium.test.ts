@@ -18,7 +18,9 @@ import { waitFor } from '../../helpers/wait';
 
 const INTERNAL_TOKEN = 'internal-token-for-chart-tests-0123456';
 const UPDATE = process.env.UPDATE_SCREENSHOTS === '1';
-const OUT = UPDATE ? path.join(__dirname, '..', '..', '..', 'docs', 'screenshots') : mkdtempSync(path.join(os.tmpdir(), 'pw-charts-'));
+const OUT = UPDATE
+  ? path.join(__dirname, '..', '..', '..', 'docs', 'screenshots')
+  : mkdtempSync(path.join(os.tmpdir(), 'pw-charts-'));
 
 describe('delivery charts and the events list in Chromium', () => {
   const config = testConfig({
@@ -42,21 +44,44 @@ describe('delivery charts and the events list in Chromium', () => {
 
   beforeAll(async () => {
     mkdirSync(OUT, { recursive: true });
-    const accountId = await createAccount(h.tw.pool, { name: 'Duka Letu', email: 'ops@duka.example', status: 'active' });
+    const accountId = await createAccount(h.tw.pool, {
+      name: 'Duka Letu',
+      email: 'ops@duka.example',
+      status: 'active',
+    });
     h.receiver.script('/flaky', (index) => ({ status: index === 0 ? 500 : 200, delayMs: 30 }));
     h.receiver.script('/ledger', { status: 500, body: '{"error":"ledger database unavailable"}' });
     h.receiver.script('/orders', { status: 200, delayMs: 60 });
-    endpoints.orders = (await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/orders`, events: ['parcel.created'] })).id;
-    endpoints.flaky = (await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/flaky`, events: ['parcel.in_transit'] })).id;
-    endpoints.ledger = (await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/ledger`, events: ['cod.settled'] })).id;
+    endpoints.orders = (
+      await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/orders`, events: ['parcel.created'] })
+    ).id;
+    endpoints.flaky = (
+      await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/flaky`, events: ['parcel.in_transit'] })
+    ).id;
+    endpoints.ledger = (
+      await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/ledger`, events: ['cod.settled'] })
+    ).id;
     const publish = async (type: string, data: unknown) => {
       const response = await post('/internal/v1/events', { account_id: accountId, livemode: false, type, data });
       expect(response.status, await response.clone().text()).toBe(201);
       return ((await response.json()) as { id: string }).id;
     };
-    events.created = await publish('parcel.created', { parcel: parcel({ id: 'parcel-1', parcel_number: 'PCL-1001', tracking_number: 'TRK-1001' }) });
-    events.transit = await publish('parcel.in_transit', { parcel: parcel({ id: 'parcel-2', parcel_number: 'PCL-1002', tracking_number: 'TRK-1002' }) });
-    events.settled = await publish('cod.settled', { cod_settlement: { id: 'cod_1', parcel_id: 'parcel-3', parcel_number: 'PCL-1003', amount: 350, currency: 'KES', settled_at: 1764000000 } });
+    events.created = await publish('parcel.created', {
+      parcel: parcel({ id: 'parcel-1', parcel_number: 'PCL-1001', tracking_number: 'TRK-1001' }),
+    });
+    events.transit = await publish('parcel.in_transit', {
+      parcel: parcel({ id: 'parcel-2', parcel_number: 'PCL-1002', tracking_number: 'TRK-1002' }),
+    });
+    events.settled = await publish('cod.settled', {
+      cod_settlement: {
+        id: 'cod_1',
+        parcel_id: 'parcel-3',
+        parcel_number: 'PCL-1003',
+        amount: 350,
+        currency: 'KES',
+        settled_at: 1764000000,
+      },
+    });
     await waitFor(
       async () => {
         const { rows } = await h.tw.pool.query<{ unfinished: number }>(
@@ -68,10 +93,17 @@ describe('delivery charts and the events list in Chromium', () => {
       { timeoutMs: 30_000, what: 'every delivery finished' },
     );
     await waitFor(
-      async () => (await h.tw.pool.query(`SELECT 1 FROM webhook_endpoints WHERE id = $1 AND status = 'failing'`, [endpoints.ledger])).rowCount || undefined,
+      async () =>
+        (
+          await h.tw.pool.query(`SELECT 1 FROM webhook_endpoints WHERE id = $1 AND status = 'failing'`, [
+            endpoints.ledger,
+          ])
+        ).rowCount || undefined,
       { timeoutMs: 30_000, what: 'the ledger endpoint marked failing' },
     );
-    const signIn = (await (await post('/internal/v1/dashboard/sessions', { account_id: accountId })).json()) as { url: string };
+    const signIn = (await (await post('/internal/v1/dashboard/sessions', { account_id: accountId })).json()) as {
+      url: string;
+    };
     tab = await h.browser.newPage({ viewport: { width: 1280, height: 900 } });
     await tab.page.goto(signIn.url);
     await tab.page.getByRole('button', { name: 'Sign in', exact: true }).click();
@@ -93,23 +125,36 @@ describe('delivery charts and the events list in Chromium', () => {
     expect(await items.nth(0).textContent()).toContain('Failing');
     expect(await items.nth(0).locator('dd').nth(1).textContent()).toBe('0%');
     const rates = Object.fromEntries(
-      await Promise.all([0, 1, 2].map(async (i) => [((await items.nth(i).getByRole('link').textContent()) ?? '').split('/').pop(), await items.nth(i).locator('dd').nth(1).textContent()])),
+      await Promise.all(
+        [0, 1, 2].map(async (i) => [
+          ((await items.nth(i).getByRole('link').textContent()) ?? '').split('/').pop(),
+          await items.nth(i).locator('dd').nth(1).textContent(),
+        ]),
+      ),
     );
     expect(rates).toEqual({ ledger: '0%', flaky: '50.0%', orders: '100%' });
     const sparkline = page.getByRole('img', { name: /\/ledger: 3 attempts in the last 24 hours, 3 failed/ });
     expect(await sparkline.count()).toBe(1);
     // The other sections stay one click away.
-    for (const name of ['API keys', 'Webhooks', 'Events']) expect(await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name }).count()).toBe(1);
+    for (const name of ['API keys', 'Webhooks', 'Events'])
+      expect(await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name }).count()).toBe(1);
     await page.screenshot({ path: path.join(OUT, 'overview.png'), animations: 'disabled', caret: 'hide' });
     const phone = await h.browser.newPage({ viewport: { width: 390, height: 844 } });
     await phone.context.addCookies(cookies);
     await phone.page.goto(`${h.origin}/dashboard/test`);
     const overflow = await phone.page.evaluate(() => {
-      const doc = (globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } }).document;
+      const doc = (
+        globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } }
+      ).document;
       return doc.documentElement.scrollWidth - doc.documentElement.clientWidth;
     });
     expect(overflow).toBeLessThanOrEqual(0);
-    await phone.page.screenshot({ path: path.join(OUT, 'overview-phone.png'), fullPage: true, animations: 'disabled', caret: 'hide' });
+    await phone.page.screenshot({
+      path: path.join(OUT, 'overview-phone.png'),
+      fullPage: true,
+      animations: 'disabled',
+      caret: 'hide',
+    });
     expect(phone.errors).toEqual([]);
     expect(tab.errors).toEqual([]);
   });
@@ -119,7 +164,9 @@ describe('delivery charts and the events list in Chromium', () => {
     await page.goto(`${h.origin}/dashboard/test/endpoints/${endpoints.ledger}`);
     const chart = page.getByRole('img', { name: 'Delivery attempts per hour, last 24 hours' });
     expect(await chart.count()).toBe(1);
-    expect(await page.locator('#health-chart-summary').textContent()).toMatch(/^In the last 24 hours, 3 attempts: 0 succeeded \(0%\), 2 failed and were retried, 1 abandoned\. Response time: median \d+ ms/);
+    expect(await page.locator('#health-chart-summary').textContent()).toMatch(
+      /^In the last 24 hours, 3 attempts: 0 succeeded \(0%\), 2 failed and were retried, 1 abandoned\. Response time: median \d+ ms/,
+    );
     expect(await chart.locator('rect.bar-failed').count()).toBe(1);
     expect(await chart.locator('rect.bar-abandoned').count()).toBe(1);
     expect(await chart.locator('rect.bar-succeeded').count()).toBe(0);
@@ -127,13 +174,20 @@ describe('delivery charts and the events list in Chromium', () => {
     await page.getByText('Show the numbers as a table').click();
     const rows = page.locator('#health-chart table tbody tr');
     expect(await rows.count()).toBe(24);
-    const counts = await Promise.all([...Array(24).keys()].map(async (i) => (await rows.nth(i).locator('td').allTextContents()).map(Number)));
+    const counts = await Promise.all(
+      [...Array(24).keys()].map(async (i) => (await rows.nth(i).locator('td').allTextContents()).map(Number)),
+    );
     expect(counts.reduce((sum, row) => sum.map((value, i) => value + (row[i] ?? 0)), [0, 0, 0])).toEqual([0, 2, 1]);
     expect(counts.filter((row) => row.every((value) => value === 0)).length).toBeGreaterThanOrEqual(22);
 
     await page.goto(`${h.origin}/dashboard/test/endpoints/${endpoints.flaky}`);
     expect(await page.locator('.stats dd').first().textContent()).toBe('50.0%');
-    expect(await page.getByRole('img', { name: /last 24 hours/ }).locator('rect.bar-succeeded').count()).toBe(1);
+    expect(
+      await page
+        .getByRole('img', { name: /last 24 hours/ })
+        .locator('rect.bar-succeeded')
+        .count(),
+    ).toBe(1);
     await page.locator('#delivery-health').scrollIntoViewIfNeeded();
     await page.screenshot({ path: path.join(OUT, 'endpoint-chart.png'), animations: 'disabled', caret: 'hide' });
     expect(tab.errors).toEqual([]);
@@ -151,14 +205,20 @@ describe('delivery charts and the events list in Chromium', () => {
     expect(await page.getByRole('link', { name: 'Last 7 days' }).getAttribute('aria-current')).toBe('page');
     expect(await page.getByRole('img', { name: 'Delivery attempts per hour, last 7 days' }).count()).toBe(1);
     expect(await page.locator('#health-chart table tbody tr').count()).toBe(168);
-    expect(await page.locator('#health-chart-summary').textContent()).toMatch(/^In the last 7 days, 1 attempt: 1 succeeded \(100%\)/);
+    expect(await page.locator('#health-chart-summary').textContent()).toMatch(
+      /^In the last 7 days, 1 attempt: 1 succeeded \(100%\)/,
+    );
     await page.getByRole('link', { name: 'Last 24 hours' }).click();
     await page.waitForURL((url) => !url.search.includes('window'));
     expect(await page.locator('#health-chart table tbody tr').count()).toBe(24);
   });
 
   it("labels hours in the reader's time zone while the hours stay UTC hours", async () => {
-    const context = await h.browser.browser.newContext({ timezoneId: 'Asia/Kolkata', locale: 'en-GB', viewport: { width: 1280, height: 900 } });
+    const context = await h.browser.browser.newContext({
+      timezoneId: 'Asia/Kolkata',
+      locale: 'en-GB',
+      viewport: { width: 1280, height: 900 },
+    });
     try {
       await context.addCookies(cookies);
       const page = await context.newPage();
@@ -172,7 +232,8 @@ describe('delivery charts and the events list in Chromium', () => {
       const utc = await h.browser.newPage();
       await utc.context.addCookies(cookies);
       await utc.page.goto(`${h.origin}/dashboard/test/endpoints/${endpoints.ledger}`);
-      for (const label of await utc.page.locator('#health-chart text[data-hour]').allTextContents()) expect(label).toMatch(/^(00|06|12|18):00$/);
+      for (const label of await utc.page.locator('#health-chart text[data-hour]').allTextContents())
+        expect(label).toMatch(/^(00|06|12|18):00$/);
     } finally {
       await context.close();
     }

@@ -23,7 +23,9 @@ import { waitFor } from '../../helpers/wait';
 
 const INTERNAL_TOKEN = 'internal-token-for-event-types-page';
 const UPDATE = process.env.UPDATE_SCREENSHOTS === '1';
-const OUT = UPDATE ? path.join(__dirname, '..', '..', '..', 'docs', 'screenshots') : mkdtempSync(path.join(os.tmpdir(), 'pw-event-types-'));
+const OUT = UPDATE
+  ? path.join(__dirname, '..', '..', '..', 'docs', 'screenshots')
+  : mkdtempSync(path.join(os.tmpdir(), 'pw-event-types-'));
 
 describe('the event catalog page', () => {
   const config = testConfig({ INTERNAL_API_TOKEN: INTERNAL_TOKEN });
@@ -43,8 +45,16 @@ describe('the event catalog page', () => {
   }
 
   it('lists every kind with its schema and example, and sends a test event that a real receiver gets signed', async () => {
-    const accountId = await createAccount(h.tw.pool, { name: 'Duka Letu', email: 'ops@duka.example', status: 'active' });
-    const orders = await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/catalog-orders`, events: ['parcel.delivered', 'cod.settled'] });
+    const accountId = await createAccount(h.tw.pool, {
+      name: 'Duka Letu',
+      email: 'ops@duka.example',
+      status: 'active',
+    });
+    const orders = await createEndpoint(h.tw.pool, {
+      accountId,
+      url: `${h.receiver.url}/catalog-orders`,
+      events: ['parcel.delivered', 'cod.settled'],
+    });
     await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/catalog-all` });
     const { page, errors } = await h.browser.newPage({ viewport: { width: 1280, height: 900 } });
     await signIn(page, accountId);
@@ -59,7 +69,17 @@ describe('the event catalog page', () => {
     const headers = page.locator('#delivery-headers');
     const listed = await headers.locator('dt code').allTextContents();
     expect(listed).toEqual(deliveryHeaders().map((header) => header.name));
-    expect(listed).toEqual(expect.arrayContaining(['Service-Version', 'webhook-id', 'webhook-timestamp', 'webhook-signature', 'traceparent', 'Deprecation', 'Sunset']));
+    expect(listed).toEqual(
+      expect.arrayContaining([
+        'Service-Version',
+        'webhook-id',
+        'webhook-timestamp',
+        'webhook-signature',
+        'traceparent',
+        'Deprecation',
+        'Sunset',
+      ]),
+    );
     expect(await headers.textContent()).toContain('custom headers');
     // The versions, newest first, and what the newest changed.
     const versions = page.locator('#api-versions');
@@ -88,9 +108,16 @@ describe('the event catalog page', () => {
     await page.waitForURL('**/dashboard/test/events/evt_*');
     await expect.poll(() => page.getByRole('status').first().textContent()).toContain('Test event sent');
 
-    await waitFor(() => h.receiver.at('/catalog-orders').length === 1, { what: 'the test event at the receiver', timeoutMs: 30_000 });
+    await waitFor(() => h.receiver.at('/catalog-orders').length === 1, {
+      what: 'the test event at the receiver',
+      timeoutMs: 30_000,
+    });
     const [request] = h.receiver.at('/catalog-orders');
-    const event = constructEvent(request?.rawBody ?? Buffer.alloc(0), request?.headers['service-signature'], orders.secret);
+    const event = constructEvent(
+      request?.rawBody ?? Buffer.alloc(0),
+      request?.headers['service-signature'],
+      orders.secret,
+    );
     expect(event.type).toBe('cod.settled');
     if (event.type !== 'cod.settled') throw new Error('narrowed above');
     expect(event.data.cod_settlement).toMatchObject({ currency: 'KES', amount: expect.any(Number) });
@@ -124,7 +151,11 @@ describe('the event catalog page', () => {
   });
 
   it('reads well at 1280 and 390 px wide (screenshots)', async () => {
-    const accountId = await createAccount(h.tw.pool, { name: 'Duka Letu', email: 'shots@duka.example', status: 'active' });
+    const accountId = await createAccount(h.tw.pool, {
+      name: 'Duka Letu',
+      email: 'shots@duka.example',
+      status: 'active',
+    });
     await createEndpoint(h.tw.pool, { accountId, url: 'https://shop.duka.example/webhooks' });
     mkdirSync(OUT, { recursive: true });
     for (const [name, viewport] of [
@@ -136,7 +167,9 @@ describe('the event catalog page', () => {
       await signIn(page, accountId);
       await page.goto(`${h.origin}/dashboard/test/event-types`);
       const overflow = await page.evaluate(() => {
-        const doc = (globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } }).document;
+        const doc = (
+          globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } }
+        ).document;
         return doc.documentElement.scrollWidth - doc.documentElement.clientWidth;
       });
       expect(overflow, `${name} is wider than its viewport`).toBeLessThanOrEqual(0);

@@ -25,9 +25,16 @@ describe('developers page: one guard for every form', () => {
 
   /** What an account has in a mode, for filling a route's address. */
   async function holdings(accountId: string, livemode: boolean) {
-    const endpoint = await createEndpoint(f.pool, { accountId, url: `https://93.184.215.14/${livemode ? 'live' : 'test'}`, livemode });
+    const endpoint = await createEndpoint(f.pool, {
+      accountId,
+      url: `https://93.184.215.14/${livemode ? 'live' : 'test'}`,
+      livemode,
+    });
     const key = await createApiKey(f.pool, { accountId, mode: livemode ? 'live' : 'test' });
-    const event = await publishEvent({ pool: f.pool }, { accountId, livemode, type: 'parcel.delivered', data: { parcel: parcel() } });
+    const event = await publishEvent(
+      { pool: f.pool },
+      { accountId, livemode, type: 'parcel.delivered', data: { parcel: parcel() } },
+    );
     return { endpoint: endpoint.id, key: key.id, event: event.event.id };
   }
 
@@ -42,10 +49,16 @@ describe('developers page: one guard for every form', () => {
       });
 
   /** A fresh sign-in link's token for the account. */
-  const linkToken = async (accountId: string) => (await createSignInLink(f.pool, { accountId, origin: 'http://localhost:80' })).url.split('/').pop()!;
+  const linkToken = async (accountId: string) =>
+    (await createSignInLink(f.pool, { accountId, origin: 'http://localhost:80' })).url.split('/').pop()!;
 
   /** A route's address for this mode and these rows (and this sign-in link's token). */
-  function addressOf(path: string, mode: 'test' | 'live', rows: { endpoint: string; key: string; event: string }, token = '') {
+  function addressOf(
+    path: string,
+    mode: 'test' | 'live',
+    rows: { endpoint: string; key: string; event: string },
+    token = '',
+  ) {
     const id = path.includes('/keys/') ? rows.key : path.includes('/events/') ? rows.event : rows.endpoint;
     return path
       .replace(':mode', mode)
@@ -75,7 +88,9 @@ describe('developers page: one guard for every form', () => {
     expect(names).toContain('POST /dashboard/:mode/events/:id/resend');
     expect(names.filter((name) => name.startsWith('POST /dashboard/:mode/')).length).toBeGreaterThanOrEqual(12);
     // A change is made in one mode, named in its address; only these name none.
-    expect(names.filter((name) => !name.includes(':mode') && !name.endsWith('*')).sort()).toEqual([...WITHOUT_MODE].sort());
+    expect(names.filter((name) => !name.includes(':mode') && !name.endsWith('*')).sort()).toEqual(
+      [...WITHOUT_MODE].sort(),
+    );
   });
 
   it('refuses a foreign origin and a wrong or missing form token on every changing route with csrf_failed, changing nothing', async () => {
@@ -125,7 +140,10 @@ describe('developers page: one guard for every form', () => {
     expect(await snapshotOf(f.pool, [accountId])).toEqual(before);
     // The refusal is the mode's, not the form's: test mode is open to it, on the event-types page too.
     const test = await holdings(accountId, false);
-    const sent = await session.send('POST', '/dashboard/test/event-types/test', { endpoint_id: test.endpoint, type: 'parcel.delivered' });
+    const sent = await session.send('POST', '/dashboard/test/event-types/test', {
+      endpoint_id: test.endpoint,
+      type: 'parcel.delivered',
+    });
     expect(sent.statusCode, sent.body).toBe(303);
     const events = await f.pool.query('SELECT 1 FROM events WHERE account_id = $1 AND livemode = false', [accountId]);
     expect(events.rowCount).toBe(2);

@@ -37,10 +37,16 @@ describe('developers page: what a change may do', () => {
 
   const count = async (sql: string, accountId: string) => Number((await f.pool.query(sql, [accountId])).rows[0].n);
   const changesOf = async (accountId: string) => ({
-    endpoints: await count('SELECT count(*) AS n FROM webhook_endpoints WHERE account_id = $1 AND deleted_at IS NULL AND disabled_at IS NULL', accountId),
+    endpoints: await count(
+      'SELECT count(*) AS n FROM webhook_endpoints WHERE account_id = $1 AND deleted_at IS NULL AND disabled_at IS NULL',
+      accountId,
+    ),
     keys: await count('SELECT count(*) AS n FROM api_keys WHERE account_id = $1 AND revoked_at IS NULL', accountId),
     events: await count('SELECT count(*) AS n FROM events WHERE account_id = $1', accountId),
-    outbox: await count('SELECT count(*) AS n FROM deliveries WHERE endpoint_id IN (SELECT id FROM webhook_endpoints WHERE account_id = $1)', accountId),
+    outbox: await count(
+      'SELECT count(*) AS n FROM deliveries WHERE endpoint_id IN (SELECT id FROM webhook_endpoints WHERE account_id = $1)',
+      accountId,
+    ),
   });
 
   it('refuses every live-mode change of a pending account with client_not_active, changing nothing; test mode works', async () => {
@@ -48,7 +54,10 @@ describe('developers page: what a change may do', () => {
     // What an operator may have prepared in live mode: an endpoint, a key, an event.
     const endpoint = await createEndpoint(f.pool, { accountId, url: 'https://93.184.215.14/live', livemode: true });
     const key = await createApiKey(f.pool, { accountId, mode: 'live' });
-    const event = await publishEvent({ pool: f.pool }, { accountId, livemode: true, type: 'parcel.delivered', data: { parcel: parcel() } });
+    const event = await publishEvent(
+      { pool: f.pool },
+      { accountId, livemode: true, type: 'parcel.delivered', data: { parcel: parcel() } },
+    );
     const post = await session(accountId);
     const before = await changesOf(accountId);
 
@@ -90,7 +99,9 @@ describe('developers page: what a change may do', () => {
     const post = await session(accountId);
     const statuses: number[] = [];
     for (let i = 0; i < PAGE_ACTIONS_PER_MINUTE; i += 1) {
-      statuses.push((await post(`/dashboard/test/endpoints/${endpoint.id}/test`, { type: 'parcel.delivered' })).statusCode);
+      statuses.push(
+        (await post(`/dashboard/test/endpoints/${endpoint.id}/test`, { type: 'parcel.delivered' })).statusCode,
+      );
     }
     expect(statuses.every((status) => status === 303)).toBe(true);
     const limited = await post('/dashboard/test/endpoints', { url: 'https://93.184.215.14/one-more' });
@@ -102,12 +113,15 @@ describe('developers page: what a change may do', () => {
     expect(await changesOf(accountId)).toMatchObject({ endpoints: 1, events: PAGE_ACTIONS_PER_MINUTE });
     // The budget is the session's: another session of the same account still works.
     const other = await session(accountId);
-    expect((await other(`/dashboard/test/endpoints/${endpoint.id}/test`, { type: 'parcel.delivered' })).statusCode).toBe(303);
+    expect(
+      (await other(`/dashboard/test/endpoints/${endpoint.id}/test`, { type: 'parcel.delivered' })).statusCode,
+    ).toBe(303);
   });
 
-  it('shows the endpoint cap in a merchant\'s words', async () => {
+  it("shows the endpoint cap in a merchant's words", async () => {
     const accountId = await createAccount(f.pool);
-    for (let i = 0; i < MAX_ENDPOINTS_PER_MODE; i += 1) await createEndpoint(f.pool, { accountId, url: `https://93.184.215.14/cap${i}` });
+    for (let i = 0; i < MAX_ENDPOINTS_PER_MODE; i += 1)
+      await createEndpoint(f.pool, { accountId, url: `https://93.184.215.14/cap${i}` });
     const res = await (await session(accountId))('/dashboard/test/endpoints', { url: 'https://93.184.215.14/over' });
     expect(res.statusCode).toBe(409);
     expect(res.body).toContain('You have reached the limit of webhook endpoints for this mode');

@@ -23,7 +23,11 @@ const INTERNAL_TOKEN = 'internal-token-for-dashboard-tests';
 const BIN = path.join(__dirname, '..', '..', '..', 'cli', 'bin.js');
 
 describe('developers page', () => {
-  const config = testConfig({ INTERNAL_API_TOKEN: INTERNAL_TOKEN, DELIVERY_RETRY_DELAYS: '1s,1s', DELIVERY_TIMEOUT: '2s' });
+  const config = testConfig({
+    INTERNAL_API_TOKEN: INTERNAL_TOKEN,
+    DELIVERY_RETRY_DELAYS: '1s,1s',
+    DELIVERY_TIMEOUT: '2s',
+  });
   const h = useDashboardHarness(config);
   let tw: TestWorker;
   let origin: string;
@@ -44,22 +48,36 @@ describe('developers page', () => {
   }
 
   /** A fresh browser context signed in to a fresh account. */
-  async function signedIn(options: { status?: 'pending' | 'active' | 'suspended'; name?: string } = {}): Promise<TestPage & { accountId: string }> {
-    const accountId = await createAccount(tw.pool, { status: options.status ?? 'active', name: options.name ?? 'Duka Letu', email: 'ops@duka.example' });
+  async function signedIn(
+    options: { status?: 'pending' | 'active' | 'suspended'; name?: string } = {},
+  ): Promise<TestPage & { accountId: string }> {
+    const accountId = await createAccount(tw.pool, {
+      status: options.status ?? 'active',
+      name: options.name ?? 'Duka Letu',
+      email: 'ops@duka.example',
+    });
     const tab = await browser.newPage();
     await signInWithLink(tab.page, (await signInLink(accountId)).url);
     return { ...tab, accountId };
   }
 
-  const api = (key: string, url = '/v1/towns?limit=1') => fetch(`${origin}${url}`, { headers: { authorization: `Bearer ${key}` } });
+  const api = (key: string, url = '/v1/towns?limit=1') =>
+    fetch(`${origin}${url}`, { headers: { authorization: `Bearer ${key}` } });
 
   it('shows no account data without a session', async () => {
     await createAccount(tw.pool, { name: 'Secret Shop' });
     const { page, errors } = await browser.newPage();
-    for (const url of ['/dashboard', '/dashboard/test/keys', '/dashboard/live/endpoints', '/dashboard/test/endpoints/we_x/deliveries']) {
+    for (const url of [
+      '/dashboard',
+      '/dashboard/test/keys',
+      '/dashboard/live/endpoints',
+      '/dashboard/test/endpoints/we_x/deliveries',
+    ]) {
       const response = await page.goto(`${origin}${url}`);
       expect(response?.status(), url).toBe(401);
-      await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Sign in to the developers page');
+      await expect
+        .poll(() => page.getByRole('heading', { level: 1 }).textContent())
+        .toBe('Sign in to the developers page');
       const body = (await page.content()).toString();
       expect(body, url).not.toMatch(/acct_[A-Za-z0-9]|Secret Shop|svc_(test|live)_[A-Za-z0-9]|we_[A-Za-z0-9]{5}/);
       expect(response?.headers()['content-security-policy']).toContain("frame-ancestors 'none'");
@@ -87,13 +105,21 @@ describe('developers page', () => {
     await signInWithLink(first.page, link.url);
     await expect.poll(() => first.page.locator('.account').textContent()).toBe('Duka Letu');
     const [cookie] = await first.context.cookies();
-    expect(cookie).toMatchObject({ name: 'parcel_dashboard_session', httpOnly: true, sameSite: 'Strict', secure: false, path: '/dashboard' });
+    expect(cookie).toMatchObject({
+      name: 'parcel_dashboard_session',
+      httpOnly: true,
+      sameSite: 'Strict',
+      secure: false,
+      path: '/dashboard',
+    });
     expect(cookie!.expires - Date.now() / 1000).toBeGreaterThan(12 * 3600 - 60);
 
     const second = await browser.newPage();
     const again = await second.page.goto(link.url);
     expect(again?.status()).toBe(401);
-    await expect.poll(() => second.page.getByRole('heading', { level: 1 }).textContent()).toBe('This sign-in link cannot be used');
+    await expect
+      .poll(() => second.page.getByRole('heading', { level: 1 }).textContent())
+      .toBe('This sign-in link cannot be used');
     expect(await second.context.cookies()).toEqual([]);
 
     // The operator's way: the CLI prints the same kind of link, on PUBLIC_URL.
@@ -101,7 +127,10 @@ describe('developers page', () => {
       execFile(
         process.execPath,
         [BIN, 'dashboard', '--account', accountId, '--json'],
-        { env: { ...process.env, DATABASE_URL: testDatabaseUrl(), PUBLIC_URL: origin, LOG_LEVEL: 'silent' }, timeout: 60_000 },
+        {
+          env: { ...process.env, DATABASE_URL: testDatabaseUrl(), PUBLIC_URL: origin, LOG_LEVEL: 'silent' },
+          timeout: 60_000,
+        },
         (error, stdout) => (error ? reject(new Error(error.message, { cause: error })) : resolve(JSON.parse(stdout))),
       );
     });
@@ -113,7 +142,9 @@ describe('developers page', () => {
     const [kept] = await third.context.cookies();
     await third.page.getByRole('button', { name: 'Sign out', exact: true }).click();
     await third.page.waitForURL('**/dashboard/sign-in?signed_out=1');
-    const replayed = await fetch(`${origin}/dashboard/test/keys`, { headers: { cookie: `${kept!.name}=${kept!.value}` } });
+    const replayed = await fetch(`${origin}/dashboard/test/keys`, {
+      headers: { cookie: `${kept!.name}=${kept!.value}` },
+    });
     expect(replayed.status).toBe(401);
 
     // Sign out everywhere, from one browser, ends the account's session in the other one too.
@@ -121,7 +152,9 @@ describe('developers page', () => {
     await signInWithLink(here.page, (await signInLink(accountId)).url);
     await here.page.getByRole('button', { name: 'Sign out everywhere', exact: true }).click();
     await here.page.waitForURL('**/dashboard/sign-in?signed_out=everywhere');
-    await expect.poll(() => here.page.getByRole('heading', { level: 1 }).textContent()).toBe('You are signed out everywhere');
+    await expect
+      .poll(() => here.page.getByRole('heading', { level: 1 }).textContent())
+      .toBe('You are signed out everywhere');
     expect((await first.page.reload())?.status()).toBe(401);
     expect([...first.errors, ...here.errors].filter((error) => !error.includes('status of 401'))).toEqual([]);
   }, 120_000);
@@ -152,10 +185,14 @@ describe('developers page', () => {
 
     // 2. Deploy it: the merchant's system uses the new key. 3. Its last-used indicator moves.
     expect((await api(newKey)).status).toBe(200);
-    await expect.poll(async () => (await page.reload(), lastUsed(newKey.slice(-4))), { timeout: 10_000 }).toBe('just now');
+    await expect
+      .poll(async () => (await page.reload(), lastUsed(newKey.slice(-4))), { timeout: 10_000 })
+      .toBe('just now');
 
     // 4. Revoke the old key, confirming in the dialog; revocation is immediate.
-    await row(oldKey.slice(-4)).getByRole('button', { name: `Revoke key ending ${oldKey.slice(-4)}` }).click();
+    await row(oldKey.slice(-4))
+      .getByRole('button', { name: `Revoke key ending ${oldKey.slice(-4)}` })
+      .click();
     const dialog = page.getByRole('dialog');
     await dialog.getByRole('button', { name: 'Revoke' }).click();
     await page.waitForURL('**/dashboard/test/keys?notice=key_revoked');
@@ -180,19 +217,28 @@ describe('developers page', () => {
     const published = await fetch(`${origin}/internal/v1/events`, {
       method: 'POST',
       headers: { authorization: `Bearer ${INTERNAL_TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ account_id: accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } }),
+      body: JSON.stringify({
+        account_id: accountId,
+        livemode: false,
+        type: 'parcel.delivered',
+        data: { parcel: parcel() },
+      }),
     });
     expect(published.status).toBe(201);
     const event = (await published.json()) as { id: string };
 
     // The receiver got it, signed with the secret the page showed.
     const received = await waitFor(() => receiver.at(`/dashboard-${accountId}`)[0], { what: 'the delivery' });
-    const [t, v1] = String(received.headers['service-signature']).split(',').map((part) => part.split('=')[1]);
+    const [t, v1] = String(received.headers['service-signature'])
+      .split(',')
+      .map((part) => part.split('=')[1]);
     expect(createHmac('sha256', secret).update(`${t}.${received.rawBody.toString()}`).digest('hex')).toBe(v1);
 
     await page.getByRole('link', { name: 'Deliveries' }).click();
     await expect
-      .poll(async () => (await page.reload(), page.getByRole('row').filter({ hasText: 'Succeeded' }).count()), { timeout: 20_000 })
+      .poll(async () => (await page.reload(), page.getByRole('row').filter({ hasText: 'Succeeded' }).count()), {
+        timeout: 20_000,
+      })
       .toBe(1);
     const attempt = page.getByRole('row').filter({ hasText: 'Succeeded' });
     await expect.poll(() => attempt.textContent()).toContain('parcel.delivered');
@@ -221,7 +267,9 @@ describe('developers page', () => {
     await page.getByRole('button', { name: 'Send test event' }).click();
     await page.waitForURL(/\/dashboard\/test\/events\/evt_/);
     const attempts = () => page.getByRole('row').filter({ hasText: 'Succeeded' }).filter({ hasText: '200' });
-    await expect.poll(async () => (await page.reload(), attempts().count()), { timeout: 20_000 }).toBeGreaterThanOrEqual(1);
+    await expect
+      .poll(async () => (await page.reload(), attempts().count()), { timeout: 20_000 })
+      .toBeGreaterThanOrEqual(1);
     expect(await attempts().first().textContent()).toContain('Test');
 
     // Resend: the same event again, trigger Resend, same bytes.
@@ -231,7 +279,13 @@ describe('developers page', () => {
     const [first, second] = receiver.at(path);
     expect(second!.rawBody.equals(first!.rawBody)).toBe(true);
     await expect
-      .poll(async () => (await page.reload(), page.getByRole('row').filter({ hasText: 'Resend' }).filter({ hasText: 'Succeeded' }).count()), { timeout: 20_000 })
+      .poll(
+        async () => (
+          await page.reload(),
+          page.getByRole('row').filter({ hasText: 'Resend' }).filter({ hasText: 'Succeeded' }).count()
+        ),
+        { timeout: 20_000 },
+      )
       .toBeGreaterThanOrEqual(1);
 
     // The events list has it.
@@ -274,7 +328,12 @@ describe('developers page', () => {
       const response = await fetch(`${origin}/internal/v1/events`, {
         method: 'POST',
         headers: { authorization: `Bearer ${INTERNAL_TOKEN}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ account_id: accountId, livemode: false, type: 'parcel.in_transit', data: { parcel: parcel({ id: `p_${accountId}` }) } }),
+        body: JSON.stringify({
+          account_id: accountId,
+          livemode: false,
+          type: 'parcel.in_transit',
+          data: { parcel: parcel({ id: `p_${accountId}` }) },
+        }),
       });
       return (await response.json()) as { id: string; sequence: number };
     };
@@ -285,7 +344,10 @@ describe('developers page', () => {
     await expect
       .poll(async () => (await page.reload(), page.getByText(`waiting for ${first.id}`).count()), { timeout: 10_000 })
       .toBe(1);
-    await waitFor(() => receiver.at(path).length === 4, { what: 'the second event posted after the first was abandoned', timeoutMs: 30_000 });
+    await waitFor(() => receiver.at(path).length === 4, {
+      what: 'the second event posted after the first was abandoned',
+      timeoutMs: 30_000,
+    });
     expect(JSON.parse(receiver.at(path)[3]!.rawBody.toString()).id).toBe(second.id);
 
     await page.getByRole('link', { name: 'Webhooks' }).click();
@@ -299,23 +361,33 @@ describe('developers page', () => {
 
   it('refuses a cross-site POST (403 csrf_failed) and a same-site one without the token', async () => {
     const { page, accountId } = await signedIn();
-    const keysBefore = await tw.pool.query('SELECT count(*)::int AS n FROM api_keys WHERE account_id = $1', [accountId]);
+    const keysBefore = await tw.pool.query('SELECT count(*)::int AS n FROM api_keys WHERE account_id = $1', [
+      accountId,
+    ]);
     // Another origin (localhost is not 127.0.0.1) serving a form that posts to the page.
     const attacker = http.createServer((_request, response) => {
       response.setHeader('content-type', 'text/html');
-      response.end(`<form method="post" action="${origin}/dashboard/test/keys"><input name="scopes" value="webhooks:manage"><button>Win a prize</button></form>`);
+      response.end(
+        `<form method="post" action="${origin}/dashboard/test/keys"><input name="scopes" value="webhooks:manage"><button>Win a prize</button></form>`,
+      );
     });
     await new Promise<void>((resolve) => attacker.listen(0, '127.0.0.1', resolve));
     try {
       await page.goto(`http://localhost:${(attacker.address() as AddressInfo).port}/`);
-      const [response] = await Promise.all([page.waitForResponse(`${origin}/dashboard/test/keys`), page.getByRole('button', { name: 'Win a prize' }).click()]);
+      const [response] = await Promise.all([
+        page.waitForResponse(`${origin}/dashboard/test/keys`),
+        page.getByRole('button', { name: 'Win a prize' }).click(),
+      ]);
       expect(response.status()).toBe(403);
       expect(await response.text()).toContain('csrf_failed');
     } finally {
       attacker.close();
     }
     // Same origin, with the session cookie, but no token.
-    const forged = await page.request.post(`${origin}/dashboard/test/keys`, { form: { scopes: 'webhooks:manage' }, headers: { origin } });
+    const forged = await page.request.post(`${origin}/dashboard/test/keys`, {
+      form: { scopes: 'webhooks:manage' },
+      headers: { origin },
+    });
     expect(forged.status()).toBe(403);
     expect(await forged.text()).toContain('csrf_failed');
     const keysAfter = await tw.pool.query('SELECT count(*)::int AS n FROM api_keys WHERE account_id = $1', [accountId]);

@@ -11,7 +11,11 @@ describe('developers page: rate limit field', () => {
   const h = useDashboardHarness(testConfig({ INTERNAL_API_TOKEN: INTERNAL_TOKEN }));
 
   async function signedIn() {
-    const accountId = await createAccount(h.tw.pool, { status: 'active', name: 'Duka Letu', email: 'ops@duka.example' });
+    const accountId = await createAccount(h.tw.pool, {
+      status: 'active',
+      name: 'Duka Letu',
+      email: 'ops@duka.example',
+    });
     const response = await fetch(`${h.origin}/internal/v1/dashboard/sessions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${INTERNAL_TOKEN}`, 'content-type': 'application/json' },
@@ -24,7 +28,9 @@ describe('developers page: rate limit field', () => {
   }
 
   const stored = async (accountId: string) =>
-    (await h.tw.pool.query('SELECT rate_limit FROM webhook_endpoints WHERE account_id = $1', [accountId])).rows.map((r) => r.rate_limit);
+    (await h.tw.pool.query('SELECT rate_limit FROM webhook_endpoints WHERE account_id = $1', [accountId])).rows.map(
+      (r) => r.rate_limit,
+    );
 
   it('sets the limit at registration, shows it, changes it, refuses a bad value and removes it', async () => {
     const { page, accountId, errors } = await signedIn();

@@ -20,7 +20,9 @@ import { waitFor } from '../../helpers/wait';
 
 const INTERNAL_TOKEN = 'internal-token-for-dashboard-screens';
 const UPDATE = process.env.UPDATE_SCREENSHOTS === '1';
-const OUT = UPDATE ? path.join(__dirname, '..', '..', '..', 'docs', 'screenshots') : mkdtempSync(path.join(os.tmpdir(), 'pw-shots-'));
+const OUT = UPDATE
+  ? path.join(__dirname, '..', '..', '..', 'docs', 'screenshots')
+  : mkdtempSync(path.join(os.tmpdir(), 'pw-shots-'));
 
 describe('developers page screenshots', () => {
   const config = testConfig({
@@ -53,11 +55,18 @@ describe('developers page screenshots', () => {
     const accountId = await createAccount(tw.pool, { name: 'Duka Letu', email: 'ops@duka.example', status: 'active' });
     const { page, errors } = await browser.newPage({ viewport: { width: 1280, height: 860 } });
     const shot = async (name: string, options: { fullPage?: boolean } = {}) => {
-      await page.screenshot({ path: path.join(OUT, `${name}.png`), fullPage: options.fullPage ?? false, animations: 'disabled', caret: 'hide' });
+      await page.screenshot({
+        path: path.join(OUT, `${name}.png`),
+        fullPage: options.fullPage ?? false,
+        animations: 'disabled',
+        caret: 'hide',
+      });
       expect(statSync(path.join(OUT, `${name}.png`)).size).toBeLessThan(300_000);
     };
 
-    const signIn = (await (await post('/internal/v1/dashboard/sessions', { account_id: accountId })).json()) as { url: string };
+    const signIn = (await (await post('/internal/v1/dashboard/sessions', { account_id: accountId })).json()) as {
+      url: string;
+    };
     await page.goto(signIn.url);
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     // Signing in lands on the overview; the tour starts from the keys.
@@ -89,29 +98,59 @@ describe('developers page screenshots', () => {
       await page.getByRole('textbox', { name: 'Signing secret' }).waitFor();
     }
     for (const type of ['parcel.created', 'parcel.in_transit', 'parcel.delivered']) {
-      expect((await post('/internal/v1/events', { account_id: accountId, livemode: false, type, data: { parcel: parcel() } })).status).toBe(201);
+      expect(
+        (
+          await post('/internal/v1/events', {
+            account_id: accountId,
+            livemode: false,
+            type,
+            data: { parcel: parcel() },
+          })
+        ).status,
+      ).toBe(201);
     }
     await waitFor(
-      async () => (await tw.pool.query(`SELECT 1 FROM webhook_endpoints WHERE account_id = $1 AND status = 'failing'`, [accountId])).rowCount,
+      async () =>
+        (
+          await tw.pool.query(`SELECT 1 FROM webhook_endpoints WHERE account_id = $1 AND status = 'failing'`, [
+            accountId,
+          ])
+        ).rowCount,
       { timeoutMs: 30_000, what: 'the ledger endpoint marked failing' },
     );
     await page.getByRole('link', { name: 'Webhooks' }).click();
     await page.waitForURL('**/dashboard/test/endpoints');
-    await waitFor(async () => (await page.reload(), (await page.getByText('Failing', { exact: true }).count()) > 0), { what: 'the failing badge' });
+    await waitFor(async () => (await page.reload(), (await page.getByText('Failing', { exact: true }).count()) > 0), {
+      what: 'the failing badge',
+    });
     await shot('endpoints');
 
-    await page.getByRole('link', { name: /ledger/ }).first().click();
-    await waitFor(async () => (await page.reload(), (await page.getByRole('heading', { name: 'Notifications' }).count()) > 0), {
-      timeoutMs: 20_000,
-      what: 'the failing notification',
-    });
+    await page
+      .getByRole('link', { name: /ledger/ })
+      .first()
+      .click();
+    await waitFor(
+      async () => (await page.reload(), (await page.getByRole('heading', { name: 'Notifications' }).count()) > 0),
+      {
+        timeoutMs: 20_000,
+        what: 'the failing notification',
+      },
+    );
     await shot('endpoint-failing', { fullPage: true });
 
     await page.getByRole('link', { name: 'Deliveries' }).click();
-    await waitFor(async () => (await page.reload(), (await page.getByRole('row').filter({ hasText: 'Failed' }).count()) >= 3), {
-      what: 'the failed attempts',
-    });
-    await page.getByRole('row').filter({ hasText: 'Failed' }).first().getByText(/^Body, /).click();
+    await waitFor(
+      async () => (await page.reload(), (await page.getByRole('row').filter({ hasText: 'Failed' }).count()) >= 3),
+      {
+        what: 'the failed attempts',
+      },
+    );
+    await page
+      .getByRole('row')
+      .filter({ hasText: 'Failed' })
+      .first()
+      .getByText(/^Body, /)
+      .click();
     await page.locator('.table-wrap').evaluate((element) => {
       (element as unknown as { scrollLeft: number }).scrollLeft = 0;
     });

@@ -30,7 +30,9 @@ describe('developers page views in Chromium', () => {
         const response = await page.goto(`${server.url}/preview/${name}?status=${status}`);
         expect(response?.headers()['content-security-policy']).toContain("script-src 'self'");
         const overflow = await page.evaluate(() => {
-          const doc = (globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } }).document;
+          const doc = (
+            globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } }
+          ).document;
           return doc.documentElement.scrollWidth - doc.documentElement.clientWidth;
         });
         expect(overflow, `${name} (${status}) is wider than the phone`).toBeLessThanOrEqual(0);
@@ -44,9 +46,15 @@ describe('developers page views in Chromium', () => {
     await page.goto(`${server.url}/preview/keys`);
     await page.keyboard.press('Tab');
     const skip = page.getByRole('link', { name: 'Skip to content' });
-    await expect.poll(() => skip.evaluate((el) => el === (el.ownerDocument as { activeElement: unknown }).activeElement)).toBe(true);
+    await expect
+      .poll(() => skip.evaluate((el) => el === (el.ownerDocument as { activeElement: unknown }).activeElement))
+      .toBe(true);
     const outline = await skip.evaluate((el) => {
-      const style = (el.ownerDocument.defaultView as unknown as { getComputedStyle(e: unknown): { outlineStyle: string; outlineWidth: string } }).getComputedStyle(el);
+      const style = (
+        el.ownerDocument.defaultView as unknown as {
+          getComputedStyle(e: unknown): { outlineStyle: string; outlineWidth: string };
+        }
+      ).getComputedStyle(el);
       return `${style.outlineStyle} ${style.outlineWidth}`;
     });
     expect(outline).toBe('solid 3px');
@@ -63,7 +71,11 @@ describe('developers page views in Chromium', () => {
     await page.goto(`${server.url}/preview/key-created`);
     await page.getByRole('button', { name: 'Copy' }).click();
     await expect.poll(() => page.getByRole('status').filter({ hasText: 'Copied' }).count()).toBe(1);
-    const copied = await page.evaluate(() => (globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }).navigator.clipboard.readText());
+    const copied = await page.evaluate(() =>
+      (
+        globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }
+      ).navigator.clipboard.readText(),
+    );
     expect(copied).toBe('svc_test_4eC39HqLyjWDarjtT1zdp7dcQ7dX');
   });
 
@@ -91,8 +103,14 @@ describe('developers page views in Chromium', () => {
     expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Sign in to the developers page');
     expect(await page.getByRole('button').count()).toBe(1);
     expect(await page.locator('script:not([src])').count()).toBe(0);
-    await Promise.all([page.waitForURL(`**/dashboard/sign-in/${'T'.repeat(43)}`), page.getByRole('button', { name: 'Sign in' }).click()]);
-    expect(JSON.parse((await page.textContent('body')) ?? '')).toEqual({ url: `/dashboard/sign-in/${'T'.repeat(43)}`, body: {} });
+    await Promise.all([
+      page.waitForURL(`**/dashboard/sign-in/${'T'.repeat(43)}`),
+      page.getByRole('button', { name: 'Sign in' }).click(),
+    ]);
+    expect(JSON.parse((await page.textContent('body')) ?? '')).toEqual({
+      url: `/dashboard/sign-in/${'T'.repeat(43)}`,
+      body: {},
+    });
     expect(errors).toEqual([]);
   });
 

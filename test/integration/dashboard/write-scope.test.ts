@@ -35,9 +35,16 @@ describe('writes scoped by account and mode', () => {
   async function account(): Promise<Holdings> {
     const accountId = await createAccount(f.pool, { status: 'active' });
     const rows = async (livemode: boolean): Promise<Rows> => {
-      const endpoint = await createEndpoint(f.pool, { accountId, url: `https://93.184.215.14/${livemode ? 'live' : 'test'}`, livemode });
+      const endpoint = await createEndpoint(f.pool, {
+        accountId,
+        url: `https://93.184.215.14/${livemode ? 'live' : 'test'}`,
+        livemode,
+      });
       const key = await createApiKey(f.pool, { accountId, mode: livemode ? 'live' : 'test' });
-      const published = await publishEvent({ pool: f.pool }, { accountId, livemode, type: 'parcel.delivered', data: { parcel: parcel() } });
+      const published = await publishEvent(
+        { pool: f.pool },
+        { accountId, livemode, type: 'parcel.delivered', data: { parcel: parcel() } },
+      );
       await f.pool.query(`UPDATE deliveries SET status = 'failed' WHERE event_id = $1`, [published.event.id]);
       return { endpoint: endpoint.id, key: key.id, apiKey: key.key, event: published.event.id };
     };
@@ -87,7 +94,9 @@ describe('writes scoped by account and mode', () => {
     expect(revoked.statusCode).toBe(303);
     const resent = await session.send('POST', `/dashboard/test/events/${mine.test.event}/resend`, {});
     expect(resent.statusCode).toBe(200);
-    const keys = await f.pool.query('SELECT id FROM api_keys WHERE revoked_at IS NOT NULL AND account_id = ANY($1)', [[mine.accountId, stranger.accountId]]);
+    const keys = await f.pool.query('SELECT id FROM api_keys WHERE revoked_at IS NOT NULL AND account_id = ANY($1)', [
+      [mine.accountId, stranger.accountId],
+    ]);
     expect(keys.rows).toEqual([{ id: mine.test.key }]);
   });
 
@@ -119,7 +128,9 @@ describe('writes scoped by account and mode', () => {
       ...snapshot,
       keys: snapshot.keys?.map((row) => ({ ...(row as Record<string, unknown>), last_used_at: null })),
     });
-    expect(withoutLastUse(await snapshotOf(f.pool, [mine.accountId, stranger.accountId]))).toEqual(withoutLastUse(before));
+    expect(withoutLastUse(await snapshotOf(f.pool, [mine.accountId, stranger.accountId]))).toEqual(
+      withoutLastUse(before),
+    );
   });
 
   it('the statements: a write given another account or mode than its row changes nothing', async () => {
@@ -128,29 +139,84 @@ describe('writes scoped by account and mode', () => {
     const scope = { accountId: mine.accountId, livemode: false };
     const before = await snapshotOf(f.pool, [mine.accountId, stranger.accountId]);
 
-    expect(await keysTable.revokeApiKey(f.pool, { accountId: mine.accountId, livemode: true }, mine.test.key)).toBeUndefined();
+    expect(
+      await keysTable.revokeApiKey(f.pool, { accountId: mine.accountId, livemode: true }, mine.test.key),
+    ).toBeUndefined();
     expect(await keysTable.revokeApiKey(f.pool, scope, stranger.test.key)).toBeUndefined();
-    await expect(revokeApiKey(f.pool, { accountId: mine.accountId, livemode: true }, mine.test.key)).rejects.toMatchObject({ code: 'resource_missing' });
+    await expect(
+      revokeApiKey(f.pool, { accountId: mine.accountId, livemode: true }, mine.test.key),
+    ).rejects.toMatchObject({ code: 'resource_missing' });
     // An event of the scope to endpoints outside it, and an event outside it: no delivery.
-    await deliveriesTable.insertDeliveries(f.pool, scope, { eventId: mine.test.event, endpointIds: [mine.live.endpoint, stranger.test.endpoint], trigger: 'resend' });
-    await deliveriesTable.insertDeliveries(f.pool, scope, { eventId: stranger.test.event, endpointIds: [stranger.test.endpoint], trigger: 'resend' });
-    await deliveriesTable.insertDeliveries(f.pool, scope, { eventId: mine.live.event, endpointIds: [mine.live.endpoint], trigger: 'resend' });
-    expect(await deliveriesTable.liveEndpointsOfEvent(f.pool, { accountId: mine.accountId, livemode: true }, mine.test.event)).toEqual([]);
+    await deliveriesTable.insertDeliveries(f.pool, scope, {
+      eventId: mine.test.event,
+      endpointIds: [mine.live.endpoint, stranger.test.endpoint],
+      trigger: 'resend',
+    });
+    await deliveriesTable.insertDeliveries(f.pool, scope, {
+      eventId: stranger.test.event,
+      endpointIds: [stranger.test.endpoint],
+      trigger: 'resend',
+    });
+    await deliveriesTable.insertDeliveries(f.pool, scope, {
+      eventId: mine.live.event,
+      endpointIds: [mine.live.endpoint],
+      trigger: 'resend',
+    });
+    expect(
+      await deliveriesTable.liveEndpointsOfEvent(
+        f.pool,
+        { accountId: mine.accountId, livemode: true },
+        mine.test.event,
+      ),
+    ).toEqual([]);
     for (const endpointId of [mine.live.endpoint, stranger.test.endpoint]) {
-      const recovery = { recoveryId: newId('recovery'), endpointId, ...scope, since: 0, until: 2_000_000_000, intervalMs: 1000 };
+      const recovery = {
+        recoveryId: newId('recovery'),
+        endpointId,
+        ...scope,
+        since: 0,
+        until: 2_000_000_000,
+        intervalMs: 1000,
+      };
       expect(await deliveriesTable.insertRecoveryDeliveries(f.pool, recovery)).toBe(0);
-      const test = { id: newId('event'), accountId: mine.accountId, livemode: false, type: 'parcel.delivered', created: 1_700_000_000, body: '{}' };
+      const test = {
+        id: newId('event'),
+        accountId: mine.accountId,
+        livemode: false,
+        type: 'parcel.delivered',
+        created: 1_700_000_000,
+        body: '{}',
+      };
       expect(await insertTestEvent(f.pool, test, endpointId)).toBe(false);
     }
     expect(await snapshotOf(f.pool, [mine.accountId, stranger.accountId])).toEqual(before);
 
     // Within the scope the same statements write.
-    const recovery = { recoveryId: newId('recovery'), endpointId: mine.test.endpoint, ...scope, since: 0, until: 2_000_000_000, intervalMs: 1000 };
+    const recovery = {
+      recoveryId: newId('recovery'),
+      endpointId: mine.test.endpoint,
+      ...scope,
+      since: 0,
+      until: 2_000_000_000,
+      intervalMs: 1000,
+    };
     expect(await deliveriesTable.insertRecoveryDeliveries(f.pool, recovery)).toBe(1);
-    await deliveriesTable.insertDeliveries(f.pool, scope, { eventId: mine.test.event, endpointIds: [mine.test.endpoint], trigger: 'resend' });
-    const made = await f.pool.query('SELECT trigger FROM deliveries WHERE event_id = $1 ORDER BY trigger', [mine.test.event]);
+    await deliveriesTable.insertDeliveries(f.pool, scope, {
+      eventId: mine.test.event,
+      endpointIds: [mine.test.endpoint],
+      trigger: 'resend',
+    });
+    const made = await f.pool.query('SELECT trigger FROM deliveries WHERE event_id = $1 ORDER BY trigger', [
+      mine.test.event,
+    ]);
     expect(made.rows.map((row) => row.trigger)).toEqual(['automatic', 'recover', 'resend']);
-    expect(await insertTestEvent(f.pool, { id: newId('event'), ...scope, type: 'parcel.delivered', created: 1_700_000_000, body: '{}' }, mine.test.endpoint)).toBe(true);
+    expect(
+      await insertTestEvent(
+        f.pool,
+        { id: newId('event'), ...scope, type: 'parcel.delivered', created: 1_700_000_000, body: '{}' },
+        mine.test.endpoint,
+      ),
+    ).toBe(true);
     expect((await keysTable.revokeApiKey(f.pool, scope, mine.test.key))?.revoked_at).toBeInstanceOf(Date);
     // The operator's revoke (CLI `keys revoke KEY_ID`) takes any key by its id.
     expect((await revokeApiKeyAsOperator(f.pool, stranger.live.key)).revoked).toBe(true);

@@ -48,18 +48,29 @@ describe('the big-table indexes migration on busy tables', () => {
   const replaced = ['delivery_attempts_event_idx', 'events_account_idx', 'events_inserted_idx'];
   /** The valid indexes among those the migration makes or replaces, and whether the attempt-to-event key exists. */
   const schema = async () => ({
-    indexes: (await pool.query<{ name: string }>(
-      `SELECT c.relname AS name FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+    indexes: (
+      await pool.query<{ name: string }>(
+        `SELECT c.relname AS name FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
         WHERE c.relname = ANY ($1::text[]) AND i.indisvalid ORDER BY 1`,
-      [[...created, ...replaced]],
-    )).rows.map((r) => r.name),
-    attemptEventKey: ((await pool.query(`SELECT 1 FROM pg_constraint WHERE conname = 'delivery_attempts_event_id_fkey'`)).rowCount ?? 0) > 0,
+        [[...created, ...replaced]],
+      )
+    ).rows.map((r) => r.name),
+    attemptEventKey:
+      ((await pool.query(`SELECT 1 FROM pg_constraint WHERE conname = 'delivery_attempts_event_id_fkey'`)).rowCount ??
+        0) > 0,
   });
 
   it('builds its indexes while publishes go on', async () => {
     // Back to just before it: it and every migration after it undone.
     const count = readdirSync(MIGRATIONS_DIR).filter((name) => name >= BIG_TABLE_INDEXES).length;
-    await runner({ databaseUrl: url, dir: MIGRATIONS_DIR, direction: 'down', count, migrationsTable: 'schema_migrations', log: () => undefined });
+    await runner({
+      databaseUrl: url,
+      dir: MIGRATIONS_DIR,
+      direction: 'down',
+      count,
+      migrationsTable: 'schema_migrations',
+      log: () => undefined,
+    });
     expect(await schema()).toEqual({ indexes: replaced, attemptEventKey: true });
 
     const open = new pg.Client({ connectionString: url });
@@ -67,13 +78,21 @@ describe('the big-table indexes migration on busy tables', () => {
     let migrating: Promise<string[]> | undefined;
     try {
       await open.query('BEGIN');
-      await open.query(`UPDATE events SET dispatched_at = now() WHERE id = (SELECT id FROM events ORDER BY id LIMIT 1)`);
-      await open.query(`UPDATE delivery_attempts SET duration_ms = duration_ms WHERE id = (SELECT id FROM delivery_attempts ORDER BY id LIMIT 1)`);
+      await open.query(
+        `UPDATE events SET dispatched_at = now() WHERE id = (SELECT id FROM events ORDER BY id LIMIT 1)`,
+      );
+      await open.query(
+        `UPDATE delivery_attempts SET duration_ms = duration_ms WHERE id = (SELECT id FROM delivery_attempts ORDER BY id LIMIT 1)`,
+      );
       migrating = migrate(url);
       migrating.catch(() => undefined);
       await waitFor(
         async () =>
-          ((await pool.query(`SELECT 1 FROM pg_stat_activity WHERE query ILIKE 'CREATE INDEX%' AND wait_event_type = 'Lock'`)).rowCount ?? 0) > 0,
+          ((
+            await pool.query(
+              `SELECT 1 FROM pg_stat_activity WHERE query ILIKE 'CREATE INDEX%' AND wait_event_type = 'Lock'`,
+            )
+          ).rowCount ?? 0) > 0,
         { what: 'the migration to wait for the open transaction' },
       );
       for (let i = 0; i < 5; i++) {
@@ -87,10 +106,15 @@ describe('the big-table indexes migration on busy tables', () => {
           parcelId: null,
         });
         expect(stored?.inserted).toBe(true);
-        await writer.query(`UPDATE delivery_attempts SET duration_ms = duration_ms WHERE id = (SELECT id FROM delivery_attempts ORDER BY id DESC LIMIT 1)`);
+        await writer.query(
+          `UPDATE delivery_attempts SET duration_ms = duration_ms WHERE id = (SELECT id FROM delivery_attempts ORDER BY id DESC LIMIT 1)`,
+        );
       }
       // The migration is still waiting: the publishes went through during it, not after it.
-      const state = await Promise.race([migrating.then(() => 'done'), new Promise((resolve) => setImmediate(() => resolve('running')))]);
+      const state = await Promise.race([
+        migrating.then(() => 'done'),
+        new Promise((resolve) => setImmediate(() => resolve('running'))),
+      ]);
       expect(state).toBe('running');
     } finally {
       await open.query('COMMIT');

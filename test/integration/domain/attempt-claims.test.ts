@@ -27,26 +27,39 @@ describe('attempt claims', () => {
   async function anAttempt() {
     const accountId = await createAccount(pool);
     const { endpointId, eventId, input } = await publishedToOneEndpoint(pool, accountId);
-    const run = (notPostedRuns: string[] = [], db: Pool = pool, attempt = 0): { claim: AttemptClaim; fresh: Promise<boolean | undefined> } => {
+    const run = (
+      notPostedRuns: string[] = [],
+      db: Pool = pool,
+      attempt = 0,
+    ): { claim: AttemptClaim; fresh: Promise<boolean | undefined> } => {
       const claim = { attemptId: input.attemptId, run: randomUUID(), try: attempt, notPostedRuns };
       const fresh = loadDeliveryContext(db, endpointId, eventId, undefined, claim).then((c) => c?.fresh);
       return { claim, fresh };
     };
     const record = (db: Pool = pool) =>
-      recordAttempt(db, attemptRecord(input, { statusCode: 200, responseBody: 'ok', error: null, durationMs: 5, succeeded: true }));
+      recordAttempt(
+        db,
+        attemptRecord(input, { statusCode: 200, responseBody: 'ok', error: null, durationMs: 5, succeeded: true }),
+      );
     return { input, run, record };
   }
 
   /** Resolves once `work` settled or its statement waits on a lock (bounded). */
   async function settledOrWaiting(work: Promise<unknown>): Promise<void> {
     let settled = false;
-    void work.finally(() => {
-      settled = true;
-    }).catch(() => undefined);
+    void work
+      .finally(() => {
+        settled = true;
+      })
+      .catch(() => undefined);
     await waitFor(
       async () =>
         settled ||
-        ((await pool.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%attempt_claims%'`)).rowCount ?? 0) > 0,
+        ((
+          await pool.query(
+            `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%attempt_claims%'`,
+          )
+        ).rowCount ?? 0) > 0,
       { what: 'the claim to settle or wait' },
     );
   }

@@ -28,7 +28,11 @@ describe('delivery hourly stats', () => {
   it('counts each recorded attempt once, by outcome, in its UTC hour, with the answers it timed', async () => {
     const accountId = await createAccount(pool);
     const { endpointId, input } = await publishedToOneEndpoint(pool, accountId);
-    const record = (attempt: number, result: { statusCode: number | null; durationMs: number; succeeded: boolean }, finalAttempt = false) =>
+    const record = (
+      attempt: number,
+      result: { statusCode: number | null; durationMs: number; succeeded: boolean },
+      finalAttempt = false,
+    ) =>
       insertAttempt(
         pool,
         attemptRecord(
@@ -41,7 +45,13 @@ describe('delivery hourly stats', () => {
     await record(2, { statusCode: null, durationMs: 10_000, succeeded: false });
     await record(3, { statusCode: 503, durationMs: 130, succeeded: false }, true);
     // The same attempt again (a retried activity): the first writer's row stands and nothing is counted twice.
-    await insertAttempt(pool, attemptRecord({ ...input, attempt: 3, finalAttempt: true }, { statusCode: 503, responseBody: null, error: null, durationMs: 130, succeeded: false }));
+    await insertAttempt(
+      pool,
+      attemptRecord(
+        { ...input, attempt: 3, finalAttempt: true },
+        { statusCode: 503, responseBody: null, error: null, durationMs: 130, succeeded: false },
+      ),
+    );
     const after = new Date();
 
     const { rows } = await pool.query<{ hour: Date; utc_minute: number }>(
@@ -72,7 +82,10 @@ describe('delivery hourly stats', () => {
     const accountId = await createAccount(pool);
     const { endpointId, input } = await publishedToOneEndpoint(pool, accountId);
     const quiet = await publishedToOneEndpoint(pool, accountId);
-    await insertAttempt(pool, attemptRecord(input, { statusCode: 200, responseBody: 'ok', error: null, durationMs: 40, succeeded: true }));
+    await insertAttempt(
+      pool,
+      attemptRecord(input, { statusCode: 200, responseBody: 'ok', error: null, durationMs: 40, succeeded: true }),
+    );
     const [busy, idle] = await endpointsLastDay(pool, [endpointId, quiet.endpointId]);
     expect(busy?.totals).toMatchObject({ succeeded: 1, attempts: 1, successRate: 1 });
     expect(idle?.hours).toHaveLength(24);

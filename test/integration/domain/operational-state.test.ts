@@ -28,14 +28,19 @@ describe('operational state', () => {
 
   it('counts enabled failing endpoints per mode, and events stored but not yet handed to Temporal', async () => {
     expect(await operationalState(pool)).toEqual({
-      failingEndpoints: [{ livemode: false, count: 0 }, { livemode: true, count: 0 }],
+      failingEndpoints: [
+        { livemode: false, count: 0 },
+        { livemode: true, count: 0 },
+      ],
       outbox: { pending: 0, oldestPendingAgeSeconds: 0 },
     });
     const accountId = await createAccount(pool);
     const endpoint = await createEndpoint(pool, { accountId, url: 'https://merchant.example/hooks' });
     const live = await createEndpoint(pool, { accountId, url: 'https://merchant.example/live', livemode: true });
     const disabled = await createEndpoint(pool, { accountId, url: 'https://merchant.example/off' });
-    await pool.query(`UPDATE webhook_endpoints SET status = 'failing' WHERE id = ANY ($1)`, [[endpoint.id, live.id, disabled.id]]);
+    await pool.query(`UPDATE webhook_endpoints SET status = 'failing' WHERE id = ANY ($1)`, [
+      [endpoint.id, live.id, disabled.id],
+    ]);
     await pool.query('UPDATE webhook_endpoints SET disabled_at = now() WHERE id = $1', [disabled.id]);
 
     await storedEvent(accountId, endpoint.id, { dispatched: false, ageSeconds: 300 });
@@ -44,7 +49,10 @@ describe('operational state', () => {
     await storedEvent(accountId, endpoint.id, { dispatched: true, ageSeconds: 600 });
 
     const state = await operationalState(pool);
-    expect(state.failingEndpoints).toEqual([{ livemode: false, count: 1 }, { livemode: true, count: 1 }]);
+    expect(state.failingEndpoints).toEqual([
+      { livemode: false, count: 1 },
+      { livemode: true, count: 1 },
+    ]);
     expect(state.outbox.pending).toBe(2);
     expect(state.outbox.oldestPendingAgeSeconds).toBeGreaterThanOrEqual(300);
     expect(state.outbox.oldestPendingAgeSeconds).toBeLessThan(330);

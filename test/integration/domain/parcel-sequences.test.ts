@@ -62,20 +62,38 @@ describe('parcel sequences', () => {
 
   it('numbers a settlement in its parcel’s lane, sent in either version’s shape, and stores the newest shape', async () => {
     const accountId = await createAccount(pool);
-    const created = await publishEvent({ pool }, { accountId, livemode: false, type: 'parcel.created', data: { parcel: parcel({ id: 'p_cod' }) } });
+    const created = await publishEvent(
+      { pool },
+      { accountId, livemode: false, type: 'parcel.created', data: { parcel: parcel({ id: 'p_cod' }) } },
+    );
     const asBefore = await publishEvent(
       { pool },
       {
         accountId,
         livemode: false,
         type: 'cod.settled',
-        data: { cod_settlement: { id: 'cods_2', parcel_id: 'p_cod', parcel_number: 'PCL-9', amount: 100, currency: 'KES', settled_at: 1764000001 } },
+        data: {
+          cod_settlement: {
+            id: 'cods_2',
+            parcel_id: 'p_cod',
+            parcel_number: 'PCL-9',
+            amount: 100,
+            currency: 'KES',
+            settled_at: 1764000001,
+          },
+        },
       },
     );
-    const asNewest = await publishEvent({ pool }, { accountId, livemode: false, type: 'cod.settled', data: settlement('p_cod') });
+    const asNewest = await publishEvent(
+      { pool },
+      { accountId, livemode: false, type: 'cod.settled', data: settlement('p_cod') },
+    );
     expect([created.event.sequence, asBefore.event.sequence, asNewest.event.sequence]).toEqual([1, 2, 3]);
     expect([asBefore.inputVersion, asNewest.inputVersion]).toEqual(['2026-11-21', '2026-12-01']);
-    const { rows } = await pool.query<{ body: string; parcel_id: string }>('SELECT body, parcel_id FROM events WHERE id = $1', [asBefore.event.id]);
+    const { rows } = await pool.query<{ body: string; parcel_id: string }>(
+      'SELECT body, parcel_id FROM events WHERE id = $1',
+      [asBefore.event.id],
+    );
     expect(rows[0]!.parcel_id).toBe('p_cod');
     expect(JSON.parse(rows[0]!.body).data).toEqual({
       parcel: { id: 'p_cod', parcel_number: 'PCL-9' },

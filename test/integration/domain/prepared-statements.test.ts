@@ -44,7 +44,10 @@ describe('prepared statements', () => {
     const claim = { attemptId: input.attemptId, run: randomUUID(), try: 0, notPostedRuns: [] };
     const context = await loadDeliveryContext(pool, endpointId, eventId, undefined, claim);
     expect(context?.fresh).toBe(true);
-    const stored = await recordAttempt(pool, attemptRecord(input, { statusCode: 200, responseBody: 'ok', error: null, durationMs: 5, succeeded: true }));
+    const stored = await recordAttempt(
+      pool,
+      attemptRecord(input, { statusCode: 200, responseBody: 'ok', error: null, durationMs: 5, succeeded: true }),
+    );
     expect(stored.succeeded).toBe(true);
   }
 
@@ -59,7 +62,9 @@ describe('prepared statements', () => {
       'SELECT name, (generic_plans + custom_plans)::int AS runs FROM pg_prepared_statements WHERE name = ANY ($1::text[])',
       [HOT_PATH],
     );
-    expect(Object.fromEntries(runs.rows.map((r) => [r.name, r.runs]))).toEqual(Object.fromEntries(HOT_PATH.map((name) => [name, 2])));
+    expect(Object.fromEntries(runs.rows.map((r) => [r.name, r.runs]))).toEqual(
+      Object.fromEntries(HOT_PATH.map((name) => [name, 2])),
+    );
   });
 
   it('refuses one name for two texts, so no connection is ever asked to prepare a name it holds with another text', () => {

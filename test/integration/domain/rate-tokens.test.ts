@@ -29,7 +29,11 @@ describe('rate tokens', () => {
 
   const endpoint = () => `we_tok${randomUUID().replace(/-/g, '').slice(0, 16)}`;
   /** Whole-second usable window: the test decides seconds, not the clock's position within one. */
-  async function take(id: string, limit: number | null, options: { reserved?: number; reserve?: boolean; notBefore?: string } = {}): Promise<Token> {
+  async function take(
+    id: string,
+    limit: number | null,
+    options: { reserved?: number; reserve?: boolean; notBefore?: string } = {},
+  ): Promise<Token> {
     const { rows } = await pool.query<Token>('SELECT * FROM take_rate_token($1, $2, $3::timestamptz, $4, $5, 1000)', [
       id,
       limit,
@@ -39,28 +43,59 @@ describe('rate tokens', () => {
     ]);
     return rows[0]!;
   }
-  const dbSecond = async () => Number((await pool.query<{ s: string }>('SELECT floor(extract(epoch FROM clock_timestamp()))::bigint AS s')).rows[0]!.s);
+  const dbSecond = async () =>
+    Number(
+      (await pool.query<{ s: string }>('SELECT floor(extract(epoch FROM clock_timestamp()))::bigint AS s')).rows[0]!.s,
+    );
   /** Waits for the start of a second, so a handful of statements all run within it. */
   const freshSecond = () =>
-    waitFor(async () => {
-      const { rows } = await pool.query<{ ms: number }>('SELECT ((extract(epoch FROM clock_timestamp()) * 1000)::bigint % 1000)::int AS ms');
-      return rows[0]!.ms < 300 ? dbSecond() : undefined;
-    }, { intervalMs: 20, what: 'the start of a second' });
+    waitFor(
+      async () => {
+        const { rows } = await pool.query<{ ms: number }>(
+          'SELECT ((extract(epoch FROM clock_timestamp()) * 1000)::bigint % 1000)::int AS ms',
+        );
+        return rows[0]!.ms < 300 ? dbSecond() : undefined;
+      },
+      { intervalMs: 20, what: 'the start of a second' },
+    );
 
   it('hands out the limit in the current second, then reserves the earliest later second with room', async () => {
     const id = endpoint();
     const now = await freshSecond();
     expect(await take(id, 2)).toEqual({ wait_until_ms: null, reserved_second: null, granted_second: now });
     expect(await take(id, 2)).toEqual({ wait_until_ms: null, reserved_second: null, granted_second: now });
-    expect(await take(id, 2)).toEqual({ wait_until_ms: (now + 1) * 1000, reserved_second: now + 1, granted_second: null });
+    expect(await take(id, 2)).toEqual({
+      wait_until_ms: (now + 1) * 1000,
+      reserved_second: now + 1,
+      granted_second: null,
+    });
     // The second reservation of a second wakes later within it (half the usable window spread over the limit).
-    expect(await take(id, 2)).toEqual({ wait_until_ms: (now + 1) * 1000 + 250, reserved_second: now + 1, granted_second: null });
-    expect(await take(id, 2)).toEqual({ wait_until_ms: (now + 2) * 1000, reserved_second: now + 2, granted_second: null });
+    expect(await take(id, 2)).toEqual({
+      wait_until_ms: (now + 1) * 1000 + 250,
+      reserved_second: now + 1,
+      granted_second: null,
+    });
+    expect(await take(id, 2)).toEqual({
+      wait_until_ms: (now + 2) * 1000,
+      reserved_second: now + 2,
+      granted_second: null,
+    });
     // Asking again before its second comes keeps the same reservation and counts nothing more.
-    expect(await take(id, 2, { reserved: now + 2 })).toEqual({ wait_until_ms: (now + 2) * 1000, reserved_second: now + 2, granted_second: null });
+    expect(await take(id, 2, { reserved: now + 2 })).toEqual({
+      wait_until_ms: (now + 2) * 1000,
+      reserved_second: now + 2,
+      granted_second: null,
+    });
     // The early attempt reserves nothing: it learns when room comes, and leaves it.
-    expect(await take(id, 2, { reserve: false })).toEqual({ wait_until_ms: (now + 2) * 1000, reserved_second: null, granted_second: null });
-    const { rows } = await pool.query('SELECT second, taken FROM endpoint_rate_tokens WHERE endpoint_id = $1 ORDER BY second', [id]);
+    expect(await take(id, 2, { reserve: false })).toEqual({
+      wait_until_ms: (now + 2) * 1000,
+      reserved_second: null,
+      granted_second: null,
+    });
+    const { rows } = await pool.query(
+      'SELECT second, taken FROM endpoint_rate_tokens WHERE endpoint_id = $1 ORDER BY second',
+      [id],
+    );
     expect(rows.map((r) => [Number(r.second) - now, r.taken])).toEqual([
       [0, 2],
       [1, 2],
@@ -71,8 +106,15 @@ describe('rate tokens', () => {
   it('redeems a place in its own second without taking a place again', async () => {
     const id = endpoint();
     const now = await freshSecond();
-    expect(await take(id, 1, { reserved: now })).toEqual({ wait_until_ms: null, reserved_second: null, granted_second: now });
-    const { rows } = await pool.query('SELECT second, taken, granted FROM endpoint_rate_tokens WHERE endpoint_id = $1', [id]);
+    expect(await take(id, 1, { reserved: now })).toEqual({
+      wait_until_ms: null,
+      reserved_second: null,
+      granted_second: now,
+    });
+    const { rows } = await pool.query(
+      'SELECT second, taken, granted FROM endpoint_rate_tokens WHERE endpoint_id = $1',
+      [id],
+    );
     expect(rows.map((r) => [Number(r.second) - now, r.taken, r.granted])).toEqual([[0, 0, 1]]);
   });
 
@@ -80,16 +122,39 @@ describe('rate tokens', () => {
     const id = endpoint();
     const now = await freshSecond();
     // Woken seconds after its place (a busy worker): it posts now, and keeps its place in the queue.
-    expect(await take(id, 2, { reserved: now - 5 })).toEqual({ wait_until_ms: null, reserved_second: null, granted_second: now });
+    expect(await take(id, 2, { reserved: now - 5 })).toEqual({
+      wait_until_ms: null,
+      reserved_second: null,
+      granted_second: now,
+    });
     // A newcomer gets the second's last token; the next newcomer queues behind.
     expect(await take(id, 2)).toEqual({ wait_until_ms: null, reserved_second: null, granted_second: now });
-    expect(await take(id, 2)).toEqual({ wait_until_ms: (now + 1) * 1000, reserved_second: now + 1, granted_second: null });
+    expect(await take(id, 2)).toEqual({
+      wait_until_ms: (now + 1) * 1000,
+      reserved_second: now + 1,
+      granted_second: null,
+    });
     // The second's tokens are gone: a due place is not lost, nor sent to the back of the queue; it is asked
     // again early in the coming seconds, at most `limit` such asks a second, spread as reservations are.
-    expect(await take(id, 2, { reserved: now - 4 })).toEqual({ wait_until_ms: (now + 1) * 1000, reserved_second: now + 1, granted_second: null });
-    expect(await take(id, 2, { reserved: now - 4 })).toEqual({ wait_until_ms: (now + 1) * 1000 + 250, reserved_second: now + 1, granted_second: null });
-    expect(await take(id, 2, { reserved: now - 4 })).toEqual({ wait_until_ms: (now + 2) * 1000, reserved_second: now + 2, granted_second: null });
-    const { rows } = await pool.query('SELECT second, taken, granted, deferred FROM endpoint_rate_tokens WHERE endpoint_id = $1 ORDER BY second', [id]);
+    expect(await take(id, 2, { reserved: now - 4 })).toEqual({
+      wait_until_ms: (now + 1) * 1000,
+      reserved_second: now + 1,
+      granted_second: null,
+    });
+    expect(await take(id, 2, { reserved: now - 4 })).toEqual({
+      wait_until_ms: (now + 1) * 1000 + 250,
+      reserved_second: now + 1,
+      granted_second: null,
+    });
+    expect(await take(id, 2, { reserved: now - 4 })).toEqual({
+      wait_until_ms: (now + 2) * 1000,
+      reserved_second: now + 2,
+      granted_second: null,
+    });
+    const { rows } = await pool.query(
+      'SELECT second, taken, granted, deferred FROM endpoint_rate_tokens WHERE endpoint_id = $1 ORDER BY second',
+      [id],
+    );
     expect(rows.map((r) => [Number(r.second) - now, r.taken, r.granted, r.deferred])).toEqual([
       [0, 1, 2, 0],
       [1, 1, 0, 2],
@@ -150,8 +215,16 @@ describe('rate tokens', () => {
     const id = endpoint();
     const now = await freshSecond();
     const notBefore = new Date((now + 5) * 1000 + 250).toISOString();
-    expect(await take(id, null, { notBefore })).toEqual({ wait_until_ms: (now + 5) * 1000 + 250, reserved_second: null, granted_second: null });
-    expect(await take(id, 3, { notBefore })).toEqual({ wait_until_ms: (now + 6) * 1000, reserved_second: now + 6, granted_second: null });
+    expect(await take(id, null, { notBefore })).toEqual({
+      wait_until_ms: (now + 5) * 1000 + 250,
+      reserved_second: null,
+      granted_second: null,
+    });
+    expect(await take(id, 3, { notBefore })).toEqual({
+      wait_until_ms: (now + 6) * 1000,
+      reserved_second: now + 6,
+      granted_second: null,
+    });
     expect(await take(id, null)).toEqual({ wait_until_ms: null, reserved_second: null, granted_second: null });
     const { rows } = await pool.query('SELECT second FROM endpoint_rate_tokens WHERE endpoint_id = $1', [id]);
     expect(rows.map((r) => Number(r.second) - now)).toEqual([6]);
@@ -168,7 +241,9 @@ describe('rate tokens', () => {
     // The queue's tail moved with it: later places follow it, not the gap before it.
     expect((await take(id, 2)).reserved_second).toBe(now + 10);
     expect((await take(id, 2)).reserved_second).toBe(now + 11);
-    const { rows } = await pool.query('SELECT place_second, places FROM endpoint_rate_queues WHERE endpoint_id = $1', [id]);
+    const { rows } = await pool.query('SELECT place_second, places FROM endpoint_rate_queues WHERE endpoint_id = $1', [
+      id,
+    ]);
     expect(rows.map((r) => [Number(r.place_second) - now, r.places])).toEqual([[11, 1]]);
   });
 
@@ -214,9 +289,16 @@ describe('rate tokens', () => {
   it('deletes seconds long past when it opens a new one', async () => {
     const id = endpoint();
     const now = await dbSecond();
-    await pool.query('INSERT INTO endpoint_rate_tokens (endpoint_id, second, taken) VALUES ($1, $2, 5), ($1, $3, 5)', [id, now - 600, now - 10]);
+    await pool.query('INSERT INTO endpoint_rate_tokens (endpoint_id, second, taken) VALUES ($1, $2, 5), ($1, $3, 5)', [
+      id,
+      now - 600,
+      now - 10,
+    ]);
     await take(id, 5);
-    const { rows } = await pool.query('SELECT second FROM endpoint_rate_tokens WHERE endpoint_id = $1 ORDER BY second', [id]);
+    const { rows } = await pool.query(
+      'SELECT second FROM endpoint_rate_tokens WHERE endpoint_id = $1 ORDER BY second',
+      [id],
+    );
     expect(rows.map((r) => Number(r.second) - now).filter((s) => s < -1)).toEqual([-10]);
   });
 
@@ -227,7 +309,10 @@ describe('rate tokens', () => {
     const context = await loadDeliveryContext(pool, endpointId, eventId, undefined, undefined, input.deliveryId, token);
     expect(context?.throttled).toBeUndefined();
     expect(context?.token).toBeUndefined();
-    expect((await pool.query('SELECT count(*)::int AS n FROM endpoint_rate_tokens WHERE endpoint_id = $1', [endpointId])).rows[0].n).toBe(0);
+    expect(
+      (await pool.query('SELECT count(*)::int AS n FROM endpoint_rate_tokens WHERE endpoint_id = $1', [endpointId]))
+        .rows[0].n,
+    ).toBe(0);
 
     await pool.query('UPDATE webhook_endpoints SET rate_limit = 1 WHERE id = $1', [endpointId]);
     const first = await loadDeliveryContext(pool, endpointId, eventId, undefined, undefined, input.deliveryId, token);

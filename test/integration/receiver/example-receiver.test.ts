@@ -69,8 +69,17 @@ describe('example receiver', () => {
     );
   }
 
-  function post(body: string, header: string | undefined, extra: Record<string, string> = {}, target = url): Promise<Response> {
-    const headers: Record<string, string> = { 'content-type': 'application/json', 'service-event': 'cod.settled', ...extra };
+  function post(
+    body: string,
+    header: string | undefined,
+    extra: Record<string, string> = {},
+    target = url,
+  ): Promise<Response> {
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      'service-event': 'cod.settled',
+      ...extra,
+    };
     if (header !== undefined) headers['service-signature'] = header;
     return fetch(target, { method: 'POST', headers, body });
   }
@@ -184,15 +193,14 @@ describe('example receiver', () => {
       recipient_name: 'Amina',
       pickup_run_id: 'run_1',
     });
-    const parcelEvent = (sequence: number, status: string): ParcelEvent =>
-      ({
-        id: `evt_${randomBytes(8).toString('hex')}`,
-        object: 'event',
-        type: `parcel.${status}` as ParcelStageEvent['type'],
-        created: NOW - 3,
-        data: { parcel: parcel(status) },
-        sequence,
-      });
+    const parcelEvent = (sequence: number, status: string): ParcelEvent => ({
+      id: `evt_${randomBytes(8).toString('hex')}`,
+      object: 'event',
+      type: `parcel.${status}` as ParcelStageEvent['type'],
+      created: NOW - 3,
+      data: { parcel: parcel(status) },
+      sequence,
+    });
     const deliver = async (event: ParcelEvent) => {
       const body = JSON.stringify(event);
       expect((await post(body, signatureHeader(body, [SECRET], NOW))).status).toBe(200);
@@ -207,7 +215,10 @@ describe('example receiver', () => {
     expect(await deliver(created)).toBe('stale');
     expect(await deliver(delivered)).toBe('processed');
     expect(await deliver(sameAsLast)).toBe('stale');
-    expect(handled.filter((id) => [inTransit.id, created.id, delivered.id, sameAsLast.id].includes(id))).toEqual([inTransit.id, delivered.id]);
+    expect(handled.filter((id) => [inTransit.id, created.id, delivered.id, sameAsLast.id].includes(id))).toEqual([
+      inTransit.id,
+      delivered.id,
+    ]);
     // Stored and marked processed all the same: a stale event is answered, never retried.
     expect((await rows(created.id))[0]?.processed_at).toBeInstanceOf(Date);
     // An event without a parcel sequence is never stale.
@@ -217,7 +228,10 @@ describe('example receiver', () => {
   it('answers other bad input with a 4xx, never a 500', async () => {
     const notEvent = '{"hello":"world"}';
     const signedNotEvent = await post(notEvent, signatureHeader(notEvent, [SECRET], NOW));
-    expect([signedNotEvent.status, ((await signedNotEvent.json()) as { error: { code: string } }).error.code]).toEqual([400, 'invalid_payload']);
+    expect([signedNotEvent.status, ((await signedNotEvent.json()) as { error: { code: string } }).error.code]).toEqual([
+      400,
+      'invalid_payload',
+    ]);
 
     const empty = await post('', signatureHeader('', [SECRET], NOW));
     expect(empty.status).toBe(400);
@@ -276,7 +290,9 @@ describe('example receiver', () => {
       const body = JSON.stringify(codSettled());
       const res = await post(body, signatureHeader(body, [SECRET], NOW), {}, target);
       expect(res.status).toBe(503);
-      expect(await res.json()).toEqual({ error: { code: 'storage_unavailable', message: 'event not stored; retry later' } });
+      expect(await res.json()).toEqual({
+        error: { code: 'storage_unavailable', message: 'event not stored; retry later' },
+      });
     } finally {
       await broken.close();
     }
@@ -312,8 +328,15 @@ describe('example receiver', () => {
 
   it('reads its configuration from the environment, refusing half a TLS setup', () => {
     const base = { RECEIVER_DATABASE_URL: 'postgres://x/y', WEBHOOK_SECRETS: 'whsec_old, whsec_new' };
-    expect(receiverConfigFromEnv(base)).toEqual({ port: 4000, host: '0.0.0.0', databaseUrl: 'postgres://x/y', secrets: ['whsec_old', 'whsec_new'] });
-    expect(receiverConfigFromEnv({ ...base, WEBHOOK_SECRETS: undefined, WEBHOOK_SECRET: 'whsec_1', RECEIVER_PORT: '0' })).toMatchObject({ port: 0, secrets: ['whsec_1'] });
+    expect(receiverConfigFromEnv(base)).toEqual({
+      port: 4000,
+      host: '0.0.0.0',
+      databaseUrl: 'postgres://x/y',
+      secrets: ['whsec_old', 'whsec_new'],
+    });
+    expect(
+      receiverConfigFromEnv({ ...base, WEBHOOK_SECRETS: undefined, WEBHOOK_SECRET: 'whsec_1', RECEIVER_PORT: '0' }),
+    ).toMatchObject({ port: 0, secrets: ['whsec_1'] });
     expect(() => receiverConfigFromEnv({ ...base, RECEIVER_TLS_CERT: 'cert.pem' })).toThrow(/RECEIVER_TLS_KEY/);
     expect(() => receiverConfigFromEnv({ RECEIVER_DATABASE_URL: 'postgres://x/y' })).toThrow(/WEBHOOK_SECRET/);
     expect(() => receiverConfigFromEnv({ WEBHOOK_SECRET: 'whsec_1' })).toThrow(/RECEIVER_DATABASE_URL/);

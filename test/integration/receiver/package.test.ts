@@ -24,7 +24,11 @@ let tarball: string;
 
 async function npm(args: string[], cwd: string): Promise<string> {
   // A private cache: nothing is read from or written to the machine's, and --offline means no registry either.
-  const env = { ...process.env, npm_config_cache: path.join(scratch, '.npm-cache'), npm_config_update_notifier: 'false' };
+  const env = {
+    ...process.env,
+    npm_config_cache: path.join(scratch, '.npm-cache'),
+    npm_config_update_notifier: 'false',
+  };
   const { stdout } = await run('npm', args, { cwd, env, ...LIMIT });
   return stdout;
 }
@@ -34,7 +38,17 @@ function signed(body: string, now: number): string {
 }
 
 async function typecheck(files: string[]): Promise<{ code: number; output: string }> {
-  const args = [TSC, '--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022'];
+  const args = [
+    TSC,
+    '--noEmit',
+    '--strict',
+    '--module',
+    'nodenext',
+    '--moduleResolution',
+    'nodenext',
+    '--target',
+    'es2022',
+  ];
   args.push('--types', 'node', '--typeRoots', path.join(ROOT, 'node_modules', '@types'), ...files);
   try {
     const { stdout } = await run(process.execPath, args, { cwd: scratch, ...LIMIT });
@@ -48,11 +62,17 @@ async function typecheck(files: string[]): Promise<{ code: number; output: strin
 describe('@parcel-webhooks/receiver as a package', () => {
   beforeAll(async () => {
     scratch = mkdtempSync(path.join(os.tmpdir(), 'receiver-kit-'));
-    const packed = JSON.parse(await npm(['pack', '--json', '--pack-destination', scratch], KIT)) as Array<{ filename: string; files: { path: string }[] }>;
+    const packed = JSON.parse(await npm(['pack', '--json', '--pack-destination', scratch], KIT)) as Array<{
+      filename: string;
+      files: { path: string }[];
+    }>;
     const [info] = packed;
     if (!info) throw new Error('npm pack reported no tarball');
     tarball = path.join(scratch, info.filename);
-    writeFileSync(path.join(scratch, 'package.json'), JSON.stringify({ name: 'merchant-scratch', version: '1.0.0', private: true }));
+    writeFileSync(
+      path.join(scratch, 'package.json'),
+      JSON.stringify({ name: 'merchant-scratch', version: '1.0.0', private: true }),
+    );
     await npm(['install', '--offline', '--no-audit', '--no-fund', tarball], scratch);
   }, 240_000);
 
@@ -69,10 +89,14 @@ describe('@parcel-webhooks/receiver as a package', () => {
     expect(readdirSync(installed).sort()).toEqual(['README.md', 'dist', 'package.json']);
     expect(readdirSync(path.join(installed, 'dist')).sort()).toEqual(['cjs', 'esm']);
     const built = readdirSync(path.join(installed, 'dist', 'esm'));
-    expect(built).toEqual(expect.arrayContaining(['index.js', 'index.d.ts', 'verify.js', 'construct-event.js', 'package.json']));
+    expect(built).toEqual(
+      expect.arrayContaining(['index.js', 'index.d.ts', 'verify.js', 'construct-event.js', 'package.json']),
+    );
     expect(built.some((file) => file.includes('example'))).toBe(false);
     // Only the kit itself came in: nothing else was installed beside it.
-    expect(readdirSync(path.join(scratch, 'node_modules')).filter((name) => !name.startsWith('.'))).toEqual(['@parcel-webhooks']);
+    expect(readdirSync(path.join(scratch, 'node_modules')).filter((name) => !name.startsWith('.'))).toEqual([
+      '@parcel-webhooks',
+    ]);
   });
 
   it('verifies a signed delivery from require and from import', async () => {
@@ -86,8 +110,14 @@ try { constructEvent(${JSON.stringify(body)}, ${JSON.stringify(signed(body, now)
 }
 console.log(JSON.stringify({ type: event.type, amount: event.data.cod_settlement.amount, refused }));
 `;
-    writeFileSync(path.join(scratch, 'check.cjs'), script("const { constructEvent, WebhookVerificationError } = require('@parcel-webhooks/receiver');"));
-    writeFileSync(path.join(scratch, 'check.mjs'), script("import { constructEvent, WebhookVerificationError } from '@parcel-webhooks/receiver';"));
+    writeFileSync(
+      path.join(scratch, 'check.cjs'),
+      script("const { constructEvent, WebhookVerificationError } = require('@parcel-webhooks/receiver');"),
+    );
+    writeFileSync(
+      path.join(scratch, 'check.mjs'),
+      script("import { constructEvent, WebhookVerificationError } from '@parcel-webhooks/receiver';"),
+    );
     for (const file of ['check.cjs', 'check.mjs']) {
       const { stdout } = await run(process.execPath, [file], { cwd: scratch, ...LIMIT });
       expect(JSON.parse(stdout), file).toEqual({ type: 'cod.settled', amount: 350, refused: 'signature_mismatch' });
@@ -114,7 +144,11 @@ export function amountOf(raw: Buffer, header: string): number | undefined {
     const bad = await typecheck(['wrong.cts', 'wrong.mts']);
     expect(bad.code).not.toBe(0);
     for (const ext of ['cts', 'mts']) {
-      expect(bad.output).toMatch(new RegExp(`wrong\\.${ext}\\(4,\\d+\\): error TS2339: Property 'total_fee' does not exist on type 'CodSettlement'`));
+      expect(bad.output).toMatch(
+        new RegExp(
+          `wrong\\.${ext}\\(4,\\d+\\): error TS2339: Property 'total_fee' does not exist on type 'CodSettlement'`,
+        ),
+      );
     }
   }, 180_000);
 });

@@ -35,7 +35,9 @@ describe('outbox dispatcher: a start waiting for its first attempt', () => {
     const accountId = await createAccount(pool);
     await createEndpoint(pool, { accountId, url: 'https://receiver.example/hand-over' });
     const temporal = {
-      workflow: { start: async (_type: string, options: { workflowId: string }) => void started.push(options.workflowId) },
+      workflow: {
+        start: async (_type: string, options: { workflowId: string }) => void started.push(options.workflowId),
+      },
       withDeadline: (_deadline: number, fn: () => Promise<unknown>) => fn(),
     } as unknown as Client;
     let holdNext = true;
@@ -53,19 +55,23 @@ describe('outbox dispatcher: a start waiting for its first attempt', () => {
       },
     });
     await dispatcher.ready;
-    const publish = () => publishEvent({ pool }, { accountId, livemode: false, type: 'parcel.created', data: { parcel: parcel() } });
+    const publish = () =>
+      publishEvent({ pool }, { accountId, livemode: false, type: 'parcel.created', data: { parcel: parcel() } });
 
     const slow = await publish();
     await waitFor(() => held.has(slow.event.id), { what: 'the first start to wait' });
     const next = await publish();
-    await waitFor(() => started.includes(`event:${next.event.id}`), { what: 'the second event to be started beside the waiting one' });
+    await waitFor(() => started.includes(`event:${next.event.id}`), {
+      what: 'the second event to be started beside the waiting one',
+    });
     expect(started).toEqual([`event:${next.event.id}`]);
 
     held.get(slow.event.id)!();
     held.delete(slow.event.id);
     await waitFor(() => started.includes(`event:${slow.event.id}`), { what: 'the first start once its wait ended' });
     await waitFor(
-      async () => (await pool.query('SELECT count(*)::int AS n FROM events WHERE dispatched_at IS NULL')).rows[0].n === 0,
+      async () =>
+        (await pool.query('SELECT count(*)::int AS n FROM events WHERE dispatched_at IS NULL')).rows[0].n === 0,
       { what: 'both events marked dispatched' },
     );
   });

@@ -14,7 +14,10 @@ import { waitFor } from '../../helpers/wait';
 
 /** A Temporal that refuses every start (or counts them): the outbox's failure paths, without an outage to stage. */
 function fakeTemporal(start: (options: { workflowId: string }) => Promise<unknown>): Client {
-  return { workflow: { start: (_type: string, options: { workflowId: string }) => start(options) }, withDeadline: (_d: number, fn: () => Promise<unknown>) => fn() } as unknown as Client;
+  return {
+    workflow: { start: (_type: string, options: { workflowId: string }) => start(options) },
+    withDeadline: (_d: number, fn: () => Promise<unknown>) => fn(),
+  } as unknown as Client;
 }
 
 /**
@@ -40,8 +43,13 @@ describe('outbox dispatcher', () => {
     await pool?.end();
   });
 
-  const dispatchedAt = async (id: string) => (await pool.query('SELECT dispatched_at FROM events WHERE id = $1', [id])).rows[0].dispatched_at;
-  const publish = (path: string) => publishEvent({ pool }, { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel({ id: path }) } });
+  const dispatchedAt = async (id: string) =>
+    (await pool.query('SELECT dispatched_at FROM events WHERE id = $1', [id])).rows[0].dispatched_at;
+  const publish = (path: string) =>
+    publishEvent(
+      { pool },
+      { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel({ id: path }) } },
+    );
 
   it('keeps an event published while no worker runs, and delivers it once a worker starts', async () => {
     const endpoint = await createEndpoint(pool, { accountId, url: `${receiver.url}/before-worker` });
@@ -74,7 +82,9 @@ describe('outbox dispatcher', () => {
 
   const scope = () => ({ accountId, livemode: false });
   const workflowDone = (workflowId: string) =>
-    waitFor(async () => (await tw!.client.workflow.getHandle(workflowId).describe()).status.name === 'COMPLETED', { what: `${workflowId} to complete` });
+    waitFor(async () => (await tw!.client.workflow.getHandle(workflowId).describe()).status.name === 'COMPLETED', {
+      what: `${workflowId} to complete`,
+    });
 
   it('hears of a resend as it is stored, and starts it as its own delivery workflow', async () => {
     const endpoint = await createEndpoint(pool, { accountId, url: `${receiver.url}/resend` });
@@ -82,11 +92,15 @@ describe('outbox dispatcher', () => {
     await deliveryResult(tw!.client, published.event.id);
     const before = tw!.dispatcher.stats();
     await resendEvent({ pool, config }, scope(), published.event.id, { endpointId: endpoint.id });
-    const { rows } = await pool.query("SELECT id FROM deliveries WHERE event_id = $1 AND trigger = 'resend'", [published.event.id]);
+    const { rows } = await pool.query("SELECT id FROM deliveries WHERE event_id = $1 AND trigger = 'resend'", [
+      published.event.id,
+    ]);
     await workflowDone(`delivery:${rows[0].id}`);
     expect(receiver.at('/resend')).toHaveLength(2);
     expect(tw!.dispatcher.stats().notified).toBe(before.notified + 1);
-    expect((await pool.query('SELECT dispatched_at FROM deliveries WHERE id = $1', [rows[0].id])).rows[0].dispatched_at).toBeInstanceOf(Date);
+    expect(
+      (await pool.query('SELECT dispatched_at FROM deliveries WHERE id = $1', [rows[0].id])).rows[0].dispatched_at,
+    ).toBeInstanceOf(Date);
   });
 
   it("starts a recovery's deliveries at its pace, each when it falls due, long before the next periodic sweep", async () => {
@@ -99,11 +113,18 @@ describe('outbox dispatcher', () => {
     for (const id of missed) await deliveryResult(tw!.client, id);
     up = true;
     // RECOVER_RATE_PER_SECOND=4: one delivery every 250 ms. The dispatcher's sweep interval is 10 minutes here.
-    const recovered = await recoverEndpoint({ pool, config: { ...config, delivery: { ...config.delivery, recoverRatePerSecond: 4 } } }, scope(), endpoint.id, { since });
+    const recovered = await recoverEndpoint(
+      { pool, config: { ...config, delivery: { ...config.delivery, recoverRatePerSecond: 4 } } },
+      scope(),
+      endpoint.id,
+      { since },
+    );
     // Whatever becomes of this test (a timeout included), the next tests count every row a sweep hands off: none
     // of this recovery's may be left waiting for them.
     onTestFinished(async () => {
-      await pool.query('UPDATE deliveries SET dispatched_at = now() WHERE recovery_id = $1 AND dispatched_at IS NULL', [recovered.id]);
+      await pool.query('UPDATE deliveries SET dispatched_at = now() WHERE recovery_id = $1 AND dispatched_at IS NULL', [
+        recovered.id,
+      ]);
     });
     expect(recovered.event_count).toBe(3);
     const { rows } = await pool.query<{ id: string; due_ms: number }>(
@@ -114,15 +135,24 @@ describe('outbox dispatcher', () => {
     expect(rows.map((row) => Math.round(row.due_ms))).toEqual([0, 250, 500]);
     for (const row of rows) await workflowDone(`delivery:${row.id}`);
     // None started before it was due.
-    const early = await pool.query('SELECT count(*)::int AS n FROM deliveries WHERE recovery_id = $1 AND dispatched_at < dispatch_after', [recovered.id]);
+    const early = await pool.query(
+      'SELECT count(*)::int AS n FROM deliveries WHERE recovery_id = $1 AND dispatched_at < dispatch_after',
+      [recovered.id],
+    );
     expect(early.rows[0].n).toBe(0);
-    const posted = receiver.at('/recover').slice(-3).map((r) => JSON.parse(r.rawBody.toString()).id);
+    const posted = receiver
+      .at('/recover')
+      .slice(-3)
+      .map((r) => JSON.parse(r.rawBody.toString()).id);
     expect(posted).toEqual(missed);
   });
 
   it('does not dispatch an event with nobody to deliver to', async () => {
     const other = await createAccount(pool);
-    const published = await publishEvent({ pool }, { accountId: other, livemode: false, type: 'parcel.created', data: { parcel: parcel() } });
+    const published = await publishEvent(
+      { pool },
+      { accountId: other, livemode: false, type: 'parcel.created', data: { parcel: parcel() } },
+    );
     expect(published.workflowId).toBeNull();
     expect(await dispatchedAt(published.event.id)).toBeInstanceOf(Date);
   });
@@ -137,18 +167,24 @@ describe('outbox dispatcher', () => {
     const refused = await dispatchWaiting({ pool, temporal: refusing, config }, { limit: 10, leaseMs: 60_000 });
     expect(refused).toMatchObject({ claimed: 1, dispatched: [] });
     expect(refused.error?.message).toBe('Temporal unreachable');
-    const { rows } = await pool.query('SELECT dispatched_at, dispatch_lease_until FROM events WHERE id = $1', [published.event.id]);
+    const { rows } = await pool.query('SELECT dispatched_at, dispatch_lease_until FROM events WHERE id = $1', [
+      published.event.id,
+    ]);
     expect(rows[0]).toEqual({ dispatched_at: null, dispatch_lease_until: null });
 
     // A start under way holds its lease: while it does, nobody else claims the event.
     const starts: string[] = [];
     const counting = fakeTemporal(async (options) => starts.push(options.workflowId));
-    await pool.query(`UPDATE events SET dispatch_lease_until = now() + interval '1 minute' WHERE id = $1`, [published.event.id]);
+    await pool.query(`UPDATE events SET dispatch_lease_until = now() + interval '1 minute' WHERE id = $1`, [
+      published.event.id,
+    ]);
     expect(await dispatchWaiting({ pool, temporal: counting, config }, { limit: 10 })).toMatchObject({ claimed: 0 });
     expect(starts).toEqual([]);
 
     // The lease lapses (moved back here instead of waited out); a worker's first sweep delivers it.
-    await pool.query(`UPDATE events SET dispatch_lease_until = now() - interval '1 second' WHERE id = $1`, [published.event.id]);
+    await pool.query(`UPDATE events SET dispatch_lease_until = now() - interval '1 second' WHERE id = $1`, [
+      published.event.id,
+    ]);
     tw = await startTestWorker(config);
     await deliveryResult(tw.client, published.event.id);
     expect(receiver.at('/refused')).toHaveLength(1);
@@ -163,13 +199,17 @@ describe('outbox dispatcher', () => {
     const published = await publish('due');
     await pool.query('UPDATE events SET dispatched_at = now() WHERE id = $1', [published.event.id]);
     await resendEvent({ pool, config }, scope(), published.event.id, { endpointId: endpoint.id });
-    const { rows } = await pool.query("SELECT id FROM deliveries WHERE event_id = $1 AND trigger = 'resend'", [published.event.id]);
+    const { rows } = await pool.query("SELECT id FROM deliveries WHERE event_id = $1 AND trigger = 'resend'", [
+      published.event.id,
+    ]);
     const id = rows[0].id as string;
     const starts: string[] = [];
     const counting = fakeTemporal(async (options) => starts.push(options.workflowId));
 
     await pool.query(`UPDATE deliveries SET dispatch_after = now() + interval '1 hour' WHERE id = $1`, [id]);
-    expect(await dispatchWaiting({ pool, temporal: counting, config }, { ids: [id], limit: 10 })).toMatchObject({ claimed: 0 });
+    expect(await dispatchWaiting({ pool, temporal: counting, config }, { ids: [id], limit: 10 })).toMatchObject({
+      claimed: 0,
+    });
     await pool.query('UPDATE deliveries SET dispatch_after = now() WHERE id = $1', [id]);
     // Due and not claimed, as one that falls due while a sweep is busy starting others: the dispatcher is told to
     // sweep again now, not at its periodic sweep.
@@ -177,12 +217,20 @@ describe('outbox dispatcher', () => {
     const refusing = fakeTemporal(() => Promise.reject(new Error('Temporal unreachable')));
     const refused = await dispatchWaiting({ pool, temporal: refusing, config }, { ids: [id], limit: 10 });
     expect(refused).toMatchObject({ claimed: 1, dispatched: [] });
-    const waiting = await pool.query('SELECT dispatched_at, dispatch_lease_until, status FROM deliveries WHERE id = $1', [id]);
+    const waiting = await pool.query(
+      'SELECT dispatched_at, dispatch_lease_until, status FROM deliveries WHERE id = $1',
+      [id],
+    );
     expect(waiting.rows[0]).toEqual({ dispatched_at: null, dispatch_lease_until: null, status: 'pending' });
 
-    expect(await dispatchWaiting({ pool, temporal: counting, config }, { limit: 10 })).toMatchObject({ claimed: 1, dispatched: [id] });
+    expect(await dispatchWaiting({ pool, temporal: counting, config }, { limit: 10 })).toMatchObject({
+      claimed: 1,
+      dispatched: [id],
+    });
     expect(starts).toEqual([`delivery:${id}`]);
-    expect((await pool.query('SELECT dispatched_at FROM deliveries WHERE id = $1', [id])).rows[0].dispatched_at).toBeInstanceOf(Date);
+    expect(
+      (await pool.query('SELECT dispatched_at FROM deliveries WHERE id = $1', [id])).rows[0].dispatched_at,
+    ).toBeInstanceOf(Date);
     // The hand-off is done: nothing is claimed again.
     expect(await dispatchWaiting({ pool, temporal: counting, config }, { limit: 10 })).toMatchObject({ claimed: 0 });
   });
@@ -199,7 +247,10 @@ describe('outbox dispatcher', () => {
     const recovery = await recoverEndpoint({ pool, config: paced }, scope(), endpoint.id, { since });
     expect(recovery.event_count).toBe(6);
     // Due every 500 ms, the whole backlog an hour ago: Temporal was down, say, and nothing started.
-    await pool.query(`UPDATE deliveries SET dispatch_after = dispatch_after - interval '1 hour' WHERE recovery_id = $1`, [recovery.id]);
+    await pool.query(
+      `UPDATE deliveries SET dispatch_after = dispatch_after - interval '1 hour' WHERE recovery_id = $1`,
+      [recovery.id],
+    );
     const starts: string[] = [];
     const counting = fakeTemporal(async (options) => starts.push(options.workflowId));
 
@@ -243,7 +294,10 @@ describe('outbox dispatcher', () => {
     } finally {
       await connection.close();
     }
-    const { rows } = await pool.query('SELECT count(*)::int AS n FROM events WHERE id = ANY ($1) AND dispatched_at IS NULL', [ids]);
+    const { rows } = await pool.query(
+      'SELECT count(*)::int AS n FROM events WHERE id = ANY ($1) AND dispatched_at IS NULL',
+      [ids],
+    );
     expect(rows[0].n).toBe(0);
     await waitFor(async () => (await operationalState(pool)).outbox.pending === 0, { what: 'an empty outbox' });
   });

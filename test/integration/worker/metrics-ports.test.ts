@@ -39,9 +39,15 @@ describe('three workers on one host, default metrics settings', () => {
     }
     for (const [index, url] of urls.entries()) {
       const samples = await scrape(url);
-      expect(samples.some((s) => s.name.startsWith('parcel_webhooks_')), url).toBe(true);
+      expect(
+        samples.some((s) => s.name.startsWith('parcel_webhooks_')),
+        url,
+      ).toBe(true);
       // The SDK's own page, appended: this worker's pollers are running.
-      expect(samples.some((s) => s.name.startsWith('temporal_')), url).toBe(true);
+      expect(
+        samples.some((s) => s.name.startsWith('temporal_')),
+        url,
+      ).toBe(true);
       expect(workers[index]?.alive()).toBe(true);
     }
   });

@@ -33,15 +33,28 @@ describe('API versions', () => {
 
   // The parcel system's call of today: the settlement names its parcel itself.
   const settlementAsBefore = (parcelId: string) => ({
-    cod_settlement: { id: 'cods_1', parcel_id: parcelId, parcel_number: 'PCL-104233', amount: 350, currency: 'KES', settled_at: 1764000000 },
+    cod_settlement: {
+      id: 'cods_1',
+      parcel_id: parcelId,
+      parcel_number: 'PCL-104233',
+      amount: 350,
+      currency: 'KES',
+      settled_at: 1764000000,
+    },
   });
 
   it('posts one settlement to two endpoints in their two versions, each signed over its own bytes', async () => {
     const newest = await endpointAt('/newest');
     const older = await endpointAt('/older', { api_version: '2026-11-21' });
     expect([newest.api_version, older.api_version]).toEqual([LATEST_API_VERSION, '2026-11-21']);
-    await publishEvent({ pool: h.tw.pool }, { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel({ id: 'p_two' }) } });
-    const published = await publishEvent({ pool: h.tw.pool }, { accountId, livemode: false, type: 'cod.settled', data: settlementAsBefore('p_two') });
+    await publishEvent(
+      { pool: h.tw.pool },
+      { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel({ id: 'p_two' }) } },
+    );
+    const published = await publishEvent(
+      { pool: h.tw.pool },
+      { accountId, livemode: false, type: 'cod.settled', data: settlementAsBefore('p_two') },
+    );
     await deliveryResult(h.tw.client, published.event.id);
 
     const [atNewest] = h.receiver.at('/newest').filter((r) => idOf(r) === published.event.id);
@@ -51,21 +64,39 @@ describe('API versions', () => {
     // No sunset is set for either version: no Deprecation or Sunset header.
     expect([header(atOlder!, 'deprecation'), header(atOlder!, 'sunset')]).toEqual([undefined, undefined]);
 
-    const stored = await h.tw.pool.query<{ body: string }>('SELECT body FROM events WHERE id = $1', [published.event.id]);
+    const stored = await h.tw.pool.query<{ body: string }>('SELECT body FROM events WHERE id = $1', [
+      published.event.id,
+    ]);
     expect(atNewest!.rawBody.toString()).toBe(stored.rows[0]!.body);
     expect(atOlder!.rawBody.equals(atNewest!.rawBody)).toBe(false);
 
     const received = constructEvent(atNewest!.rawBody, header(atNewest!, 'service-signature'), newest.secret);
-    const receivedOlder = constructEvent(atOlder!.rawBody, header(atOlder!, 'service-signature'), older.secret) as unknown as ParcelEvent_2026_11_21;
+    const receivedOlder = constructEvent(
+      atOlder!.rawBody,
+      header(atOlder!, 'service-signature'),
+      older.secret,
+    ) as unknown as ParcelEvent_2026_11_21;
     expect(received).toMatchObject({
       type: 'cod.settled',
       sequence: 2,
-      data: { parcel: { id: 'p_two', parcel_number: 'PCL-104233' }, cod_settlement: { id: 'cods_1', amount: 350, currency: 'KES', settled_at: 1764000000 } },
+      data: {
+        parcel: { id: 'p_two', parcel_number: 'PCL-104233' },
+        cod_settlement: { id: 'cods_1', amount: 350, currency: 'KES', settled_at: 1764000000 },
+      },
     });
     expect(received.data).not.toHaveProperty('cod_settlement.parcel_id');
     expect(receivedOlder).toEqual({
       ...received,
-      data: { cod_settlement: { id: 'cods_1', parcel_id: 'p_two', parcel_number: 'PCL-104233', amount: 350, currency: 'KES', settled_at: 1764000000 } },
+      data: {
+        cod_settlement: {
+          id: 'cods_1',
+          parcel_id: 'p_two',
+          parcel_number: 'PCL-104233',
+          amount: 350,
+          currency: 'KES',
+          settled_at: 1764000000,
+        },
+      },
     });
     // Each signature covers its own bytes only.
     expect(() => constructEvent(atOlder!.rawBody, header(atNewest!, 'service-signature'), newest.secret)).toThrow();
@@ -74,9 +105,14 @@ describe('API versions', () => {
     await updateEndpoint({ pool: h.tw.pool, config }, scope(), older.id, { api_version: LATEST_API_VERSION });
     await resendEvent({ pool: h.tw.pool, config }, scope(), published.event.id, { endpointId: older.id });
     const before = h.receiver.at('/older').filter((r) => idOf(r) === published.event.id).length;
-    await waitFor(() => h.receiver.at('/older').filter((r) => idOf(r) === published.event.id).length > before, { what: 'the resend posted' });
+    await waitFor(() => h.receiver.at('/older').filter((r) => idOf(r) === published.event.id).length > before, {
+      what: 'the resend posted',
+    });
     // The last: the automatic delivery's attempts all ended before the resend was made.
-    const resent = h.receiver.at('/older').filter((r) => idOf(r) === published.event.id).at(-1)!;
+    const resent = h.receiver
+      .at('/older')
+      .filter((r) => idOf(r) === published.event.id)
+      .at(-1)!;
     expect(header(resent, 'service-version')).toBe(LATEST_API_VERSION);
     expect(resent.rawBody.toString()).toBe(stored.rows[0]!.body);
   });
@@ -89,14 +125,20 @@ describe('API versions', () => {
       { pool: h.tw.pool },
       { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel({ id: 'p_settle' }) } },
     );
-    const settled = await publishEvent({ pool: h.tw.pool }, { accountId, livemode: false, type: 'cod.settled', data: settlementAsBefore('p_settle') });
+    const settled = await publishEvent(
+      { pool: h.tw.pool },
+      { accountId, livemode: false, type: 'cod.settled', data: settlementAsBefore('p_settle') },
+    );
     expect([delivered.event.sequence, settled.event.sequence]).toEqual([1, 2]);
     await deliveryResult(h.tw.client, settled.event.id);
     await deliveryResult(h.tw.client, delivered.event.id);
 
     const arrivals = h.receiver.at('/ordered-settle').map((r) => ({ id: idOf(r), body: r.rawBody.toString() }));
     expect(arrivals.map((a) => a.id)).toEqual([delivered.event.id, delivered.event.id, settled.event.id]);
-    expect(JSON.parse(arrivals[2]!.body)).toMatchObject({ sequence: 2, data: { cod_settlement: { parcel_id: 'p_settle' } } });
+    expect(JSON.parse(arrivals[2]!.body)).toMatchObject({
+      sequence: 2,
+      data: { cod_settlement: { parcel_id: 'p_settle' } },
+    });
     const { rows } = await h.tw.pool.query<{ status: string }>(
       `SELECT status FROM deliveries WHERE event_id = $1 AND endpoint_id = $2`,
       [settled.event.id, ordered.id],

@@ -22,12 +22,17 @@ describe('deadlock timeout: a workflow that never yields', () => {
   });
 
   it('has its workflow task failed as timed out', async () => {
-    const handle = await tw.client.workflow.start('spinAfterTimer', { taskQueue: tw.worker.options.taskQueue, workflowId: `spin-${Date.now()}` });
+    const handle = await tw.client.workflow.start('spinAfterTimer', {
+      taskQueue: tw.worker.options.taskQueue,
+      workflowId: `spin-${Date.now()}`,
+    });
     try {
       const failure = await waitFor(
         async () => {
           const { events } = await handle.fetchHistory();
-          const failed = events?.find((e) => e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED);
+          const failed = events?.find(
+            (e) => e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED,
+          );
           return failed?.workflowTaskFailedEventAttributes?.failure?.message ?? undefined;
         },
         { what: "spinAfterTimer's workflow task failed" },
@@ -39,6 +44,11 @@ describe('deadlock timeout: a workflow that never yields', () => {
   });
 
   it('serves a workflow that yields afterwards', async () => {
-    expect(await tw.client.workflow.execute('yieldsAfterTimer', { taskQueue: tw.worker.options.taskQueue, workflowId: `yields-${Date.now()}` })).toBe('done');
+    expect(
+      await tw.client.workflow.execute('yieldsAfterTimer', {
+        taskQueue: tw.worker.options.taskQueue,
+        workflowId: `yields-${Date.now()}`,
+      }),
+    ).toBe('done');
   });
 });

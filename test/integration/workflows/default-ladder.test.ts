@@ -25,15 +25,22 @@ describe('delivery: the default ladder', () => {
     );
     const handle = h.tw.client.workflow.getHandle(`event:${published.event.id}`);
     try {
-      const timer = await waitFor(async () => {
-        const history = await handle.fetchHistory();
-        return history.events?.find((e) => e.timerStartedEventAttributes)?.timerStartedEventAttributes;
-      }, { what: 'the first retry timer' });
+      const timer = await waitFor(
+        async () => {
+          const history = await handle.fetchHistory();
+          return history.events?.find((e) => e.timerStartedEventAttributes)?.timerStartedEventAttributes;
+        },
+        { what: 'the first retry timer' },
+      );
       expect(Number(timer?.startToFireTimeout?.seconds)).toBe(10);
       const description = await handle.describe();
-      expect(await description.staticSummary()).toBe(`parcel.cancelled ${published.event.id} -> 1 endpoint (${accountId}, test)`);
+      expect(await description.staticSummary()).toBe(
+        `parcel.cancelled ${published.event.id} -> 1 endpoint (${accountId}, test)`,
+      );
       expect(await description.staticDetails()).toContain('6 attempts, waits 10s, 1m, 10m, 1h, 6h');
-      const attributes = Object.fromEntries(description.typedSearchAttributes.getAll().map((p) => [p.key.name, p.value]));
+      const attributes = Object.fromEntries(
+        description.typedSearchAttributes.getAll().map((p) => [p.key.name, p.value]),
+      );
       expect(attributes).toMatchObject({
         ParcelAccountId: accountId,
         ParcelLivemode: false,

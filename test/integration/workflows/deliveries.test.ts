@@ -38,10 +38,26 @@ describe('deliveries: made with the event, progressed by each attempt', () => {
     expect(made.every((d) => d.trigger === 'automatic' && /^dly_[0-9a-f]{32}$/.test(d.id))).toBe(true);
 
     await deliveryResult(h.tw.client, published.event.id);
-    const byEndpoint = Object.fromEntries((await deliveriesOf(h.tw.pool, published.event.id)).map((d) => [d.endpoint_id, d]));
-    expect(byEndpoint[ok.id]).toMatchObject({ status: 'succeeded', reason: null, attempts: 1, last_status_code: 200, attempted: true });
-    expect(byEndpoint[down.id]).toMatchObject({ status: 'failed', reason: 'attempts_exhausted', attempts: 3, last_status_code: 503 });
-    const { rows } = await h.tw.pool.query('SELECT DISTINCT delivery_id FROM delivery_attempts WHERE endpoint_id = $1', [down.id]);
+    const byEndpoint = Object.fromEntries(
+      (await deliveriesOf(h.tw.pool, published.event.id)).map((d) => [d.endpoint_id, d]),
+    );
+    expect(byEndpoint[ok.id]).toMatchObject({
+      status: 'succeeded',
+      reason: null,
+      attempts: 1,
+      last_status_code: 200,
+      attempted: true,
+    });
+    expect(byEndpoint[down.id]).toMatchObject({
+      status: 'failed',
+      reason: 'attempts_exhausted',
+      attempts: 3,
+      last_status_code: 503,
+    });
+    const { rows } = await h.tw.pool.query(
+      'SELECT DISTINCT delivery_id FROM delivery_attempts WHERE endpoint_id = $1',
+      [down.id],
+    );
     expect(rows).toEqual([{ delivery_id: byEndpoint[down.id].id }]);
   });
 
@@ -53,14 +69,22 @@ describe('deliveries: made with the event, progressed by each attempt', () => {
     const published = await publishWithSnapshot(h.tw.pool, accountId, [endpoint.id]);
     await startDirect(published);
     await deliveryResult(h.tw.client, published.eventId);
-    expect(await deliveriesOf(h.tw.pool, published.eventId)).toMatchObject([{ status: 'skipped', reason: 'endpoint_deleted', attempts: 0 }]);
+    expect(await deliveriesOf(h.tw.pool, published.eventId)).toMatchObject([
+      { status: 'skipped', reason: 'endpoint_deleted', attempts: 0 },
+    ]);
     expect(h.receiver.at('/d-removed')).toHaveLength(0);
   });
 
   /** An event row, its automatic deliveries and the workflow input publishing would have made. */
   async function publishWithSnapshot(pool: Pool, accountId: string, endpointIds: string[]): Promise<DeliverEventInput> {
     const eventId = `evt_direct_${Date.now()}_${Math.floor(Math.random() * 1e6)}`;
-    const body = JSON.stringify({ id: eventId, object: 'event', type: 'parcel.delivered', created: 1, data: { parcel: parcel() } });
+    const body = JSON.stringify({
+      id: eventId,
+      object: 'event',
+      type: 'parcel.delivered',
+      created: 1,
+      data: { parcel: parcel() },
+    });
     await pool.query(
       // dispatched: the test starts its workflow itself, with this input
       `INSERT INTO events (id, account_id, livemode, type, created, body, endpoint_ids, dispatched_at) VALUES ($1, $2, false, 'parcel.delivered', 1, $3, $4, now())`,

@@ -15,7 +15,9 @@ function verifySignature(header: string, rawBody: Buffer, secret: string, tolera
   const v1s = parts.filter(([k]) => k === 'v1').map(([, v]) => v);
   if (!t || v1s.length === 0) return false;
   if (Math.abs(Date.now() / 1000 - Number(t)) > toleranceS) return false;
-  const expected = createHmac('sha256', secret).update(Buffer.concat([Buffer.from(`${t}.`), rawBody])).digest();
+  const expected = createHmac('sha256', secret)
+    .update(Buffer.concat([Buffer.from(`${t}.`), rawBody]))
+    .digest();
   return v1s.some((v) => {
     const given = Buffer.from(v, 'hex');
     return given.length === expected.length && timingSafeEqual(given, expected);
@@ -29,7 +31,13 @@ describe('delivery: success, retries, abandonment', () => {
   const publish = (input: { type?: string; data?: unknown; id?: string; livemode?: boolean }) =>
     publishEvent(
       { pool: h.tw.pool },
-      { accountId, livemode: input.livemode ?? false, type: input.type ?? 'parcel.delivered', data: input.data ?? { parcel: parcel() }, id: input.id },
+      {
+        accountId,
+        livemode: input.livemode ?? false,
+        type: input.type ?? 'parcel.delivered',
+        data: input.data ?? { parcel: parcel() },
+        id: input.id,
+      },
     );
 
   // One account per test: every endpoint of an account receives its events.
@@ -54,14 +62,27 @@ describe('delivery: success, retries, abandonment', () => {
     expect(request?.headers['content-type']).toBe('application/json');
     expect(request?.headers['user-agent']).toMatch(/^ParcelWebhooks\//);
     expect(request?.headers['service-event']).toBe('parcel.delivered');
-    expect(verifySignature(String(request?.headers['service-signature']), request!.rawBody, endpoint.secret)).toBe(true);
+    expect(verifySignature(String(request?.headers['service-signature']), request!.rawBody, endpoint.secret)).toBe(
+      true,
+    );
     expect(verifySignature(String(request?.headers['service-signature']), request!.rawBody, 'whsec_wrong')).toBe(false);
     const body = JSON.parse(request!.rawBody.toString());
-    expect(body).toMatchObject({ id: published.event.id, object: 'event', created: published.event.created, data: { parcel: { status: 'DELIVERED' } } });
+    expect(body).toMatchObject({
+      id: published.event.id,
+      object: 'event',
+      created: published.event.created,
+      data: { parcel: { status: 'DELIVERED' } },
+    });
 
     const attempts = await attemptsOf(h.tw.pool, endpoint.id);
     expect(attempts).toHaveLength(1);
-    expect(attempts[0]).toMatchObject({ attempt: 1, status_code: 200, response_body: 'stored', error: null, succeeded: true });
+    expect(attempts[0]).toMatchObject({
+      attempt: 1,
+      status_code: 200,
+      response_body: 'stored',
+      error: null,
+      succeeded: true,
+    });
     expect(attempts[0]?.id).toBe(request?.headers['service-delivery']);
     expect(attempts[0]?.id).toMatch(/^dlv_[0-9a-f]{32}$/);
   });
@@ -76,7 +97,8 @@ describe('delivery: success, retries, abandonment', () => {
     const requests = h.receiver.at('/flaky');
     expect(requests).toHaveLength(3);
     expect(new Set(requests.map((r) => r.rawBody.toString('hex'))).size).toBe(1);
-    for (const r of requests) expect(verifySignature(String(r.headers['service-signature']), r.rawBody, endpoint.secret)).toBe(true);
+    for (const r of requests)
+      expect(verifySignature(String(r.headers['service-signature']), r.rawBody, endpoint.secret)).toBe(true);
     const attempts = await attemptsOf(h.tw.pool, endpoint.id);
     expect(attempts.map((a) => [a.attempt, a.status_code, a.succeeded, a.error])).toEqual([
       [1, 503, false, null],
@@ -99,7 +121,8 @@ describe('delivery: success, retries, abandonment', () => {
     expect(attempts.every((a) => !a.succeeded && a.status_code === 500 && a.response_body === 'boom')).toBe(true);
     // The supervisor counts the abandonment in its own workflow, after this one completed: wait for its write.
     const endpointRow = async () =>
-      (await h.tw.pool.query('SELECT abandoned_streak, status FROM webhook_endpoints WHERE id = $1', [endpoint.id])).rows[0];
+      (await h.tw.pool.query('SELECT abandoned_streak, status FROM webhook_endpoints WHERE id = $1', [endpoint.id]))
+        .rows[0];
     await waitFor(async () => (await endpointRow())?.abandoned_streak === 1, { what: 'the abandoned streak' });
     expect(await endpointRow()).toEqual({ abandoned_streak: 1, status: 'enabled' });
   });
@@ -131,42 +154,70 @@ describe('delivery: success, retries, abandonment', () => {
     const { rows } = await h.tw.pool.query('SELECT count(*)::int AS n FROM events WHERE id = $1', [id]);
     expect(rows[0].n).toBe(1);
     // Visibility lists the workflow once the server has loaded its record (about once a second): awaited.
-    const runs = await waitFor(async () => {
-      const listed = [];
-      for await (const run of h.tw.client.workflow.list({ query: `WorkflowId = "event:${id}"` })) listed.push(run);
-      return listed.length > 0 ? listed : undefined;
-    }, { what: 'the workflow in visibility' });
+    const runs = await waitFor(
+      async () => {
+        const listed = [];
+        for await (const run of h.tw.client.workflow.list({ query: `WorkflowId = "event:${id}"` })) listed.push(run);
+        return listed.length > 0 ? listed : undefined;
+      },
+      { what: 'the workflow in visibility' },
+    );
     expect(runs).toHaveLength(1);
     expect(h.receiver.at('/race-a')).toHaveLength(1);
     expect(h.receiver.at('/race-b')).toHaveLength(1);
     for (const endpoint of endpoints) expect(await attemptsOf(h.tw.pool, endpoint.id)).toHaveLength(1);
   });
 
-  it('does not deliver again when an id is re-published after Temporal forgot its finished workflow (retention)', { timeout: 120_000 }, async () => {
-    const endpoint = await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/retention` });
-    const id = `evt_retention_${Date.now()}`;
-    await publish({ id });
-    await deliveryResult(h.tw.client, id);
-    // What the namespace's retention period does to a finished workflow.
-    await h.tw.client.workflowService.deleteWorkflowExecution({ namespace: config.temporal.namespace, workflowExecution: { workflowId: `event:${id}` } });
-    await waitFor(
-      async () => h.tw.client.workflow.getHandle(`event:${id}`).describe().then(() => false, (err) => err instanceof WorkflowNotFoundError),
-      // Deletion is asynchronous in Temporal and slow under load.
-      { what: 'the workflow to be deleted', timeoutMs: 90_000, intervalMs: 200 },
-    );
-    const again = await publish({ id });
-    expect(again.created).toBe(false);
-    // publishEvent awaits the start of any workflow it starts: none exists, so nothing can deliver again.
-    const restarted = await h.tw.client.workflow.getHandle(`event:${id}`).describe().then(() => true, () => false);
-    expect(restarted).toBe(false);
-    expect(h.receiver.at('/retention')).toHaveLength(1);
-    expect(await attemptsOf(h.tw.pool, endpoint.id)).toHaveLength(1);
-  });
+  it(
+    'does not deliver again when an id is re-published after Temporal forgot its finished workflow (retention)',
+    { timeout: 120_000 },
+    async () => {
+      const endpoint = await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/retention` });
+      const id = `evt_retention_${Date.now()}`;
+      await publish({ id });
+      await deliveryResult(h.tw.client, id);
+      // What the namespace's retention period does to a finished workflow.
+      await h.tw.client.workflowService.deleteWorkflowExecution({
+        namespace: config.temporal.namespace,
+        workflowExecution: { workflowId: `event:${id}` },
+      });
+      await waitFor(
+        async () =>
+          h.tw.client.workflow
+            .getHandle(`event:${id}`)
+            .describe()
+            .then(
+              () => false,
+              (err) => err instanceof WorkflowNotFoundError,
+            ),
+        // Deletion is asynchronous in Temporal and slow under load.
+        { what: 'the workflow to be deleted', timeoutMs: 90_000, intervalMs: 200 },
+      );
+      const again = await publish({ id });
+      expect(again.created).toBe(false);
+      // publishEvent awaits the start of any workflow it starts: none exists, so nothing can deliver again.
+      const restarted = await h.tw.client.workflow
+        .getHandle(`event:${id}`)
+        .describe()
+        .then(
+          () => true,
+          () => false,
+        );
+      expect(restarted).toBe(false);
+      expect(h.receiver.at('/retention')).toHaveLength(1);
+      expect(await attemptsOf(h.tw.pool, endpoint.id)).toHaveLength(1);
+    },
+  );
 
-  it('fans out by mode and subscription, and refuses another account\'s id', async () => {
+  it("fans out by mode and subscription, and refuses another account's id", async () => {
     const other = await createAccount(h.tw.pool);
     const all = await createEndpoint(h.tw.pool, { accountId: other, url: `${h.receiver.url}/fan-all`, livemode: true });
-    const cod = await createEndpoint(h.tw.pool, { accountId: other, url: `${h.receiver.url}/fan-cod`, livemode: true, events: ['cod.settled'] });
+    const cod = await createEndpoint(h.tw.pool, {
+      accountId: other,
+      url: `${h.receiver.url}/fan-cod`,
+      livemode: true,
+      events: ['cod.settled'],
+    });
     await createEndpoint(h.tw.pool, { accountId: other, url: `${h.receiver.url}/fan-test`, livemode: false });
     const published = await publishEvent(
       { pool: h.tw.pool },
@@ -178,21 +229,36 @@ describe('delivery: success, retries, abandonment', () => {
     expect(h.receiver.at('/fan-all')).toHaveLength(1);
     expect(h.receiver.at('/fan-test')).toHaveLength(0);
 
-    await expect(publish({ id: published.event.id })).rejects.toMatchObject({ code: 'idempotency_conflict', status: 409 });
+    await expect(publish({ id: published.event.id })).rejects.toMatchObject({
+      code: 'idempotency_conflict',
+      status: 409,
+    });
   });
 
   it('validates type, id and data', async () => {
     await expect(publish({ type: 'parcel.lost' })).rejects.toMatchObject({ code: 'unknown_event_type' });
-    await expect(publish({ id: 'evt_bad-id' })).rejects.toMatchObject({ code: 'parameter_invalid', extra: { param: 'id' } });
-    await expect(publish({ data: { parcel: { status: 'DELIVERED' } } })).rejects.toMatchObject({ code: 'invalid_event_data', extra: { param: 'data.parcel.id' } });
+    await expect(publish({ id: 'evt_bad-id' })).rejects.toMatchObject({
+      code: 'parameter_invalid',
+      extra: { param: 'id' },
+    });
+    await expect(publish({ data: { parcel: { status: 'DELIVERED' } } })).rejects.toMatchObject({
+      code: 'invalid_event_data',
+      extra: { param: 'data.parcel.id' },
+    });
     await expect(publish({ data: { parcel: parcel({ total_fee: '350' }) } })).rejects.toMatchObject({
       code: 'invalid_event_data',
       status: 400,
       extra: { param: 'data.parcel.total_fee' },
     });
-    await expect(publish({ type: 'cod.settled', data: { parcel: parcel() } })).rejects.toMatchObject({ code: 'invalid_event_data', extra: { param: 'data.cod_settlement' } });
+    await expect(publish({ type: 'cod.settled', data: { parcel: parcel() } })).rejects.toMatchObject({
+      code: 'invalid_event_data',
+      extra: { param: 'data.cod_settlement' },
+    });
     await expect(
-      publishEvent({ pool: h.tw.pool }, { accountId: 'acct_nope', livemode: false, type: 'parcel.created', data: { parcel: parcel() } }),
+      publishEvent(
+        { pool: h.tw.pool },
+        { accountId: 'acct_nope', livemode: false, type: 'parcel.created', data: { parcel: parcel() } },
+      ),
     ).rejects.toMatchObject({ code: 'resource_missing', status: 404 });
   });
 });

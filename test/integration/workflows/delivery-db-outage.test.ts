@@ -17,7 +17,10 @@ import { testDatabaseUrl } from '../../helpers/database';
 
 /** A backoff timer the workflow starts when an attempt could not read the database (its summary says so). */
 const isBackoffTimer = (e: Record<string, any>) =>
-  Boolean(e.timerStartedEventAttributes) && Buffer.from(e.userMetadata?.summary?.data ?? []).toString().includes('database unavailable');
+  Boolean(e.timerStartedEventAttributes) &&
+  Buffer.from(e.userMetadata?.summary?.data ?? [])
+    .toString()
+    .includes('database unavailable');
 
 /**
  * The worker reaches our Postgres through a proxy the test cuts; the test itself reaches it through a direct
@@ -41,7 +44,11 @@ function useDatabaseBehindProxy(env: Record<string, string>): { config: Config; 
 }
 
 /** Whether the event's workflow history holds an event that matches. */
-async function historyHas(client: Client, eventId: string, match: (e: Record<string, any>) => boolean): Promise<boolean> {
+async function historyHas(
+  client: Client,
+  eventId: string,
+  match: (e: Record<string, any>) => boolean,
+): Promise<boolean> {
   const history = await client.workflow.getHandle(`event:${eventId}`).fetchHistory();
   return (history.events ?? []).some((e) => match(e as Record<string, any>));
 }
@@ -65,7 +72,10 @@ describe('delivery: our database down', () => {
     );
     await waitFor(
       async () => {
-        await dispatchWaiting({ pool: db.direct, temporal: h.tw.client, config: db.config }, { ids: [published.event.id], limit: 1 });
+        await dispatchWaiting(
+          { pool: db.direct, temporal: h.tw.client, config: db.config },
+          { ids: [published.event.id], limit: 1 },
+        );
         const { rows } = await db.direct.query('SELECT dispatched_at FROM events WHERE id = $1', [published.event.id]);
         return rows[0].dispatched_at !== null;
       },
@@ -80,10 +90,9 @@ describe('delivery: our database down', () => {
     await db.proxy.cut();
     try {
       const published = await publish(accountId);
-      await waitFor(
-        () => historyHas(h.tw.client, published.event.id, isBackoffTimer),
-        { what: 'a database-unavailable backoff timer' },
-      );
+      await waitFor(() => historyHas(h.tw.client, published.event.id, isBackoffTimer), {
+        what: 'a database-unavailable backoff timer',
+      });
       expect(h.receiver.at('/before')).toHaveLength(0);
       await db.proxy.restore();
       const result = await deliveryResult(h.tw.client, published.event.id);
@@ -98,12 +107,20 @@ describe('delivery: our database down', () => {
   it('lets one ladder probe for all while the database is down: history grows per probe, not per endpoint', async () => {
     const accountId = await createAccount(db.direct);
     const endpoints = [];
-    for (let i = 0; i < 5; i++) endpoints.push(await createEndpoint(db.direct, { accountId, url: `${h.receiver.url}/gate/${i}` }));
+    for (let i = 0; i < 5; i++)
+      endpoints.push(await createEndpoint(db.direct, { accountId, url: `${h.receiver.url}/gate/${i}` }));
     await db.proxy.cut();
     try {
       const published = await publish(accountId);
-      const events = async () => ((await h.tw.client.workflow.getHandle(`event:${published.event.id}`).fetchHistory()).events ?? []) as Record<string, any>[];
-      await waitFor(async () => (await events()).filter(isBackoffTimer).length >= 3, { what: 'three probes', timeoutMs: 30_000 });
+      const events = async () =>
+        ((await h.tw.client.workflow.getHandle(`event:${published.event.id}`).fetchHistory()).events ?? []) as Record<
+          string,
+          any
+        >[];
+      await waitFor(async () => (await events()).filter(isBackoffTimer).length >= 3, {
+        what: 'three probes',
+        timeoutMs: 30_000,
+      });
       await db.proxy.restore();
       const result = (await deliveryResult(h.tw.client, published.event.id, 60_000)) as DeliverEventResult;
       expect(result.endpoints.map((e) => [e.outcome, e.attempts])).toEqual(
@@ -136,19 +153,27 @@ describe('delivery: our database down', () => {
     db.proxy.stall();
     try {
       const published = await publish(accountId);
-      await waitFor(
-        () => historyHas(h.tw.client, published.event.id, isBackoffTimer),
-        { what: 'a database-unavailable backoff timer', timeoutMs: 20_000 },
-      );
+      await waitFor(() => historyHas(h.tw.client, published.event.id, isBackoffTimer), {
+        what: 'a database-unavailable backoff timer',
+        timeoutMs: 20_000,
+      });
       // The backoff timer shows the attempt gave up on its own deadline, before its activity timeout.
       db.proxy.unstall();
       const result = await deliveryResult(h.tw.client, published.event.id, 60_000);
       expect(result).toMatchObject({ endpoints: [{ outcome: 'delivered', attempts: 1 }] });
-      expect(await historyHas(h.tw.client, published.event.id, (e) => Boolean(e.activityTaskTimedOutEventAttributes))).toBe(false);
+      expect(
+        await historyHas(h.tw.client, published.event.id, (e) => Boolean(e.activityTaskTimedOutEventAttributes)),
+      ).toBe(false);
       // A local attempt's timeout would be its marker's failure.
-      expect(await historyHas(h.tw.client, published.event.id, (e) => Boolean(e.markerRecordedEventAttributes?.failure?.timeoutFailureInfo))).toBe(false);
+      expect(
+        await historyHas(h.tw.client, published.event.id, (e) =>
+          Boolean(e.markerRecordedEventAttributes?.failure?.timeoutFailureInfo),
+        ),
+      ).toBe(false);
       expect(h.receiver.at('/stalled')).toHaveLength(1);
-      expect((await attemptsOf(db.direct, endpoint.id)).map((a) => [a.attempt, a.succeeded, a.error])).toEqual([[1, true, null]]);
+      expect((await attemptsOf(db.direct, endpoint.id)).map((a) => [a.attempt, a.succeeded, a.error])).toEqual([
+        [1, true, null],
+      ]);
     } finally {
       db.proxy.unstall();
     }
@@ -164,17 +189,29 @@ describe('delivery: our database down between the POST and its record', () => {
   const h = useDeliveryHarness(() => db.config);
 
   /** Stored through the direct pool and handed to Temporal by `dispatch` (a dispatcher that reaches Postgres). */
-  const publish = async (accountId: string, beforeStart?: (input: DeliverEventInput) => DeliverEventInput | Promise<DeliverEventInput>) => {
-    const published = await publishEvent({ pool: db.direct }, { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } });
+  const publish = async (
+    accountId: string,
+    beforeStart?: (input: DeliverEventInput) => DeliverEventInput | Promise<DeliverEventInput>,
+  ) => {
+    const published = await publishEvent(
+      { pool: db.direct },
+      { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } },
+    );
     // Handed off once its workflow exists: the harness worker's dispatcher may have started it first, and then
     // holds the row's lease (its mark may be cut off with the database).
     await waitFor(
       async () => {
-        await dispatchWaiting({ pool: db.direct, temporal: h.tw.client, config: db.config, beforeStart }, { ids: [published.event.id], limit: 1 });
+        await dispatchWaiting(
+          { pool: db.direct, temporal: h.tw.client, config: db.config, beforeStart },
+          { ids: [published.event.id], limit: 1 },
+        );
         return h.tw.client.workflow
           .getHandle(published.workflowId as string)
           .describe()
-          .then(() => true, () => false);
+          .then(
+            () => true,
+            () => false,
+          );
       },
       { what: 'the hand-off to Temporal' },
     );
@@ -192,7 +229,12 @@ describe('delivery: our database down between the POST and its record', () => {
     try {
       const published = await publish(accountId);
       await waitFor(
-        () => historyHas(h.tw.client, published.event.id, (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'recordAttempt'),
+        () =>
+          historyHas(
+            h.tw.client,
+            published.event.id,
+            (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'recordAttempt',
+          ),
         { what: 'recordAttempt scheduled by the workflow' },
       );
       expect(await attemptsOf(db.direct, endpoint.id)).toHaveLength(0);
@@ -201,13 +243,14 @@ describe('delivery: our database down between the POST and its record', () => {
       expect(result).toMatchObject({ endpoints: [{ outcome: 'delivered', attempts: 1 }] });
       expect(h.receiver.at('/after')).toHaveLength(1);
       const attempts = await attemptsOf(db.direct, endpoint.id);
-      expect(attempts.map((a) => [a.attempt, a.status_code, a.response_body, a.succeeded])).toEqual([[1, 200, 'got it', true]]);
+      expect(attempts.map((a) => [a.attempt, a.status_code, a.response_body, a.succeeded])).toEqual([
+        [1, 200, 'got it', true],
+      ]);
       expect(attempts[0]?.id).toBe(h.receiver.at('/after')[0]?.headers['service-delivery']);
     } finally {
       await db.proxy.restore().catch(() => undefined);
     }
   });
-
 
   it("the early run's record cut off, the workflow's try in another process: it adopts the answer once Postgres is back", async () => {
     // The early run is this test's, on a Postgres path of its own (a second proxy); the workflow runs on the
@@ -233,7 +276,9 @@ describe('delivery: our database down between the POST and its record', () => {
       // early run's claim.
       const published = await publish(accountId, (input) => earlyRuns.handOff(input));
       await waitFor(() => h.receiver.at('/early-cut').length === 1, { what: 'the early POST' });
-      await waitFor(() => historyHas(h.tw.client, published.event.id, isBackoffTimer), { what: "the workflow's try to find the database unavailable" });
+      await waitFor(() => historyHas(h.tw.client, published.event.id, isBackoffTimer), {
+        what: "the workflow's try to find the database unavailable",
+      });
       expect(await attemptsOf(db.direct, endpoint.id)).toHaveLength(0);
       await db.proxy.restore();
       await earlyProxy.restore();
@@ -246,7 +291,9 @@ describe('delivery: our database down between the POST and its record', () => {
         [2, 200, 'ok', null, true],
       ]);
       const ids = h.receiver.at('/early-cut').map((r) => r.headers['service-delivery']);
-      const { rows } = await db.direct.query<{ id: string }>('SELECT id FROM deliveries WHERE event_id = $1', [published.event.id]);
+      const { rows } = await db.direct.query<{ id: string }>('SELECT id FROM deliveries WHERE event_id = $1', [
+        published.event.id,
+      ]);
       expect(ids).toEqual([firstAttemptId(rows[0]!.id), attempts[1]!.id]);
       await earlyRuns.drain();
     } finally {

@@ -122,7 +122,13 @@ describe('delivery: failure kinds', () => {
     const agent = createHttpAgent(strict);
     try {
       for (const url of [`${h.receiver.url}/ssrf`, `https://localhost:${h.receiver.port}/ssrf`]) {
-        const result = await postWebhook(agent, { url, body: '{}', headers: {}, timeoutMs: 1_000, allowPrivate: false });
+        const result = await postWebhook(agent, {
+          url,
+          body: '{}',
+          headers: {},
+          timeoutMs: 1_000,
+          allowPrivate: false,
+        });
         expect(result).toMatchObject({ succeeded: false, error: 'ssrf_blocked', statusCode: null });
       }
       expect(h.receiver.at('/ssrf')).toHaveLength(0);

@@ -58,7 +58,10 @@ describe('delivery: removal and suspension', () => {
     const good = await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/secret-ok` });
     const sealed = await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/secret-sealed` });
     // Sealed under a key this worker does not have (WEBHOOK_SECRET_ENCRYPTION_KEYS changed, or was never set here).
-    await h.tw.pool.query('UPDATE webhook_endpoints SET secret = $2 WHERE id = $1', [sealed.id, sealSecret('whsec_lost', sealed.id, [randomBytes(32)])]);
+    await h.tw.pool.query('UPDATE webhook_endpoints SET secret = $2 WHERE id = $1', [
+      sealed.id,
+      sealSecret('whsec_lost', sealed.id, [randomBytes(32)]),
+    ]);
     const published = await publish(accountId);
 
     const result = await deliveryResult(h.tw.client, published.event.id);
@@ -70,7 +73,10 @@ describe('delivery: removal and suspension', () => {
     });
     expect(h.receiver.at('/secret-ok')).toHaveLength(1);
     expect(h.receiver.at('/secret-sealed')).toHaveLength(0);
-    const { rows } = await h.tw.pool.query('SELECT endpoint_id, status, reason FROM deliveries WHERE event_id = $1 ORDER BY endpoint_id', [published.event.id]);
+    const { rows } = await h.tw.pool.query(
+      'SELECT endpoint_id, status, reason FROM deliveries WHERE event_id = $1 ORDER BY endpoint_id',
+      [published.event.id],
+    );
     expect(rows).toEqual(
       expect.arrayContaining([
         { endpoint_id: good.id, status: 'succeeded', reason: null },
@@ -83,8 +89,13 @@ describe('delivery: removal and suspension', () => {
     const payload = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
     const input = JSON.parse(Buffer.from(payload ?? []).toString()) as DeliverEventInput;
     const inInput = Object.keys(input.firstAttemptOutcomes ?? {}).length;
-    expect(inInput + (history.events?.filter((e) => e.activityTaskScheduledEventAttributes || e.markerRecordedEventAttributes).length ?? 0)).toBe(2);
-    if (input.firstAttemptOutcomes?.[sealed.id]) expect(input.firstAttemptOutcomes[sealed.id]).toEqual({ kind: 'skipped', reason: 'secret_unavailable' });
+    expect(
+      inInput +
+        (history.events?.filter((e) => e.activityTaskScheduledEventAttributes || e.markerRecordedEventAttributes)
+          .length ?? 0),
+    ).toBe(2);
+    if (input.firstAttemptOutcomes?.[sealed.id])
+      expect(input.firstAttemptOutcomes[sealed.id]).toEqual({ kind: 'skipped', reason: 'secret_unavailable' });
     expect(history.events?.some((e) => e.timerStartedEventAttributes)).toBe(false);
   });
 });

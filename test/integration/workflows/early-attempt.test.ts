@@ -3,8 +3,20 @@ import path from 'node:path';
 import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSignAndPost } from '../../../activities/sign-and-post';
-import { createEarlyAttempts, EARLY_ATTEMPT_RUN_PREFIX, recordAttempt, type AttemptDeps, type EarlyAttemptResult } from '../../../attempt';
-import { attemptRecord, FAILURE, type AttemptOutcome, type DeliverEventInput, type SignAndPostInput } from '../../../core/delivery-contract';
+import {
+  createEarlyAttempts,
+  EARLY_ATTEMPT_RUN_PREFIX,
+  recordAttempt,
+  type AttemptDeps,
+  type EarlyAttemptResult,
+} from '../../../attempt';
+import {
+  attemptRecord,
+  FAILURE,
+  type AttemptOutcome,
+  type DeliverEventInput,
+  type SignAndPostInput,
+} from '../../../core/delivery-contract';
 import { EARLY_RECORD_SILENCE_MS } from '../../../core/delivery-policy';
 import { createPool, type Pool } from '../../../db/pool';
 import { publishEvent } from '../../../domain/events';
@@ -50,25 +62,47 @@ describe('early first attempts', () => {
   async function publishTo(pathname: string) {
     const accountId = await createAccount(h.tw.pool);
     const endpoint = await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}${pathname}` });
-    const published = await publishEvent({ pool: h.tw.pool }, { accountId, livemode: false, type: 'parcel.created', data: { parcel: parcel() } });
-    const { rows } = await h.tw.pool.query<{ id: string }>('SELECT id FROM deliveries WHERE event_id = $1', [published.event.id]);
-    return { endpoint, eventId: published.event.id, workflowId: published.workflowId as string, deliveryId: rows[0]!.id };
+    const published = await publishEvent(
+      { pool: h.tw.pool },
+      { accountId, livemode: false, type: 'parcel.created', data: { parcel: parcel() } },
+    );
+    const { rows } = await h.tw.pool.query<{ id: string }>('SELECT id FROM deliveries WHERE event_id = $1', [
+      published.event.id,
+    ]);
+    return {
+      endpoint,
+      eventId: published.event.id,
+      workflowId: published.workflowId as string,
+      deliveryId: rows[0]!.id,
+    };
   }
 
   it('the dispatcher posts attempt 1 under the id fixed at hand-off; the workflow takes it from its input and posts nothing', async () => {
     const { endpoint, eventId, workflowId, deliveryId } = await publishTo('/early-ok');
-    expect(await deliveryResult(h.tw.client, eventId)).toMatchObject({ endpoints: [{ outcome: 'delivered', attempts: 1 }] });
+    expect(await deliveryResult(h.tw.client, eventId)).toMatchObject({
+      endpoints: [{ outcome: 'delivered', attempts: 1 }],
+    });
 
     const arrivals = h.receiver.at('/early-ok');
     expect(arrivals.map((r) => r.headers['service-delivery'])).toEqual([firstAttemptId(deliveryId)]);
     const attempts = await attemptsOf(h.tw.pool, endpoint.id);
-    expect(attempts.map((a) => [a.id, a.attempt, a.status_code, a.succeeded])).toEqual([[firstAttemptId(deliveryId), 1, 200, true]]);
-    const claim = await h.tw.pool.query<{ run: string }>('SELECT run FROM attempt_claims WHERE attempt_id = $1', [firstAttemptId(deliveryId)]);
+    expect(attempts.map((a) => [a.id, a.attempt, a.status_code, a.succeeded])).toEqual([
+      [firstAttemptId(deliveryId), 1, 200, true],
+    ]);
+    const claim = await h.tw.pool.query<{ run: string }>('SELECT run FROM attempt_claims WHERE attempt_id = $1', [
+      firstAttemptId(deliveryId),
+    ]);
     expect(claim.rows[0]?.run.startsWith(EARLY_ATTEMPT_RUN_PREFIX)).toBe(true);
 
     const history = await h.tw.client.workflow.getHandle(workflowId).fetchHistory();
     const events = history.events ?? [];
-    const made = expect.objectContaining({ kind: 'attempted', statusCode: 200, succeeded: true, recorded: true, early: true });
+    const made = expect.objectContaining({
+      kind: 'attempted',
+      statusCode: 200,
+      succeeded: true,
+      recorded: true,
+      early: true,
+    });
     // The operator's view: the start's input holds attempt 1's outcome, and the first task ends the workflow
     // without a local activity (started, task scheduled, started, completed, workflow completed).
     const input = startInput(events);
@@ -76,14 +110,19 @@ describe('early first attempts', () => {
     expect(markerOutcomes(events)).toEqual([]);
     expect(events).toHaveLength(5);
     if (process.env.UPDATE_HISTORIES === '1') {
-      writeFileSync(path.join(FIXTURES, 'histories', 'success-first-attempt-before-start.binpb'), temporal.api.history.v1.History.encode(history).finish());
+      writeFileSync(
+        path.join(FIXTURES, 'histories', 'success-first-attempt-before-start.binpb'),
+        temporal.api.history.v1.History.encode(history).finish(),
+      );
     }
   });
 
   it('a failed early attempt is attempt 1 failed: the ladder goes on with attempt 2 from the workflow', async () => {
     h.receiver.script('/early-retry', (index) => (index === 0 ? { status: 500 } : { status: 200 }));
     const { endpoint, eventId, deliveryId } = await publishTo('/early-retry');
-    expect(await deliveryResult(h.tw.client, eventId)).toMatchObject({ endpoints: [{ outcome: 'delivered', attempts: 2 }] });
+    expect(await deliveryResult(h.tw.client, eventId)).toMatchObject({
+      endpoints: [{ outcome: 'delivered', attempts: 2 }],
+    });
     const ids = h.receiver.at('/early-retry').map((r) => r.headers['service-delivery'] as string);
     expect(ids).toHaveLength(2);
     expect(ids[0]).toBe(firstAttemptId(deliveryId));
@@ -129,7 +168,10 @@ describe('early first attempts met from another process', () => {
    */
   async function anAttempt(pathname: string): Promise<SignAndPostInput> {
     const accountId = await createAccount(h.tw.pool);
-    const published = await publishEvent({ pool: h.tw.pool }, { accountId, livemode: false, type: 'parcel.created', data: { parcel: parcel() } });
+    const published = await publishEvent(
+      { pool: h.tw.pool },
+      { accountId, livemode: false, type: 'parcel.created', data: { parcel: parcel() } },
+    );
     const endpoint = await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}${pathname}` });
     const { rows } = await h.tw.pool.query<{ id: string }>(
       `INSERT INTO deliveries (id, event_id, endpoint_id, account_id, livemode, trigger)
@@ -172,8 +214,11 @@ describe('early first attempts met from another process', () => {
     return { result, early };
   }
 
-  const workflowTry = (input: SignAndPostInput, withDeps: Parameters<typeof createSignAndPost>[0] = deps, claimTry = 0) =>
-    inActivityContext({}, () => createSignAndPost(withDeps)({ ...input, claimTry, notPostedRuns: [] }));
+  const workflowTry = (
+    input: SignAndPostInput,
+    withDeps: Parameters<typeof createSignAndPost>[0] = deps,
+    claimTry = 0,
+  ) => inActivityContext({}, () => createSignAndPost(withDeps)({ ...input, claimTry, notPostedRuns: [] }));
 
   /** A pool that counts the try's looks at the claim. */
   function countingLooks(): { pool: Pool; looks: () => number } {
@@ -187,25 +232,48 @@ describe('early first attempts met from another process', () => {
   }
 
   const recordOf = async (attemptId: string) =>
-    (await h.tw.pool.query('SELECT status_code, response_body, error, succeeded FROM delivery_attempts WHERE id = $1', [attemptId])).rows;
+    (
+      await h.tw.pool.query(
+        'SELECT status_code, response_body, error, succeeded FROM delivery_attempts WHERE id = $1',
+        [attemptId],
+      )
+    ).rows;
 
   it("adopts the early attempt's record: one POST, the outcome the early one's", async () => {
     const input = await anAttempt('/other-adopt');
     const { result } = await earlyRun(input);
     expect(result.outcome).toMatchObject({ kind: 'attempted', statusCode: 200, recorded: true, early: true });
-    expect(await workflowTry(input)).toMatchObject({ kind: 'attempted', statusCode: 200, succeeded: true, recorded: true, early: true });
+    expect(await workflowTry(input)).toMatchObject({
+      kind: 'attempted',
+      statusCode: 200,
+      succeeded: true,
+      recorded: true,
+      early: true,
+    });
     expect(h.receiver.at('/other-adopt')).toHaveLength(1);
   });
 
   it('waits for an early attempt still under way, and adopts its record once written', async () => {
     const input = await anAttempt('/other-wait');
     // An early run's claim, its record not yet written (its post under way).
-    await h.tw.pool.query('INSERT INTO attempt_claims (attempt_id, run, try) VALUES ($1, $2, 0)', [input.attemptId, `${EARLY_ATTEMPT_RUN_PREFIX}test`]);
+    await h.tw.pool.query('INSERT INTO attempt_claims (attempt_id, run, try) VALUES ($1, $2, 0)', [
+      input.attemptId,
+      `${EARLY_ATTEMPT_RUN_PREFIX}test`,
+    ]);
     const { pool, looks } = countingLooks();
     const waiting = workflowTry(input, { ...deps, pool });
     await waitFor(() => looks() >= 2, { what: 'the try to wait for the early record' });
-    await recordAttempt(h.tw.pool, attemptRecord(input, { statusCode: 204, responseBody: '', error: null, durationMs: 7, succeeded: true }));
-    expect(await waiting).toMatchObject({ kind: 'attempted', statusCode: 204, durationMs: 7, succeeded: true, early: true });
+    await recordAttempt(
+      h.tw.pool,
+      attemptRecord(input, { statusCode: 204, responseBody: '', error: null, durationMs: 7, succeeded: true }),
+    );
+    expect(await waiting).toMatchObject({
+      kind: 'attempted',
+      statusCode: 204,
+      durationMs: 7,
+      succeeded: true,
+      early: true,
+    });
     expect(h.receiver.at('/other-wait')).toHaveLength(0);
   });
 
@@ -225,13 +293,21 @@ describe('early first attempts met from another process', () => {
       const waiting = workflowTry(input, { ...deps, pool });
       await waitFor(() => looks() >= 1, { what: 'the try to look at the early claim' });
       await proxy.restore();
-      expect(await waiting).toMatchObject({ kind: 'attempted', statusCode: 503, succeeded: false, recorded: true, early: true });
+      expect(await waiting).toMatchObject({
+        kind: 'attempted',
+        statusCode: 503,
+        succeeded: false,
+        recorded: true,
+        early: true,
+      });
       await early.drain();
       expect(early.inFlight()).toBe(0);
     } finally {
       await proxy.restore().catch(() => undefined);
     }
-    expect(await recordOf(input.attemptId)).toEqual([{ status_code: 503, response_body: 'busy, try later', error: null, succeeded: false }]);
+    expect(await recordOf(input.attemptId)).toEqual([
+      { status_code: 503, response_body: 'busy, try later', error: null, succeeded: false },
+    ]);
     expect(h.receiver.at('/other-cut').map((r) => r.headers['service-delivery'])).toEqual([input.attemptId]);
   });
 
@@ -240,7 +316,9 @@ describe('early first attempts met from another process', () => {
     await h.tw.pool.query('UPDATE webhook_endpoints SET disabled_at = now() WHERE id = $1', [input.endpointId]);
     const { result } = await earlyRun(input);
     expect(result).toEqual({ outcome: { kind: 'skipped', reason: 'endpoint_disabled' } });
-    expect((await h.tw.pool.query('SELECT 1 FROM attempt_claims WHERE attempt_id = $1', [input.attemptId])).rowCount).toBe(0);
+    expect(
+      (await h.tw.pool.query('SELECT 1 FROM attempt_claims WHERE attempt_id = $1', [input.attemptId])).rowCount,
+    ).toBe(0);
     expect(await workflowTry(input)).toEqual({ kind: 'skipped', reason: 'endpoint_disabled' });
     expect(h.receiver.at('/other-disabled')).toHaveLength(0);
   });
@@ -260,12 +338,21 @@ describe('early first attempts met from another process', () => {
   it("an early run still within its span when the try's time runs out: not posted, and the next try decides", async () => {
     const input = await anAttempt('/other-young');
     const run = `${EARLY_ATTEMPT_RUN_PREFIX}young`;
-    await h.tw.pool.query('INSERT INTO attempt_claims (attempt_id, run, try) VALUES ($1, $2, 0)', [input.attemptId, run]);
+    await h.tw.pool.query('INSERT INTO attempt_claims (attempt_id, run, try) VALUES ($1, $2, 0)', [
+      input.attemptId,
+      run,
+    ]);
     // Its span (timeout + two database deadlines) outlasts the try (timeout + margin, less a poll): undecided.
     await expect(workflowTry(input)).rejects.toMatchObject({ type: FAILURE.earlyAttemptUndecided });
     // The next try waits out the rest of the span, then the window, and finds the run dead.
     await expect(workflowTry(input, deps, 1)).rejects.toMatchObject({ type: FAILURE.attemptLost });
-    expect((await h.tw.pool.query<{ run: string }>('SELECT run FROM attempt_claims WHERE attempt_id = $1', [input.attemptId])).rows).toEqual([{ run }]);
+    expect(
+      (
+        await h.tw.pool.query<{ run: string }>('SELECT run FROM attempt_claims WHERE attempt_id = $1', [
+          input.attemptId,
+        ])
+      ).rows,
+    ).toEqual([{ run }]);
     expect(h.receiver.at('/other-young')).toHaveLength(0);
   }, 30_000);
 
@@ -282,7 +369,11 @@ describe('early first attempts met from another process', () => {
     void early.handOff(deliverInput(input));
     expect(early.inFlight()).toBe(1);
     await early.drain();
-    expect(await workflowTry(input, { ...deps, early })).toMatchObject({ kind: 'attempted', statusCode: 200, early: true });
+    expect(await workflowTry(input, { ...deps, early })).toMatchObject({
+      kind: 'attempted',
+      statusCode: 200,
+      early: true,
+    });
     expect(early.take(input.attemptId)).toBeUndefined();
     expect(h.receiver.at('/same-process')).toHaveLength(1);
   });

@@ -1,7 +1,12 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActivities } from '../../../activities';
-import { abandonedSignal, attemptRecord, type AttemptRecord, type SignAndPostInput } from '../../../core/delivery-contract';
+import {
+  abandonedSignal,
+  attemptRecord,
+  type AttemptRecord,
+  type SignAndPostInput,
+} from '../../../core/delivery-contract';
 import { newId } from '../../../core/ids';
 import { recordAttempt } from '../../../attempt';
 import { recordAbandonment } from '../../../domain/endpoint-health';
@@ -41,7 +46,13 @@ describe('endpoint health: one owner', () => {
     (await h.tw.pool.query('SELECT status, abandoned_streak FROM webhook_endpoints WHERE id = $1', [id])).rows[0];
 
   /** An attempt of an event to an endpoint, recorded as the engine records them (the event row exists). */
-  async function recordedAttempt(accountId: string, endpointId: string, eventId: string, succeeded: boolean, attempt = 1): Promise<AttemptRecord> {
+  async function recordedAttempt(
+    accountId: string,
+    endpointId: string,
+    eventId: string,
+    succeeded: boolean,
+    attempt = 1,
+  ): Promise<AttemptRecord> {
     await h.tw.pool.query(
       // dispatched: no workflow of the outbox's must deliver it (this test records its attempts itself)
       `INSERT INTO events (id, account_id, livemode, type, created, body, endpoint_ids, dispatched_at)
@@ -66,7 +77,13 @@ describe('endpoint health: one owner', () => {
       finalAttempt: false,
       timeoutMs: 1_000,
     };
-    const record = attemptRecord(input, { statusCode: succeeded ? 200 : 500, responseBody: null, error: null, durationMs: 5, succeeded });
+    const record = attemptRecord(input, {
+      statusCode: succeeded ? 200 : 500,
+      responseBody: null,
+      error: null,
+      durationMs: 5,
+      succeeded,
+    });
     await recordAttempt(h.tw.pool, record);
     return record;
   }
@@ -83,15 +100,23 @@ describe('endpoint health: one owner', () => {
     await recordedAttempt(accountId, endpointId, eventId, false);
     // notifySupervisor as a retried activity would run it: twice with the same message.
     const activities = createActivities({ config, pool: h.tw.pool, http, temporal: h.tw.client });
-    const notify = { endpointId, failingThreshold: 3, signal: { kind: 'abandoned' as const, eventId, attemptCount: 1 } };
+    const notify = {
+      endpointId,
+      failingThreshold: 3,
+      signal: { kind: 'abandoned' as const, eventId, attemptCount: 1 },
+    };
     await inActivityContext({ taskQueue: config.temporal.taskQueue }, () => activities.notifySupervisor(notify));
-    await inActivityContext({ taskQueue: config.temporal.taskQueue, attempt: 2 }, () => activities.notifySupervisor(notify));
+    await inActivityContext({ taskQueue: config.temporal.taskQueue, attempt: 2 }, () =>
+      activities.notifySupervisor(notify),
+    );
     const supervisor = h.tw.client.workflow.getHandle(`endpoint-supervisor:${endpointId}`);
     await waitFor(async () => (await endpointRow(endpointId))?.abandoned_streak === 1, { what: 'streak 1' });
     // The same abandonment signalled again by hand (a new request id: a second signal) is dropped by the supervisor
     // and the database. It is told apart from the notified one by its attemptCount.
     await supervisor.signal(abandonedSignal, { eventId, attemptCount: 99, failingThreshold: 3 });
-    expect(await recordAbandonment({ pool: h.tw.pool, config }, { endpointId, eventId, failingThreshold: 3 })).toMatchObject({
+    expect(
+      await recordAbandonment({ pool: h.tw.pool, config }, { endpointId, eventId, failingThreshold: 3 }),
+    ).toMatchObject({
       counted: false,
       streak: 1,
     });
@@ -101,17 +126,21 @@ describe('endpoint health: one owner', () => {
       for (const e of events) {
         const payload = e.workflowExecutionSignaledEventAttributes?.input?.payloads?.[0]?.data;
         if (!payload) continue;
-        if ((JSON.parse(Buffer.from(payload).toString()) as { attemptCount: number }).attemptCount === 99) counts.byHand += 1;
+        if ((JSON.parse(Buffer.from(payload).toString()) as { attemptCount: number }).attemptCount === 99)
+          counts.byHand += 1;
         else counts.notified += 1;
       }
       const lastSignal = events.findLastIndex((e) => Boolean(e.workflowExecutionSignaledEventAttributes));
       counts.handled = events.findLastIndex((e) => Boolean(e.workflowTaskCompletedEventAttributes)) > lastSignal;
       return counts;
     };
-    const counts = await waitFor(async () => {
-      const found = await signalCounts();
-      return found.byHand === 1 && found.handled ? found : undefined;
-    }, { what: 'the supervisor to handle the repeated signal' });
+    const counts = await waitFor(
+      async () => {
+        const found = await signalCounts();
+        return found.byHand === 1 && found.handled ? found : undefined;
+      },
+      { what: 'the supervisor to handle the repeated signal' },
+    );
     // Two notifySupervisor calls for one abandonment: one signal.
     expect(counts.notified).toBe(1);
     expect(await endpointRow(endpointId)).toEqual({ status: 'enabled', abandoned_streak: 1 });
@@ -131,10 +160,15 @@ describe('endpoint health: one owner', () => {
       signal: abandonedSignal,
       signalArgs: [{ eventId: early, attemptCount: 1, failingThreshold: 2 }],
     });
-    const { rows } = await waitFor(async () => {
-      const found = await h.tw.pool.query('SELECT counted FROM endpoint_abandonments WHERE endpoint_id = $1', [endpointId]);
-      return found.rowCount ? found : undefined;
-    }, { what: 'the abandonment to be recorded' });
+    const { rows } = await waitFor(
+      async () => {
+        const found = await h.tw.pool.query('SELECT counted FROM endpoint_abandonments WHERE endpoint_id = $1', [
+          endpointId,
+        ]);
+        return found.rowCount ? found : undefined;
+      },
+      { what: 'the abandonment to be recorded' },
+    );
     expect(rows).toEqual([{ counted: false }]);
     expect(await endpointRow(endpointId)).toEqual({ status: 'enabled', abandoned_streak: 0 });
     await h.tw.client.workflow.getHandle(`endpoint-supervisor:${endpointId}`).terminate('test done');
@@ -151,14 +185,22 @@ describe('endpoint health: one owner', () => {
     try {
       await abandonment.query('BEGIN');
       await abandonment.query('SELECT 1 FROM webhook_endpoints WHERE id = $1 FOR UPDATE', [endpointId]);
-      await abandonment.query(`UPDATE webhook_endpoints SET abandoned_streak = 1, status = 'failing' WHERE id = $1`, [endpointId]);
+      await abandonment.query(`UPDATE webhook_endpoints SET abandoned_streak = 1, status = 'failing' WHERE id = $1`, [
+        endpointId,
+      ]);
       // ...while a success is recorded: its statement starts now and waits for the row.
       const success = recordedAttempt(accountId, endpointId, succeeded, true);
       const { rows: held } = await abandonment.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
-      await waitFor(async () => {
-        const { rows } = await h.tw.pool.query('SELECT 1 FROM pg_stat_activity WHERE $1 = ANY (pg_blocking_pids(pid))', [held[0]!.pid]);
-        return rows.length > 0;
-      }, { what: 'the success to wait on the endpoint row' });
+      await waitFor(
+        async () => {
+          const { rows } = await h.tw.pool.query(
+            'SELECT 1 FROM pg_stat_activity WHERE $1 = ANY (pg_blocking_pids(pid))',
+            [held[0]!.pid],
+          );
+          return rows.length > 0;
+        },
+        { what: 'the success to wait on the endpoint row' },
+      );
       await abandonment.query('COMMIT');
       await success;
     } finally {
@@ -180,8 +222,14 @@ describe('endpoint health: one owner', () => {
       signal: abandonedSignal,
     };
     try {
-      await h.tw.client.workflow.signalWithStart('endpointSupervisor', { ...start, signalArgs: [{ eventId: first, attemptCount: 1, failingThreshold: 2 }] });
-      await h.tw.client.workflow.signalWithStart('endpointSupervisor', { ...start, signalArgs: [{ eventId: second, attemptCount: 1, failingThreshold: 2 }] });
+      await h.tw.client.workflow.signalWithStart('endpointSupervisor', {
+        ...start,
+        signalArgs: [{ eventId: first, attemptCount: 1, failingThreshold: 2 }],
+      });
+      await h.tw.client.workflow.signalWithStart('endpointSupervisor', {
+        ...start,
+        signalArgs: [{ eventId: second, attemptCount: 1, failingThreshold: 2 }],
+      });
       await waitFor(async () => (await endpointRow(endpointId))?.status === 'failing', { what: 'the failing mark' });
       await waitFor(() => smtp.refused.some((m) => m.to.includes('retry@merchant.test')), { what: 'a refused email' });
       // The endpoint recovers before the mail server does.
@@ -192,13 +240,26 @@ describe('endpoint health: one owner', () => {
     }
     // The email's retry (5 s later) finds the endpoint healthy: it sends nothing and marks nothing.
     const supervisor = h.tw.client.workflow.getHandle(start.workflowId);
-    await waitFor(async () => {
-      const events = (await supervisor.fetchHistory()).events ?? [];
-      return events.some((e) => e.activityTaskCompletedEventAttributes && events.some((s) => s.activityTaskScheduledEventAttributes?.activityType?.name === 'emailFailingNotice' && Number(s.eventId) === Number(e.activityTaskCompletedEventAttributes?.scheduledEventId)));
-    }, { what: 'the email activity to complete', timeoutMs: 30_000 });
+    await waitFor(
+      async () => {
+        const events = (await supervisor.fetchHistory()).events ?? [];
+        return events.some(
+          (e) =>
+            e.activityTaskCompletedEventAttributes &&
+            events.some(
+              (s) =>
+                s.activityTaskScheduledEventAttributes?.activityType?.name === 'emailFailingNotice' &&
+                Number(s.eventId) === Number(e.activityTaskCompletedEventAttributes?.scheduledEventId),
+            ),
+        );
+      },
+      { what: 'the email activity to complete', timeoutMs: 30_000 },
+    );
     expect(smtp.mails.filter((m) => m.to.includes('retry@merchant.test'))).toHaveLength(0);
     expect(await endpointRow(endpointId)).toEqual({ status: 'enabled', abandoned_streak: 0 });
-    const { rows } = await h.tw.pool.query('SELECT email_sent_at FROM notifications WHERE endpoint_id = $1', [endpointId]);
+    const { rows } = await h.tw.pool.query('SELECT email_sent_at FROM notifications WHERE endpoint_id = $1', [
+      endpointId,
+    ]);
     expect(rows).toEqual([{ email_sent_at: null }]);
     await supervisor.terminate('test done');
   });
@@ -211,9 +272,19 @@ describe('endpoint health: one owner', () => {
     await recordAbandonment(deps, { endpointId, eventId: events[0]!, failingThreshold: 2 });
     const marked = await recordAbandonment(deps, { endpointId, eventId: events[1]!, failingThreshold: 2 });
     expect(marked).toMatchObject({ counted: true, streak: 2, failing: true });
-    const withMail = createActivities({ config, pool: h.tw.pool, http, temporal: h.tw.client, mailer: createMailer(config) });
+    const withMail = createActivities({
+      config,
+      pool: h.tw.pool,
+      http,
+      temporal: h.tw.client,
+      mailer: createMailer(config),
+    });
     // Three workers retrying the same email at once, then once more later.
-    await Promise.all([1, 2, 3].map((attempt) => inActivityContext({ attempt }, () => withMail.emailFailingNotice(marked.notificationId!))));
+    await Promise.all(
+      [1, 2, 3].map((attempt) =>
+        inActivityContext({ attempt }, () => withMail.emailFailingNotice(marked.notificationId!)),
+      ),
+    );
     await inActivityContext({ attempt: 4 }, () => withMail.emailFailingNotice(marked.notificationId!));
     await waitFor(() => smtp.mails.some((m) => m.to.includes('once@merchant.test')), { what: 'the email' });
     expect(smtp.mails.filter((m) => m.to.includes('once@merchant.test'))).toHaveLength(1);

@@ -13,7 +13,8 @@ type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
 const json = <T>(data: Uint8Array | null | undefined): T => JSON.parse(Buffer.from(data ?? []).toString()) as T;
 
-const sortedById = <T extends { endpointId: string }>(ladders: T[]): T[] => [...ladders].sort((x, y) => x.endpointId.localeCompare(y.endpointId));
+const sortedById = <T extends { endpointId: string }>(ladders: T[]): T[] =>
+  [...ladders].sort((x, y) => x.endpointId.localeCompare(y.endpointId));
 
 /** The deliverEvent input the workflow was started with. */
 const startInput = (events: HistoryEvent[]) =>
@@ -23,7 +24,9 @@ const startInput = (events: HistoryEvent[]) =>
 function attemptActivities(events: HistoryEvent[]): { input: SignAndPostInput; outcome?: AttemptOutcome }[] {
   const scheduled = events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'signAndPost');
   return scheduled.map((e) => {
-    const completed = events.find((c) => Number(c.activityTaskCompletedEventAttributes?.scheduledEventId) === Number(e.eventId));
+    const completed = events.find(
+      (c) => Number(c.activityTaskCompletedEventAttributes?.scheduledEventId) === Number(e.eventId),
+    );
     const result = completed?.activityTaskCompletedEventAttributes?.result?.payloads?.[0]?.data;
     return {
       input: json<SignAndPostInput>(e.activityTaskScheduledEventAttributes?.input?.payloads?.[0]?.data),
@@ -57,8 +60,14 @@ describe('fan-out: every attempt 1 made by the dispatcher before the start', () 
     const accountId = await createAccount(h.tw.pool);
     const endpoints = [];
     for (const url of urls) endpoints.push(await createEndpoint(h.tw.pool, { accountId, url }));
-    const published = await publishEvent({ pool: h.tw.pool }, { accountId, livemode: false, type: 'parcel.created', data: { parcel: parcel() } });
-    const { rows } = await h.tw.pool.query<{ id: string; endpoint_id: string }>('SELECT id, endpoint_id FROM deliveries WHERE event_id = $1', [published.event.id]);
+    const published = await publishEvent(
+      { pool: h.tw.pool },
+      { accountId, livemode: false, type: 'parcel.created', data: { parcel: parcel() } },
+    );
+    const { rows } = await h.tw.pool.query<{ id: string; endpoint_id: string }>(
+      'SELECT id, endpoint_id FROM deliveries WHERE event_id = $1',
+      [published.event.id],
+    );
     const deliveryOf = Object.fromEntries(rows.map((r) => [r.endpoint_id, r.id]));
     return { endpoints, deliveryOf, eventId: published.event.id, workflowId: published.workflowId as string };
   }
@@ -66,20 +75,30 @@ describe('fan-out: every attempt 1 made by the dispatcher before the start', () 
   it('a first-try success to four endpoints is one workflow task: five history events, no activity', async () => {
     const { endpoints, deliveryOf, eventId, workflowId } = await publishTo(receivers.map((r) => `${r.url}/all-ok`));
     const result = (await deliveryResult(h.tw.client, eventId)) as { endpoints: { endpointId: string }[] };
-    expect(sortedById(result.endpoints)).toEqual(sortedById(endpoints.map((e) => ({ endpointId: e.id, outcome: 'delivered', attempts: 1 }))));
+    expect(sortedById(result.endpoints)).toEqual(
+      sortedById(endpoints.map((e) => ({ endpointId: e.id, outcome: 'delivered', attempts: 1 }))),
+    );
 
     const history = await h.tw.client.workflow.getHandle(workflowId).fetchHistory();
     const events = history.events ?? [];
     const outcomes = startInput(events).firstAttemptOutcomes ?? {};
     for (const [i, endpoint] of endpoints.entries()) {
-      expect(outcomes[endpoint.id]).toMatchObject({ kind: 'attempted', statusCode: 200, succeeded: true, recorded: true, early: true });
-      expect(receivers[i]!.at('/all-ok').map((r) => r.headers['service-delivery'])).toEqual([firstAttemptId(deliveryOf[endpoint.id]!)]);
+      expect(outcomes[endpoint.id]).toMatchObject({
+        kind: 'attempted',
+        statusCode: 200,
+        succeeded: true,
+        recorded: true,
+        early: true,
+      });
+      expect(receivers[i]!.at('/all-ok').map((r) => r.headers['service-delivery'])).toEqual([
+        firstAttemptId(deliveryOf[endpoint.id]!),
+      ]);
     }
     expect(attemptActivities(events)).toEqual([]);
     expect(events).toHaveLength(5);
   });
 
-  it('a slow endpoint holds up neither the others nor the failing one\'s ladder; nothing is posted twice', async () => {
+  it("a slow endpoint holds up neither the others nor the failing one's ladder; nothing is posted twice", async () => {
     const [fastA, fastB, slow, failing] = receivers as [Receiver, Receiver, Receiver, Receiver];
     // The slow receiver answers only once the failing one has had its third attempt: a start (or a ladder) that
     // waited for the slow endpoint would wait until its timeout, and its attempt would be recorded as one.
@@ -90,7 +109,9 @@ describe('fan-out: every attempt 1 made by the dispatcher before the start', () 
       if (index === 2) release();
       return { status: index < 2 ? 500 : 200 };
     });
-    const { endpoints, deliveryOf, eventId, workflowId } = await publishTo([fastA, fastB, slow, failing].map((r) => `${r.url}/mixed`));
+    const { endpoints, deliveryOf, eventId, workflowId } = await publishTo(
+      [fastA, fastB, slow, failing].map((r) => `${r.url}/mixed`),
+    );
     const [a, b, s, f] = endpoints.map((e) => e.id) as [string, string, string, string];
     const result = (await deliveryResult(h.tw.client, eventId)) as { endpoints: { endpointId: string }[] };
     expect(sortedById(result.endpoints)).toEqual(
@@ -113,13 +134,22 @@ describe('fan-out: every attempt 1 made by the dispatcher before the start', () 
     const activities = attemptActivities(events);
     const firstAttempts = activities.filter((x) => x.input.attempt === 1);
     // The slow one's attempt 1, still posting at the start: its ladder's try adopted the dispatcher's outcome.
-    expect(firstAttempts.map((x) => [x.input.endpointId, x.input.attemptId])).toEqual([[s, firstAttemptId(deliveryOf[s]!)]]);
-    expect(firstAttempts[0]?.outcome).toMatchObject({ kind: 'attempted', statusCode: 200, succeeded: true, early: true });
+    expect(firstAttempts.map((x) => [x.input.endpointId, x.input.attemptId])).toEqual([
+      [s, firstAttemptId(deliveryOf[s]!)],
+    ]);
+    expect(firstAttempts[0]?.outcome).toMatchObject({
+      kind: 'attempted',
+      statusCode: 200,
+      succeeded: true,
+      early: true,
+    });
     // The failing one's ladder: attempts 2 and 3 as regular activities.
     expect(activities.filter((x) => x.input.endpointId === f).map((x) => x.input.attempt)).toEqual([2, 3]);
 
     // Each endpoint was posted to once per attempt, each attempt id once, all on record as posted.
-    const byReceiver = [fastA, fastB, slow, failing].map((r) => r.at('/mixed').map((req) => req.headers['service-delivery'] as string));
+    const byReceiver = [fastA, fastB, slow, failing].map((r) =>
+      r.at('/mixed').map((req) => req.headers['service-delivery'] as string),
+    );
     expect(byReceiver.map((ids) => ids.length)).toEqual([1, 1, 1, 3]);
     const all = byReceiver.flat();
     expect(new Set(all).size).toBe(all.length);

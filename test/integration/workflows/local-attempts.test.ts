@@ -11,7 +11,8 @@ type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 /** The attempts in a history, by how they ran: scheduled activities of signAndPost, or local-activity markers. */
 function attemptEvents(events: HistoryEvent[]): { activities: number; markers: number } {
   return {
-    activities: events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'signAndPost').length,
+    activities: events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'signAndPost')
+      .length,
     markers: events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length,
   };
 }
@@ -20,7 +21,10 @@ async function deliverTo(h: DeliveryHarness, urls: string[]): Promise<{ events: 
   const accountId = await createAccount(h.tw.pool);
   // The receiver answers 200 on every path it was not scripted for.
   for (const url of urls) await createEndpoint(h.tw.pool, { accountId, url });
-  const published = await publishEvent({ pool: h.tw.pool }, { accountId, livemode: false, type: 'parcel.created', data: { parcel: parcel() } });
+  const published = await publishEvent(
+    { pool: h.tw.pool },
+    { accountId, livemode: false, type: 'parcel.created', data: { parcel: parcel() } },
+  );
   const result = (await deliveryResult(h.tw.client, published.event.id)) as { endpoints: { outcome: string }[] };
   const history = await h.tw.client.workflow.getHandle(published.workflowId as string).fetchHistory();
   return { events: history.events ?? [], outcomes: result.endpoints.map((e) => e.outcome) };
@@ -47,7 +51,8 @@ describe('delivery: how attempts run follows the number of ladders', () => {
 
   it("runs a two-endpoint delivery's attempts 2 on regular activities: one scheduled per endpoint, no marker", async () => {
     const targets = [url(), url()];
-    for (const target of targets) h.receiver.script(new URL(target).pathname, (i) => (i === 0 ? { status: 500 } : { status: 200 }));
+    for (const target of targets)
+      h.receiver.script(new URL(target).pathname, (i) => (i === 0 ? { status: 500 } : { status: 200 }));
     const { events, outcomes } = await deliverTo(h, targets);
     expect(outcomes).toEqual(['delivered', 'delivered']);
     expect(attemptEvents(events)).toEqual({ activities: 2, markers: 0 });

@@ -30,12 +30,17 @@ describe('delivery: max age', () => {
   });
 
   const endpointAt = async (pathname: string, options: { ordering?: 'none' | 'parcel'; rateLimit?: number } = {}) => {
-    const { id } = await registerEndpoint({ pool: h.tw.pool, config }, scope(), { url: `${h.receiver.url}${pathname}`, ordering: options.ordering });
-    if (options.rateLimit !== undefined) await h.tw.pool.query('UPDATE webhook_endpoints SET rate_limit = $2 WHERE id = $1', [id, options.rateLimit]);
+    const { id } = await registerEndpoint({ pool: h.tw.pool, config }, scope(), {
+      url: `${h.receiver.url}${pathname}`,
+      ordering: options.ordering,
+    });
+    if (options.rateLimit !== undefined)
+      await h.tw.pool.query('UPDATE webhook_endpoints SET rate_limit = $2 WHERE id = $1', [id, options.rateLimit]);
     return id;
   };
   const publish = async (parcelId = 'p_age', type = 'parcel.in_transit', pool: Pool = h.tw.pool) =>
-    (await publishEvent({ pool }, { accountId, livemode: false, type, data: { parcel: parcel({ id: parcelId }) } })).event.id;
+    (await publishEvent({ pool }, { accountId, livemode: false, type, data: { parcel: parcel({ id: parcelId }) } }))
+      .event.id;
   const idOf = (request: ReceivedRequest) => (JSON.parse(request.rawBody.toString()) as { id: string }).id;
   const typeOf = (request: ReceivedRequest) => (JSON.parse(request.rawBody.toString()) as { type: string }).type;
   const postedIds = (pathname: string) => h.receiver.at(pathname).map(idOf);
@@ -48,7 +53,9 @@ describe('delivery: max age', () => {
   }
 
   async function expectExpired(eventId: string, endpointId: string, attemptsMade: number) {
-    expect(await deliveryResult(h.tw.client, eventId)).toMatchObject({ endpoints: [{ endpointId, outcome: 'expired', attempts: attemptsMade }] });
+    expect(await deliveryResult(h.tw.client, eventId)).toMatchObject({
+      endpoints: [{ endpointId, outcome: 'expired', attempts: attemptsMade }],
+    });
     const { delivery, log } = await shown(eventId, endpointId);
     expect(delivery).toMatchObject({ status: 'failed', reason: 'expired', attempts: attemptsMade });
     // Newest first: the give-up's entry, under the number of the attempt not made, with no answer.
@@ -62,7 +69,9 @@ describe('delivery: max age', () => {
     // One a second: the places of the later events fall seconds past their 5 s.
     const eventIds: string[] = [];
     for (let i = 0; i < 10; i++) eventIds.push(await publish(`p_t${i}`));
-    const results = await Promise.all(eventIds.map((id) => deliveryResult(h.tw.client, id, 30_000))) as { endpoints: { outcome: string }[] }[];
+    const results = (await Promise.all(eventIds.map((id) => deliveryResult(h.tw.client, id, 30_000)))) as {
+      endpoints: { outcome: string }[];
+    }[];
     const outcomes = results.map((r) => r.endpoints[0]!.outcome);
     expect(outcomes.every((o) => o === 'delivered' || o === 'expired')).toBe(true);
     expect(outcomes.filter((o) => o === 'delivered').length).toBeGreaterThanOrEqual(1);
@@ -70,7 +79,8 @@ describe('delivery: max age', () => {
     // Given up means never posted: the receiver got exactly the delivered ones.
     const delivered = eventIds.filter((_, i) => outcomes[i] === 'delivered');
     expect(postedIds('/throttled').sort()).toEqual(delivered.sort());
-    for (const eventId of eventIds.filter((_, i) => outcomes[i] === 'expired')) await expectExpired(eventId, endpointId, 0);
+    for (const eventId of eventIds.filter((_, i) => outcomes[i] === 'expired'))
+      await expectExpired(eventId, endpointId, 0);
   });
 
   it('gives up a delivery held by a Retry-After past its max age: the retry after the answer, and attempt 1 held from the start', async () => {
@@ -87,12 +97,16 @@ describe('delivery: max age', () => {
   it('gives up an ordered delivery still waiting for its parcel’s earlier event at its max age', async () => {
     const endpointId = await endpointAt('/ordered-age', { ordering: 'parcel' });
     // The first event's attempt takes 8 s to be answered: its successor's 5 s run out while it waits.
-    h.receiver.script('/ordered-age', (_, request) => (typeOf(request) === 'parcel.created' ? { status: 200, delayMs: 8_000 } : { status: 200 }));
+    h.receiver.script('/ordered-age', (_, request) =>
+      typeOf(request) === 'parcel.created' ? { status: 200, delayMs: 8_000 } : { status: 200 },
+    );
     const first = await publish('p_o', 'parcel.created');
     await waitFor(() => postedIds('/ordered-age').includes(first), { what: 'the first event posted' });
     const second = await publish('p_o', 'parcel.in_transit');
     await expectExpired(second, endpointId, 0);
-    expect(await deliveryResult(h.tw.client, first)).toMatchObject({ endpoints: [{ outcome: 'delivered', attempts: 1 }] });
+    expect(await deliveryResult(h.tw.client, first)).toMatchObject({
+      endpoints: [{ outcome: 'delivered', attempts: 1 }],
+    });
     expect(postedIds('/ordered-age')).toEqual([first]);
   });
 });
@@ -104,20 +118,32 @@ describe('delivery: a long wait for a parcel’s earlier event', () => {
   it('continues the workflow as new past its bound of re-checks, and still posts in order', async () => {
     const accountId = await createAccount(h.tw.pool);
     const scope = { accountId, livemode: false };
-    const { id: endpointId } = await registerEndpoint({ pool: h.tw.pool, config }, scope, { url: `${h.receiver.url}/long-wait`, ordering: 'parcel' });
+    const { id: endpointId } = await registerEndpoint({ pool: h.tw.pool, config }, scope, {
+      url: `${h.receiver.url}/long-wait`,
+      ordering: 'parcel',
+    });
     const idOf = (request: ReceivedRequest) => (JSON.parse(request.rawBody.toString()) as { id: string }).id;
     const data = { parcel: parcel({ id: 'p_long' }) };
     // The first event fails four times (about 5 s of ladder), then succeeds.
     const typeOf = (request: ReceivedRequest) => (JSON.parse(request.rawBody.toString()) as { type: string }).type;
-    h.receiver.script('/long-wait', (index, request) => ({ status: typeOf(request) === 'parcel.created' && index < 4 ? 500 : 200 }));
-    const first = (await publishEvent({ pool: h.tw.pool }, { accountId, livemode: false, type: 'parcel.created', data })).event;
+    h.receiver.script('/long-wait', (index, request) => ({
+      status: typeOf(request) === 'parcel.created' && index < 4 ? 500 : 200,
+    }));
+    const first = (
+      await publishEvent({ pool: h.tw.pool }, { accountId, livemode: false, type: 'parcel.created', data })
+    ).event;
 
     // The second is stored as handed off, so this test starts its workflow with a bound of two re-checks a run.
     const client = await h.tw.pool.connect();
     let second: string;
     try {
       await client.query('BEGIN');
-      second = (await publishEvent({ pool: client as unknown as Pool }, { accountId, livemode: false, type: 'parcel.in_transit', data })).event.id;
+      second = (
+        await publishEvent(
+          { pool: client as unknown as Pool },
+          { accountId, livemode: false, type: 'parcel.in_transit', data },
+        )
+      ).event.id;
       await client.query('UPDATE events SET dispatched_at = now() WHERE id = $1', [second]);
       await client.query('COMMIT');
     } finally {
@@ -143,9 +169,15 @@ describe('delivery: a long wait for a parcel’s earlier event', () => {
       ),
       parcelRechecksPerRun: 2,
     };
-    await h.tw.client.workflow.start('deliverEvent', deliveryStartOptions(input, { taskQueue: config.temporal.taskQueue, eager: false }));
+    await h.tw.client.workflow.start(
+      'deliverEvent',
+      deliveryStartOptions(input, { taskQueue: config.temporal.taskQueue, eager: false }),
+    );
 
-    expect(await deliveryResult(h.tw.client, second, 45_000)).toEqual({ eventId: second, endpoints: [{ endpointId, outcome: 'delivered', attempts: 1 }] });
+    expect(await deliveryResult(h.tw.client, second, 45_000)).toEqual({
+      eventId: second,
+      endpoints: [{ endpointId, outcome: 'delivered', attempts: 1 }],
+    });
     const posted = h.receiver.at('/long-wait').map(idOf);
     expect(posted.indexOf(second)).toBe(posted.length - 1);
     expect(posted.filter((id) => id === first.id)).toHaveLength(5);
@@ -167,10 +199,13 @@ describe('delivery: a long wait for a parcel’s earlier event', () => {
       return runs;
     };
     // Visibility lags the runs a little: wait until it lists the completed one.
-    const runs = await waitFor(async () => {
-      const listed = await runsOf();
-      return listed.some((r) => r.status === 'COMPLETED') ? listed : undefined;
-    }, { timeoutMs: 20_000, what: 'the runs of the waiting workflow listed' });
+    const runs = await waitFor(
+      async () => {
+        const listed = await runsOf();
+        return listed.some((r) => r.status === 'COMPLETED') ? listed : undefined;
+      },
+      { timeoutMs: 20_000, what: 'the runs of the waiting workflow listed' },
+    );
     const continued = runs.filter((r) => r.status === 'CONTINUED_AS_NEW');
     expect(continued.length).toBeGreaterThanOrEqual(1);
     for (const run of continued) expect(run.checks).toBeLessThanOrEqual(3);

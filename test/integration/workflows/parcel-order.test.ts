@@ -22,16 +22,28 @@ describe('order per parcel', () => {
   });
 
   const endpointAt = async (pathname: string, ordering: 'none' | 'parcel') =>
-    (await registerEndpoint({ pool: h.tw.pool, config }, scope(), { url: `${h.receiver.url}${pathname}`, ordering })).id;
+    (await registerEndpoint({ pool: h.tw.pool, config }, scope(), { url: `${h.receiver.url}${pathname}`, ordering }))
+      .id;
 
   const publish = async (parcelId: string, type = 'parcel.in_transit', livemode = false, account = accountId) =>
-    (await publishEvent({ pool: h.tw.pool }, { accountId: account, livemode, type, data: { parcel: parcel({ id: parcelId }) } })).event;
+    (
+      await publishEvent(
+        { pool: h.tw.pool },
+        { accountId: account, livemode, type, data: { parcel: parcel({ id: parcelId }) } },
+      )
+    ).event;
 
-  const bodyOf = (request: ReceivedRequest) => JSON.parse(request.rawBody.toString()) as { id: string; sequence?: number };
+  const bodyOf = (request: ReceivedRequest) =>
+    JSON.parse(request.rawBody.toString()) as { id: string; sequence?: number };
   const idsAt = (pathname: string) => h.receiver.at(pathname).map((r) => bodyOf(r).id);
 
   async function deliveryOf(pool: Pool, eventId: string, endpointId: string) {
-    const { rows } = await pool.query<{ status: string; reason: string | null; waiting_for: string | null; attempts: number }>(
+    const { rows } = await pool.query<{
+      status: string;
+      reason: string | null;
+      waiting_for: string | null;
+      attempts: number;
+    }>(
       `SELECT status, reason, waiting_for, attempts FROM deliveries WHERE event_id = $1 AND endpoint_id = $2 AND trigger = 'automatic'`,
       [eventId, endpointId],
     );
@@ -46,7 +58,21 @@ describe('order per parcel', () => {
     const otherAccount = await publish('p_a', 'parcel.in_transit', false, await createAccount(h.tw.pool));
     const settlement = await publishEvent(
       { pool: h.tw.pool },
-      { accountId, livemode: false, type: 'cod.settled', data: { cod_settlement: { id: 'cs_1', parcel_id: 'p_a', parcel_number: 'PCL-1', amount: 350, currency: 'KES', settled_at: 1764000000 } } },
+      {
+        accountId,
+        livemode: false,
+        type: 'cod.settled',
+        data: {
+          cod_settlement: {
+            id: 'cs_1',
+            parcel_id: 'p_a',
+            parcel_number: 'PCL-1',
+            amount: 350,
+            currency: 'KES',
+            settled_at: 1764000000,
+          },
+        },
+      },
     );
     expect(a.map((e) => e.sequence)).toEqual([1, 2, 3]);
     expect(b.map((e) => e.sequence)).toEqual([1, 2]);
@@ -66,7 +92,12 @@ describe('order per parcel', () => {
     expect(a.map((e) => posted.get(e.id)?.sequence)).toEqual([1, 2, 3]);
     expect(posted.get(settlement.event.id)?.sequence).toBe(4);
     // The body ends with the number, as stored and signed.
-    expect(h.receiver.at('/numbered').find((r) => bodyOf(r).id === a[2]!.id)!.rawBody.toString()).toMatch(/,"sequence":3}$/);
+    expect(
+      h.receiver
+        .at('/numbered')
+        .find((r) => bodyOf(r).id === a[2]!.id)!
+        .rawBody.toString(),
+    ).toMatch(/,"sequence":3}$/);
   });
 
   it('holds event 2 while event 1 retries, posts it once event 1 is abandoned, and holds up nothing else', async () => {
@@ -91,7 +122,10 @@ describe('order per parcel', () => {
     const secondAt = arrivals.find((r) => r.id === second.id)!.at;
     expect(firstAttempts).toHaveLength(3);
     for (const attempt of firstAttempts) expect(attempt.at).toBeLessThan(secondAt);
-    expect(await deliveryOf(h.tw.pool, first.id, ordered)).toMatchObject({ status: 'failed', reason: 'attempts_exhausted' });
+    expect(await deliveryOf(h.tw.pool, first.id, ordered)).toMatchObject({
+      status: 'failed',
+      reason: 'attempts_exhausted',
+    });
     expect(await deliveryOf(h.tw.pool, second.id, ordered)).toMatchObject({ status: 'succeeded', attempts: 1 });
     expect(await deliveryOf(h.tw.pool, second.id, unordered)).toMatchObject({ status: 'succeeded' });
 
@@ -100,7 +134,11 @@ describe('order per parcel', () => {
     const summaries = (history.events ?? [])
       .filter((e) => e.timerStartedEventAttributes)
       .map((e) => e.userMetadata?.summary?.data && Buffer.from(e.userMetadata.summary.data).toString());
-    expect(summaries.some((s) => s?.includes(`waiting for ${first.id} (parcel p_1, sequence 1) before attempt 1 to ${ordered}`))).toBe(true);
+    expect(
+      summaries.some((s) =>
+        s?.includes(`waiting for ${first.id} (parcel p_1, sequence 1) before attempt 1 to ${ordered}`),
+      ),
+    ).toBe(true);
   });
 
   it('posts a chain in order as each predecessor succeeds', async () => {
@@ -125,7 +163,10 @@ describe('order per parcel', () => {
 
     for (const event of events) await deliveryResult(h.tw.client, event.id);
     for (const event of events) {
-      expect(await deliveryOf(h.tw.pool, event.id, removed)).toMatchObject({ status: 'skipped', reason: 'endpoint_deleted' });
+      expect(await deliveryOf(h.tw.pool, event.id, removed)).toMatchObject({
+        status: 'skipped',
+        reason: 'endpoint_deleted',
+      });
     }
     expect(idsAt('/removed').filter((id) => id !== events[0]!.id)).toEqual([]);
   });

@@ -27,7 +27,12 @@ describe('delivery: rate limits and Retry-After', () => {
   });
 
   const publish = async () =>
-    (await publishEvent({ pool: h.tw.pool }, { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } })).event.id;
+    (
+      await publishEvent(
+        { pool: h.tw.pool },
+        { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } },
+      )
+    ).event.id;
 
   it('two workers on one task queue together stay within the limit, and every delivery succeeds at its first attempt', async () => {
     workers.push(
@@ -53,7 +58,9 @@ describe('delivery: rate limits and Retry-After', () => {
       what: `${events} deliveries to the limited endpoint`,
     });
     for (const eventId of eventIds) {
-      expect(await deliveryResult(h.tw.client, eventId)).toMatchObject({ endpoints: [{ outcome: 'delivered', attempts: 1 }] });
+      expect(await deliveryResult(h.tw.client, eventId)).toMatchObject({
+        endpoints: [{ outcome: 'delivered', attempts: 1 }],
+      });
     }
     expect(h.receiver.at('/limited')).toHaveLength(events);
     // The limit is judged per second of Postgres's clock, when a token is handed out, not by when a post reaches
@@ -77,26 +84,39 @@ describe('delivery: rate limits and Retry-After', () => {
     await h.tw.pool.query('UPDATE webhook_endpoints SET rate_limit = 1 WHERE id = $1', [endpoint.id]);
     const eventIds = [await publish(), await publish(), await publish()];
     for (const eventId of eventIds) {
-      expect(await deliveryResult(h.tw.client, eventId)).toMatchObject({ endpoints: [{ outcome: 'delivered', attempts: 1 }] });
+      expect(await deliveryResult(h.tw.client, eventId)).toMatchObject({
+        endpoints: [{ outcome: 'delivered', attempts: 1 }],
+      });
     }
     const arrivals = h.receiver.at('/delayed').map((r) => r.receivedAt);
     expect(new Set(arrivals.map((at) => Math.floor(at / 1000))).size).toBe(3);
 
     // At one per second, the third event's attempt 1 had a place at least a second ahead: its row waited for it.
-    const { rows } = await h.tw.pool.query<{ place: string | null }>('SELECT first_attempt_place AS place FROM events WHERE id = $1', [eventIds[2]]);
+    const { rows } = await h.tw.pool.query<{ place: string | null }>(
+      'SELECT first_attempt_place AS place FROM events WHERE id = $1',
+      [eventIds[2]],
+    );
     expect(rows[0]!.place).not.toBeNull();
     // The workflow was started once attempt 1 was on record, its outcome in the input: no delay, no timer, no
     // local attempt, one workflow task (started, task scheduled, started, completed, workflow completed).
     const handle = h.tw.client.workflow.getHandle(`event:${eventIds[2]}`);
     const history = await handle.fetchHistory();
     const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
-    expect(Number(started?.firstWorkflowTaskBackoff?.seconds ?? 0) + (started?.firstWorkflowTaskBackoff?.nanos ?? 0)).toBe(0);
+    expect(
+      Number(started?.firstWorkflowTaskBackoff?.seconds ?? 0) + (started?.firstWorkflowTaskBackoff?.nanos ?? 0),
+    ).toBe(0);
     expect(history.events).toHaveLength(5);
-    expect((history.events ?? []).filter((e) => e.timerStartedEventAttributes || e.markerRecordedEventAttributes)).toEqual([]);
+    expect(
+      (history.events ?? []).filter((e) => e.timerStartedEventAttributes || e.markerRecordedEventAttributes),
+    ).toEqual([]);
     const startedAtMs = Number(history.events?.[0]?.eventTime?.seconds ?? 0) * 1000;
-    const posted = h.receiver.at('/delayed').find((r) => (JSON.parse(r.rawBody.toString()) as { id: string }).id === eventIds[2])!;
+    const posted = h.receiver
+      .at('/delayed')
+      .find((r) => (JSON.parse(r.rawBody.toString()) as { id: string }).id === eventIds[2])!;
     expect(startedAtMs).toBeGreaterThanOrEqual(Math.floor(posted.receivedAt / 1000) * 1000);
-    expect((await attemptsOf(h.tw.pool, endpoint.id, eventIds[2])).map((a) => [a.attempt, a.succeeded])).toEqual([[1, true]]);
+    expect((await attemptsOf(h.tw.pool, endpoint.id, eventIds[2])).map((a) => [a.attempt, a.succeeded])).toEqual([
+      [1, true],
+    ]);
   });
 
   it('Retry-After in seconds on a 429: neither the delivery nor another to the endpoint is posted before it', async () => {
@@ -108,11 +128,18 @@ describe('delivery: rate limits and Retry-After', () => {
     });
     const endpoint = await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/seconds` });
     const first = await publish();
-    await waitFor(async () => (await attemptsOf(h.tw.pool, endpoint.id)).length > 0 || undefined, { timeoutMs: 20_000, what: 'the 429 recorded' });
+    await waitFor(async () => (await attemptsOf(h.tw.pool, endpoint.id)).length > 0 || undefined, {
+      timeoutMs: 20_000,
+      what: 'the 429 recorded',
+    });
     const second = await publish();
 
-    expect(await deliveryResult(h.tw.client, first)).toMatchObject({ endpoints: [{ outcome: 'delivered', attempts: 2 }] });
-    expect(await deliveryResult(h.tw.client, second)).toMatchObject({ endpoints: [{ outcome: 'delivered', attempts: 1 }] });
+    expect(await deliveryResult(h.tw.client, first)).toMatchObject({
+      endpoints: [{ outcome: 'delivered', attempts: 2 }],
+    });
+    expect(await deliveryResult(h.tw.client, second)).toMatchObject({
+      endpoints: [{ outcome: 'delivered', attempts: 1 }],
+    });
     const later = h.receiver.at('/seconds').slice(1);
     expect(later).toHaveLength(2);
     for (const request of later) expect(request.receivedAt).toBeGreaterThanOrEqual(answeredAt + 3_000);
@@ -134,7 +161,9 @@ describe('delivery: rate limits and Retry-After', () => {
     const endpoint = await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/date` });
     const eventId = await publish();
 
-    expect(await deliveryResult(h.tw.client, eventId)).toMatchObject({ endpoints: [{ outcome: 'delivered', attempts: 2 }] });
+    expect(await deliveryResult(h.tw.client, eventId)).toMatchObject({
+      endpoints: [{ outcome: 'delivered', attempts: 2 }],
+    });
     const requests = h.receiver.at('/date');
     expect(requests).toHaveLength(2);
     expect(requests[1]!.receivedAt).toBeGreaterThanOrEqual(notBefore);
@@ -149,7 +178,9 @@ describe('delivery: rate limits and Retry-After', () => {
     h.receiver.script('/plain', (index) => (index === 0 ? { status: 429, body: 'busy' } : {}));
     await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/plain` });
     const eventId = await publish();
-    expect(await deliveryResult(h.tw.client, eventId)).toMatchObject({ endpoints: [{ outcome: 'delivered', attempts: 2 }] });
+    expect(await deliveryResult(h.tw.client, eventId)).toMatchObject({
+      endpoints: [{ outcome: 'delivered', attempts: 2 }],
+    });
     const [first, second] = h.receiver.at('/plain');
     expect(second!.receivedAt - first!.receivedAt).toBeLessThan(1_500);
   });

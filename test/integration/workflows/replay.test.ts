@@ -38,7 +38,10 @@ describe('replay: workflow code stays deterministic', () => {
   const recorded: Record<string, History> = {};
 
   const publish = (accountId: string) =>
-    publishEvent({ pool: h.tw.pool }, { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } });
+    publishEvent(
+      { pool: h.tw.pool },
+      { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } },
+    );
   const keep = async (name: string, workflowId: string) => {
     recorded[name] = await h.tw.client.workflow.getHandle(workflowId).fetchHistory();
   };
@@ -52,7 +55,8 @@ describe('replay: workflow code stays deterministic', () => {
 
     // A fan-out whose attempts 1 all succeed, made by the dispatcher before the start.
     const wide = await createAccount(h.tw.pool);
-    for (let i = 0; i < 3; i++) await createEndpoint(h.tw.pool, { accountId: wide, url: `${h.receiver.url}/replay-fan-out-${i}` });
+    for (let i = 0; i < 3; i++)
+      await createEndpoint(h.tw.pool, { accountId: wide, url: `${h.receiver.url}/replay-fan-out-${i}` });
     const fanOut = await publish(wide);
     await deliveryResult(h.tw.client, fanOut.event.id);
     await keep('fan-out-success', fanOut.workflowId as string);
@@ -70,41 +74,65 @@ describe('replay: workflow code stays deterministic', () => {
 
     h.receiver.script('/replay-flaky', { status: 200 });
     await deliveryResult(h.tw.client, (await publish(other)).event.id);
-    const failing = async () => (await h.tw.pool.query('SELECT status FROM webhook_endpoints WHERE id = $1', [down.id])).rows[0]?.status;
+    const failing = async () =>
+      (await h.tw.pool.query('SELECT status FROM webhook_endpoints WHERE id = $1', [down.id])).rows[0]?.status;
     await waitFor(async () => (await failing()) === 'failing', { what: 'the failing mark' });
     healthy = true;
     const recovery = await publish(other);
     await deliveryResult(h.tw.client, recovery.event.id);
     await keep('recovery', recovery.workflowId as string);
     const supervisor = h.tw.client.workflow.getHandle(`endpoint-supervisor:${down.id}`);
-    await waitFor(async () => {
-      const history = await supervisor.fetchHistory();
-      const events = history.events ?? [];
-      const signaled = events.findIndex((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'deliverySucceeded');
-      const lastTaskDone = events.findLastIndex((e) => Boolean(e.workflowTaskCompletedEventAttributes));
-      return signaled >= 0 && lastTaskDone > signaled ? true : undefined;
-    }, { what: 'the supervisor to handle the success' });
+    await waitFor(
+      async () => {
+        const history = await supervisor.fetchHistory();
+        const events = history.events ?? [];
+        const signaled = events.findIndex(
+          (e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'deliverySucceeded',
+        );
+        const lastTaskDone = events.findLastIndex((e) => Boolean(e.workflowTaskCompletedEventAttributes));
+        return signaled >= 0 && lastTaskDone > signaled ? true : undefined;
+      },
+      { what: 'the supervisor to handle the success' },
+    );
     await keep('supervisor', `endpoint-supervisor:${down.id}`);
     await supervisor.terminate('replay test done');
 
     // Order per parcel: the second event of a parcel waits for the first (held open by the receiver until the
     // second is seen waiting), once as a one-ladder workflow (local steps) and once beside an unordered endpoint.
-    for (const [name, unordered] of [['parcel-order-local', false], ['parcel-order', true]] as const) {
+    for (const [name, unordered] of [
+      ['parcel-order-local', false],
+      ['parcel-order', true],
+    ] as const) {
       const account = await createAccount(h.tw.pool);
       const ordered = await createEndpoint(h.tw.pool, { accountId: account, url: `${h.receiver.url}/replay-${name}` });
       await h.tw.pool.query(`UPDATE webhook_endpoints SET ordering = 'parcel' WHERE id = $1`, [ordered.id]);
-      if (unordered) await createEndpoint(h.tw.pool, { accountId: account, url: `${h.receiver.url}/replay-${name}-unordered` });
+      if (unordered)
+        await createEndpoint(h.tw.pool, { accountId: account, url: `${h.receiver.url}/replay-${name}-unordered` });
       let release!: () => void;
       const held = new Promise<void>((resolve) => (release = resolve));
       h.receiver.script(`/replay-${name}`, (i) => (i === 0 ? { status: 200, until: held } : { status: 200 }));
       const inOrder = () =>
-        publishEvent({ pool: h.tw.pool }, { accountId: account, livemode: false, type: 'parcel.in_transit', data: { parcel: parcel({ id: `p_${name}` }) } });
+        publishEvent(
+          { pool: h.tw.pool },
+          {
+            accountId: account,
+            livemode: false,
+            type: 'parcel.in_transit',
+            data: { parcel: parcel({ id: `p_${name}` }) },
+          },
+        );
       const first = await inOrder();
       const second = await inOrder();
-      await waitFor(async () => {
-        const { rows } = await h.tw.pool.query('SELECT waiting_for FROM deliveries WHERE event_id = $1 AND endpoint_id = $2', [second.event.id, ordered.id]);
-        return rows[0]?.waiting_for === first.event.id;
-      }, { what: `${name}: the second event waiting` });
+      await waitFor(
+        async () => {
+          const { rows } = await h.tw.pool.query(
+            'SELECT waiting_for FROM deliveries WHERE event_id = $1 AND endpoint_id = $2',
+            [second.event.id, ordered.id],
+          );
+          return rows[0]?.waiting_for === first.event.id;
+        },
+        { what: `${name}: the second event waiting` },
+      );
       release();
       await deliveryResult(h.tw.client, second.event.id);
       await keep(name, second.workflowId as string);
@@ -112,19 +140,27 @@ describe('replay: workflow code stays deterministic', () => {
 
     // Retention, as its schedule runs it (nothing here is 30 days old: one batch that finds nothing).
     const retentionId = `event-retention:replay-${Date.now()}`;
-    await h.tw.client.workflow.execute('purgeExpiredEvents', { taskQueue: config.temporal.taskQueue, workflowId: retentionId });
+    await h.tw.client.workflow.execute('purgeExpiredEvents', {
+      taskQueue: config.temporal.taskQueue,
+      workflowId: retentionId,
+    });
     await keep('retention', retentionId);
 
     // Rate limit 1: three events at once, the third waits for its place (in the outbox, or on a throttle timer).
     const limitedAccount = await createAccount(h.tw.pool);
-    const limited = await createEndpoint(h.tw.pool, { accountId: limitedAccount, url: `${h.receiver.url}/replay-limited` });
+    const limited = await createEndpoint(h.tw.pool, {
+      accountId: limitedAccount,
+      url: `${h.receiver.url}/replay-limited`,
+    });
     await h.tw.pool.query('UPDATE webhook_endpoints SET rate_limit = 1 WHERE id = $1', [limited.id]);
     const burst = [await publish(limitedAccount), await publish(limitedAccount), await publish(limitedAccount)];
     for (const event of burst) await deliveryResult(h.tw.client, event.event.id);
     await keep('throttled', burst[2]!.workflowId as string);
 
     // A 429 with Retry-After: the retry waits for it rather than the ladder's 10 ms.
-    h.receiver.script('/replay-retry-after', (i) => (i === 0 ? { status: 429, headers: { 'retry-after': '1' } } : { status: 200 }));
+    h.receiver.script('/replay-retry-after', (i) =>
+      i === 0 ? { status: 429, headers: { 'retry-after': '1' } } : { status: 200 },
+    );
     const patient = await createAccount(h.tw.pool);
     await createEndpoint(h.tw.pool, { accountId: patient, url: `${h.receiver.url}/replay-retry-after` });
     const retryAfter = await publish(patient);

@@ -42,16 +42,24 @@ describe('retention', () => {
     await deliveryResult(h.tw.client, delivered.event.id);
 
     const failingAccount = await createAccount(h.tw.pool);
-    const down = await createEndpoint(h.tw.pool, { accountId: failingAccount, url: `${h.receiver.url}/retention-down` });
+    const down = await createEndpoint(h.tw.pool, {
+      accountId: failingAccount,
+      url: `${h.receiver.url}/retention-down`,
+    });
     h.receiver.script('/retention-down', { status: 500 });
     const running = await publish(failingAccount);
-    await waitFor(async () => (await attemptsOf(h.tw.pool, down.id)).length === 1, { what: 'the first failed attempt' });
+    await waitFor(async () => (await attemptsOf(h.tw.pool, down.id)).length === 1, {
+      what: 'the first failed attempt',
+    });
     const fresh = await publish(accountId);
     await deliveryResult(h.tw.client, fresh.event.id);
     await age([delivered.event.id, running.event.id]);
 
     const notifications = { old: newId('notification'), fresh: newId('notification') };
-    for (const [id, when] of [[notifications.old, "now() - interval '2 hours'"], [notifications.fresh, 'now()']] as const) {
+    for (const [id, when] of [
+      [notifications.old, "now() - interval '2 hours'"],
+      [notifications.fresh, 'now()'],
+    ] as const) {
       await h.tw.pool.query(
         `INSERT INTO notifications (id, account_id, kind, dedupe_key, subject, body, created_at)
          VALUES ($1, $2, 'test', $1, 'subject', 'body', ${when})`,
@@ -60,19 +68,26 @@ describe('retention', () => {
     }
     // A local attempt's claim outlives its record: it goes with its event, and stays with one that stays.
     const claimOf = async (eventId: string) => {
-      const { rows } = await h.tw.pool.query<{ id: string }>('SELECT id FROM delivery_attempts WHERE event_id = $1', [eventId]);
+      const { rows } = await h.tw.pool.query<{ id: string }>('SELECT id FROM delivery_attempts WHERE event_id = $1', [
+        eventId,
+      ]);
       const attemptId = rows[0]?.id as string;
-      await h.tw.pool.query(`INSERT INTO attempt_claims (attempt_id, run) VALUES ($1, 'run') ON CONFLICT DO NOTHING`, [attemptId]);
+      await h.tw.pool.query(`INSERT INTO attempt_claims (attempt_id, run) VALUES ($1, 'run') ON CONFLICT DO NOTHING`, [
+        attemptId,
+      ]);
       return attemptId;
     };
     const claims = { expired: await claimOf(delivered.event.id), kept: await claimOf(fresh.event.id) };
     // The running delivery is found open in Temporal's visibility, which is what protects it. Visibility is read
     // from a queue the server loads about once a second (deploy/temporal/dynamicconfig.yaml), so it is awaited.
     const openIds = [delivered.event.id, running.event.id];
-    await waitFor(async () => {
-      const open = await eventIdsWithOpenWorkflows(h.tw.client, openIds);
-      return open.size === 1 && open.has(running.event.id);
-    }, { what: 'visibility to show only the running delivery open' });
+    await waitFor(
+      async () => {
+        const open = await eventIdsWithOpenWorkflows(h.tw.client, openIds);
+        return open.size === 1 && open.has(running.event.id);
+      },
+      { what: 'visibility to show only the running delivery open' },
+    );
 
     // Every worker ensures the schedule at start: the first creates it, the others find it.
     const lines: string[] = [];
@@ -82,13 +97,19 @@ describe('retention', () => {
     const schedule = h.tw.client.schedule.getHandle(retentionScheduleId(config.temporal.taskQueue));
     try {
       await schedule.trigger();
-      const workflowId = await waitFor(async () => (await schedule.describe()).info.recentActions[0]?.action.workflow.workflowId, {
-        what: 'the scheduled run to start',
-      });
-      const result = await waitFor(async () => {
-        const handle = h.tw.client.workflow.getHandle(workflowId);
-        return (await handle.describe()).status.name === 'COMPLETED' ? handle.result() : undefined;
-      }, { what: 'the retention run to complete', timeoutMs: 30_000 });
+      const workflowId = await waitFor(
+        async () => (await schedule.describe()).info.recentActions[0]?.action.workflow.workflowId,
+        {
+          what: 'the scheduled run to start',
+        },
+      );
+      const result = await waitFor(
+        async () => {
+          const handle = h.tw.client.workflow.getHandle(workflowId);
+          return (await handle.describe()).status.name === 'COMPLETED' ? handle.result() : undefined;
+        },
+        { what: 'the retention run to complete', timeoutMs: 30_000 },
+      );
       expect(result).toMatchObject({ events: 1, kept: 1 });
     } finally {
       await schedule.delete();
@@ -145,16 +166,20 @@ describe('retention', () => {
   it('deletes developers page sign-in links and sessions that stopped being usable before the cutoff', async () => {
     const accountId = await createAccount(h.tw.pool);
     const link = async (hoursAgo: number) =>
-      (await h.tw.pool.query(
-        `INSERT INTO dashboard_sign_in_links (token_hash, account_id, expires_at) VALUES (decode(md5(random()::text) || md5(random()::text), 'hex'), $1, now() - $2 * interval '1 hour') RETURNING token_hash`,
-        [accountId, hoursAgo],
-      )).rows[0].token_hash as Buffer;
+      (
+        await h.tw.pool.query(
+          `INSERT INTO dashboard_sign_in_links (token_hash, account_id, expires_at) VALUES (decode(md5(random()::text) || md5(random()::text), 'hex'), $1, now() - $2 * interval '1 hour') RETURNING token_hash`,
+          [accountId, hoursAgo],
+        )
+      ).rows[0].token_hash as Buffer;
     const session = async (expiresHoursAgo: number, endedHoursAgo: number | null) =>
-      (await h.tw.pool.query(
-        `INSERT INTO dashboard_sessions (id_hash, account_id, csrf_token, expires_at, ended_at)
+      (
+        await h.tw.pool.query(
+          `INSERT INTO dashboard_sessions (id_hash, account_id, csrf_token, expires_at, ended_at)
          VALUES (decode(md5(random()::text) || md5(random()::text), 'hex'), $1, 'csrf', now() - $2 * interval '1 hour', now() - $3 * interval '1 hour') RETURNING id_hash`,
-        [accountId, expiresHoursAgo, endedHoursAgo],
-      )).rows[0].id_hash as Buffer;
+          [accountId, expiresHoursAgo, endedHoursAgo],
+        )
+      ).rows[0].id_hash as Buffer;
     const oldLink = await link(5);
     const freshLink = await link(-0.2);
     const expired = await session(5, null);

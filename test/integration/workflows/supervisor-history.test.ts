@@ -36,7 +36,8 @@ describe('endpoint supervisor: bounded history, and an end', () => {
     taskQueue: config.temporal.taskQueue,
     args: [{ endpointId, failingThreshold: 1, ...extra }],
   });
-  const statusOf = async (workflowId: string, runId?: string) => (await client.workflow.getHandle(workflowId, runId).describe()).status.name;
+  const statusOf = async (workflowId: string, runId?: string) =>
+    (await client.workflow.getHandle(workflowId, runId).describe()).status.name;
 
   it('continues as new once a run is full even while signals are still queued, carrying them', async () => {
     const accountId = await createAccount(pool);
@@ -51,14 +52,20 @@ describe('endpoint supervisor: bounded history, and an end', () => {
     });
     for (let sent = 1; sent < total; sent += 50) {
       await Promise.all(
-        Array.from({ length: Math.min(50, total - sent) }, (_, i) => first.signal(deliverySucceededSignal, { eventId: `evt_burst_${sent + i}` })),
+        Array.from({ length: Math.min(50, total - sent) }, (_, i) =>
+          first.signal(deliverySucceededSignal, { eventId: `evt_burst_${sent + i}` }),
+        ),
       );
     }
     worker = await startTestWorker(config);
-    const history = await waitFor(async () => {
-      const events = (await client.workflow.getHandle(start.workflowId, first.signaledRunId).fetchHistory()).events ?? [];
-      return events.find((e) => e.workflowExecutionContinuedAsNewEventAttributes) ? events : undefined;
-    }, { what: 'the first run to continue as new', timeoutMs: 60_000 });
+    const history = await waitFor(
+      async () => {
+        const events =
+          (await client.workflow.getHandle(start.workflowId, first.signaledRunId).fetchHistory()).events ?? [];
+        return events.find((e) => e.workflowExecutionContinuedAsNewEventAttributes) ? events : undefined;
+      },
+      { what: 'the first run to continue as new', timeoutMs: 60_000 },
+    );
     const continued = history.find((e) => e.workflowExecutionContinuedAsNewEventAttributes)!;
     const payload = continued.workflowExecutionContinuedAsNewEventAttributes!.input!.payloads![0]!;
     const carried = JSON.parse(Buffer.from(payload.data!).toString()) as SupervisorInput;
@@ -96,7 +103,9 @@ describe('endpoint supervisor: bounded history, and an end', () => {
       what: 'the quiet supervisor to end',
       timeoutMs: 30_000,
     });
-    expect(await client.workflow.getHandle(started.workflowId, started.signaledRunId).result()).toMatchObject({ failing: true });
+    expect(await client.workflow.getHandle(started.workflowId, started.signaledRunId).result()).toMatchObject({
+      failing: true,
+    });
     const { rows } = await pool.query('SELECT status FROM webhook_endpoints WHERE id = $1', [endpoint.id]);
     expect(rows).toEqual([{ status: 'failing' }]);
   });

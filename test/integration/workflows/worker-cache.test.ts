@@ -23,7 +23,10 @@ describe('worker cache: events parked in backoff are not held by the worker', ()
     h.receiver.script('/down', { status: 500 });
     const handles = [];
     for (let i = 0; i < PARKED; i++) {
-      const published = await publishEvent({ pool: h.tw.pool }, { accountId, livemode: false, type: 'parcel.created', data: { parcel: parcel() } });
+      const published = await publishEvent(
+        { pool: h.tw.pool },
+        { accountId, livemode: false, type: 'parcel.created', data: { parcel: parcel() } },
+      );
       handles.push(h.tw.client.workflow.getHandle(`event:${published.event.id}`));
     }
     try {

@@ -28,18 +28,29 @@ describe('worker slots: slow receivers do not hold up other deliveries', () => {
 
       const slow = [];
       for (let i = 0; i < HELD; i++) {
-        slow.push(await publishEvent({ pool: h.tw.pool }, { accountId: slowAccount, livemode: false, type: 'parcel.created', data: { parcel: parcel() } }));
+        slow.push(
+          await publishEvent(
+            { pool: h.tw.pool },
+            { accountId: slowAccount, livemode: false, type: 'parcel.created', data: { parcel: parcel() } },
+          ),
+        );
       }
       // With the SDK's default slots only 40 of these could ever be open at once.
       await waitFor(() => h.receiver.at('/held').length === HELD, { timeoutMs: 20_000, what: `${HELD} held posts` });
 
-      const fast = await publishEvent({ pool: h.tw.pool }, { accountId: fastAccount, livemode: false, type: 'parcel.created', data: { parcel: parcel() } });
-      expect(await deliveryResult(h.tw.client, fast.event.id)).toMatchObject({ endpoints: [{ outcome: 'delivered', attempts: 1 }] });
+      const fast = await publishEvent(
+        { pool: h.tw.pool },
+        { accountId: fastAccount, livemode: false, type: 'parcel.created', data: { parcel: parcel() } },
+      );
+      expect(await deliveryResult(h.tw.client, fast.event.id)).toMatchObject({
+        endpoints: [{ outcome: 'delivered', attempts: 1 }],
+      });
       expect(h.receiver.at('/fast')).toHaveLength(1);
 
       release();
       const results = await Promise.all(slow.map((p) => deliveryResult(h.tw.client, p.event.id)));
-      for (const result of results) expect(result).toMatchObject({ endpoints: [{ outcome: 'delivered', attempts: 1 }] });
+      for (const result of results)
+        expect(result).toMatchObject({ endpoints: [{ outcome: 'delivered', attempts: 1 }] });
       expect(h.receiver.at('/held')).toHaveLength(HELD);
     } finally {
       release();

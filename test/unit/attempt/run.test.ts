@@ -84,7 +84,8 @@ describe('workflowTry with a place put off', () => {
     vi.useFakeTimers({ now: Date.UTC(2026, 10, 27, 12, 0, 0, 0) });
     try {
       const now = Date.now();
-      const throttled = (untilMs: number, second: number) => limitedRow({ throttled_until_ms: untilMs, reserved_second: second });
+      const throttled = (untilMs: number, second: number) =>
+        limitedRow({ throttled_until_ms: untilMs, reserved_second: second });
       const answers = [throttled(now + 3_000, now / 1000 + 3), throttled(now + 60_000, now / 1000 + 60)];
       const asked: unknown[][] = [];
       const pool = {
@@ -94,7 +95,11 @@ describe('workflowTry with a place put off', () => {
           return { rows: [answers[asked.length - 1]] };
         },
       };
-      const deps = { config: { webhook: { secretEncryptionKeys: [] } }, pool, http: undefined } as unknown as AttemptDeps;
+      const deps = {
+        config: { webhook: { secretEncryptionKeys: [] } },
+        pool,
+        http: undefined,
+      } as unknown as AttemptDeps;
       const tried = workflowTry(deps, { ...input, reservedSecond: undefined });
       await vi.advanceTimersByTimeAsync(3_100);
       const outcome = await tried;

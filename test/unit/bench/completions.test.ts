@@ -9,7 +9,10 @@ const clock = () => STARTED + 40;
 
 /** What the worker does with a sink call: the function, with the calling workflow's info. */
 function report(completions: Completions, workflowId: string, failed: boolean, workflowType = 'deliverEvent'): void {
-  void completions.sinks.benchCompletion.finished.fn({ workflowId, workflowType, startTime: new Date(STARTED) } as WorkflowInfo, failed);
+  void completions.sinks.benchCompletion.finished.fn(
+    { workflowId, workflowType, startTime: new Date(STARTED) } as WorkflowInfo,
+    failed,
+  );
 }
 
 describe('bench completions', () => {

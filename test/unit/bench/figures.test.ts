@@ -1,12 +1,23 @@
 import { describe, expect, it } from 'vitest';
-import { baselineTables, CLOUD_USD_PER_MILLION_ACTIONS, spliceTables, TABLES_END, TABLES_START } from '../../../bench/baseline-table';
+import {
+  baselineTables,
+  CLOUD_USD_PER_MILLION_ACTIONS,
+  spliceTables,
+  TABLES_END,
+  TABLES_START,
+} from '../../../bench/baseline-table';
 import { cost, medianAt, ratios, type SteadyResults } from '../../../bench/figures';
 
 const s = (median: number) => ({ median, min: median * 0.9, max: median * 1.1 });
 const phase = (perSecond: number, p50Ms: number, cpuTotalMs: number, actions: number, historyActions?: number) => ({
   median: {
     summary: { perSecond: s(perSecond), p50Ms: s(p50Ms), p99Ms: s(p50Ms * 3) },
-    cpuMsPerDelivery: { benchMs: s(cpuTotalMs / 2), temporalMs: s(cpuTotalMs / 3), postgresMs: s(cpuTotalMs / 6), totalMs: s(cpuTotalMs) },
+    cpuMsPerDelivery: {
+      benchMs: s(cpuTotalMs / 2),
+      temporalMs: s(cpuTotalMs / 3),
+      postgresMs: s(cpuTotalMs / 6),
+      totalMs: s(cpuTotalMs),
+    },
     actionsPerDelivery: { total: s(actions), byType: {} },
     ...(historyActions === undefined ? {} : { historyActions: s(historyActions) }),
   },
@@ -32,7 +43,12 @@ describe('bench/figures: the engine against bare Temporal, in one run', () => {
 
   it('divides rates and unloaded latencies by bare Temporal, the fan-out by the bare fan-out', () => {
     const r = ratios(steady);
-    expect(r.all).toEqual({ deliveriesPerSecondVsBareTemporal: 1.6, deliveriesPerSecondVsPlainPost: 0.011, unloadedP50VsBareTemporal: 0.08, unloadedP50VsTemporalEagerFloor: 0.667 });
+    expect(r.all).toEqual({
+      deliveriesPerSecondVsBareTemporal: 1.6,
+      deliveriesPerSecondVsPlainPost: 0.011,
+      unloadedP50VsBareTemporal: 0.08,
+      unloadedP50VsTemporalEagerFloor: 0.667,
+    });
     expect(r.fanOut).toEqual({ deliveriesPerSecondVsBareTemporal: 2.5 });
   });
 
@@ -61,17 +77,32 @@ describe('bench/baseline-table: the tables the docs quote', () => {
     steady,
     ratios: ratios(steady),
     cost: cost(steady, 5),
-    scenarios: { ordering: { parcels: 20, eventsPerParcel: 5, inversions: 0, unorderedInversions: 29, orderedPerSecond: 15.6, unorderedPerSecond: 47.9 } },
+    scenarios: {
+      ordering: {
+        parcels: 20,
+        eventsPerParcel: 5,
+        inversions: 0,
+        unorderedInversions: 29,
+        orderedPerSecond: 15.6,
+        unorderedPerSecond: 47.9,
+      },
+    },
   };
 
   it('puts each phase in a row with its ratio, CPU and actions', () => {
     const md = baselineTables(file);
     expect(md).toContain('2 cores (Test CPU)');
     expect(md).toContain('the whole run 18 minutes');
-    expect(md).toMatch(/\| \*\*engine\*\* \(publish -> the POST arrives\) \| 80 \(72-88\) \| \*\*1\.6x\*\* \| 12 \/ 8 \/ 4 = \*\*24\*\* \| 1 \| 4 \/ 12 \|/);
-    expect(md).toMatch(/\| \*\*engine, fan-out\*\* \(every event to 5 endpoints\) \| 250 \(225-275\) \| \*\*2\.5x\*\* \|/);
+    expect(md).toMatch(
+      /\| \*\*engine\*\* \(publish -> the POST arrives\) \| 80 \(72-88\) \| \*\*1\.6x\*\* \| 12 \/ 8 \/ 4 = \*\*24\*\* \| 1 \| 4 \/ 12 \|/,
+    );
+    expect(md).toMatch(
+      /\| \*\*engine, fan-out\*\* \(every event to 5 endpoints\) \| 250 \(225-275\) \| \*\*2\.5x\*\* \|/,
+    );
     expect(md).toContain('`cost.cpuPerDeliveryVsBare`): **0.8**');
-    expect(md).toContain('| order per parcel (`ordering`) | 20 parcels x 5 events: 0 inversions ordered (29 unordered)');
+    expect(md).toContain(
+      '| order per parcel (`ordering`) | 20 parcels x 5 events: 0 inversions ordered (29 unordered)',
+    );
   });
 
   it('prices a million deliveries at the published price per action', () => {

@@ -1,5 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { clearlySaturated, curvePoint, highestRateWithinP99, rateLadder, runOpenLoop, saturated, scheduledOffsetMs, sendsIn, type Clock, type CurvePoint } from '../../../bench/open-loop';
+import {
+  clearlySaturated,
+  curvePoint,
+  highestRateWithinP99,
+  rateLadder,
+  runOpenLoop,
+  saturated,
+  scheduledOffsetMs,
+  sendsIn,
+  type Clock,
+  type CurvePoint,
+} from '../../../bench/open-loop';
 
 /** A clock that only moves when the loop sleeps: by the sleep, plus `lateMs` for a wake-up that comes late. */
 function fakeClock(lateMs: (sleep: number) => number = () => 0): Clock & { sleeps: number[] } {
@@ -15,12 +26,21 @@ function fakeClock(lateMs: (sleep: number) => number = () => 0): Clock & { sleep
   };
 }
 
-const point = (offeredPerSecond: number, achievedPerSecond: number, p99Ms: number): CurvePoint => ({ offeredPerSecond, achievedPerSecond, p50Ms: p99Ms / 2, p99Ms, measured: 100, notArrived: 0 });
+const point = (offeredPerSecond: number, achievedPerSecond: number, p99Ms: number): CurvePoint => ({
+  offeredPerSecond,
+  achievedPerSecond,
+  p50Ms: p99Ms / 2,
+  p99Ms,
+  measured: 100,
+  notArrived: 0,
+});
 
 describe('bench/open-loop: the rate ladder', () => {
   it('climbs from 10/s in fine steps through the hundreds, then by 1-1.2-1.5-2-3-4-6-8 per decade, up to the cap', () => {
     expect(rateLadder(200)).toEqual([10, 20, 40, 60, 80, 100, 120, 150, 200]);
-    expect(rateLadder(2_500)).toEqual([10, 20, 40, 60, 80, 100, 120, 150, 200, 300, 400, 600, 800, 1000, 1200, 1500, 2000]);
+    expect(rateLadder(2_500)).toEqual([
+      10, 20, 40, 60, 80, 100, 120, 150, 200, 300, 400, 600, 800, 1000, 1200, 1500, 2000,
+    ]);
     expect(rateLadder(10)).toEqual([10]);
   });
 });
@@ -37,7 +57,9 @@ describe('bench/open-loop: the open-loop scheduler', () => {
   it('sends at the clock times of the schedule, sleeping exactly until the next one is due', async () => {
     const clock = fakeClock();
     const sent: Array<[number, number, number]> = [];
-    const { began, sent: count } = await runOpenLoop({ ratePerSecond: 40, durationMs: 200, clock }, (i, at) => sent.push([i, at, clock.now()]));
+    const { began, sent: count } = await runOpenLoop({ ratePerSecond: 40, durationMs: 200, clock }, (i, at) =>
+      sent.push([i, at, clock.now()]),
+    );
     expect(began).toBe(1_000);
     expect(count).toBe(8);
     expect(sent).toEqual([0, 1, 2, 3, 4, 5, 6, 7].map((i) => [i, 1_000 + i * 25, 1_000 + i * 25]));
@@ -75,7 +97,14 @@ describe('bench/open-loop: a point of the curve', () => {
       { scheduledAt: 1_990, arrivedAt: 2_500 },
     ];
     const p = curvePoint(100, 1_000, 2_000, sent);
-    expect(p).toEqual({ offeredPerSecond: 100, achievedPerSecond: 99, p50Ms: 5, p99Ms: 420, measured: 100, notArrived: 0 });
+    expect(p).toEqual({
+      offeredPerSecond: 100,
+      achievedPerSecond: 99,
+      p50Ms: 5,
+      p99Ms: 420,
+      measured: 100,
+      notArrived: 0,
+    });
   });
 
   it('counts a send that never arrived, with an endless latency that a p99 over it shows', () => {
@@ -111,7 +140,14 @@ describe('bench/open-loop: a point of the curve', () => {
 
 describe('bench/open-loop: the highest rate with a p99 at or under 100 ms', () => {
   it('is the highest sustained offered rate whose p99 is at or under 100 ms, even past a noisy step', () => {
-    const points = [point(10, 10, 20), point(20, 20, 100), point(40, 40, 130), point(60, 59, 90), point(80, 60, 95), point(100, 60, 4_000)];
+    const points = [
+      point(10, 10, 20),
+      point(20, 20, 100),
+      point(40, 40, 130),
+      point(60, 59, 90),
+      point(80, 60, 95),
+      point(100, 60, 4_000),
+    ];
     // 80/s kept its p99 under 100 ms but achieved only 60/s: not sustained, not counted.
     expect(highestRateWithinP99(points)).toBe(60);
     expect(highestRateWithinP99(points, 50)).toBe(10);

@@ -18,13 +18,19 @@ describe('bench/temporal-actions: the server counter', () => {
     ].join('\n');
 
   it("reads the frontend's action counter by type, the server's own namespace left out", () => {
-    expect(parseActionCounts(scrape(10, 4))).toEqual({ grpc_StartWorkflowExecution: 10, command_ScheduleActivityTask: 4 });
+    expect(parseActionCounts(scrape(10, 4))).toEqual({
+      grpc_StartWorkflowExecution: 10,
+      command_ScheduleActivityTask: 4,
+    });
   });
 
   it('divides what the window added by the deliveries completed in it', () => {
     const before = parseActionCounts(scrape(10, 4));
     const after = parseActionCounts(scrape(110, 104));
-    expect(actionsPerDelivery(before, after, 100)).toEqual({ total: 2, byType: { grpc_StartWorkflowExecution: 1, command_ScheduleActivityTask: 1 } });
+    expect(actionsPerDelivery(before, after, 100)).toEqual({
+      total: 2,
+      byType: { grpc_StartWorkflowExecution: 1, command_ScheduleActivityTask: 1 },
+    });
     expect(actionsPerDelivery(before, before, 100)).toEqual({ total: 0, byType: {} });
     // A counter first seen after the window opened counts from zero.
     expect(actionsPerDelivery({}, { command_StartTimer: 50 }, 100).total).toBe(0.5);
@@ -63,7 +69,13 @@ describe('bench/temporal-actions: a history', () => {
   });
 
   it('counts a workflow that only starts and completes as one action', () => {
-    const events = [T.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, T.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED, T.EVENT_TYPE_WORKFLOW_TASK_STARTED, T.EVENT_TYPE_WORKFLOW_TASK_COMPLETED, T.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED];
+    const events = [
+      T.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED,
+      T.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED,
+      T.EVENT_TYPE_WORKFLOW_TASK_STARTED,
+      T.EVENT_TYPE_WORKFLOW_TASK_COMPLETED,
+      T.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED,
+    ];
     expect(actionsInHistory(events.map((t) => event(t)))).toBe(1);
   });
 });

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_WORKERS, parseArgs } from '../../chaos/args';
-import { planFaults, scheduledTarget, POSTGRES_OUTAGE_MS, TEMPORAL_OUTAGE_MS, WORKER_KILL_INTERVAL_MS, type PlannedFault } from '../../chaos/faults';
+import {
+  planFaults,
+  scheduledTarget,
+  POSTGRES_OUTAGE_MS,
+  TEMPORAL_OUTAGE_MS,
+  WORKER_KILL_INTERVAL_MS,
+  type PlannedFault,
+} from '../../chaos/faults';
 import { createRng } from '../../chaos/rng';
 import { apiFor } from '../../chaos/traffic';
 
@@ -14,7 +21,14 @@ describe('chaos --workers', () => {
   });
 
   it('refuses what is not a worker count', () => {
-    for (const bad of [['--workers'], ['--workers', '0'], ['--workers', 'three'], ['--workers', '1.5'], ['--workers', '-1'], ['--workers', String(MAX_WORKERS + 1)]]) {
+    for (const bad of [
+      ['--workers'],
+      ['--workers', '0'],
+      ['--workers', 'three'],
+      ['--workers', '1.5'],
+      ['--workers', '-1'],
+      ['--workers', String(MAX_WORKERS + 1)],
+    ]) {
       expect(() => parseArgs(bad), bad.join(' ')).toThrow(/--workers/);
     }
   });
@@ -37,7 +51,12 @@ describe('the fault plan', () => {
     for (const seed of [1, 2, 3, 42, 999]) {
       const plan = planFaults(createRng(seed, 'faults'), SPAN_MS, 3);
       const scheduled = kills(plan);
-      expect(scheduled.map((f) => f.offsetMs)).toEqual(Array.from({ length: Math.floor(SPAN_MS / WORKER_KILL_INTERVAL_MS) }, (_, i) => (i + 1) * WORKER_KILL_INTERVAL_MS));
+      expect(scheduled.map((f) => f.offsetMs)).toEqual(
+        Array.from(
+          { length: Math.floor(SPAN_MS / WORKER_KILL_INTERVAL_MS) },
+          (_, i) => (i + 1) * WORKER_KILL_INTERVAL_MS,
+        ),
+      );
       const order = scheduled.map((f) => f.worker as number);
       for (const [i, w] of order.entries()) expect(w).toBe((order[0]! + i) % 3);
       for (const f of scheduled) {
@@ -56,7 +75,9 @@ describe('the fault plan', () => {
 
   it('is fixed by the seed, and the seed picks the first worker killed', () => {
     expect(planFaults(createRng(5, 'faults'), SPAN_MS, 3)).toEqual(planFaults(createRng(5, 'faults'), SPAN_MS, 3));
-    const firsts = new Set(Array.from({ length: 30 }, (_, seed) => kills(planFaults(createRng(seed, 'faults'), SPAN_MS, 3))[0]?.worker));
+    const firsts = new Set(
+      Array.from({ length: 30 }, (_, seed) => kills(planFaults(createRng(seed, 'faults'), SPAN_MS, 3))[0]?.worker),
+    );
     expect([...firsts].sort()).toEqual([0, 1, 2]);
   });
 

@@ -17,12 +17,17 @@ import { DEFAULT_NUM_HISTORY_SHARDS } from '../../../temporal-tools/temporal-ser
  * The CLI loads temporal-tools/ by path, so the compiler does not check the modules against what the CLI calls:
  * this assignment does (the typecheck fails when a tooling module no longer fits the CLI's interfaces).
  */
-const modules: TemporalToolingModules = { 'temporal-cli': temporalCli, 'dev-server': devServer, 'temporal-server': temporalServer };
+const modules: TemporalToolingModules = {
+  'temporal-cli': temporalCli,
+  'dev-server': devServer,
+  'temporal-server': temporalServer,
+};
 
 describe('the CLI loads the Temporal tooling on demand', () => {
   it('finds every module it loads in the checkout', () => {
     expect(TEMPORAL_TOOLING_DIR).toBe(path.join(__dirname, '..', '..', '..', 'temporal-tools'));
-    for (const name of Object.keys(modules)) expect(existsSync(path.join(TEMPORAL_TOOLING_DIR, `${name}.ts`))).toBe(true);
+    for (const name of Object.keys(modules))
+      expect(existsSync(path.join(TEMPORAL_TOOLING_DIR, `${name}.ts`))).toBe(true);
   });
 
   it('shows the full server default shard count in `temporal-server --help` without loading it', () => {

@@ -31,7 +31,10 @@ describe('delivery stats', () => {
       process.env.TZ = tz;
       expect(utcHourStart(new Date('2026-11-25T10:45:00Z')).toISOString(), tz).toBe('2026-11-25T10:00:00.000Z');
       const window = hourWindow(new Date('2026-11-25T10:45:00Z'), 24);
-      expect(window.every((hour) => hour.getUTCMinutes() === 0 && hour.getUTCSeconds() === 0), tz).toBe(true);
+      expect(
+        window.every((hour) => hour.getUTCMinutes() === 0 && hour.getUTCSeconds() === 0),
+        tz,
+      ).toBe(true);
     }
   });
 
@@ -47,8 +50,12 @@ describe('delivery stats', () => {
 
   it('fills hours without attempts with zeros and keeps the counts found', () => {
     const window = hourWindow(new Date('2026-11-25T10:45:00Z'), 4);
-    const hours = fillHours(window, [{ hour: new Date('2026-11-25T08:00:00Z'), succeeded: 5, failed: 2, abandoned: 1 }]);
-    expect(hours.map((row) => [row.hour.toISOString().slice(11, 16), row.succeeded, row.failed, row.abandoned])).toEqual([
+    const hours = fillHours(window, [
+      { hour: new Date('2026-11-25T08:00:00Z'), succeeded: 5, failed: 2, abandoned: 1 },
+    ]);
+    expect(
+      hours.map((row) => [row.hour.toISOString().slice(11, 16), row.succeeded, row.failed, row.abandoned]),
+    ).toEqual([
       ['07:00', 0, 0, 0],
       ['08:00', 5, 2, 1],
       ['09:00', 0, 0, 0],

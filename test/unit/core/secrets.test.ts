@@ -89,7 +89,9 @@ describe('endpoint secrets at rest', () => {
     const ring = sealedOnlyRing([key, older]);
     expect(openSecret(sealSecret(plain, ENDPOINT, [older]), ENDPOINT, ring)).toBe(plain);
     expect(() => openSecret(plain, ENDPOINT, ring)).toThrow(SecretUnavailableError);
-    expect(thrown(() => openSecret(plain, ENDPOINT, ring)).message).toMatch(/stored plain, which WEBHOOK_SECRETS_REQUIRE_SEALED refuses/);
+    expect(thrown(() => openSecret(plain, ENDPOINT, ring)).message).toMatch(
+      /stored plain, which WEBHOOK_SECRETS_REQUIRE_SEALED refuses/,
+    );
     expect(thrown(() => openSecret(plain, ENDPOINT, ring)).message).not.toContain(plain);
     expect(() => openSecret(sealV1(plain, older), ENDPOINT, ring)).toThrow(/sealed without its endpoint bound/);
     for (const stored of [plain, sealV1(plain, older)]) {

@@ -19,10 +19,15 @@ describe('sender signature vectors', () => {
     expect(sentBySender.some((v) => (v.senderSecrets?.length ?? 0) > 1)).toBe(true);
   });
 
-  it.each(sentBySender.map((v) => [v.name, v] as const))('%s: signatureHeader reproduces the header', (_name, vector) => {
-    expect(signatureHeader(vector.body, vector.senderSecrets ?? [], vector.timestamp)).toBe(vector.header);
-    expect(signatureHeader(Buffer.from(vector.body, 'utf8'), vector.senderSecrets ?? [], vector.timestamp)).toBe(vector.header);
-  });
+  it.each(sentBySender.map((v) => [v.name, v] as const))(
+    '%s: signatureHeader reproduces the header',
+    (_name, vector) => {
+      expect(signatureHeader(vector.body, vector.senderSecrets ?? [], vector.timestamp)).toBe(vector.header);
+      expect(signatureHeader(Buffer.from(vector.body, 'utf8'), vector.senderSecrets ?? [], vector.timestamp)).toBe(
+        vector.header,
+      );
+    },
+  );
 
   it('emits one v1 per secret, in the order given (current, then previous during a rotation)', () => {
     const rotation = sentBySender.find((v) => (v.senderSecrets?.length ?? 0) === 2) as SignatureVector;
@@ -45,7 +50,11 @@ describe('Standard Webhooks signature', () => {
     for (let i = 0; i < 50; i += 1) {
       const secret = generateSecret();
       const t = Math.floor(Date.now() / 1000);
-      const headers = { 'webhook-id': 'evt_1', 'webhook-timestamp': String(t), 'webhook-signature': standardSignatureHeader('evt_1', body, [secret], t) };
+      const headers = {
+        'webhook-id': 'evt_1',
+        'webhook-timestamp': String(t),
+        'webhook-signature': standardSignatureHeader('evt_1', body, [secret], t),
+      };
       expect(new Webhook(secret).verify(body, headers)).toEqual(JSON.parse(body));
     }
   });

@@ -25,8 +25,21 @@ const VERSIONS_DIR = path.join(__dirname, '..', '..', '..', 'core', 'versions');
 
 /** A stored body as publishing makes it: the newest shape, `sequence` last. */
 function storedBody(type: (typeof EVENT_TYPES)[number], seed: number): string {
-  const data = validateEventInput({ accountId: 'acct_1', livemode: false, type, data: sampleEventData(type, seededRandom(seed)) }).data;
-  return JSON.stringify({ id: `evt_${seed}`, object: 'event', type, created: 1767258000, data, livemode: false, sequence: seed });
+  const data = validateEventInput({
+    accountId: 'acct_1',
+    livemode: false,
+    type,
+    data: sampleEventData(type, seededRandom(seed)),
+  }).data;
+  return JSON.stringify({
+    id: `evt_${seed}`,
+    object: 'event',
+    type,
+    created: 1767258000,
+    data,
+    livemode: false,
+    sequence: seed,
+  });
 }
 
 describe('API versions', () => {
@@ -53,7 +66,9 @@ describe('API versions', () => {
       expect(check.Check(example), `${type} example: ${JSON.stringify([...check.Errors(example)])}`).toBe(true);
       for (let seed = 1; seed <= 10; seed += 1) {
         const rendered = JSON.parse(renderForVersion(storedBody(type, seed), name)) as unknown;
-        expect(check.Check(rendered), `${type} seed ${seed}: ${JSON.stringify([...check.Errors(rendered)])}`).toBe(true);
+        expect(check.Check(rendered), `${type} seed ${seed}: ${JSON.stringify([...check.Errors(rendered)])}`).toBe(
+          true,
+        );
       }
       // A body of another version's shape is refused where the shapes differ.
       for (const other of API_VERSION_NAMES.filter((candidate) => candidate !== name)) {
@@ -96,17 +111,22 @@ describe('API versions', () => {
     expect(renderEvent({ ...older, data: upgraded }, '2026-11-21')).toEqual(older);
     // Fields the schema does not name travel both ways.
     const withNote = { cod_settlement: { ...(older.data.cod_settlement as object), note: 'x' } };
-    expect(renderEvent({ ...older, data: upgradeData('cod.settled', withNote, '2026-11-21') }, '2026-11-21').data).toEqual(withNote);
+    expect(
+      renderEvent({ ...older, data: upgradeData('cod.settled', withNote, '2026-11-21') }, '2026-11-21').data,
+    ).toEqual(withNote);
   });
 
   it('lists what changed between a version and the newest', () => {
     expect(changesSince(LATEST_API_VERSION)).toEqual([]);
-    expect(changesSince('2026-11-21')).toEqual([{ version: '2026-12-01', type: 'cod.settled', summary: expect.stringContaining('data.parcel') }]);
+    expect(changesSince('2026-11-21')).toEqual([
+      { version: '2026-12-01', type: 'cod.settled', summary: expect.stringContaining('data.parcel') },
+    ]);
   });
 });
 
 describe('deprecation headers', () => {
-  const withSunset = (sunset: string | null): ApiVersion[] => API_VERSIONS.map((v) => (v.name === '2026-11-21' ? { ...v, sunset } : v));
+  const withSunset = (sunset: string | null): ApiVersion[] =>
+    API_VERSIONS.map((v) => (v.name === '2026-11-21' ? { ...v, sunset } : v));
 
   it('are absent until a sunset date is set, and never on the newest', () => {
     for (const name of API_VERSION_NAMES) expect(deprecationHeaders(name)).toEqual({});

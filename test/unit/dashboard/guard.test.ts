@@ -8,7 +8,8 @@ describe("the developers page's guard: what a route asks of a request", () => {
     expect(accessOf('GET', 'page')).toBe('page');
     expect(accessOf('HEAD', 'page')).toBe('page');
     for (const method of ['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE', 'QUERY']) {
-      for (const declared of [undefined, 'public', 'page', 'action'] as const) expect(accessOf(method, declared), `${method} ${declared}`).toBe('action');
+      for (const declared of [undefined, 'public', 'page', 'action'] as const)
+        expect(accessOf(method, declared), `${method} ${declared}`).toBe('action');
       expect(accessOf(method, 'sign-in')).toBe('sign-in');
       expect(accessOf(method, 'sign-out')).toBe('sign-out');
     }

@@ -11,24 +11,30 @@ const assets = loadAssets().urls;
 describe('dashboard views', () => {
   it('escapes every interpolated value and keeps trusted markup', () => {
     const evil = `<img src=x onerror="alert(1)">'&`;
-    expect(html`<p title="${evil}">${evil}</p>${trusted('<br>')}`.toString()).toBe(
+    expect(
+      html`<p title="${evil}">${evil}</p>
+        ${trusted('<br>')}`.toString(),
+    ).toBe(
       '<p title="&lt;img src=x onerror=&quot;alert(1)&quot;&gt;&#39;&amp;">&lt;img src=x onerror=&quot;alert(1)&quot;&gt;&#39;&amp;</p><br>',
     );
     expect(html`${[1, 'a<', null, undefined, false]}`.toString()).toBe('1a&lt;');
   });
 
-  it.each(['test', 'live'] as const)('renders every page (%s mode) with nothing inline for the CSP to refuse', (mode) => {
-    for (const status of ['active', 'pending', 'suspended'] as const) {
-      for (const [name, render] of Object.entries(samplePages(assets, { mode, status }))) {
-        const page = render().toString();
-        expect(page, name).toMatch(/^<!doctype html>/);
-        // Only our script file; no inline script, no style attribute or element, no event handler attribute.
-        expect(page.match(/<script\b[^>]*>/g), name).toEqual([`<script src="${assets.js}" defer>`]);
-        expect(page, name).not.toMatch(/\sstyle=|<style|\son[a-z]+=/i);
-        expect(page, name).not.toContain('<script>alert');
+  it.each(['test', 'live'] as const)(
+    'renders every page (%s mode) with nothing inline for the CSP to refuse',
+    (mode) => {
+      for (const status of ['active', 'pending', 'suspended'] as const) {
+        for (const [name, render] of Object.entries(samplePages(assets, { mode, status }))) {
+          const page = render().toString();
+          expect(page, name).toMatch(/^<!doctype html>/);
+          // Only our script file; no inline script, no style attribute or element, no event handler attribute.
+          expect(page.match(/<script\b[^>]*>/g), name).toEqual([`<script src="${assets.js}" defer>`]);
+          expect(page, name).not.toMatch(/\sstyle=|<style|\son[a-z]+=/i);
+          expect(page, name).not.toContain('<script>alert');
+        }
       }
-    }
-  });
+    },
+  );
 
   it('the sign-in page carries no account data', () => {
     const page = signInPage({ assets, reason: 'link-invalid' }).toString();
@@ -38,7 +44,11 @@ describe('dashboard views', () => {
 
   it('keys: last four characters, a Last used column, Revoke only on usable keys, the key shown once', () => {
     const ctx = sampleContext({ assets });
-    const page = keysPage(ctx, { keys: KEYS, scopes: SCOPES, created: { key: 'svc_test_4eC39HqLyjWDarjtT1zdp7dcQ7dX', record: KEYS[0]! } }).toString();
+    const page = keysPage(ctx, {
+      keys: KEYS,
+      scopes: SCOPES,
+      created: { key: 'svc_test_4eC39HqLyjWDarjtT1zdp7dcQ7dX', record: KEYS[0]! },
+    }).toString();
     expect(page).toContain('svc_test_…3f9A');
     expect(page).toContain('<th scope="col">Last used</th>');
     expect(page.match(/>Revoke</g)).toHaveLength(2);
@@ -50,11 +60,17 @@ describe('dashboard views', () => {
   });
 
   it('a pending account is told why live keys wait; a suspended one can change nothing', () => {
-    const pendingLive = keysPage(sampleContext({ assets, status: 'pending', mode: 'live' }), { keys: [], scopes: SCOPES }).toString();
+    const pendingLive = keysPage(sampleContext({ assets, status: 'pending', mode: 'live' }), {
+      keys: [],
+      scopes: SCOPES,
+    }).toString();
     expect(pendingLive).toContain('waiting for approval');
     expect(pendingLive).toContain('ask Parcel');
     expect(pendingLive).not.toContain('Create key');
-    const pendingTest = keysPage(sampleContext({ assets, status: 'pending', mode: 'test' }), { keys: [], scopes: SCOPES }).toString();
+    const pendingTest = keysPage(sampleContext({ assets, status: 'pending', mode: 'test' }), {
+      keys: [],
+      scopes: SCOPES,
+    }).toString();
     expect(pendingTest).toContain('Create key');
     for (const [name, render] of Object.entries(samplePages(assets, { status: 'suspended' }))) {
       const page = render().toString();
@@ -67,13 +83,18 @@ describe('dashboard views', () => {
     }
   });
 
-  it('API errors in a merchant\'s words, keeping the API message where it is already plain', () => {
+  it("API errors in a merchant's words, keeping the API message where it is already plain", () => {
     expect(merchantMessage({ code: 'url_not_https', message: 'url must use https', param: 'url' })).toEqual({
       message: 'The URL must start with https://.',
       param: 'url',
     });
-    expect(merchantMessage({ code: 'parameter_invalid', message: 'The description must be at most 500 characters.', param: 'description' }))
-      .toEqual({ message: 'The description must be at most 500 characters.', param: 'description' });
+    expect(
+      merchantMessage({
+        code: 'parameter_invalid',
+        message: 'The description must be at most 500 characters.',
+        param: 'description',
+      }),
+    ).toEqual({ message: 'The description must be at most 500 characters.', param: 'description' });
     expect(merchantMessage({ code: 'unknown_event_type', message: 'x', param: 'events[2]' }).param).toBe('events');
   });
 

@@ -48,11 +48,23 @@ function lockingStatements(name: string, text: string): string[] {
   };
   rule(/CREATE\s+(UNIQUE\s+)?INDEX\s+(?!CONCURRENTLY)[^;`]*/gi, 'an index built without CONCURRENTLY blocks writes');
   rule(/DROP\s+INDEX\s+(?!CONCURRENTLY)[^;`]*/gi, 'an index dropped without CONCURRENTLY blocks reads and writes');
-  rule(/ADD\s+(CONSTRAINT\s+\w+\s+)?(FOREIGN\s+KEY|CHECK)\b(?![^;`]*NOT\s+VALID)[^;`]*/gi, 'a constraint added without NOT VALID scans the table under lock');
+  rule(
+    /ADD\s+(CONSTRAINT\s+\w+\s+)?(FOREIGN\s+KEY|CHECK)\b(?![^;`]*NOT\s+VALID)[^;`]*/gi,
+    'a constraint added without NOT VALID scans the table under lock',
+  );
   rule(/ALTER\s+COLUMN\s+\w+\s+(SET\s+DATA\s+)?TYPE\b[^;`]*/gi, 'a column type change rewrites the table');
-  rule(/ALTER\s+COLUMN\s+\w+\s+SET\s+NOT\s+NULL[^;`]*/gi, 'SET NOT NULL scans the table under lock (add a NOT VALID check instead)');
-  rule(/\b(VACUUM\s+FULL|CLUSTER|LOCK\s+TABLE|REINDEX\s+(?!.*CONCURRENTLY))[^;`]*/gi, 'locks the table for its whole run');
-  rule(/ADD\s+(CONSTRAINT\s+\w+\s+)?(PRIMARY\s+KEY|UNIQUE)\s*\((?![^;`]*USING\s+INDEX)[^;`]*/gi, 'a key built in place blocks writes (build its index CONCURRENTLY, then USING INDEX)');
+  rule(
+    /ALTER\s+COLUMN\s+\w+\s+SET\s+NOT\s+NULL[^;`]*/gi,
+    'SET NOT NULL scans the table under lock (add a NOT VALID check instead)',
+  );
+  rule(
+    /\b(VACUUM\s+FULL|CLUSTER|LOCK\s+TABLE|REINDEX\s+(?!.*CONCURRENTLY))[^;`]*/gi,
+    'locks the table for its whole run',
+  );
+  rule(
+    /ADD\s+(CONSTRAINT\s+\w+\s+)?(PRIMARY\s+KEY|UNIQUE)\s*\((?![^;`]*USING\s+INDEX)[^;`]*/gi,
+    'a key built in place blocks writes (build its index CONCURRENTLY, then USING INDEX)',
+  );
   if (/CONCURRENTLY/i.test(up) && !(name.endsWith('.js') && /noTransaction\(\)/.test(up))) {
     problems.push('CONCURRENTLY cannot run in a transaction: the migration must be .js and call pgm.noTransaction()');
   }
@@ -60,7 +72,9 @@ function lockingStatements(name: string, text: string): string[] {
 }
 
 describe('migrations run online on big tables', () => {
-  const files = readdirSync(MIGRATIONS_DIR).filter((f) => /^\d+_.+\.(sql|js)$/.test(f)).sort();
+  const files = readdirSync(MIGRATIONS_DIR)
+    .filter((f) => /^\d+_.+\.(sql|js)$/.test(f))
+    .sort();
 
   it('the migrations that ran while the tables were small are exactly the known ones, first', () => {
     expect(files.slice(0, APPLIED_WHILE_SMALL.length)).toEqual(APPLIED_WHILE_SMALL);
@@ -69,7 +83,10 @@ describe('migrations run online on big tables', () => {
 
   it('every later migration takes no lock that holds writers up', () => {
     for (const file of files.slice(APPLIED_WHILE_SMALL.length)) {
-      expect({ file, problems: lockingStatements(file, readFileSync(path.join(MIGRATIONS_DIR, file), 'utf8')) }).toEqual({ file, problems: [] });
+      expect({
+        file,
+        problems: lockingStatements(file, readFileSync(path.join(MIGRATIONS_DIR, file), 'utf8')),
+      }).toEqual({ file, problems: [] });
     }
   });
 
@@ -78,14 +95,18 @@ describe('migrations run online on big tables', () => {
     expect(flagged('x.sql', 'CREATE INDEX a ON events (type);')).toBe(1);
     expect(flagged('x.sql', 'CREATE UNIQUE INDEX a ON events (type);')).toBe(1);
     expect(flagged('x.sql', 'DROP INDEX a;')).toBe(1);
-    expect(flagged('x.sql', 'ALTER TABLE deliveries ADD CONSTRAINT f FOREIGN KEY (event_id) REFERENCES events (id);')).toBe(1);
+    expect(
+      flagged('x.sql', 'ALTER TABLE deliveries ADD CONSTRAINT f FOREIGN KEY (event_id) REFERENCES events (id);'),
+    ).toBe(1);
     expect(flagged('x.sql', 'ALTER TABLE deliveries ADD CHECK (attempts >= 0);')).toBe(1);
     expect(flagged('x.sql', 'ALTER TABLE events ALTER COLUMN created TYPE numeric;')).toBe(1);
     expect(flagged('x.sql', 'ALTER TABLE events ALTER COLUMN parcel_id SET NOT NULL;')).toBe(1);
     expect(flagged('x.sql', 'ALTER TABLE events ADD PRIMARY KEY (id);')).toBe(1);
     // CONCURRENTLY inside a .sql migration runs in its transaction and fails
     expect(flagged('x.sql', 'CREATE INDEX CONCURRENTLY a ON events (type);')).toBe(1);
-    expect(flagged('x.js', "exports.up = (pgm) => { pgm.sql('CREATE INDEX CONCURRENTLY a ON events (type)'); };")).toBe(1);
+    expect(flagged('x.js', "exports.up = (pgm) => { pgm.sql('CREATE INDEX CONCURRENTLY a ON events (type)'); };")).toBe(
+      1,
+    );
     expect(
       flagged(
         'x.js',
@@ -93,7 +114,12 @@ describe('migrations run online on big tables', () => {
           "exports.down = (pgm) => { pgm.sql('DROP INDEX a'); };",
       ),
     ).toBe(0);
-    expect(flagged('x.sql', 'ALTER TABLE deliveries ADD CONSTRAINT f FOREIGN KEY (event_id) REFERENCES events (id) NOT VALID;')).toBe(0);
+    expect(
+      flagged(
+        'x.sql',
+        'ALTER TABLE deliveries ADD CONSTRAINT f FOREIGN KEY (event_id) REFERENCES events (id) NOT VALID;',
+      ),
+    ).toBe(0);
     expect(flagged('x.sql', 'ALTER TABLE events ADD COLUMN note text;')).toBe(0);
   });
 });

@@ -32,12 +32,21 @@ interface Panel {
   panels?: Panel[];
 }
 
-const rules = (parse(readFileSync(ALERTS, 'utf8')) as { groups: { name: string; rules: Rule[] }[] }).groups.flatMap((g) => g.rules);
-const dashboard = JSON.parse(readFileSync(path.join(DEPLOY, 'grafana', 'parcel-webhooks.json'), 'utf8')) as { uid: string; panels: Panel[] };
+const rules = (parse(readFileSync(ALERTS, 'utf8')) as { groups: { name: string; rules: Rule[] }[] }).groups.flatMap(
+  (g) => g.rules,
+);
+const dashboard = JSON.parse(readFileSync(path.join(DEPLOY, 'grafana', 'parcel-webhooks.json'), 'utf8')) as {
+  uid: string;
+  panels: Panel[];
+};
 const panels = dashboard.panels.flatMap((p) => [p, ...(p.panels ?? [])]);
 const dashboardExprs = panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr));
 /** Expressions in annotations' templates (`query "..."`) are read by Prometheus too. */
-const annotationExprs = rules.flatMap((r) => Object.values(r.annotations ?? {}).flatMap((text) => [...text.matchAll(/query "([^"]+)"/g)].map((m) => m[1] as string)));
+const annotationExprs = rules.flatMap((r) =>
+  Object.values(r.annotations ?? {}).flatMap((text) =>
+    [...text.matchAll(/query "([^"]+)"/g)].map((m) => m[1] as string),
+  ),
+);
 
 let registered: Map<string, string>;
 beforeAll(async () => {
@@ -143,7 +152,11 @@ describe('Grafana dashboard (deploy/grafana/parcel-webhooks.json)', () => {
 
 describe('metricNames', () => {
   it('keeps metrics, drops functions, keywords, labels, ranges and groupings', () => {
-    expect(metricNames('histogram_quantile(0.99, sum by (le, route) (rate(a_bucket{route!="x"}[5m]))) > 1 and on(job) up == 0')).toEqual(['a_bucket', 'up']);
+    expect(
+      metricNames(
+        'histogram_quantile(0.99, sum by (le, route) (rate(a_bucket{route!="x"}[5m]))) > 1 and on(job) up == 0',
+      ),
+    ).toEqual(['a_bucket', 'up']);
     expect(metricNames('max(a) / ignoring(pool) b offset 5m > 1e3')).toEqual(['a', 'b']);
   });
 });

@@ -2,7 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { presentedKey } from '../../../api/plugins/auth';
 import { toApiError } from '../../../api/errors';
 import { parseMode } from '../../../core/mode';
-import { API_KEY_PATTERN, generateApiKey, hashApiKey, keyLast4, keyMode, parseExpiry, redactedKey } from '../../../domain/api-keys';
+import {
+  API_KEY_PATTERN,
+  generateApiKey,
+  hashApiKey,
+  keyLast4,
+  keyMode,
+  parseExpiry,
+  redactedKey,
+} from '../../../domain/api-keys';
 import Fastify from 'fastify';
 import fp from 'fastify-plugin';
 import app from '../../../api/app';
@@ -57,12 +65,18 @@ describe('API keys', () => {
     expect(parseExpiry(input).toISOString()).toBe(iso);
   });
 
-  it.each(['tomorrow', '', '2026-02-30', '2026-13-01', '2026-12-31T24:00:00Z', '31/12/2026', '2026-12-31T23:59:59ZZ', "2026-01-01'; --"])(
-    'refuses expiry %j',
-    (input) => {
-      expect(() => parseExpiry(input)).toThrow(/Invalid expiry/);
-    },
-  );
+  it.each([
+    'tomorrow',
+    '',
+    '2026-02-30',
+    '2026-13-01',
+    '2026-12-31T24:00:00Z',
+    '31/12/2026',
+    '2026-12-31T23:59:59ZZ',
+    "2026-01-01'; --",
+  ])('refuses expiry %j', (input) => {
+    expect(() => parseExpiry(input)).toThrow(/Invalid expiry/);
+  });
 });
 
 describe('scopes', () => {
@@ -93,12 +107,15 @@ describe('presentedKey', () => {
   it.each([undefined, '', '  '])('missing for %j', (header) => {
     expect(() => presentedKey(header)).toThrow(expect.objectContaining({ code: 'missing_api_key' }));
   });
-  it.each(['Bearer', `Token ${key}`, `Basic ${Buffer.from(`${key}:pw`).toString('base64')}`, 'Basic %%%', `Bearer ${'a'.repeat(300)}`])(
-    'malformed for %j',
-    (header) => {
-      expect(() => presentedKey(header)).toThrow(expect.objectContaining({ code: 'malformed_api_key' }));
-    },
-  );
+  it.each([
+    'Bearer',
+    `Token ${key}`,
+    `Basic ${Buffer.from(`${key}:pw`).toString('base64')}`,
+    'Basic %%%',
+    `Bearer ${'a'.repeat(300)}`,
+  ])('malformed for %j', (header) => {
+    expect(() => presentedKey(header)).toThrow(expect.objectContaining({ code: 'malformed_api_key' }));
+  });
 });
 
 describe('toApiError', () => {
@@ -108,6 +125,8 @@ describe('toApiError', () => {
       code: 'internal_error',
       message: 'Something went wrong on our side; the error has been logged.',
     });
-    expect(toApiError(Object.assign(new Error('invalid byte sequence'), { code: '22021' })).code).toBe('invalid_request');
+    expect(toApiError(Object.assign(new Error('invalid byte sequence'), { code: '22021' })).code).toBe(
+      'invalid_request',
+    );
   });
 });

@@ -4,7 +4,15 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { ConfigError, loadConfig, loadDatabaseUrl, repeatedBlock, SECRET_SETTINGS, unsafeSettingWarnings, withLocalEncryptionKey } from '../../../infra/config';
+import {
+  ConfigError,
+  loadConfig,
+  loadDatabaseUrl,
+  repeatedBlock,
+  SECRET_SETTINGS,
+  unsafeSettingWarnings,
+  withLocalEncryptionKey,
+} from '../../../infra/config';
 import { formatDuration, parseDuration, parseDurationList } from '../../../core/durations';
 
 const root = path.join(__dirname, '..', '..', '..');
@@ -34,7 +42,11 @@ describe('config', () => {
   });
 
   it('METRICS_PORT=0 disables the metrics page', () => {
-    expect(loadConfig({ METRICS_PORT: '0', METRICS_HOST: '0.0.0.0' }).metrics).toEqual({ port: 0, host: '0.0.0.0', nextPortsToTry: 0 });
+    expect(loadConfig({ METRICS_PORT: '0', METRICS_HOST: '0.0.0.0' }).metrics).toEqual({
+      port: 0,
+      host: '0.0.0.0',
+      nextPortsToTry: 0,
+    });
     // A port named is that port only; unset, the next nine are tried when 9464 is taken.
     expect(loadConfig({ METRICS_PORT: '9464' }).metrics.nextPortsToTry).toBe(0);
   });
@@ -46,7 +58,12 @@ describe('config', () => {
     expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
     expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
     expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
-    expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 127.0.0.1,::1, fd00::/8' }).trustProxy).toEqual(['10.0.0.0/8', '127.0.0.1', '::1', 'fd00::/8']);
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 127.0.0.1,::1, fd00::/8' }).trustProxy).toEqual([
+      '10.0.0.0/8',
+      '127.0.0.1',
+      '::1',
+      'fd00::/8',
+    ]);
   });
 
   it('reads the contract variables', () => {
@@ -151,7 +168,10 @@ describe('the secret encryption key ring', () => {
   const hex = (keys: readonly Buffer[]) => keys.map((key) => key.toString('hex'));
 
   it('reads WEBHOOK_SECRET_ENCRYPTION_KEYS newest first, and WEBHOOK_SECRET_ENCRYPTION_KEY as a one-key ring or the oldest', () => {
-    expect(hex(loadConfig({ WEBHOOK_SECRET_ENCRYPTION_KEYS: `${a}, ${b}` }).webhook.secretEncryptionKeys)).toEqual([a, '07'.repeat(32)]);
+    expect(hex(loadConfig({ WEBHOOK_SECRET_ENCRYPTION_KEYS: `${a}, ${b}` }).webhook.secretEncryptionKeys)).toEqual([
+      a,
+      '07'.repeat(32),
+    ]);
     expect(hex(loadConfig({ WEBHOOK_SECRET_ENCRYPTION_KEY: a }).webhook.secretEncryptionKeys)).toEqual([a]);
     const both = loadConfig({ WEBHOOK_SECRET_ENCRYPTION_KEYS: b, WEBHOOK_SECRET_ENCRYPTION_KEY: a });
     expect(hex(both.webhook.secretEncryptionKeys)).toEqual(['07'.repeat(32), a]);
@@ -179,7 +199,11 @@ describe('the secret encryption key ring', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(
       /^config: WEBHOOK_SECRET_ENCRYPTION_KEYS must be set when NODE_ENV=production/,
     );
-    const production = { NODE_ENV: 'production', WEBHOOK_SECRET_ENCRYPTION_KEY: a, PUBLIC_URL: 'https://hooks.example.com' };
+    const production = {
+      NODE_ENV: 'production',
+      WEBHOOK_SECRET_ENCRYPTION_KEY: a,
+      PUBLIC_URL: 'https://hooks.example.com',
+    };
     expect(loadConfig(production).webhook.secretEncryptionKeys).toHaveLength(1);
     expect(loadConfig({ NODE_ENV: 'development' }).webhook.secretEncryptionKeys).toEqual([]);
   });
@@ -194,7 +218,12 @@ describe('the secret encryption key ring', () => {
     let status: number | null = 0;
     try {
       execFileSync(process.execPath, ['--require', 'tsx/cjs', path.join(root, 'api', 'server.ts')], {
-        env: { ...process.env, NODE_ENV: 'production', WEBHOOK_SECRET_ENCRYPTION_KEYS: '', WEBHOOK_SECRET_ENCRYPTION_KEY: '' },
+        env: {
+          ...process.env,
+          NODE_ENV: 'production',
+          WEBHOOK_SECRET_ENCRYPTION_KEYS: '',
+          WEBHOOK_SECRET_ENCRYPTION_KEY: '',
+        },
         stdio: ['ignore', 'pipe', 'pipe'],
         timeout: 30_000,
       });
@@ -203,7 +232,9 @@ describe('the secret encryption key ring', () => {
       status = (err as { status: number | null }).status;
     }
     expect(status).toBe(78);
-    expect(stderr.trim().split('\n')).toEqual([expect.stringMatching(/^config: WEBHOOK_SECRET_ENCRYPTION_KEYS must be set when NODE_ENV=production/)]);
+    expect(stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(/^config: WEBHOOK_SECRET_ENCRYPTION_KEYS must be set when NODE_ENV=production/),
+    ]);
   });
 });
 
@@ -229,7 +260,9 @@ describe('the local development key', () => {
     expect(withLocalEncryptionKey(configured, { create: true })).toBe(configured);
     expect(readdirSync(dataDir)).toEqual([]);
     writeFileSync(path.join(dataDir, 'secret-encryption.key'), 'not a key\n');
-    expect(() => withLocalEncryptionKey(config(dataDir))).toThrow(/^config: PARCEL_DATA_DIR holds no usable local encryption key/);
+    expect(() => withLocalEncryptionKey(config(dataDir))).toThrow(
+      /^config: PARCEL_DATA_DIR holds no usable local encryption key/,
+    );
   });
 
   it('lives in a git-ignored directory by default', () => {
@@ -288,7 +321,11 @@ describe('secrets from files (<NAME>_FILE)', () => {
     expect(config.databaseUrl).toBe('postgres://app:s3cret@db:5432/parcel_webhooks');
     expect(config.smtpUrl).toBe('smtps://mailer:pw@mail.example.com:465');
     expect(config.temporal.apiKey).toBe('temporal-cloud-key');
-    expect(config.webhook.secretEncryptionKeys.map((key) => key.toString('hex'))).toEqual(['a1'.repeat(32), 'b2'.repeat(32), 'c3'.repeat(32)]);
+    expect(config.webhook.secretEncryptionKeys.map((key) => key.toString('hex'))).toEqual([
+      'a1'.repeat(32),
+      'b2'.repeat(32),
+      'c3'.repeat(32),
+    ]);
     expect(loadDatabaseUrl({ DATABASE_URL_FILE: file('db2', 'postgres://x@db/y') })).toBe('postgres://x@db/y');
   });
 
@@ -301,7 +338,9 @@ describe('secrets from files (<NAME>_FILE)', () => {
     expect(() => loadConfig({ INTERNAL_API_TOKEN_FILE: path.join(dir, 'missing') })).toThrow(
       /^config: INTERNAL_API_TOKEN_FILE names a file that cannot be read: .*missing \(ENOENT\)$/,
     );
-    expect(() => loadConfig({ INTERNAL_API_TOKEN_FILE: file('weak', 'short') })).toThrow(/^config: INTERNAL_API_TOKEN must be/);
+    expect(() => loadConfig({ INTERNAL_API_TOKEN_FILE: file('weak', 'short') })).toThrow(
+      /^config: INTERNAL_API_TOKEN must be/,
+    );
     // Empty, as an empty variable: unset.
     expect(loadConfig({ SMTP_URL_FILE: file('empty', '\n') }).smtpUrl).toBeUndefined();
   });
@@ -322,17 +361,24 @@ describe('production settings', () => {
       expect((error as ConfigError).variable).toBe('PUBLIC_URL');
       expect((error as Error).message).toMatch(/^config: PUBLIC_URL must be an https origin when NODE_ENV=production/);
     }
-    expect(loadConfig({ NODE_ENV: 'production', WEBHOOK_SECRET_ENCRYPTION_KEYS: key, PUBLIC_URL: 'https://hooks.example.com' }).publicUrl).toBe(
-      'https://hooks.example.com',
-    );
+    expect(
+      loadConfig({
+        NODE_ENV: 'production',
+        WEBHOOK_SECRET_ENCRYPTION_KEYS: key,
+        PUBLIC_URL: 'https://hooks.example.com',
+      }).publicUrl,
+    ).toBe('https://hooks.example.com');
     expect(loadConfig({ PUBLIC_URL: 'http://localhost:3000' }).publicUrl).toBe('http://localhost:3000');
   });
 
   it('WEBHOOK_SECRETS_REQUIRE_SEALED makes the ring sealed-only, and needs a key', () => {
     expect(loadConfig({ WEBHOOK_SECRET_ENCRYPTION_KEYS: key }).webhook.secretEncryptionKeys.sealedOnly).toBeUndefined();
-    const ring = loadConfig({ WEBHOOK_SECRET_ENCRYPTION_KEYS: key, WEBHOOK_SECRETS_REQUIRE_SEALED: 'true' }).webhook.secretEncryptionKeys;
+    const ring = loadConfig({ WEBHOOK_SECRET_ENCRYPTION_KEYS: key, WEBHOOK_SECRETS_REQUIRE_SEALED: 'true' }).webhook
+      .secretEncryptionKeys;
     expect(ring.sealedOnly).toBe(true);
     expect(ring.map((held) => held.toString('hex'))).toEqual([key]);
-    expect(() => loadConfig({ WEBHOOK_SECRETS_REQUIRE_SEALED: 'true' })).toThrow(/^config: WEBHOOK_SECRETS_REQUIRE_SEALED needs WEBHOOK_SECRET_ENCRYPTION_KEYS/);
+    expect(() => loadConfig({ WEBHOOK_SECRETS_REQUIRE_SEALED: 'true' })).toThrow(
+      /^config: WEBHOOK_SECRETS_REQUIRE_SEALED needs WEBHOOK_SECRET_ENCRYPTION_KEYS/,
+    );
   });
 });

@@ -22,7 +22,11 @@ async function serve(
 ): Promise<MetricsServer | undefined> {
   const port = options.port ?? (await freeMetricsPort());
   const metrics = { port, host: '127.0.0.1', nextPortsToTry: options.nextPortsToTry };
-  const server = await serveMetrics({ metrics, temporalUrl: options.temporalUrl, warn: options.warn ?? (() => undefined) });
+  const server = await serveMetrics({
+    metrics,
+    temporalUrl: options.temporalUrl,
+    warn: options.warn ?? (() => undefined),
+  });
   if (server) servers.push(server);
   return server;
 }
@@ -54,7 +58,9 @@ describe('metrics page', () => {
     const { port } = await listening((_req, res) => res.end());
     const warnings: string[] = [];
     expect(await serve({ port, warn: (msg) => warnings.push(msg) })).toBeUndefined();
-    expect(warnings).toEqual([`metrics: cannot listen on 127.0.0.1:${port} (EADDRINUSE); this process serves no metrics`]);
+    expect(warnings).toEqual([
+      `metrics: cannot listen on 127.0.0.1:${port} (EADDRINUSE); this process serves no metrics`,
+    ]);
   });
 
   it('with METRICS_PORT unset, a taken port moves the page to the next free one, without a warning', async () => {
@@ -72,11 +78,17 @@ describe('metrics page', () => {
     const [first] = await takenNeighbours();
     const warnings: string[] = [];
     expect(await serve({ port: first, nextPortsToTry: 1, warn: (msg) => warnings.push(msg) })).toBeUndefined();
-    expect(warnings).toEqual([`metrics: cannot listen on 127.0.0.1:${first}-${first + 1} (EADDRINUSE); this process serves no metrics`]);
+    expect(warnings).toEqual([
+      `metrics: cannot listen on 127.0.0.1:${first}-${first + 1} (EADDRINUSE); this process serves no metrics`,
+    ]);
   });
 
   it('serves our registry and the Temporal SDK page in the text format, at /metrics only', async () => {
-    const sdk = await listening((_req, res) => res.end('# TYPE temporal_worker_task_slots_available gauge\ntemporal_worker_task_slots_available{worker_type="ActivityWorker"} 100\n'));
+    const sdk = await listening((_req, res) =>
+      res.end(
+        '# TYPE temporal_worker_task_slots_available gauge\ntemporal_worker_task_slots_available{worker_type="ActivityWorker"} 100\n',
+      ),
+    );
     const server = await serve({ temporalUrl: `http://127.0.0.1:${sdk.port}/metrics` });
     const response = await fetch(server?.url as string);
     expect(response.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);

@@ -15,8 +15,13 @@ describe('session certificate and pinned loopback posts', () => {
   const shared = new Agent();
 
   beforeAll(async () => {
-    for (const [name, pair] of [['session', session], ['impostor', impostor]] as const) {
-      const server = https.createServer({ cert: pair.cert, key: pair.key }, (_req, res) => res.writeHead(200).end('ok'));
+    for (const [name, pair] of [
+      ['session', session],
+      ['impostor', impostor],
+    ] as const) {
+      const server = https.createServer({ cert: pair.cert, key: pair.key }, (_req, res) =>
+        res.writeHead(200).end('ok'),
+      );
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
       servers.push(server);
       urls[name] = `https://127.0.0.1:${(server.address() as AddressInfo).port}/`;
@@ -47,7 +52,9 @@ describe('session certificate and pinned loopback posts', () => {
     // Without the pin the loopback target is what it always was: blocked.
     expect(await post(urls.session)).toMatchObject({ error: 'ssrf_blocked' });
     // The pin never opens anything but https on a loopback literal.
-    expect(await post(urls.session.replace('127.0.0.1', 'localhost'), session.cert)).toMatchObject({ error: 'ssrf_blocked' });
+    expect(await post(urls.session.replace('127.0.0.1', 'localhost'), session.cert)).toMatchObject({
+      error: 'ssrf_blocked',
+    });
     expect(await post(urls.session.replace('https', 'http'), session.cert)).toMatchObject({ error: 'ssrf_blocked' });
     expect(await post('https://10.0.0.1/hook', session.cert)).toMatchObject({ error: 'ssrf_blocked' });
   });

@@ -13,7 +13,10 @@ function fakeLookup(table: Record<string, string[]>): Lookup & { calls: string[]
       callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), []);
       return;
     }
-    callback(null, addresses.map((address): LookupAddress => ({ address, family: address.includes(':') ? 6 : 4 })));
+    callback(
+      null,
+      addresses.map((address): LookupAddress => ({ address, family: address.includes(':') ? 6 : 4 })),
+    );
   }) as Lookup & { calls: string[] };
   lookup.calls = calls;
   return lookup;
@@ -30,19 +33,68 @@ async function refusal(raw: string, lookup = fakeLookup({})): Promise<ApiError> 
 
 describe('isPublicAddress', () => {
   it.each([
-    '127.0.0.1', '127.255.255.254', '10.0.0.1', '172.16.0.1', '172.31.255.255', '192.168.0.1', '169.254.169.254',
-    '100.64.0.1', '100.127.255.255', '0.0.0.0', '0.1.2.3', '224.0.0.1', '239.255.255.250', '255.255.255.255',
-    '240.0.0.1', '192.0.2.1', '198.51.100.7', '203.0.113.9', '198.18.0.1', '192.0.0.8',
-    '::', '::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:10.0.0.1', '::127.0.0.1', 'fe80::1', 'fe80::1%eth0',
-    'febf::1', 'fc00::1', 'fd12:3456::1', 'ff02::1', '2001:db8::1', '3fff::1', '64:ff9b::7f00:1', '64:ff9b::a00:1',
-    '64:ff9b:1::1', '2002:7f00:1::1', '2002:c0a8:101::', '2001::1', '100::1', '[::1]', 'not-an-ip', '', '1.2.3',
+    '127.0.0.1',
+    '127.255.255.254',
+    '10.0.0.1',
+    '172.16.0.1',
+    '172.31.255.255',
+    '192.168.0.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '100.127.255.255',
+    '0.0.0.0',
+    '0.1.2.3',
+    '224.0.0.1',
+    '239.255.255.250',
+    '255.255.255.255',
+    '240.0.0.1',
+    '192.0.2.1',
+    '198.51.100.7',
+    '203.0.113.9',
+    '198.18.0.1',
+    '192.0.0.8',
+    '::',
+    '::1',
+    '::ffff:127.0.0.1',
+    '::ffff:7f00:1',
+    '::ffff:10.0.0.1',
+    '::127.0.0.1',
+    'fe80::1',
+    'fe80::1%eth0',
+    'febf::1',
+    'fc00::1',
+    'fd12:3456::1',
+    'ff02::1',
+    '2001:db8::1',
+    '3fff::1',
+    '64:ff9b::7f00:1',
+    '64:ff9b::a00:1',
+    '64:ff9b:1::1',
+    '2002:7f00:1::1',
+    '2002:c0a8:101::',
+    '2001::1',
+    '100::1',
+    '[::1]',
+    'not-an-ip',
+    '',
+    '1.2.3',
   ])('refuses %s', (ip) => {
     expect(isPublicAddress(ip)).toBe(false);
   });
 
   it.each([
-    '93.184.215.14', '8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '192.169.0.1', '2606:4700:4700::1111',
-    '2001:4860:4860::8888', '::ffff:8.8.8.8', '64:ff9b::808:808', '2002:808:808::1', '[2606:4700::1]',
+    '93.184.215.14',
+    '8.8.8.8',
+    '1.1.1.1',
+    '172.32.0.1',
+    '100.128.0.1',
+    '192.169.0.1',
+    '2606:4700:4700::1111',
+    '2001:4860:4860::8888',
+    '::ffff:8.8.8.8',
+    '64:ff9b::808:808',
+    '2002:808:808::1',
+    '[2606:4700::1]',
   ])('accepts %s', (ip) => {
     expect(isPublicAddress(ip)).toBe(true);
   });
@@ -59,15 +111,24 @@ describe('checkWebhookUrl', () => {
     expect(lookup.calls).toHaveLength(1);
   });
 
-  it.each(['http://93.184.215.14/', 'ftp://93.184.215.14/', 'javascript:alert(1)', 'file:///etc/passwd', 'wss://a.example/'])(
-    'refuses %s as not https',
-    async (raw) => {
-      expect((await refusal(raw)).code).toBe('url_not_https');
-    },
-  );
+  it.each([
+    'http://93.184.215.14/',
+    'ftp://93.184.215.14/',
+    'javascript:alert(1)',
+    'file:///etc/passwd',
+    'wss://a.example/',
+  ])('refuses %s as not https', async (raw) => {
+    expect((await refusal(raw)).code).toBe('url_not_https');
+  });
 
   it('refuses what does not parse, is too long, or does not resolve, as invalid_url', async () => {
-    for (const raw of ['', 'hooks', 'https://', `https://93.184.215.14/${'a'.repeat(2048)}`, 'https://nowhere.example/']) {
+    for (const raw of [
+      '',
+      'hooks',
+      'https://',
+      `https://93.184.215.14/${'a'.repeat(2048)}`,
+      'https://nowhere.example/',
+    ]) {
       const error = await refusal(raw);
       expect(error.code, raw).toBe('invalid_url');
       expect(error.extra.param).toBe('url');
@@ -77,9 +138,15 @@ describe('checkWebhookUrl', () => {
 
   it('refuses what WHATWG would silently rewrite, grows past the limit once encoded, or has port 0', async () => {
     const raws = [
-      'https://93.184.215.14/a\nb', 'https://93.184.215.14/\tx', 'https://exa\tmple.com/', ' https://93.184.215.14/',
-      'https://93.184.215.14/ ', 'https://93.184.215.14/\u0000', 'https://93.184.215.14/\u007f',
-      `https://93.184.215.14/${'é'.repeat(1000)}`, 'https://93.184.215.14:0/',
+      'https://93.184.215.14/a\nb',
+      'https://93.184.215.14/\tx',
+      'https://exa\tmple.com/',
+      ' https://93.184.215.14/',
+      'https://93.184.215.14/ ',
+      'https://93.184.215.14/\u0000',
+      'https://93.184.215.14/\u007f',
+      `https://93.184.215.14/${'é'.repeat(1000)}`,
+      'https://93.184.215.14:0/',
     ];
     for (const raw of raws) {
       const error = await refusal(raw);
@@ -89,12 +156,29 @@ describe('checkWebhookUrl', () => {
   });
 
   it.each([
-    'https://127.0.0.1/', 'https://2130706433/', 'https://0x7f.1/', 'https://017700000001/', 'https://0x7f000001/',
-    'https://127.1/', 'https://[::1]/', 'https://[::ffff:127.0.0.1]/', 'https://[0:0:0:0:0:ffff:7f00:1]/',
-    'https://[fe80::1]/', 'https://[fc00::1]:8443/', 'https://10.0.0.1/', 'https://169.254.169.254/',
-    'https://100.64.1.1/', 'https://0.0.0.0/', 'https://[::]/', 'https://localhost/', 'https://LOCALHOST./',
-    'https://a.b.localhost/', 'https://user:pw@93.184.215.14/', 'https://user@93.184.215.14/',
-    'https://93.184.215.14/#x', 'https://93.184.215.14/#',
+    'https://127.0.0.1/',
+    'https://2130706433/',
+    'https://0x7f.1/',
+    'https://017700000001/',
+    'https://0x7f000001/',
+    'https://127.1/',
+    'https://[::1]/',
+    'https://[::ffff:127.0.0.1]/',
+    'https://[0:0:0:0:0:ffff:7f00:1]/',
+    'https://[fe80::1]/',
+    'https://[fc00::1]:8443/',
+    'https://10.0.0.1/',
+    'https://169.254.169.254/',
+    'https://100.64.1.1/',
+    'https://0.0.0.0/',
+    'https://[::]/',
+    'https://localhost/',
+    'https://LOCALHOST./',
+    'https://a.b.localhost/',
+    'https://user:pw@93.184.215.14/',
+    'https://user@93.184.215.14/',
+    'https://93.184.215.14/#x',
+    'https://93.184.215.14/#',
   ])('refuses %s as not allowed', async (raw) => {
     const error = await refusal(raw);
     expect(error.code).toBe('url_not_allowed');
@@ -114,7 +198,12 @@ describe('checkWebhookUrl', () => {
 
   it('allows private targets when configured, without resolving anything', async () => {
     const lookup = fakeLookup({});
-    for (const raw of ['https://127.0.0.1:8443/hook', 'https://localhost/x', 'https://[::1]/', 'https://receiver.internal/']) {
+    for (const raw of [
+      'https://127.0.0.1:8443/hook',
+      'https://localhost/x',
+      'https://[::1]/',
+      'https://receiver.internal/',
+    ]) {
       await expect(checkWebhookUrl(raw, { allowPrivateTargets: true, lookup })).resolves.toBeInstanceOf(URL);
     }
     expect(lookup.calls).toEqual([]);

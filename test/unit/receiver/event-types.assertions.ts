@@ -38,4 +38,7 @@ export const sameUnion: SameShape<EventBody, ParcelEvent> = true;
 export const sameParcelReference: SameShape<Static<typeof ParcelReferenceSchema>, ParcelReference> = true;
 export const newestIsParcelEvent: SameShape<ParcelEvent_2026_12_01, ParcelEvent> = true;
 /** 2026-11-21's settlement, as the version that changed it declares its earlier data (core/versions/2026-12-01.ts). */
-export const sameOldSettlement: SameShape<CodSettledEvent_2026_11_21['data'], Static<typeof CodSettledDataBefore>> = true;
+export const sameOldSettlement: SameShape<
+  CodSettledEvent_2026_11_21['data'],
+  Static<typeof CodSettledDataBefore>
+> = true;

@@ -7,7 +7,11 @@ import { describe, expect, it } from 'vitest';
 const ROOT = path.join(__dirname, '..', '..', '..');
 
 function diagnosticsOf(file: string): string[] {
-  const config = ts.getParsedCommandLineOfConfigFile(path.join(ROOT, 'tsconfig.json'), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined });
+  const config = ts.getParsedCommandLineOfConfigFile(
+    path.join(ROOT, 'tsconfig.json'),
+    {},
+    { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined },
+  );
   if (!config) throw new Error('tsconfig.json could not be read');
   const program = ts.createProgram([file], { ...config.options, noEmit: true });
   return ts
@@ -15,8 +19,8 @@ function diagnosticsOf(file: string): string[] {
     .map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
 }
 
-describe('the receiver kit\'s event types', () => {
-  it('are exactly the shapes the engine\'s event schemas define', () => {
+describe("the receiver kit's event types", () => {
+  it("are exactly the shapes the engine's event schemas define", () => {
     expect(diagnosticsOf(path.join(__dirname, 'event-types.assertions.ts'))).toEqual([]);
   }, 120_000);
 

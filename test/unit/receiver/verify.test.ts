@@ -13,7 +13,9 @@ import {
 import type { SignatureVector } from '../../../scripts/generate-signature-vectors';
 
 const ROOT = path.join(__dirname, '..', '..', '..');
-const vectors = JSON.parse(readFileSync(path.join(ROOT, 'test', 'fixtures', 'signature-vectors.json'), 'utf8')) as SignatureVector[];
+const vectors = JSON.parse(
+  readFileSync(path.join(ROOT, 'test', 'fixtures', 'signature-vectors.json'), 'utf8'),
+) as SignatureVector[];
 
 function failureOf(run: () => unknown): VerificationFailureReason | 'valid' {
   try {
@@ -34,7 +36,14 @@ function sign(body: string | Buffer, t: number, secret = SECRET): string {
 describe('receiver verification against the shared vectors', () => {
   it('has a vector for every failure reason the verifier can give', () => {
     const expected = new Set(vectors.map((v) => v.expected));
-    for (const reason of ['valid', 'missing_timestamp', 'missing_signature', 'timestamp_outside_tolerance', 'signature_mismatch', 'malformed_header']) {
+    for (const reason of [
+      'valid',
+      'missing_timestamp',
+      'missing_signature',
+      'timestamp_outside_tolerance',
+      'signature_mismatch',
+      'malformed_header',
+    ]) {
       expect(expected).toContain(reason);
     }
   });
@@ -46,13 +55,22 @@ describe('receiver verification against the shared vectors', () => {
       expect(failureOf(() => verifySignature(body, v.header, v.secrets, opts))).toBe(v.expected);
     }
     if (v.expected === 'valid') {
-      expect(verifySignature(v.body, v.header, v.secrets, opts)).toEqual({ timestamp: v.timestamp, matchedSecretIndex: v.matchedSecretIndex });
+      expect(verifySignature(v.body, v.header, v.secrets, opts)).toEqual({
+        timestamp: v.timestamp,
+        matchedSecretIndex: v.matchedSecretIndex,
+      });
     }
   });
 });
 
 describe('verifySignature', () => {
-  const body = JSON.stringify({ id: 'evt_1', object: 'event', type: 'parcel.delivered', created: T, data: { parcel: { recipient_name: 'Wambūi — Nairobi ✓' } } });
+  const body = JSON.stringify({
+    id: 'evt_1',
+    object: 'event',
+    type: 'parcel.delivered',
+    created: T,
+    data: { parcel: { recipient_name: 'Wambūi — Nairobi ✓' } },
+  });
   const header = sign(body, T);
   afterEach(() => vi.useRealTimers());
 
@@ -83,12 +101,18 @@ describe('verifySignature', () => {
 
   it('rejects a replay of a genuine call once the timestamp is older than the tolerance', () => {
     expect(failureOf(() => verifySignature(body, header, SECRET, { now: () => T + 300 }))).toBe('valid');
-    expect(failureOf(() => verifySignature(body, header, SECRET, { now: () => T + 301 }))).toBe('timestamp_outside_tolerance');
+    expect(failureOf(() => verifySignature(body, header, SECRET, { now: () => T + 301 }))).toBe(
+      'timestamp_outside_tolerance',
+    );
   });
 
   it('honours toleranceSeconds', () => {
-    expect(failureOf(() => verifySignature(body, header, SECRET, { now: () => T + 60, toleranceSeconds: 30 }))).toBe('timestamp_outside_tolerance');
-    expect(failureOf(() => verifySignature(body, header, SECRET, { now: () => T + 3000, toleranceSeconds: 3600 }))).toBe('valid');
+    expect(failureOf(() => verifySignature(body, header, SECRET, { now: () => T + 60, toleranceSeconds: 30 }))).toBe(
+      'timestamp_outside_tolerance',
+    );
+    expect(
+      failureOf(() => verifySignature(body, header, SECRET, { now: () => T + 3000, toleranceSeconds: 3600 })),
+    ).toBe('valid');
   });
 
   it('uses the system clock when no clock is injected', () => {
@@ -116,7 +140,9 @@ describe('verifySignature', () => {
     expect(() => verifySignature(body, header, '', { now: () => T })).toThrow(TypeError);
     expect(() => verifySignature(body, header, SECRET, { toleranceSeconds: -1 })).toThrow(TypeError);
     // A parsed body is the classic mistake; say so instead of reporting a mismatch.
-    expect(() => verifySignature(JSON.parse(body) as never, header, SECRET, { now: () => T })).toThrow(/raw request body/);
+    expect(() => verifySignature(JSON.parse(body) as never, header, SECRET, { now: () => T })).toThrow(
+      /raw request body/,
+    );
   });
 });
 
@@ -126,7 +152,10 @@ describe('constructEvent', () => {
     object: 'event',
     type: 'cod.settled',
     created: T,
-    data: { parcel: { id: 'p1', parcel_number: 'PCL-1' }, cod_settlement: { id: 'cod_1', amount: 1500, currency: 'KES', settled_at: T } },
+    data: {
+      parcel: { id: 'p1', parcel_number: 'PCL-1' },
+      cod_settlement: { id: 'cod_1', amount: 1500, currency: 'KES', settled_at: T },
+    },
   };
   const body = Buffer.from(JSON.stringify(event), 'utf8');
 
@@ -142,7 +171,9 @@ describe('constructEvent', () => {
   it('never parses a body whose signature fails', () => {
     const parse = vi.spyOn(JSON, 'parse');
     try {
-      expect(failureOf(() => constructEvent('{"id":', sign(body, T), SECRET, { now: () => T }))).toBe('signature_mismatch');
+      expect(failureOf(() => constructEvent('{"id":', sign(body, T), SECRET, { now: () => T }))).toBe(
+        'signature_mismatch',
+      );
       expect(parse).not.toHaveBeenCalled();
     } finally {
       parse.mockRestore();
@@ -169,16 +200,25 @@ describe('the receiver entry point stays independent of the engine', () => {
       const source = readFileSync(path.join(ROOT, file), 'utf8');
       const specifiers = [...source.matchAll(/(?:from|import|require\()\s*['"]([^'"]+)['"]/g)].map((m) => m[1]);
       // Its own files by their .js name, so the same sources build as ES modules and as CommonJS.
-      for (const specifier of specifiers) expect([file, specifier]).toSatisfy(([, s]) => s === 'node:crypto' || /^\.\/[a-z-]+\.js$/.test(s as string));
+      for (const specifier of specifiers)
+        expect([file, specifier]).toSatisfy(([, s]) => s === 'node:crypto' || /^\.\/[a-z-]+\.js$/.test(s as string));
     }
     const verifySource = readFileSync(path.join(ROOT, 'receiver/verify.ts'), 'utf8');
     expect([...verifySource.matchAll(/from\s+['"]([^'"]+)['"]/g)].map((m) => m[1])).toEqual(['node:crypto']);
   });
 
   it('is published as parcel-webhooks/receiver, pointing where tsconfig.build.json emits it', () => {
-    const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { exports?: Record<string, unknown> };
-    expect(pkg.exports?.['./receiver']).toEqual({ types: './dist/receiver/index.d.ts', default: './dist/receiver/index.js' });
-    const build = JSON.parse(readFileSync(path.join(ROOT, 'tsconfig.build.json'), 'utf8')) as { include: string[]; compilerOptions: { outDir: string; rootDir: string } };
+    const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+      exports?: Record<string, unknown>;
+    };
+    expect(pkg.exports?.['./receiver']).toEqual({
+      types: './dist/receiver/index.d.ts',
+      default: './dist/receiver/index.js',
+    });
+    const build = JSON.parse(readFileSync(path.join(ROOT, 'tsconfig.build.json'), 'utf8')) as {
+      include: string[];
+      compilerOptions: { outDir: string; rootDir: string };
+    };
     expect(build.include).toContain('receiver');
     expect(build.compilerOptions).toMatchObject({ outDir: 'dist', rootDir: '.' });
   });

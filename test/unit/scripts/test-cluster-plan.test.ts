@@ -11,24 +11,48 @@ describe('npm run test:cluster: what it runs', () => {
 
   it('the defaults take in every delivery test, crash recovery and replay', () => {
     const files = testFiles(root).filter((file) => DEFAULT_FILES.some((filter) => file.includes(filter)));
-    expect(files).toEqual(expect.arrayContaining([
-      'test/integration/workflows/delivery-basic.test.ts',
-      'test/integration/workflows/delivery-db-outage.test.ts',
-      'test/e2e/crash-recovery.test.ts',
-      'test/integration/workflows/replay.test.ts',
-      'test/integration/worker/dispatcher.test.ts',
-    ]));
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'test/integration/workflows/delivery-basic.test.ts',
+        'test/integration/workflows/delivery-db-outage.test.ts',
+        'test/e2e/crash-recovery.test.ts',
+        'test/integration/workflows/replay.test.ts',
+        'test/integration/worker/dispatcher.test.ts',
+      ]),
+    );
   });
 
   it('finds a stale filter', () => {
-    expect(unmatchedFilters(['test/integration/delivery-', 'delivery-basic'], testFiles(root))).toEqual(['test/integration/delivery-']);
+    expect(unmatchedFilters(['test/integration/delivery-', 'delivery-basic'], testFiles(root))).toEqual([
+      'test/integration/delivery-',
+    ]);
   });
 
   it('runs the files and the chaos suite unless told otherwise', () => {
-    expect(parseClusterArgs([])).toEqual({ files: DEFAULT_FILES, vitest: true, chaos: true, chaosSeed: undefined, chaosWorkers: undefined });
-    expect(parseClusterArgs(['delivery-basic', '--no-chaos'])).toEqual({ files: ['delivery-basic'], vitest: true, chaos: false, chaosSeed: undefined, chaosWorkers: undefined });
-    expect(parseClusterArgs(['--chaos-only', '--chaos-seed', '42'])).toMatchObject({ vitest: false, chaos: true, chaosSeed: 42 });
-    expect(parseClusterArgs(['--chaos-only', '--chaos-workers', '3'])).toMatchObject({ vitest: false, chaos: true, chaosWorkers: 3 });
+    expect(parseClusterArgs([])).toEqual({
+      files: DEFAULT_FILES,
+      vitest: true,
+      chaos: true,
+      chaosSeed: undefined,
+      chaosWorkers: undefined,
+    });
+    expect(parseClusterArgs(['delivery-basic', '--no-chaos'])).toEqual({
+      files: ['delivery-basic'],
+      vitest: true,
+      chaos: false,
+      chaosSeed: undefined,
+      chaosWorkers: undefined,
+    });
+    expect(parseClusterArgs(['--chaos-only', '--chaos-seed', '42'])).toMatchObject({
+      vitest: false,
+      chaos: true,
+      chaosSeed: 42,
+    });
+    expect(parseClusterArgs(['--chaos-only', '--chaos-workers', '3'])).toMatchObject({
+      vitest: false,
+      chaos: true,
+      chaosWorkers: 3,
+    });
     expect(parseClusterArgs(['--help'])).toBe('help');
   });
 

@@ -17,10 +17,15 @@ import {
 } from '../../../temporal-tools/temporal-server-config';
 
 const ports = {
-  frontendGrpc: 7233, frontendHttp: 7243, frontendMembership: 6933,
-  historyGrpc: 7234, historyMembership: 6934,
-  matchingGrpc: 7235, matchingMembership: 6935,
-  workerGrpc: 7239, workerMembership: 6939,
+  frontendGrpc: 7233,
+  frontendHttp: 7243,
+  frontendMembership: 6933,
+  historyGrpc: 7234,
+  historyMembership: 6934,
+  matchingGrpc: 7235,
+  matchingMembership: 6935,
+  workerGrpc: 7239,
+  workerMembership: 6939,
 };
 
 const input: ServerConfigInput = {
@@ -35,7 +40,12 @@ const input: ServerConfigInput = {
 
 type Store = { sql: Record<string, unknown> };
 interface Parsed {
-  persistence: { defaultStore: string; visibilityStore: string; numHistoryShards: number; datastores: Record<string, Store> };
+  persistence: {
+    defaultStore: string;
+    visibilityStore: string;
+    numHistoryShards: number;
+    datastores: Record<string, Store>;
+  };
   services: Record<string, { rpc: Record<string, unknown> }>;
   clusterMetadata: { currentClusterName: string; clusterInformation: Record<string, { rpcAddress: string }> };
   dynamicConfigClient: { filepath: string; pollInterval: string };
@@ -54,8 +64,18 @@ describe('Temporal server config', () => {
     expect(persistence.numHistoryShards).toBe(4);
     const main = persistence.datastores[persistence.defaultStore]?.sql;
     const visibility = persistence.datastores[persistence.visibilityStore]?.sql;
-    expect(main).toMatchObject({ pluginName: 'postgres12', databaseName: 'temporal_run1', connectAddr: '127.0.0.1:5432', user: 'postgres', maxConns: 5 });
-    expect(visibility).toMatchObject({ pluginName: 'postgres12', databaseName: 'temporal_run1_visibility', maxConns: 2 });
+    expect(main).toMatchObject({
+      pluginName: 'postgres12',
+      databaseName: 'temporal_run1',
+      connectAddr: '127.0.0.1:5432',
+      user: 'postgres',
+      maxConns: 5,
+    });
+    expect(visibility).toMatchObject({
+      pluginName: 'postgres12',
+      databaseName: 'temporal_run1_visibility',
+      maxConns: 2,
+    });
   });
 
   it('binds the four services to loopback on the given ports and points the cluster at the frontend', () => {
@@ -72,7 +92,10 @@ describe('Temporal server config', () => {
 
   it('reads the committed dynamic config file, at a poll interval the server accepts (5 s or more)', () => {
     const parsed = parse(toYaml(serverConfig(input))) as Parsed;
-    expect(parsed.dynamicConfigClient).toEqual({ filepath: '/repo/deploy/temporal/dynamicconfig.yaml', pollInterval: '60s' });
+    expect(parsed.dynamicConfigClient).toEqual({
+      filepath: '/repo/deploy/temporal/dynamicconfig.yaml',
+      pollInterval: '60s',
+    });
   });
 
   it('writes any string as a string: passwords and paths cannot change the document', () => {
@@ -83,14 +106,35 @@ describe('Temporal server config', () => {
 
 describe('arguments', () => {
   it('starts the server with a config dir under its root and no authorizer', () => {
-    expect(serverArgs({ rootDir: '/tmp/run', env: 'parcel' })).toEqual(['--root', '/tmp/run', '--config', 'config', '--env', 'parcel', '--allow-no-auth', 'start']);
+    expect(serverArgs({ rootDir: '/tmp/run', env: 'parcel' })).toEqual([
+      '--root',
+      '/tmp/run',
+      '--config',
+      'config',
+      '--env',
+      'parcel',
+      '--allow-no-auth',
+      'start',
+    ]);
   });
 
   it('passes the SQL tool its connection before the command, the password only when there is one', () => {
     const postgres = postgresTarget('postgres://postgres@127.0.0.1:5432/parcel_webhooks');
     expect(postgres).toEqual({ host: '127.0.0.1', port: 5432, user: 'postgres', password: '' });
     expect(sqlToolArgs(postgres, 'temporal_x', ['setup-schema', '-v', '0.0'])).toEqual([
-      '--plugin', 'postgres12', '--endpoint', '127.0.0.1', '--port', '5432', '--user', 'postgres', '--database', 'temporal_x', 'setup-schema', '-v', '0.0',
+      '--plugin',
+      'postgres12',
+      '--endpoint',
+      '127.0.0.1',
+      '--port',
+      '5432',
+      '--user',
+      'postgres',
+      '--database',
+      'temporal_x',
+      'setup-schema',
+      '-v',
+      '0.0',
     ]);
     const withPassword = postgresTarget('postgresql://u%40x:p%2Fw@db.internal:6543/whatever');
     expect(withPassword).toEqual({ host: 'db.internal', port: 6543, user: 'u@x', password: 'p/w' });
@@ -110,8 +154,12 @@ describe('arguments', () => {
   });
 
   it('names the databases from a plain prefix only', () => {
-    expect(databaseNames('tc_abc123')).toEqual({ temporal: 'temporal_tc_abc123', visibility: 'temporal_tc_abc123_visibility' });
-    for (const bad of ['', 'Upper', '1abc', 'a-b', 'a;drop', 'x'.repeat(60)]) expect(() => databaseNames(bad)).toThrow(/prefix/);
+    expect(databaseNames('tc_abc123')).toEqual({
+      temporal: 'temporal_tc_abc123',
+      visibility: 'temporal_tc_abc123_visibility',
+    });
+    for (const bad of ['', 'Upper', '1abc', 'a-b', 'a;drop', 'x'.repeat(60)])
+      expect(() => databaseNames(bad)).toThrow(/prefix/);
   });
 
   it('probes every search attribute with a value of its type', () => {
@@ -122,7 +170,7 @@ describe('arguments', () => {
 });
 
 describe('the server process environment', () => {
-  it('sets our GOGC, keeps the rest of the environment, and leaves an operator\'s own GOGC alone', () => {
+  it("sets our GOGC, keeps the rest of the environment, and leaves an operator's own GOGC alone", () => {
     expect(temporalServerEnv({ PATH: '/bin' })).toEqual({ PATH: '/bin', GOGC: TEMPORAL_SERVER_GOGC });
     expect(temporalServerEnv({ PATH: '/bin', GOGC: '50' })).toEqual({ PATH: '/bin', GOGC: '50' });
     expect(temporalServerEnv({ GOGC: '' }).GOGC).toBe(TEMPORAL_SERVER_GOGC);

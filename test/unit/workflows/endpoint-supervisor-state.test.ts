@@ -4,7 +4,13 @@ import { formatDuration } from '../../../core/durations';
 import { SUPERVISOR_RECENT_ABANDONMENTS } from '../../../core/delivery-policy';
 import { EndpointSupervisorState } from '../../../workflows/endpoint-supervisor';
 
-const answer = (streak: number, failing: boolean) => ({ endpointGone: false, counted: true, streak, failing, notificationId: null });
+const answer = (streak: number, failing: boolean) => ({
+  endpointGone: false,
+  counted: true,
+  streak,
+  failing,
+  notificationId: null,
+});
 
 describe('EndpointSupervisorState', () => {
   it("mirrors the database's answers, and the threshold of the last abandonment recorded", () => {
@@ -62,6 +68,13 @@ describe('delivery error kinds', () => {
   });
 
   it('formats ladder delays for summaries', () => {
-    expect([10_000, 60_000, 600_000, 3_600_000, 21_600_000, 1_500].map(formatDuration)).toEqual(['10s', '1m', '10m', '1h', '6h', '1500ms']);
+    expect([10_000, 60_000, 600_000, 3_600_000, 21_600_000, 1_500].map(formatDuration)).toEqual([
+      '10s',
+      '1m',
+      '10m',
+      '1h',
+      '6h',
+      '1500ms',
+    ]);
   });
 });
