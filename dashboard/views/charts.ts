@@ -68,55 +68,26 @@ function bars(
       .filter((point) => point[1] > point[0])
       .map((point) => {
         const left = x(point.data.hour.toISOString()) ?? 0;
-        return html`<rect
-          class="bar bar-${layer.key}"
-          x="${left.toFixed(1)}"
-          y="${y(point[1]).toFixed(1)}"
-          width="${width.toFixed(1)}"
-          height="${(y(point[0]) - y(point[1])).toFixed(1)}"
-        ></rect>`;
+        return html`<rect class="bar bar-${layer.key}" x="${left.toFixed(1)}" y="${y(point[1]).toFixed(1)}" width="${width.toFixed(1)}" height="${(y(point[0]) - y(point[1])).toFixed(1)}"></rect>`;
       }),
   );
 }
 
 function hourTable(id: string, hours: readonly HourCountsView[], caption: string): Html {
-  return html`<details class="chart-table">
-    <summary>Show the numbers as a table</summary>
-    <div class="table-wrap" role="region" aria-labelledby="${id}-table-caption" tabindex="0">
-      <table>
-        <caption id="${id}-table-caption">
-          ${caption}
-        </caption>
-        <thead>
-          <tr>
-            <th scope="col">Hour starting</th>
-            ${OUTCOMES.map((outcome) => html`<th scope="col">${OUTCOME_LABELS[outcome]}</th>`)}
-          </tr>
-        </thead>
-        <tbody>
-          ${hours.map(
-            (row) =>
-              html`<tr>
-                <th scope="row">
-                  <time datetime="${row.hour.toISOString()}" data-local="hour"
-                    >${row.hour.toISOString().slice(0, 16).replace('T', ' ')} UTC</time
-                  >
-                </th>
-                <td>${row.succeeded}</td>
-                <td>${row.failed}</td>
-                <td>${row.abandoned}</td>
-              </tr>`,
-          )}
-        </tbody>
-      </table>
-    </div>
-  </details>`;
+  return html`<details class="chart-table"><summary>Show the numbers as a table</summary>
+<div class="table-wrap" role="region" aria-labelledby="${id}-table-caption" tabindex="0"><table>
+<caption id="${id}-table-caption">${caption}</caption>
+<thead><tr><th scope="col">Hour starting</th>${OUTCOMES.map((outcome) => html`<th scope="col">${OUTCOME_LABELS[outcome]}</th>`)}</tr></thead>
+<tbody>${hours.map(
+    (row) =>
+      html`<tr><th scope="row"><time datetime="${row.hour.toISOString()}" data-local="hour">${row.hour.toISOString().slice(0, 16).replace('T', ' ')} UTC</time></th><td>${row.succeeded}</td><td>${row.failed}</td><td>${row.abandoned}</td></tr>`,
+  )}</tbody>
+</table></div>
+</details>`;
 }
 
 export function legend(): Html {
-  return html`<ul class="chart-legend">
-    ${OUTCOMES.map((outcome) => html`<li><span class="swatch swatch-${outcome}" aria-hidden="true"></span>${OUTCOME_LABELS[outcome]}</li>`)}
-  </ul>`;
+  return html`<ul class="chart-legend">${OUTCOMES.map((outcome) => html`<li><span class="swatch swatch-${outcome}" aria-hidden="true"></span>${OUTCOME_LABELS[outcome]}</li>`)}</ul>`;
 }
 
 /** Attempts per hour stacked by outcome, with its axis, legend, sentence and table. */
@@ -135,56 +106,26 @@ export function hourlyChart(input: { id: string; title: string; period: string; 
   const yTicks = y.ticks(4).filter((value) => Number.isInteger(value));
   const sentence = summarySentence(health, input.period);
   return html`<figure class="chart" id="${id}">
-    <svg
-      class="chart-svg"
-      viewBox="0 0 ${WIDTH} ${HEIGHT}"
-      role="img"
-      aria-labelledby="${id}-title"
-      aria-describedby="${id}-summary"
-    >
-      <title id="${id}-title">${input.title}</title>
-      ${yTicks.map(
-        (value) =>
-          html`<g class="grid"
-            ><line
-              x1="${MARGIN.left}"
-              x2="${WIDTH - MARGIN.right}"
-              y1="${y(value).toFixed(1)}"
-              y2="${y(value).toFixed(1)}"
-            ></line
-            ><text
-              class="axis-label"
-              x="${MARGIN.left - 6}"
-              y="${y(value).toFixed(1)}"
-              text-anchor="end"
-              dominant-baseline="middle"
-              >${value}</text
-            ></g
-          >`,
-      )}
-      ${bars(health.hours, (hour) => x(hour), x.bandwidth(), y)}
-      ${ticks(health.hours, daily)
-        // A label starting near the right edge would be cut off.
-        .filter((row) => (x(row.hour.toISOString()) ?? 0) < WIDTH - MARGIN.right - 70)
-        .map(
-          (row) =>
-            html`<text
-              class="axis-label"
-              x="${(x(row.hour.toISOString()) ?? 0).toFixed(1)}"
-              y="${HEIGHT - 10}"
-              data-hour="${row.hour.toISOString()}"
-              data-format="${daily ? 'day' : 'time'}"
-              >${daily ? utcDay(row.hour) : utcTime(row.hour)}</text
-            >`,
-        )}
-    </svg>
-    <figcaption>
-      <p id="${id}-summary" class="chart-summary">${sentence}</p>
-      ${legend()}
-      <p class="muted small-text" data-zone-note>Hours in UTC.</p>
-    </figcaption>
-    ${hourTable(id, health.hours, `${input.title}: attempts per hour`)}
-  </figure>`;
+<svg class="chart-svg" viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-labelledby="${id}-title" aria-describedby="${id}-summary">
+<title id="${id}-title">${input.title}</title>
+${yTicks.map(
+  (value) =>
+    html`<g class="grid"><line x1="${MARGIN.left}" x2="${WIDTH - MARGIN.right}" y1="${y(value).toFixed(1)}" y2="${y(value).toFixed(1)}"></line><text class="axis-label" x="${MARGIN.left - 6}" y="${y(value).toFixed(1)}" text-anchor="end" dominant-baseline="middle">${value}</text></g>`,
+)}
+${bars(health.hours, (hour) => x(hour), x.bandwidth(), y)}
+${ticks(health.hours, daily)
+  // A label starting near the right edge would be cut off.
+  .filter((row) => (x(row.hour.toISOString()) ?? 0) < WIDTH - MARGIN.right - 70)
+  .map(
+    (row) =>
+      html`<text class="axis-label" x="${(x(row.hour.toISOString()) ?? 0).toFixed(1)}" y="${HEIGHT - 10}" data-hour="${row.hour.toISOString()}" data-format="${daily ? 'day' : 'time'}">${daily ? utcDay(row.hour) : utcTime(row.hour)}</text>`,
+  )}
+</svg>
+<figcaption><p id="${id}-summary" class="chart-summary">${sentence}</p>
+${legend()}
+<p class="muted small-text" data-zone-note>Hours in UTC.</p></figcaption>
+${hourTable(id, health.hours, `${input.title}: attempts per hour`)}
+</figure>`;
 }
 
 const SPARK_WIDTH = 120;
@@ -211,16 +152,10 @@ export function sparkline(hours: readonly HourCountsView[], totals: OutcomeTotal
     .curve(curveStepAfter);
   const failures = totals.failed + totals.abandoned;
   const name = `${label}: ${totals.attempts} attempt${totals.attempts === 1 ? '' : 's'} in the last 24 hours${totals.attempts ? `, ${failures} failed` : ''}`;
-  return html`<svg
-    class="sparkline"
-    viewBox="0 0 ${SPARK_WIDTH} ${SPARK_HEIGHT}"
-    role="img"
-    aria-label="${name}"
-    preserveAspectRatio="none"
-  >
-    <line class="spark-base" x1="0" x2="${SPARK_WIDTH}" y1="${SPARK_HEIGHT - 0.5}" y2="${SPARK_HEIGHT - 0.5}"></line>
-    ${layers.map((layer) => html`<path class="spark-${layer.key}" d="${shape(layer as never) ?? ''}"></path>`)}
-  </svg>`;
+  return html`<svg class="sparkline" viewBox="0 0 ${SPARK_WIDTH} ${SPARK_HEIGHT}" role="img" aria-label="${name}" preserveAspectRatio="none">
+<line class="spark-base" x1="0" x2="${SPARK_WIDTH}" y1="${SPARK_HEIGHT - 0.5}" y2="${SPARK_HEIGHT - 0.5}"></line>
+${layers.map((layer) => html`<path class="spark-${layer.key}" d="${shape(layer as never) ?? ''}"></path>`)}
+</svg>`;
 }
 
 const WINDOW_LABELS = { '24h': 'Last 24 hours', '7d': 'Last 7 days' } as const;
@@ -228,38 +163,18 @@ const WINDOW_LABELS = { '24h': 'Last 24 hours', '7d': 'Last 7 days' } as const;
 /** The chart of the endpoint's deliveries and the switch between its two windows: two links, no script. */
 export function healthSection(ctx: PageContext, endpointId: string, health: EndpointHealthView): Html {
   const link = (window: '24h' | '7d') =>
-    html`<a
-      href="${paths.endpoint(ctx.mode, endpointId, { window: window === '24h' ? undefined : window })}#delivery-health"
-      ${window === health.window ? html` aria-current="page"` : ''}
-      >${WINDOW_LABELS[window]}</a
-    >`;
+    html`<a href="${paths.endpoint(ctx.mode, endpointId, { window: window === '24h' ? undefined : window })}#delivery-health"${window === health.window ? html` aria-current="page"` : ''}>${WINDOW_LABELS[window]}</a>`;
   const period = health.window === '24h' ? 'last 24 hours' : 'last 7 days';
   const { totals } = health;
   return html`<section class="panel" id="delivery-health" aria-labelledby="health-title">
-    <div class="panel-head">
-      <h2 id="health-title">Deliveries</h2>
-      <nav class="segmented" aria-label="Chart period">${link('24h')}${link('7d')}</nav>
-    </div>
-    <dl class="stats">
-      <div>
-        <dt>Success rate</dt>
-        <dd>
-          ${totals.successRate === null ? html`<span class="muted">No attempts</span>` : percent(totals.successRate)}
-        </dd>
-      </div>
-      <div>
-        <dt>Attempts</dt>
-        <dd>${totals.attempts}</dd>
-      </div>
-      <div>
-        <dt>Response time, median</dt>
-        <dd>${health.p50Ms === null ? html`<span class="muted">None</span>` : `${health.p50Ms} ms`}</dd>
-      </div>
-      <div>
-        <dt>Response time, 95th percentile</dt>
-        <dd>${health.p95Ms === null ? html`<span class="muted">None</span>` : `${health.p95Ms} ms`}</dd>
-      </div>
-    </dl>
-    ${hourlyChart({ id: 'health-chart', title: `Delivery attempts per hour, ${period}`, period, health })}
-  </section>`;
+<div class="panel-head"><h2 id="health-title">Deliveries</h2>
+<nav class="segmented" aria-label="Chart period">${link('24h')}${link('7d')}</nav></div>
+<dl class="stats">
+<div><dt>Success rate</dt><dd>${totals.successRate === null ? html`<span class="muted">No attempts</span>` : percent(totals.successRate)}</dd></div>
+<div><dt>Attempts</dt><dd>${totals.attempts}</dd></div>
+<div><dt>Response time, median</dt><dd>${health.p50Ms === null ? html`<span class="muted">None</span>` : `${health.p50Ms} ms`}</dd></div>
+<div><dt>Response time, 95th percentile</dt><dd>${health.p95Ms === null ? html`<span class="muted">None</span>` : `${health.p95Ms} ms`}</dd></div>
+</dl>
+${hourlyChart({ id: 'health-chart', title: `Delivery attempts per hour, ${period}`, period, health })}
+</section>`;
 }

@@ -8,9 +8,9 @@ export function errorSummary(error: FormError | undefined, fieldIds: Record<stri
   if (!error) return undefined;
   const target = error.param ? fieldIds[error.param] : undefined;
   return html`<div class="error-summary" role="alert" tabindex="-1" data-autofocus>
-    <p><strong>That did not work.</strong> ${error.message}</p>
-    ${target && error.param ? html`<p><a href="#${target}">Go to ${fieldName(error.param)}</a></p>` : ''}
-  </div>`;
+<p><strong>That did not work.</strong> ${error.message}</p>
+${target && error.param ? html`<p><a href="#${target}">Go to ${fieldName(error.param)}</a></p>` : ''}
+</div>`;
 }
 
 export interface FieldInput {
@@ -31,17 +31,10 @@ export interface FieldInput {
 export function field(input: FieldInput): Html {
   const hintId = input.hint ? `${input.id}-hint` : undefined;
   return html`<div class="field${input.invalid ? ' invalid' : ''}">
-    <label for="${input.id}">${input.label}${input.required ? '' : html` <span class="muted">(optional)</span>`}</label>
-    ${input.hint ? html`<p class="hint" id="${hintId}">${input.hint}</p>` : ''}
-    <input
-      id="${input.id}"
-      name="${input.name}"
-      type="${input.type ?? 'text'}"
-      value="${input.value ?? ''}"
-      ${flag('required', input.required)}${flag('aria-invalid="true"', input.invalid)}${input.maxLength ? html` maxlength="${input.maxLength}"` : ''}${input.placeholder ? html` placeholder="${input.placeholder}"` : ''}${hintId ? html` aria-describedby="${hintId}"` : ''}
-      autocomplete="${input.autocomplete ?? 'off'}"
-    />
-  </div>`;
+<label for="${input.id}">${input.label}${input.required ? '' : html` <span class="muted">(optional)</span>`}</label>
+${input.hint ? html`<p class="hint" id="${hintId}">${input.hint}</p>` : ''}
+<input id="${input.id}" name="${input.name}" type="${input.type ?? 'text'}" value="${input.value ?? ''}"${flag('required', input.required)}${flag('aria-invalid="true"', input.invalid)}${input.maxLength ? html` maxlength="${input.maxLength}"` : ''}${input.placeholder ? html` placeholder="${input.placeholder}"` : ''}${hintId ? html` aria-describedby="${hintId}"` : ''} autocomplete="${input.autocomplete ?? 'off'}">
+</div>`;
 }
 
 export interface CheckboxOption {
@@ -60,24 +53,15 @@ export function checkboxGroup(input: {
   invalid?: boolean;
 }): Html {
   return html`<fieldset class="checks${input.invalid ? ' invalid' : ''}">
-    <legend>${input.legend}</legend>
-    ${input.hint ? html`<p class="hint">${input.hint}</p>` : ''}
-    ${input.options.map(
-      (option, index) =>
-        html`<div class="check">
-          <input
-            type="checkbox"
-            id="${input.idPrefix}-${index}"
-            name="${input.name}"
-            value="${option.value}"
-            ${flag('checked', option.checked)}
-          />
-          <label for="${input.idPrefix}-${index}"
-            ><code>${option.label}</code>${option.hint ? html` <span class="muted">${option.hint}</span>` : ''}</label
-          >
-        </div>`,
-    )}
-  </fieldset>`;
+<legend>${input.legend}</legend>
+${input.hint ? html`<p class="hint">${input.hint}</p>` : ''}
+${input.options.map(
+  (option, index) => html`<div class="check">
+<input type="checkbox" id="${input.idPrefix}-${index}" name="${input.name}" value="${option.value}"${flag('checked', option.checked)}>
+<label for="${input.idPrefix}-${index}"><code>${option.label}</code>${option.hint ? html` <span class="muted">${option.hint}</span>` : ''}</label>
+</div>`,
+)}
+</fieldset>`;
 }
 
 export function selectField(input: {
@@ -89,12 +73,12 @@ export function selectField(input: {
   hint?: string;
 }): Html {
   return html`<div class="field">
-    <label for="${input.id}">${input.label}</label>
-    ${input.hint ? html`<p class="hint" id="${input.id}-hint">${input.hint}</p>` : ''}
-    <select id="${input.id}" name="${input.name}" ${input.hint ? html` aria-describedby="${input.id}-hint"` : ''}>
-      ${input.options.map((option) => html`<option value="${option.value}" ${flag('selected', option.value === input.selected)}>${option.label}</option>`)}
-    </select>
-  </div>`;
+<label for="${input.id}">${input.label}</label>
+${input.hint ? html`<p class="hint" id="${input.id}-hint">${input.hint}</p>` : ''}
+<select id="${input.id}" name="${input.name}"${input.hint ? html` aria-describedby="${input.id}-hint"` : ''}>
+${input.options.map((option) => html`<option value="${option.value}"${flag('selected', option.value === input.selected)}>${option.label}</option>`)}
+</select>
+</div>`;
 }
 
 /**
@@ -112,24 +96,11 @@ export function confirmForm(input: {
   danger?: boolean;
   fields?: Record<string, string>;
 }): Html {
-  return html`<form
-    method="post"
-    action="${input.action}"
-    class="inline"
-    data-confirm="${input.consequence}"
-    data-confirm-title="${input.question}"
-    data-confirm-label="${input.label}"
-  >
-    ${csrfField(input.csrfToken)}
-    ${Object.entries(input.fields ?? {}).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}" />`)}
-    <button
-      type="submit"
-      class="${input.danger ? 'danger' : 'secondary'} small"
-      ${input.accessibleLabel ? html` aria-label="${input.accessibleLabel}"` : ''}
-    >
-      ${input.label}
-    </button>
-  </form>`;
+  return html`<form method="post" action="${input.action}" class="inline" data-confirm="${input.consequence}" data-confirm-title="${input.question}" data-confirm-label="${input.label}">
+${csrfField(input.csrfToken)}
+${Object.entries(input.fields ?? {}).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`)}
+<button type="submit" class="${input.danger ? 'danger' : 'secondary'} small"${input.accessibleLabel ? html` aria-label="${input.accessibleLabel}"` : ''}>${input.label}</button>
+</form>`;
 }
 
 /** A secret shown once (a key, a signing secret), selectable, with a copy button that app.js reveals. */
@@ -141,23 +112,15 @@ export function shownOnce(input: {
   explanation: Child;
 }): Html {
   return html`<section class="once" aria-labelledby="${input.id}-title">
-    <h2 id="${input.id}-title">${input.title}</h2>
-    <p>${input.explanation}</p>
-    <label for="${input.id}">${input.label}</label>
-    <div class="copy-row">
-      <input
-        id="${input.id}"
-        class="secret"
-        type="text"
-        readonly
-        value="${input.value}"
-        spellcheck="false"
-        autocomplete="off"
-      />
-      <button type="button" data-copy="${input.id}" hidden>Copy</button>
-    </div>
-    <p class="copy-status muted" role="status" aria-live="polite"></p>
-  </section>`;
+<h2 id="${input.id}-title">${input.title}</h2>
+<p>${input.explanation}</p>
+<label for="${input.id}">${input.label}</label>
+<div class="copy-row">
+<input id="${input.id}" class="secret" type="text" readonly value="${input.value}" spellcheck="false" autocomplete="off">
+<button type="button" data-copy="${input.id}" hidden>Copy</button>
+</div>
+<p class="copy-status muted" role="status" aria-live="polite"></p>
+</section>`;
 }
 
 /** A table that scrolls sideways on a narrow screen instead of widening the page; reachable by keyboard. */
@@ -186,7 +149,7 @@ export function badge(text: string, tone: 'ok' | 'warn' | 'danger' | 'muted' | '
 export function pager(input: { firstHref: string; nextHref?: string; onFirstPage: boolean }): Html | undefined {
   if (input.onFirstPage && !input.nextHref) return undefined;
   return html`<nav class="pager" aria-label="Pages">
-    ${input.onFirstPage ? '' : html`<a href="${input.firstHref}">Newest</a>`}
-    ${input.nextHref ? html`<a href="${input.nextHref}" rel="next">Older</a>` : ''}
-  </nav>`;
+${input.onFirstPage ? '' : html`<a href="${input.firstHref}">Newest</a>`}
+${input.nextHref ? html`<a href="${input.nextHref}" rel="next">Older</a>` : ''}
+</nav>`;
 }

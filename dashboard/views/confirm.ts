@@ -23,12 +23,12 @@ export function confirmPage(
     title: input.question,
     section: input.section,
     body: html`<p>${input.consequence}</p>
-      <form method="post" action="${input.action}" class="button-row">
-        ${csrfField(ctx.csrfToken)}
-        <input type="hidden" name="confirm" value="yes" />
-        ${Object.entries(input.fields ?? {}).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}" />`)}
-        <button type="submit" class="${input.danger ? 'danger' : ''}">${input.confirmLabel}</button>
-        <a class="button secondary" href="${input.cancelHref}">Cancel</a>
-      </form>`,
+<form method="post" action="${input.action}" class="button-row">
+${csrfField(ctx.csrfToken)}
+<input type="hidden" name="confirm" value="yes">
+${Object.entries(input.fields ?? {}).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`)}
+<button type="submit" class="${input.danger ? 'danger' : ''}">${input.confirmLabel}</button>
+<a class="button secondary" href="${input.cancelHref}">Cancel</a>
+</form>`,
   });
 }

@@ -20,10 +20,7 @@ function responseCell(attempt: AttemptView): Html {
   if (attempt.response_body === null || attempt.response_body === '') return html`<span class="muted">Empty</span>`;
   // The record keeps the first 500 characters.
   const length = attempt.response_body.length;
-  return html`<details>
-    <summary>Body, ${length}${length >= 500 ? '+' : ''} characters</summary>
-    <pre class="body">${attempt.response_body}</pre>
-  </details>`;
+  return html`<details><summary>Body, ${length}${length >= 500 ? '+' : ''} characters</summary><pre class="body">${attempt.response_body}</pre></details>`;
 }
 
 /** One row per attempt; the event column links to the event, the endpoint column when several endpoints mix. */
@@ -34,24 +31,17 @@ export function attemptRow(
 ): Html {
   const kind = html`<code>${attempt.event_type}</code>`;
   return html`<tr>
-    <td>${stamp(attempt.created)}</td>
-    ${options.endpointUrl !== undefined ? html`<td class="url"><a href="${paths.endpoint(mode, attempt.endpoint_id)}">${options.endpointUrl}</a></td>` : ''}
-    ${
-      options.showEvent === false
-        ? ''
-        : html`<td>
-            ${options.linkEvent === false ? kind : html`<a href="${paths.event(mode, attempt.event_id)}">${kind}</a>`}
-            <div class="muted small-text">${attempt.event_id}</div>
-          </td>`
-    }
-    <td>${attempt.attempt}</td>
-    <td>${triggerLabel(attempt.trigger)}</td>
-    <td>${attempt.succeeded ? badge('Succeeded', 'ok') : badge('Failed', 'danger')}</td>
-    <td>${attempt.status_code ?? html`<span class="muted">None</span>`}</td>
-    <td>${duration(attempt.duration_ms)}</td>
-    <td>${attempt.reason ? `Given up: ${attempt.reason.replace(/_/g, ' ')}` : attemptError(attempt.error)}</td>
-    <td class="response">${responseCell(attempt)}</td>
-  </tr>`;
+<td>${stamp(attempt.created)}</td>
+${options.endpointUrl !== undefined ? html`<td class="url"><a href="${paths.endpoint(mode, attempt.endpoint_id)}">${options.endpointUrl}</a></td>` : ''}
+${options.showEvent === false ? '' : html`<td>${options.linkEvent === false ? kind : html`<a href="${paths.event(mode, attempt.event_id)}">${kind}</a>`}<div class="muted small-text">${attempt.event_id}</div></td>`}
+<td>${attempt.attempt}</td>
+<td>${triggerLabel(attempt.trigger)}</td>
+<td>${attempt.succeeded ? badge('Succeeded', 'ok') : badge('Failed', 'danger')}</td>
+<td>${attempt.status_code ?? html`<span class="muted">None</span>`}</td>
+<td>${duration(attempt.duration_ms)}</td>
+<td>${attempt.reason ? `Given up: ${attempt.reason.replace(/_/g, ' ')}` : attemptError(attempt.error)}</td>
+<td class="response">${responseCell(attempt)}</td>
+</tr>`;
 }
 
 export const ATTEMPT_HEAD = [
@@ -78,38 +68,32 @@ export function deliveriesPage(ctx: PageContext, input: DeliveriesPageInput): Ht
   const { endpoint, attempts, outcome } = input;
   const last = attempts.data[attempts.data.length - 1];
   const option = (value: string, label: string) =>
-    html`<option value="${value}" ${(outcome ?? '') === value ? html` selected` : ''}>${label}</option>`;
+    html`<option value="${value}"${(outcome ?? '') === value ? html` selected` : ''}>${label}</option>`;
   return layout(ctx, {
     title: `Deliveries to ${endpoint.url}`,
     section: 'endpoints',
     heading: html`<span class="muted">Deliveries to</span> <span class="url">${endpoint.url}</span>`,
     body: html`<p><a href="${paths.endpoint(ctx.mode, endpoint.id)}">Back to the endpoint</a></p>
-      <form method="get" action="${paths.deliveries(ctx.mode, endpoint.id)}" class="row filter">
-        <div class="field">
-          <label for="outcome">Outcome</label>
-          <select id="outcome" name="outcome">
-            ${option('', 'All attempts')}${option('succeeded', 'Succeeded')}${option('failed', 'Failed')}
-          </select>
-        </div>
-        <button type="submit" class="secondary">Filter</button>
-      </form>
-      ${table({
-        caption: 'Delivery attempts, newest first',
-        head: ATTEMPT_HEAD,
-        rows: attempts.data.map((attempt) =>
-          attemptRow(ctx.mode, attempt, { linkEvent: !ctx.sections || ctx.sections.includes('events') }),
-        ),
-        empty: outcome
-          ? `No ${outcome} attempts.`
-          : 'Nothing delivered to this endpoint yet. Send it a test event from its page.',
-      })}
-      ${pager({
-        onFirstPage: input.startingAfter === undefined,
-        firstHref: paths.deliveries(ctx.mode, endpoint.id, { outcome }),
-        nextHref:
-          attempts.hasMore && last
-            ? paths.deliveries(ctx.mode, endpoint.id, { outcome, startingAfter: last.id })
-            : undefined,
-      })}`,
+<form method="get" action="${paths.deliveries(ctx.mode, endpoint.id)}" class="row filter">
+<div class="field"><label for="outcome">Outcome</label>
+<select id="outcome" name="outcome">${option('', 'All attempts')}${option('succeeded', 'Succeeded')}${option('failed', 'Failed')}</select></div>
+<button type="submit" class="secondary">Filter</button>
+</form>
+${table({
+  caption: 'Delivery attempts, newest first',
+  head: ATTEMPT_HEAD,
+  rows: attempts.data.map((attempt) =>
+    attemptRow(ctx.mode, attempt, { linkEvent: !ctx.sections || ctx.sections.includes('events') }),
+  ),
+  empty: outcome
+    ? `No ${outcome} attempts.`
+    : 'Nothing delivered to this endpoint yet. Send it a test event from its page.',
+})}
+${pager({
+  onFirstPage: input.startingAfter === undefined,
+  firstHref: paths.deliveries(ctx.mode, endpoint.id, { outcome }),
+  nextHref:
+    attempts.hasMore && last ? paths.deliveries(ctx.mode, endpoint.id, { outcome, startingAfter: last.id }) : undefined,
+})}`,
   });
 }

@@ -62,58 +62,44 @@ function endpointFields(input: {
     maxLength: 2048,
     invalid: param === 'url',
   })}
-  ${field({
-    id: `${input.prefix}-description`,
-    name: 'description',
-    label: 'Description',
-    value: input.values.description,
-    maxLength: 500,
-    invalid: param === 'description',
-  })}
-  ${field({
-    id: `${input.prefix}-rate-limit`,
-    name: 'rate_limit',
-    label: 'Rate limit (per second)',
-    value: input.values.rateLimit ?? '',
-    maxLength: 4,
-    hint: 'At most this many deliveries per second, 1 to 1000; later ones wait their turn. Empty: no limit.',
-    invalid: param === 'rate_limit',
-  })}
-  ${checkboxGroup({
-    legend: 'Events to send',
-    name: 'events',
-    idPrefix: `${input.prefix}-event`,
-    hint: 'Leave every box empty to receive every kind, including kinds added later.',
-    invalid: param === 'events',
-    options: input.eventTypes.map((kind) => ({
-      value: kind,
-      label: kind,
-      checked: input.values.events.includes(kind),
-    })),
-  })}
-  ${orderingField(input.prefix, input.values.ordered ?? false, param === 'ordering')}
-  ${headersField(input.prefix, input.values.headers ?? '', param?.startsWith('headers') ?? false)}
-  ${apiVersionField(input.prefix, input.values.apiVersion ?? LATEST_API_VERSION)}`;
+${field({
+  id: `${input.prefix}-description`,
+  name: 'description',
+  label: 'Description',
+  value: input.values.description,
+  maxLength: 500,
+  invalid: param === 'description',
+})}
+${field({
+  id: `${input.prefix}-rate-limit`,
+  name: 'rate_limit',
+  label: 'Rate limit (per second)',
+  value: input.values.rateLimit ?? '',
+  maxLength: 4,
+  hint: 'At most this many deliveries per second, 1 to 1000; later ones wait their turn. Empty: no limit.',
+  invalid: param === 'rate_limit',
+})}
+${checkboxGroup({
+  legend: 'Events to send',
+  name: 'events',
+  idPrefix: `${input.prefix}-event`,
+  hint: 'Leave every box empty to receive every kind, including kinds added later.',
+  invalid: param === 'events',
+  options: input.eventTypes.map((kind) => ({ value: kind, label: kind, checked: input.values.events.includes(kind) })),
+})}
+${orderingField(input.prefix, input.values.ordered ?? false, param === 'ordering')}
+${headersField(input.prefix, input.values.headers ?? '', param?.startsWith('headers') ?? false)}
+${apiVersionField(input.prefix, input.values.apiVersion ?? LATEST_API_VERSION)}`;
 }
 
 /** Custom headers as lines of `Name: value`; `Name:` alone removes that header; headers not listed stay. */
 function headersField(prefix: string, value: string, invalid: boolean): Html {
   const id = `${prefix}-headers`;
   return html`<div class="field${invalid ? ' invalid' : ''}">
-    <label for="${id}">Custom headers</label>
-    <textarea
-      id="${id}"
-      name="headers"
-      rows="3"
-      aria-describedby="${id}-hint"
-      ${invalid ? html` aria-invalid="true"` : ''}
-    >
-${value}</textarea>
-    <p class="hint" id="${id}-hint">
-      One "Name: value" per line, sent on every delivery (at most 20). "Name:" alone removes a header; headers not
-      listed stay. Values of Authorization and of names with token, secret or key are never shown again.
-    </p>
-  </div>`;
+<label for="${id}">Custom headers</label>
+<textarea id="${id}" name="headers" rows="3" aria-describedby="${id}-hint"${invalid ? html` aria-invalid="true"` : ''}>${value}</textarea>
+<p class="hint" id="${id}-hint">One "Name: value" per line, sent on every delivery (at most 20). "Name:" alone removes a header; headers not listed stay. Values of Authorization and of names with token, secret or key are never shown again.</p>
+</div>`;
 }
 
 /** A version as the page names it: the newest marked, a version with a sunset date shows it. */
@@ -127,44 +113,33 @@ function versionLabel(name: string): string {
 function changesToNewest(name: string): Html {
   const changes = changesSince(name);
   if (changes.length === 0) return html`<span class="muted">The newest: nothing differs.</span>`;
-  return html`Differs from the newest, ${LATEST_API_VERSION}:
-    <ul class="version-changes">
-      ${changes.map((change) => html`<li>${change.version}, <code>${change.type}</code>: ${change.summary}</li>`)}
-    </ul>`;
+  return html`Differs from the newest, ${LATEST_API_VERSION}:<ul class="version-changes">${changes.map(
+    (change) => html`<li>${change.version}, <code>${change.type}</code>: ${change.summary}</li>`,
+  )}</ul>`;
 }
 
 /** The API version its events are rendered in; a change applies to deliveries made after it. */
 function apiVersionField(prefix: string, selected: string): Html {
   const id = `${prefix}-api-version`;
   return html`${selectField({
-      id,
-      name: 'api_version',
-      label: 'API version',
-      options: API_VERSIONS.map((version) => ({ value: version.name, label: versionLabel(version.name) })),
-      selected,
-      hint: 'The shape of the events this endpoint receives (sent as the Service-Version header). A change applies to deliveries made after it.',
-    })}
-    <div class="hint">${changesToNewest(selected)}</div>`;
+    id,
+    name: 'api_version',
+    label: 'API version',
+    options: API_VERSIONS.map((version) => ({ value: version.name, label: versionLabel(version.name) })),
+    selected,
+    hint: 'The shape of the events this endpoint receives (sent as the Service-Version header). A change applies to deliveries made after it.',
+  })}
+<div class="hint">${changesToNewest(selected)}</div>`;
 }
 
 /** The endpoint's ordering as one box: ticked is 'parcel', unticked 'none'. */
 function orderingField(prefix: string, ordered: boolean, invalid: boolean): Html {
   const id = `${prefix}-ordering`;
   return html`<div class="check${invalid ? ' invalid' : ''}">
-    <input
-      type="checkbox"
-      id="${id}"
-      name="ordering"
-      value="parcel"
-      aria-describedby="${id}-hint"
-      ${ordered ? html` checked` : ''}
-    />
-    <label for="${id}">Deliver in order per parcel</label>
-    <p class="hint" id="${id}-hint">
-      A parcel's next event is sent only once the one before it was delivered or given up. Other parcels are never held
-      up.
-    </p>
-  </div>`;
+<input type="checkbox" id="${id}" name="ordering" value="parcel" aria-describedby="${id}-hint"${ordered ? html` checked` : ''}>
+<label for="${id}">Deliver in order per parcel</label>
+<p class="hint" id="${id}-hint">A parcel's next event is sent only once the one before it was delivered or given up. Other parcels are never held up.</p>
+</div>`;
 }
 
 export interface EndpointsPageInput {
@@ -179,53 +154,42 @@ export interface EndpointsPageInput {
 export function endpointsPage(ctx: PageContext, input: EndpointsPageInput): Html {
   const failing = input.endpoints.filter((endpoint) => endpoint.status === 'failing' || endpoint.failing);
   const rows = input.endpoints.map(
-    (endpoint) =>
-      html`<tr>
-        <td class="url">
-          <a href="${paths.endpoint(ctx.mode, endpoint.id)}">${endpoint.url}</a
-          >${endpoint.description ? html`<div class="muted">${endpoint.description}</div>` : ''}
-        </td>
-        <td>${endpointStatus(endpoint)}</td>
-        <td>${eventsSummary(endpoint, input.eventTypes)}</td>
-        <td>${time(endpoint.created, { now: ctx.now })}</td>
-        <td>
-          <a href="${paths.deliveries(ctx.mode, endpoint.id)}" aria-label="Deliveries to ${endpoint.url}">Deliveries</a>
-        </td>
-      </tr>`,
+    (endpoint) => html`<tr>
+<td class="url"><a href="${paths.endpoint(ctx.mode, endpoint.id)}">${endpoint.url}</a>${endpoint.description ? html`<div class="muted">${endpoint.description}</div>` : ''}</td>
+<td>${endpointStatus(endpoint)}</td>
+<td>${eventsSummary(endpoint, input.eventTypes)}</td>
+<td>${time(endpoint.created, { now: ctx.now })}</td>
+<td><a href="${paths.deliveries(ctx.mode, endpoint.id)}" aria-label="Deliveries to ${endpoint.url}">Deliveries</a></td>
+</tr>`,
   );
   const addForm = readOnly(ctx)
     ? ''
     : html`<section class="panel" aria-labelledby="add-title">
-        <h2 id="add-title">Add endpoint</h2>
-        <form method="post" action="${paths.endpoints(ctx.mode)}" class="stack" novalidate>
-          ${errorSummary(input.error, { url: 'add-url', description: 'add-description', rate_limit: 'add-rate-limit', events: 'add-event-0' })}
-          ${csrfField(ctx.csrfToken)}
-          ${endpointFields({ prefix: 'add', values: input.form ?? { url: '', description: '', events: [], ordered: false }, eventTypes: input.eventTypes, error: input.error })}
-          <div class="actions"><button type="submit">Add endpoint</button></div>
-        </form>
-      </section>`;
+<h2 id="add-title">Add endpoint</h2>
+<form method="post" action="${paths.endpoints(ctx.mode)}" class="stack" novalidate>
+${errorSummary(input.error, { url: 'add-url', description: 'add-description', rate_limit: 'add-rate-limit', events: 'add-event-0' })}
+${csrfField(ctx.csrfToken)}
+${endpointFields({ prefix: 'add', values: input.form ?? { url: '', description: '', events: [], ordered: false }, eventTypes: input.eventTypes, error: input.error })}
+<div class="actions"><button type="submit">Add endpoint</button></div>
+</form>
+</section>`;
   return layout(ctx, {
     title: 'Webhooks',
     section: 'endpoints',
     body: html`${
-        failing.length > 0
-          ? html`<div class="banner banner-danger" role="note">
-              <strong>${plural(failing.length, 'endpoint is', 'endpoints are')} failing.</strong> Open
-              ${failing.length === 1 ? 'it' : 'each'} to see what went
-              wrong${input.canRecover ? '; once the receiver works again, recover the events it missed' : ''}.
-            </div>`
-          : ''
-      }
-      <p class="lede">
-        We post signed ${ctx.mode}-mode events to these endpoints and retry failures for about seven hours.
-      </p>
-      ${table({
-        caption: `${ctx.mode === 'test' ? 'Test' : 'Live'} endpoints`,
-        head: ['URL', 'Status', 'Events', 'Created', html`<span class="visually-hidden">Deliveries</span>`],
-        rows,
-        empty: `No ${ctx.mode} endpoints yet.`,
-      })}
-      ${addForm}`,
+      failing.length > 0
+        ? html`<div class="banner banner-danger" role="note"><strong>${plural(failing.length, 'endpoint is', 'endpoints are')} failing.</strong>
+Open ${failing.length === 1 ? 'it' : 'each'} to see what went wrong${input.canRecover ? '; once the receiver works again, recover the events it missed' : ''}.</div>`
+        : ''
+    }
+<p class="lede">We post signed ${ctx.mode}-mode events to these endpoints and retry failures for about seven hours.</p>
+${table({
+  caption: `${ctx.mode === 'test' ? 'Test' : 'Live'} endpoints`,
+  head: ['URL', 'Status', 'Events', 'Created', html`<span class="visually-hidden">Deliveries</span>`],
+  rows,
+  empty: `No ${ctx.mode} endpoints yet.`,
+})}
+${addForm}`,
   });
 }
 
@@ -250,10 +214,8 @@ function secretBox(input: NonNullable<EndpointPageInput['secret']>): Html {
     value: input.value,
     explanation:
       input.reason === 'created'
-        ? html`Your receiver needs it to verify the <code>Service-Signature</code> header.
-            <strong>It is shown only this once</strong>: copy it now.`
-        : html`Deliveries are signed with both the old and the new secret for a grace period, so your receivers can
-            switch over. <strong>It is shown only this once</strong>: copy it now.`,
+        ? html`Your receiver needs it to verify the <code>Service-Signature</code> header. <strong>It is shown only this once</strong>: copy it now.`
+        : html`Deliveries are signed with both the old and the new secret for a grace period, so your receivers can switch over. <strong>It is shown only this once</strong>: copy it now.`,
   });
 }
 
@@ -270,10 +232,10 @@ function failingNote(
       ? 'fix the receiver, send a test event, then recover the events it missed.'
       : 'fix the receiver; the next event delivered to it clears the mark.';
   return html`<div class="banner banner-danger" role="note">
-    <strong>This endpoint is failing.</strong> Deliveries to it were given up after every retry failed.
-    ${latest ? html`We told you ${time(latest.created_at, { now })}${emailed}.` : ''} The mark clears at the next
-    successful delivery: ${next}
-  </div>`;
+<strong>This endpoint is failing.</strong> Deliveries to it were given up after every retry failed.
+${latest ? html`We told you ${time(latest.created_at, { now })}${emailed}.` : ''}
+The mark clears at the next successful delivery: ${next}
+</div>`;
 }
 
 function actions(ctx: PageContext, input: EndpointPageInput): Html {
@@ -281,17 +243,16 @@ function actions(ctx: PageContext, input: EndpointPageInput): Html {
   const testForm =
     input.features.test && endpoint.status !== 'disabled'
       ? html`<form method="post" action="${paths.endpointAction(ctx.mode, endpoint.id, 'test')}" class="row">
-          ${csrfField(ctx.csrfToken)} ${input.error?.form === 'test' ? errorSummary(input.error.error) : ''}
-          ${selectField({ id: 'test-type', name: 'type', label: 'Event kind', options: endpoint.events.map((kind) => ({ value: kind, label: kind })) })}
-          <button type="submit">Send test event</button>
-        </form>`
+${csrfField(ctx.csrfToken)}
+${input.error?.form === 'test' ? errorSummary(input.error.error) : ''}
+${selectField({ id: 'test-type', name: 'type', label: 'Event kind', options: endpoint.events.map((kind) => ({ value: kind, label: kind })) })}
+<button type="submit">Send test event</button>
+</form>`
       : '';
   const toggle = !input.features.change
     ? ''
     : endpoint.status === 'disabled'
-      ? html`<form method="post" action="${paths.endpointAction(ctx.mode, endpoint.id, 'enable')}" class="inline">
-          ${csrfField(ctx.csrfToken)}<button type="submit" class="secondary small">Enable</button>
-        </form>`
+      ? html`<form method="post" action="${paths.endpointAction(ctx.mode, endpoint.id, 'enable')}" class="inline">${csrfField(ctx.csrfToken)}<button type="submit" class="secondary small">Enable</button></form>`
       : confirmForm({
           action: paths.endpointAction(ctx.mode, endpoint.id, 'disable'),
           csrfToken: ctx.csrfToken,
@@ -301,29 +262,29 @@ function actions(ctx: PageContext, input: EndpointPageInput): Html {
             'It gets no new events and its pending retries stop. Enabling it later does not send what it missed; recover does.',
         });
   return html`<section class="panel" aria-labelledby="actions-title">
-    <h2 id="actions-title">Actions</h2>
-    ${testForm}
-    <div class="button-row">
-      ${toggle}
-      ${confirmForm({
-        action: paths.endpointAction(ctx.mode, endpoint.id, 'rotate'),
-        csrfToken: ctx.csrfToken,
-        label: 'Rotate secret',
-        question: 'Rotate the signing secret?',
-        consequence:
-          'A new secret is shown once. The old one keeps signing deliveries for a grace period so your receivers can switch over.',
-      })}
-      ${confirmForm({
-        action: paths.endpointAction(ctx.mode, endpoint.id, 'delete'),
-        csrfToken: ctx.csrfToken,
-        label: 'Delete',
-        accessibleLabel: `Delete endpoint ${endpoint.url}`,
-        question: 'Delete this endpoint?',
-        consequence: 'Its pending retries stop and it receives nothing more. This cannot be undone.',
-        danger: true,
-      })}
-    </div>
-  </section>`;
+<h2 id="actions-title">Actions</h2>
+${testForm}
+<div class="button-row">
+${toggle}
+${confirmForm({
+  action: paths.endpointAction(ctx.mode, endpoint.id, 'rotate'),
+  csrfToken: ctx.csrfToken,
+  label: 'Rotate secret',
+  question: 'Rotate the signing secret?',
+  consequence:
+    'A new secret is shown once. The old one keeps signing deliveries for a grace period so your receivers can switch over.',
+})}
+${confirmForm({
+  action: paths.endpointAction(ctx.mode, endpoint.id, 'delete'),
+  csrfToken: ctx.csrfToken,
+  label: 'Delete',
+  accessibleLabel: `Delete endpoint ${endpoint.url}`,
+  question: 'Delete this endpoint?',
+  consequence: 'Its pending retries stop and it receives nothing more. This cannot be undone.',
+  danger: true,
+})}
+</div>
+</section>`;
 }
 
 function changeForm(ctx: PageContext, input: EndpointPageInput): Html {
@@ -342,59 +303,47 @@ function changeForm(ctx: PageContext, input: EndpointPageInput): Html {
         };
   const error = input.error?.form === 'change' ? input.error.error : undefined;
   return html`<section class="panel" aria-labelledby="change-title">
-    <h2 id="change-title">Change endpoint</h2>
-    <form method="post" action="${paths.endpointAction(ctx.mode, endpoint.id, 'update')}" class="stack" novalidate>
-      ${errorSummary(error, { url: 'change-url', description: 'change-description', rate_limit: 'change-rate-limit', events: 'change-event-0' })}
-      ${csrfField(ctx.csrfToken)} ${endpointFields({ prefix: 'change', values, eventTypes: input.eventTypes, error })}
-      <div class="actions"><button type="submit">Save changes</button></div>
-    </form>
-  </section>`;
+<h2 id="change-title">Change endpoint</h2>
+<form method="post" action="${paths.endpointAction(ctx.mode, endpoint.id, 'update')}" class="stack" novalidate>
+${errorSummary(error, { url: 'change-url', description: 'change-description', rate_limit: 'change-rate-limit', events: 'change-event-0' })}
+${csrfField(ctx.csrfToken)}
+${endpointFields({ prefix: 'change', values, eventTypes: input.eventTypes, error })}
+<div class="actions"><button type="submit">Save changes</button></div>
+</form>
+</section>`;
 }
 
 function recoverForm(ctx: PageContext, input: EndpointPageInput): Html {
   const error = input.error?.form === 'recover' ? input.error.error : undefined;
   return html`<section class="panel" aria-labelledby="recover-title">
-    <h2 id="recover-title">Recover missed events</h2>
-    <p>
-      Sends again every event of a time window that was meant for this endpoint and never delivered to it. Deliveries
-      start at a gentle pace, so a receiver coming back is not flooded.
-    </p>
-    <form
-      method="post"
-      action="${paths.endpointAction(ctx.mode, input.endpoint.id, 'recover')}"
-      class="stack"
-      novalidate
-    >
-      ${errorSummary(error, { since: 'recover-since', until: 'recover-until' })} ${csrfField(ctx.csrfToken)}
-      <div class="row">
-        ${field({ id: 'recover-since', name: 'since', label: 'From (UTC)', type: 'datetime-local', required: true, invalid: error?.param === 'since' })}
-        ${field({ id: 'recover-until', name: 'until', label: 'Until (UTC)', type: 'datetime-local', hint: 'Empty: until now.', invalid: error?.param === 'until' })}
-      </div>
-      <div class="actions"><button type="submit">Recover</button></div>
-    </form>
-  </section>`;
+<h2 id="recover-title">Recover missed events</h2>
+<p>Sends again every event of a time window that was meant for this endpoint and never delivered to it. Deliveries
+start at a gentle pace, so a receiver coming back is not flooded.</p>
+<form method="post" action="${paths.endpointAction(ctx.mode, input.endpoint.id, 'recover')}" class="stack" novalidate>
+${errorSummary(error, { since: 'recover-since', until: 'recover-until' })}
+${csrfField(ctx.csrfToken)}
+<div class="row">
+${field({ id: 'recover-since', name: 'since', label: 'From (UTC)', type: 'datetime-local', required: true, invalid: error?.param === 'since' })}
+${field({ id: 'recover-until', name: 'until', label: 'Until (UTC)', type: 'datetime-local', hint: 'Empty: until now.', invalid: error?.param === 'until' })}
+</div>
+<div class="actions"><button type="submit">Recover</button></div>
+</form>
+</section>`;
 }
 
 function notificationsList(input: EndpointPageInput, now?: Date): Html {
   if (input.notifications.length === 0) return html``;
   return html`<section class="panel" aria-labelledby="notifications-title">
-    <h2 id="notifications-title">Notifications</h2>
-    <ul class="notifications">
-      ${input.notifications.map(
-        (note) =>
-          html`<li>
-            <p>
-              <strong>${note.subject}</strong> ·
-              ${time(note.created_at, { now })}${note.email_sent_at && note.email_to ? html` · emailed to ${note.email_to}` : ''}
-            </p>
-            <details>
-              <summary>Message</summary>
-              <pre>${note.body}</pre>
-            </details>
-          </li>`,
-      )}
-    </ul>
-  </section>`;
+<h2 id="notifications-title">Notifications</h2>
+<ul class="notifications">
+${input.notifications.map(
+  (note) => html`<li>
+<p><strong>${note.subject}</strong> · ${time(note.created_at, { now })}${note.email_sent_at && note.email_to ? html` · emailed to ${note.email_to}` : ''}</p>
+<details><summary>Message</summary><pre>${note.body}</pre></details>
+</li>`,
+)}
+</ul>
+</section>`;
 }
 
 export function endpointPage(ctx: PageContext, input: EndpointPageInput): Html {
@@ -405,49 +354,24 @@ export function endpointPage(ctx: PageContext, input: EndpointPageInput): Html {
     title: `Endpoint ${endpoint.url}`,
     section: 'endpoints',
     heading: html`<span class="muted">Endpoint</span> <span class="url">${endpoint.url}</span>`,
-    body: html`${input.secret ? secretBox(input.secret) : ''} ${otherError} ${failingNote(endpoint, input, ctx.now)}
-      <dl class="facts">
-        <div>
-          <dt>Status</dt>
-          <dd>${endpointStatus(endpoint)}</dd>
-        </div>
-        <div>
-          <dt>Description</dt>
-          <dd>${endpoint.description ?? html`<span class="muted">None</span>`}</dd>
-        </div>
-        <div>
-          <dt>Events</dt>
-          <dd>${eventsSummary(endpoint, input.eventTypes)}</dd>
-        </div>
-        <div>
-          <dt>Order</dt>
-          <dd>
-            ${endpoint.ordering === 'parcel' ? 'In order per parcel' : html`<span class="muted">As they come</span>`}
-          </dd>
-        </div>
-        <div>
-          <dt>Rate limit (per second)</dt>
-          <dd>${endpoint.rate_limit ?? html`<span class="muted">None</span>`}</dd>
-        </div>
-        <div>
-          <dt>API version</dt>
-          <dd>
-            <code>${versionLabel(endpoint.api_version ?? LATEST_API_VERSION)}</code>
-            ${changesToNewest(endpoint.api_version ?? LATEST_API_VERSION)}
-          </dd>
-        </div>
-        <div>
-          <dt>Created</dt>
-          <dd>${stamp(endpoint.created)}</dd>
-        </div>
-        <div>
-          <dt>ID</dt>
-          <dd><code>${endpoint.id}</code></dd>
-        </div>
-      </dl>
-      ${input.health ? healthSection(ctx, endpoint.id, input.health) : ''}
-      <p><a class="button secondary" href="${paths.deliveries(ctx.mode, endpoint.id)}">Deliveries</a></p>
-      ${writable ? actions(ctx, input) : ''} ${writable && input.features.change ? changeForm(ctx, input) : ''}
-      ${writable && input.features.recover ? recoverForm(ctx, input) : ''} ${notificationsList(input, ctx.now)}`,
+    body: html`${input.secret ? secretBox(input.secret) : ''}
+${otherError}
+${failingNote(endpoint, input, ctx.now)}
+<dl class="facts">
+<div><dt>Status</dt><dd>${endpointStatus(endpoint)}</dd></div>
+<div><dt>Description</dt><dd>${endpoint.description ?? html`<span class="muted">None</span>`}</dd></div>
+<div><dt>Events</dt><dd>${eventsSummary(endpoint, input.eventTypes)}</dd></div>
+<div><dt>Order</dt><dd>${endpoint.ordering === 'parcel' ? 'In order per parcel' : html`<span class="muted">As they come</span>`}</dd></div>
+<div><dt>Rate limit (per second)</dt><dd>${endpoint.rate_limit ?? html`<span class="muted">None</span>`}</dd></div>
+<div><dt>API version</dt><dd><code>${versionLabel(endpoint.api_version ?? LATEST_API_VERSION)}</code> ${changesToNewest(endpoint.api_version ?? LATEST_API_VERSION)}</dd></div>
+<div><dt>Created</dt><dd>${stamp(endpoint.created)}</dd></div>
+<div><dt>ID</dt><dd><code>${endpoint.id}</code></dd></div>
+</dl>
+${input.health ? healthSection(ctx, endpoint.id, input.health) : ''}
+<p><a class="button secondary" href="${paths.deliveries(ctx.mode, endpoint.id)}">Deliveries</a></p>
+${writable ? actions(ctx, input) : ''}
+${writable && input.features.change ? changeForm(ctx, input) : ''}
+${writable && input.features.recover ? recoverForm(ctx, input) : ''}
+${notificationsList(input, ctx.now)}`,
   });
 }

@@ -13,25 +13,25 @@ export function documentShell(input: {
   canonical?: string;
 }): Html {
   return html`<!doctype html>
-    <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <meta name="referrer" content="same-origin" />
-        <title>${input.title} · Parcel developers</title>
-        <link rel="icon" href="${input.assets.icon}" type="image/svg+xml" />
-        <link rel="stylesheet" href="${input.assets.css}" />
-        <script src="${input.assets.js}" defer></script>
-        ${input.head}
-      </head>
-      <body class="${input.bodyClass ?? ''}" ${input.canonical ? html` data-canonical="${input.canonical}"` : ''}>
-        ${input.body}
-      </body>
-    </html>`;
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="same-origin">
+<title>${input.title} · Parcel developers</title>
+<link rel="icon" href="${input.assets.icon}" type="image/svg+xml">
+<link rel="stylesheet" href="${input.assets.css}">
+<script src="${input.assets.js}" defer></script>
+${input.head}
+</head>
+<body class="${input.bodyClass ?? ''}"${input.canonical ? html` data-canonical="${input.canonical}"` : ''}>
+${input.body}
+</body>
+</html>`;
 }
 
 export function csrfField(token: string): Html {
-  return html`<input type="hidden" name="_csrf" value="${token}" />`;
+  return html`<input type="hidden" name="_csrf" value="${token}">`;
 }
 
 const SECTIONS: { section: Section; label: string }[] = [
@@ -56,17 +56,17 @@ function modeSwitch(ctx: PageContext, section: Section): Html {
 function accountBanner(ctx: PageContext): Html | undefined {
   if (ctx.account.status === 'suspended') {
     return html`<div class="banner banner-danger" role="note">
-      <strong>This account is suspended.</strong>
-      Nothing is delivered to your endpoints and nothing can be changed here; you can still read your keys, endpoints
-      and events. Contact Parcel support to have it restored.
-    </div>`;
+<strong>This account is suspended.</strong>
+Nothing is delivered to your endpoints and nothing can be changed here; you can still read your keys, endpoints and
+events. Contact Parcel support to have it restored.
+</div>`;
   }
   if (ctx.account.status === 'pending') {
     return html`<div class="banner banner-warn" role="note">
-      <strong>Your account is waiting for approval.</strong>
-      Test keys work now. Live keys wait for approval: when you have finished testing, ask Parcel support to approve
-      your account.
-    </div>`;
+<strong>Your account is waiting for approval.</strong>
+Test keys work now. Live keys wait for approval: when you have finished testing, ask Parcel support to approve
+your account.
+</div>`;
   }
   return undefined;
 }
@@ -91,39 +91,27 @@ export function layout(
     bodyClass: `mode-${ctx.mode}`,
     canonical: ctx.canonical,
     body: html`<a class="skip" href="#main">Skip to content</a>
-      <header class="top">
-        <div class="brand">
-          <span class="logo" aria-hidden="true"></span>Parcel <span class="muted">developers</span>
-        </div>
-        <div class="account" title="${ctx.account.id}">${ctx.account.name}</div>
-        ${modeSwitch(ctx, input.section)}
-        <form method="post" action="${paths.signOut}" class="sign-out">
-          ${csrfField(ctx.csrfToken)}<button type="submit" class="link">Sign out</button>
-        </form>
-        <form method="post" action="${paths.signOutEverywhere}" class="sign-out">
-          ${csrfField(ctx.csrfToken)}<button type="submit" class="link">Sign out everywhere</button>
-        </form>
-      </header>
-      <nav class="sections" aria-label="Sections">
-        <ul>
-          ${nav}
-        </ul>
-      </nav>
-      ${ctx.mode === 'test' ? html`<div class="test-stripe">Test mode: nothing here touches live parcels or money.</div>` : ''}
-      <main id="main" tabindex="-1">
-        ${accountBanner(ctx)} ${ctx.notice ? html`<p class="notice" role="status">${ctx.notice}</p>` : ''}
-        <h1>${input.heading ?? input.title}</h1>
-        ${input.body}
-      </main>
-      <dialog id="confirm-dialog" aria-labelledby="confirm-title" aria-describedby="confirm-text">
-        <form method="dialog">
-          <h2 id="confirm-title">Are you sure?</h2>
-          <p id="confirm-text"></p>
-          <div class="actions">
-            <button value="cancel" class="secondary">Cancel</button
-            ><button value="ok" class="danger" id="confirm-ok">Confirm</button>
-          </div>
-        </form>
-      </dialog>`,
+<header class="top">
+  <div class="brand"><span class="logo" aria-hidden="true"></span>Parcel <span class="muted">developers</span></div>
+  <div class="account" title="${ctx.account.id}">${ctx.account.name}</div>
+  ${modeSwitch(ctx, input.section)}
+  <form method="post" action="${paths.signOut}" class="sign-out">${csrfField(ctx.csrfToken)}<button type="submit" class="link">Sign out</button></form>
+  <form method="post" action="${paths.signOutEverywhere}" class="sign-out">${csrfField(ctx.csrfToken)}<button type="submit" class="link">Sign out everywhere</button></form>
+</header>
+<nav class="sections" aria-label="Sections"><ul>${nav}</ul></nav>
+${ctx.mode === 'test' ? html`<div class="test-stripe">Test mode: nothing here touches live parcels or money.</div>` : ''}
+<main id="main" tabindex="-1">
+${accountBanner(ctx)}
+${ctx.notice ? html`<p class="notice" role="status">${ctx.notice}</p>` : ''}
+<h1>${input.heading ?? input.title}</h1>
+${input.body}
+</main>
+<dialog id="confirm-dialog" aria-labelledby="confirm-title" aria-describedby="confirm-text">
+  <form method="dialog">
+    <h2 id="confirm-title">Are you sure?</h2>
+    <p id="confirm-text"></p>
+    <div class="actions"><button value="cancel" class="secondary">Cancel</button><button value="ok" class="danger" id="confirm-ok">Confirm</button></div>
+  </form>
+</dialog>`,
   });
 }

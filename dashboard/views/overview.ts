@@ -36,63 +36,39 @@ function card(ctx: PageContext, summary: EndpointSummaryView): Html {
   const failures = totals.failed + totals.abandoned;
   const low = totals.successRate !== null && totals.successRate < 0.95;
   return html`<li class="overview-item">
-    <div class="overview-endpoint">
-      <a class="url" href="${paths.endpoint(ctx.mode, endpoint.id)}">${endpoint.url}</a
-      >${endpoint.description ? html`<div class="muted">${endpoint.description}</div>` : ''}
-    </div>
-    <dl class="overview-facts">
-      <div>
-        <dt>Status</dt>
-        <dd>${endpointStatus(endpoint)}</dd>
-      </div>
-      <div>
-        <dt>Success, 24 h</dt>
-        <dd class="${low ? 'rate-low' : ''}">
-          ${totals.successRate === null ? html`<span class="muted">No attempts</span>` : percent(totals.successRate)}
-        </dd>
-      </div>
-      <div>
-        <dt>Attempts, 24 h</dt>
-        <dd>
-          ${totals.attempts}${failures > 0 ? html` <span class="muted small-text">(${failures} failed)</span>` : ''}
-        </dd>
-      </div>
-    </dl>
-    <div class="overview-spark">${sparkline(summary.hours, totals, endpoint.url)}</div>
-  </li>`;
+<div class="overview-endpoint"><a class="url" href="${paths.endpoint(ctx.mode, endpoint.id)}">${endpoint.url}</a>${endpoint.description ? html`<div class="muted">${endpoint.description}</div>` : ''}</div>
+<dl class="overview-facts">
+<div><dt>Status</dt><dd>${endpointStatus(endpoint)}</dd></div>
+<div><dt>Success, 24 h</dt><dd class="${low ? 'rate-low' : ''}">${totals.successRate === null ? html`<span class="muted">No attempts</span>` : percent(totals.successRate)}</dd></div>
+<div><dt>Attempts, 24 h</dt><dd>${totals.attempts}${failures > 0 ? html` <span class="muted small-text">(${failures} failed)</span>` : ''}</dd></div>
+</dl>
+<div class="overview-spark">${sparkline(summary.hours, totals, endpoint.url)}</div>
+</li>`;
 }
 
 export function overviewPage(ctx: PageContext, input: OverviewPageInput): Html {
   const ordered = overviewOrder(input.endpoints);
   const failingCount = ordered.filter(failing).length;
-  const empty = html`No ${ctx.mode} endpoints yet. <a href="${paths.endpoints(ctx.mode)}">Add an endpoint</a> to receive
-    events, and create an <a href="${paths.keys(ctx.mode)}">API key</a> to call the API.`;
+  const empty = html`No ${ctx.mode} endpoints yet. <a href="${paths.endpoints(ctx.mode)}">Add an endpoint</a> to receive events, and
+create an <a href="${paths.keys(ctx.mode)}">API key</a> to call the API.`;
   return layout(ctx, {
     title: 'Overview',
     section: 'overview',
     body: html`${
-        failingCount > 0
-          ? html`<div class="banner banner-danger" role="note">
-              <strong>${plural(failingCount, 'endpoint is', 'endpoints are')} failing.</strong>
-              ${failingCount === 1 ? 'It is' : 'They are'} listed first; open one to see its deliveries.
-            </div>`
-          : ''
-      }
-      <p class="lede">
-        How your ${ctx.mode}-mode endpoints did over the last 24 hours. Open one for its hourly chart and its
-        deliveries.
-      </p>
-      ${
-        ordered.length === 0
-          ? html`<p class="empty">${empty}</p>`
-          : html`<h2 id="overview-list-title">${ctx.mode === 'test' ? 'Test' : 'Live'} endpoints, failing first</h2>
-              <ul class="overview-list" aria-labelledby="overview-list-title">
-                ${ordered.map((summary) => card(ctx, summary))}
-              </ul>`
-      }
-      <ul class="quick-links">
-        <li><a href="${paths.endpoints(ctx.mode)}">Manage endpoints</a></li>
-        <li><a href="${paths.events(ctx.mode, { deliveryState: 'not_delivered' })}">Events not delivered</a></li>
-      </ul>`,
+      failingCount > 0
+        ? html`<div class="banner banner-danger" role="note"><strong>${plural(failingCount, 'endpoint is', 'endpoints are')} failing.</strong> ${failingCount === 1 ? 'It is' : 'They are'} listed first; open one to see its deliveries.</div>`
+        : ''
+    }
+<p class="lede">How your ${ctx.mode}-mode endpoints did over the last 24 hours. Open one for its hourly chart and its deliveries.</p>
+${
+  ordered.length === 0
+    ? html`<p class="empty">${empty}</p>`
+    : html`<h2 id="overview-list-title">${ctx.mode === 'test' ? 'Test' : 'Live'} endpoints, failing first</h2>
+<ul class="overview-list" aria-labelledby="overview-list-title">${ordered.map((summary) => card(ctx, summary))}</ul>`
+}
+<ul class="quick-links">
+<li><a href="${paths.endpoints(ctx.mode)}">Manage endpoints</a></li>
+<li><a href="${paths.events(ctx.mode, { deliveryState: 'not_delivered' })}">Events not delivered</a></li>
+</ul>`,
   });
 }

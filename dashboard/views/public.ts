@@ -40,9 +40,9 @@ function publicFrame(assets: AssetUrls, title: string, body: Child, head?: Html)
     bodyClass: 'public',
     head,
     body: html`<main id="main" class="card">
-      <div class="brand"><span class="logo" aria-hidden="true"></span>Parcel <span class="muted">developers</span></div>
-      ${body}
-    </main>`,
+<div class="brand"><span class="logo" aria-hidden="true"></span>Parcel <span class="muted">developers</span></div>
+${body}
+</main>`,
   });
 }
 
@@ -52,10 +52,8 @@ export function signInPage(input: { assets: AssetUrls; reason?: SignInReason }):
     input.assets,
     reason.title,
     html`<h1>${reason.title}</h1>
-      <p>${reason.text}</p>
-      <p class="muted">
-        Operators can also print a link with <code>npx parcel-webhooks dashboard --account acct_...</code>.
-      </p>`,
+<p>${reason.text}</p>
+<p class="muted">Operators can also print a link with <code>npx parcel-webhooks dashboard --account acct_...</code>.</p>`,
   );
 }
 
@@ -69,8 +67,8 @@ export function signInLinkPage(input: { assets: AssetUrls; action: string }): Ht
     input.assets,
     'Sign in to the developers page',
     html`<h1>Sign in to the developers page</h1>
-      <p>This link works once, for 10 minutes. Signing in here ends any session this browser already had.</p>
-      <form method="post" action="${input.action}"><button type="submit">Sign in</button></form>`,
+<p>This link works once, for 10 minutes. Signing in here ends any session this browser already had.</p>
+<form method="post" action="${input.action}"><button type="submit">Sign in</button></form>`,
   );
 }
 
@@ -85,8 +83,8 @@ export function errorPage(input: {
     input.assets,
     input.title,
     html`<h1>${input.title}</h1>
-      <p>${input.message}</p>
-      ${input.code ? html`<p class="muted">Error code: <code class="error-code">${input.code}</code></p>` : ''}
-      <p><a href="${input.back?.href ?? paths.home}">${input.back?.label ?? 'Back to the developers page'}</a></p>`,
+<p>${input.message}</p>
+${input.code ? html`<p class="muted">Error code: <code class="error-code">${input.code}</code></p>` : ''}
+<p><a href="${input.back?.href ?? paths.home}">${input.back?.label ?? 'Back to the developers page'}</a></p>`,
   );
 }

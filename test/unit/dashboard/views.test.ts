@@ -11,10 +11,7 @@ const assets = loadAssets().urls;
 describe('dashboard views', () => {
   it('escapes every interpolated value and keeps trusted markup', () => {
     const evil = `<img src=x onerror="alert(1)">'&`;
-    expect(
-      html`<p title="${evil}">${evil}</p>
-        ${trusted('<br>')}`.toString(),
-    ).toBe(
+    expect(html`<p title="${evil}">${evil}</p>${trusted('<br>')}`.toString()).toBe(
       '<p title="&lt;img src=x onerror=&quot;alert(1)&quot;&gt;&#39;&amp;">&lt;img src=x onerror=&quot;alert(1)&quot;&gt;&#39;&amp;</p><br>',
     );
     expect(html`${[1, 'a<', null, undefined, false]}`.toString()).toBe('1a&lt;');
