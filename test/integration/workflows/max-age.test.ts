@@ -6,6 +6,7 @@ import { registerEndpoint } from '../../../domain/endpoints';
 import { getEvent } from '../../../domain/event-log';
 import { publishEvent } from '../../../domain/events';
 import type { Pool } from '../../../db/pool';
+import type { PoolClient } from 'pg';
 import { deliveryResult, parcel } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';
@@ -111,6 +112,26 @@ describe('delivery: max age', () => {
   });
 });
 
+/**
+ * The pool a publish sees inside this test's own open transaction: its transactions become savepoints of it, so
+ * the event and the test's change to it commit together and no dispatcher sees the event in between.
+ */
+function inTransaction(client: PoolClient): Pool {
+  const statement = {
+    BEGIN: 'SAVEPOINT publish',
+    COMMIT: 'RELEASE SAVEPOINT publish',
+    ROLLBACK: 'ROLLBACK TO SAVEPOINT publish',
+  };
+  const nested = {
+    query: (text: unknown, values?: unknown) =>
+      typeof text === 'string' && text in statement
+        ? client.query(statement[text as keyof typeof statement])
+        : client.query(text as string, values as unknown[]),
+    release: () => undefined,
+  };
+  return { query: client.query.bind(client), connect: () => Promise.resolve(nested) } as unknown as Pool;
+}
+
 describe('delivery: a long wait for a parcel’s earlier event', () => {
   const config = testConfig({ DELIVERY_RETRY_DELAYS: '1s,1s,1s,1s', DELIVERY_TIMEOUT: '2s' });
   const h = useDeliveryHarness(config);
@@ -140,7 +161,7 @@ describe('delivery: a long wait for a parcel’s earlier event', () => {
       await client.query('BEGIN');
       second = (
         await publishEvent(
-          { pool: client as unknown as Pool },
+          { pool: inTransaction(client) },
           { accountId, livemode: false, type: 'parcel.in_transit', data },
         )
       ).event.id;
