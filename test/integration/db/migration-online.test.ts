@@ -6,7 +6,6 @@ import { generateLargeTables } from '../../../bench/large-tables-data';
 import { newId } from '../../../core/ids';
 import { migrate, MIGRATIONS_DIR } from '../../../db/migrate';
 import { createPool, type Pool } from '../../../db/pool';
-import { insertEventWithFanOut } from '../../../db/events';
 import { testDatabaseUrl } from '../../helpers/database';
 import { waitFor } from '../../helpers/wait';
 
@@ -96,16 +95,14 @@ describe('the big-table indexes migration on busy tables', () => {
         { what: 'the migration to wait for the open transaction' },
       );
       for (let i = 0; i < 5; i++) {
-        const stored = await insertEventWithFanOut(writer, {
-          id: newId('event'),
-          accountId: 'acct_lt1',
-          livemode: false,
-          type: 'parcel.created',
-          created: Math.floor(Date.now() / 1000),
-          body: '{"object":"event"}',
-          parcelId: null,
-        });
-        expect(stored?.inserted).toBe(true);
+        // A publish's write, in the columns the schema has before this migration (later migrations add more, and
+        // the code of today writes them).
+        const stored = await writer.query(
+          `INSERT INTO events (id, account_id, livemode, type, created, body, endpoint_ids)
+           VALUES ($1, 'acct_lt1', false, 'parcel.created', $2, '{"object":"event"}', '{}')`,
+          [newId('event'), Math.floor(Date.now() / 1000)],
+        );
+        expect(stored.rowCount).toBe(1);
         await writer.query(
           `UPDATE delivery_attempts SET duration_ms = duration_ms WHERE id = (SELECT id FROM delivery_attempts ORDER BY id DESC LIMIT 1)`,
         );
