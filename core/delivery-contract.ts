@@ -354,12 +354,12 @@ export const FAILURE = {
 /** Failures before anything was posted: the workflow retries the same attempt, never counted as failed. */
 export const NOT_POSTED_FAILURES: readonly string[] = [FAILURE.databaseUnavailable, FAILURE.earlyAttemptUndecided];
 
-/** The details a local try's not-posted failure carries: which execution of the try it was (its claim's run). */
+/** The details a try's not-posted failure carries: which execution of the try it was (its claim's run). */
 export interface NotPostedDetails {
   run: string;
 }
 
-/** The run named by a not-posted failure's details (a regular activity's failure names none). */
+/** The run named by a not-posted failure's details (a try that claimed nothing names none). */
 export function notPostedRun(details: readonly unknown[] | undefined | null): string | undefined {
   const first = details?.[0] as Partial<NotPostedDetails> | undefined;
   return typeof first?.run === 'string' ? first.run : undefined;

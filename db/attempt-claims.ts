@@ -104,23 +104,22 @@ const LOAD_ATTEMPT_CONTEXT = preparedStatement(
             a.status = 'suspended' AS account_suspended,
             e.secret, e.headers,
             CASE WHEN e.previous_secret_expires_at > now() THEN e.previous_secret END AS previous_secret,
-            (SELECT body FROM events WHERE id = $2::text) AS event_body,
-            (SELECT trace_parent FROM events WHERE id = $2::text) AS event_trace_parent,
+            ev.body AS event_body,
+            ev.trace_parent AS event_trace_parent,
             $3::text IS NULL
               OR (EXISTS (SELECT 1 FROM claimed) AND NOT EXISTS (SELECT 1 FROM delivery_attempts WHERE id = $3::text)) AS fresh,
             e.local_certificate, e.rate_limit,
             (SELECT wait_until_ms FROM token) AS throttled_until_ms,
             (SELECT reserved_second FROM token) AS reserved_second,
             (SELECT granted_second FROM token) AS granted_second,
-            (SELECT status FROM deliveries
-              WHERE id = COALESCE($5::text, (SELECT id FROM deliveries
-                                              WHERE event_id = $2::text AND endpoint_id = $1 AND trigger = 'automatic'))
-            ) AS delivery_status,
-            COALESCE((SELECT api_version FROM deliveries
-                       WHERE id = COALESCE($5::text, (SELECT id FROM deliveries
-                                                       WHERE event_id = $2::text AND endpoint_id = $1 AND trigger = 'automatic'))),
-                     e.api_version) AS api_version
+            d.status AS delivery_status,
+            COALESCE(d.api_version, e.api_version) AS api_version
        FROM webhook_endpoints e JOIN accounts a ON a.id = e.account_id LEFT JOIN relaxed ON true
+            -- the event and the delivery, each read once: absent rows read as nulls
+            LEFT JOIN events ev ON ev.id = $2::text
+            LEFT JOIN deliveries d
+              ON d.id = COALESCE($5::text, (SELECT id FROM deliveries
+                                             WHERE event_id = $2::text AND endpoint_id = $1 AND trigger = 'automatic'))
       WHERE e.id = $1`,
 );
 

@@ -27,7 +27,7 @@ export interface UndispatchedEvent {
   trace_parent: string | null;
   /** When the event was stored, Unix ms: its deliveries' age (DELIVERY_MAX_AGE) counts from it. */
   stored_at_ms: number;
-  /** The rate-limit place attempt 1 took when it was deferred (deferFirstAttempt), and the endpoint's limit. */
+  /** The rate-limit place attempt 1 took when it was deferred (domain/outbox.ts deferral), and the endpoint's limit. */
   first_attempt_place: number | null;
   rate_limit: number | null;
 }
@@ -103,15 +103,21 @@ export async function releaseLeases(pool: Pool, ids: string[]): Promise<void> {
   );
 }
 
+/** A waiting row sent back to the outbox until its attempt 1's rate-limit place comes. */
+export interface OutboxDeferral {
+  id: string;
+  /** When it is due again, Unix ms. */
+  untilMs: number;
+  /** The place attempt 1 keeps (Unix seconds); null when it holds none. */
+  place: number | null;
+}
+
 /**
  * Attempt 1 of these events found no rate token at hand-off and took a place: each waits in the outbox until
  * `untilMs` (Unix ms), its lease running until then so no dispatcher claims it sooner, and keeps the place for
  * attempt 1. A dispatcher that dies meanwhile loses nothing: the row is claimed when the lease ends.
  */
-export async function deferEvents(
-  pool: Pool,
-  rows: { id: string; untilMs: number; place: number | null }[],
-): Promise<void> {
+export async function deferEvents(pool: Pool, rows: OutboxDeferral[]): Promise<void> {
   if (rows.length === 0) return;
   await pool.query(
     `WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true))
@@ -222,10 +228,7 @@ export async function markDeliveriesDispatched(pool: Pool, ids: string[]): Promi
 }
 
 /** deferEvents for merchant-asked deliveries: due again at `untilMs` (their dispatch_after), the place kept. */
-export async function deferDeliveries(
-  pool: Pool,
-  rows: { id: string; untilMs: number; place: number | null }[],
-): Promise<void> {
+export async function deferDeliveries(pool: Pool, rows: OutboxDeferral[]): Promise<void> {
   if (rows.length === 0) return;
   await pool.query(
     `WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true))

@@ -133,7 +133,7 @@ function describeOutcome(outcome: FirstAttemptOutcome): string {
  * same default on the dev server and a self-hosted cluster): a fan-out's attempts 1 are listed one by one up to
  * this many, and counted past it.
  */
-export const FIRST_ATTEMPTS_LISTED = 10;
+const FIRST_ATTEMPTS_LISTED = 10;
 
 function describeFirstAttempts(outcomes: Record<string, FirstAttemptOutcome>): string[] {
   const entries = Object.entries(outcomes);

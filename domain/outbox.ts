@@ -11,6 +11,7 @@ import {
   OUTBOX_CHANNEL,
   releaseDeliveryLeases,
   releaseLeases,
+  type OutboxDeferral,
   type UndispatchedDelivery,
   type UndispatchedEvent,
 } from '../db/outbox';
@@ -59,7 +60,7 @@ export const DISPATCH_LEASE_MS = 30_000;
 /** One start may wait this long for Temporal; the row is claimed again after the lease otherwise. */
 export const START_DEADLINE_MS = 10_000;
 
-/** The place a deferred attempt 1 holds (deferFirstAttempts), for the next hand-off to ask with. */
+/** The place a deferred attempt 1 holds (deferral), for the next hand-off to ask with. */
 function placeOf(row: {
   first_attempt_place: number | null;
   rate_limit: number | null;
@@ -77,7 +78,7 @@ function placeOf(row: {
  * A one-endpoint delivery only: a fan-out's start never waits for one of its endpoints (its other attempts 1 are
  * made and their ladders go on), so a throttled attempt 1 of a fan-out takes its place in its ladder.
  */
-function deferral(input: DeliverEventInput, nowMs: number): { untilMs: number; place: number | null } | undefined {
+function deferral(input: DeliverEventInput, nowMs: number): Omit<OutboxDeferral, 'id'> | undefined {
   const throttles = Object.values(input.firstAttemptThrottles ?? {});
   if (input.endpointIds.length !== 1 || throttles.length !== 1 || input.firstAttemptOutcomes) return undefined;
   const throttle = throttles[0]!;
@@ -137,7 +138,7 @@ interface OutboxTable<Row extends { id: string; trace_parent: string | null }> {
   start(row: Row): DeliveryStart;
   mark(pool: Pool, ids: string[]): Promise<void>;
   release(pool: Pool, ids: string[]): Promise<void>;
-  defer(pool: Pool, rows: { id: string; untilMs: number; place: number | null }[]): Promise<void>;
+  defer(pool: Pool, rows: OutboxDeferral[]): Promise<void>;
 }
 
 const EVENTS: OutboxTable<UndispatchedEvent> = {
@@ -167,7 +168,7 @@ async function dispatchTable<Row extends { id: string; trace_parent: string | nu
   input: { ids?: string[]; limit: number; leaseMs: number; onStartsAnswered?: () => void },
 ): Promise<DispatchResult> {
   let claimed: Row[];
-  let results: PromiseSettledResult<{ id: string; untilMs: number; place: number | null } | undefined>[];
+  let results: PromiseSettledResult<OutboxDeferral | undefined>[];
   try {
     claimed = await table.claim(deps.pool, input);
     // Every start asks to be eager: the SDK asks the server for it only while the worker has a free slot, so a

@@ -102,7 +102,7 @@ function throttledSummary(throttled: Throttled, label: string): string {
   return `throttled: ${label} ${throttleWait(throttled)}`;
 }
 
-/** The execution a local try's not-posted failure names (its details); undefined for a regular activity's. */
+/** The execution a try's not-posted failure names (its details); undefined when the try claimed nothing. */
 function runOf(err: unknown): string | undefined {
   const failure = attemptFailure(err);
   return failure instanceof ApplicationFailure ? notPostedRun(failure.details) : undefined;
