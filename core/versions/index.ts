@@ -28,11 +28,14 @@ function versionsAfter(name: string): readonly ApiVersion[] {
   return index < 0 ? API_VERSIONS.slice(0, -1) : API_VERSIONS.slice(0, index);
 }
 
-/** An event of the newest shape in version `name` (one no longer served renders as the oldest served). */
-export function renderEvent<E extends VersionedEvent>(event: E, name: string): E {
-  let rendered: VersionedEvent = event;
+/**
+ * An event of the newest shape in version `name` (one no longer served renders as the oldest served); whatever
+ * else it carries besides the envelope is kept, so it comes back as the type it went in as.
+ */
+export function renderEvent<E extends { type: string; data: object }>(event: E, name: string): E {
+  let rendered = event as unknown as VersionedEvent;
   for (const version of versionsAfter(name)) rendered = version.toPrevious ? version.toPrevious(rendered) : rendered;
-  return rendered as E;
+  return rendered as unknown as E;
 }
 
 /**
@@ -58,7 +61,7 @@ export function eventSchemaIn(type: EventType, name: string): TSchema {
 
 /** The example body of a kind (core/event-schemas.ts) in version `name`. */
 export function exampleEventIn(type: EventType, name: string): EventBody {
-  return renderEvent(exampleEvent(type) as unknown as VersionedEvent, name) as unknown as EventBody;
+  return renderEvent(exampleEvent(type), name);
 }
 
 /**
