@@ -82,12 +82,6 @@ export function changesSince(name: string): { version: string; type: EventType; 
   );
 }
 
-/** The version that replaced `name`, if any. */
-export function successorOf(name: string): ApiVersion | undefined {
-  const index = API_VERSION_NAMES.indexOf(name);
-  return index > 0 ? API_VERSIONS[index - 1] : undefined;
-}
-
 /** A kind as an older version shows it, where it differs from the newest: what differs, its schema and example. */
 export interface OlderRendering {
   version: string;
