@@ -40,11 +40,14 @@ export function renderEvent<E extends { type: string; data: object }>(event: E, 
 
 /**
  * The bytes posted to an endpoint on version `name`, from the stored body: the newest is the stored bytes as they
- * are (no parse, no copy); an older version parses once and serialises its rendering.
+ * are (no parse, no copy); an older version parses once and serialises its rendering, unless no transform changed
+ * the event (a kind the versions in between left alone), which is the stored bytes again.
  */
 export function renderForVersion(storedBody: string, name: string): string {
   if (name === LATEST_API_VERSION || versionsAfter(name).every((version) => !version.toPrevious)) return storedBody;
-  return JSON.stringify(renderEvent(JSON.parse(storedBody) as VersionedEvent, name));
+  const stored = JSON.parse(storedBody) as VersionedEvent;
+  const rendered = renderEvent(stored, name);
+  return rendered === stored ? storedBody : JSON.stringify(rendered);
 }
 
 /** A kind's `data` schema in version `name`. */
