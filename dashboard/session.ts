@@ -18,7 +18,7 @@ import { DASHBOARD } from './views/paths';
  * under the name the same rule gives, never the other one. Both are HttpOnly and SameSite=Strict.
  */
 export const SESSION_COOKIE = 'parcel_dashboard_session';
-export const SECURE_SESSION_COOKIE = `__Host-${SESSION_COOKIE}`;
+const SECURE_SESSION_COOKIE = `__Host-${SESSION_COOKIE}`;
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -32,7 +32,7 @@ interface CookieShape {
   secure: boolean;
 }
 
-export function sessionCookieShape(request: FastifyRequest, publicUrl: string | undefined): CookieShape {
+function sessionCookieShape(request: FastifyRequest, publicUrl: string | undefined): CookieShape {
   const secure = publicUrl ? publicUrl.startsWith('https:') : request.protocol === 'https';
   return secure
     ? { name: SECURE_SESSION_COOKIE, path: '/', secure }

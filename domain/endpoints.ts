@@ -217,7 +217,7 @@ const ringOf = (deps: EndpointDeps): KeyRing => deps.config.webhook.secretEncryp
 
 /** Sealed under the newest key of the ring, bound to the endpoint it belongs to (core/secrets.ts). */
 function seal(deps: EndpointDeps, secret: string, endpointId: string): string {
-  return sealSecret(secret, endpointId, deps.config.webhook.secretEncryptionKeys);
+  return sealSecret(secret, endpointId, ringOf(deps));
 }
 
 /** Validates everything before writing, so a refused registration creates nothing. */

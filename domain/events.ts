@@ -192,7 +192,8 @@ async function storeEvent(
     type,
     created: envelope.created,
   };
-  // The sequence is taken and appended to these bytes by the insert (db/events.ts), in the same round trip.
+  // An event about a parcel takes its number after the insert, in the same transaction, and the number is
+  // appended to these bytes there (db/events.ts).
   const traceParent = publishTraceparent(input.traceParent);
   const stored = await insertEventWithFanOut(pool, {
     ...row,

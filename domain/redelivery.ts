@@ -1,7 +1,7 @@
 import { ApiError } from '../core/errors';
 import { EVENT_TYPES, isEventType } from '../core/event-catalog';
 import { newId } from '../core/ids';
-import { renderEvent, type VersionedEvent } from '../core/versions';
+import { renderEvent } from '../core/versions';
 import * as deliveries from '../db/deliveries';
 import type { EndpointScope } from '../db/endpoints';
 import { findEventOf, insertTestEvent } from '../db/events';
@@ -130,5 +130,5 @@ export async function sendTestEvent(
   if (!(await insertTestEvent(deps.pool, { ...envelope, accountId: scope.accountId, body }, endpoint.id)))
     throw endpointMissing(endpoint.id);
   // As the endpoint receives it: in its API version.
-  return renderEvent(envelope as unknown as VersionedEvent, endpoint.api_version) as unknown as EventEnvelope;
+  return renderEvent(envelope, endpoint.api_version);
 }

@@ -28,20 +28,26 @@ function versionsAfter(name: string): readonly ApiVersion[] {
   return index < 0 ? API_VERSIONS.slice(0, -1) : API_VERSIONS.slice(0, index);
 }
 
-/** An event of the newest shape in version `name` (one no longer served renders as the oldest served). */
-export function renderEvent<E extends VersionedEvent>(event: E, name: string): E {
-  let rendered: VersionedEvent = event;
+/**
+ * An event of the newest shape in version `name` (one no longer served renders as the oldest served); whatever
+ * else it carries besides the envelope is kept, so it comes back as the type it went in as.
+ */
+export function renderEvent<E extends { type: string; data: object }>(event: E, name: string): E {
+  let rendered = event as unknown as VersionedEvent;
   for (const version of versionsAfter(name)) rendered = version.toPrevious ? version.toPrevious(rendered) : rendered;
-  return rendered as E;
+  return rendered as unknown as E;
 }
 
 /**
  * The bytes posted to an endpoint on version `name`, from the stored body: the newest is the stored bytes as they
- * are (no parse, no copy); an older version parses once and serialises its rendering.
+ * are (no parse, no copy); an older version parses once and serialises its rendering, unless no transform changed
+ * the event (a kind the versions in between left alone), which is the stored bytes again.
  */
 export function renderForVersion(storedBody: string, name: string): string {
   if (name === LATEST_API_VERSION || versionsAfter(name).every((version) => !version.toPrevious)) return storedBody;
-  return JSON.stringify(renderEvent(JSON.parse(storedBody) as VersionedEvent, name));
+  const stored = JSON.parse(storedBody) as VersionedEvent;
+  const rendered = renderEvent(stored, name);
+  return rendered === stored ? storedBody : JSON.stringify(rendered);
 }
 
 /** A kind's `data` schema in version `name`. */
@@ -58,7 +64,7 @@ export function eventSchemaIn(type: EventType, name: string): TSchema {
 
 /** The example body of a kind (core/event-schemas.ts) in version `name`. */
 export function exampleEventIn(type: EventType, name: string): EventBody {
-  return renderEvent(exampleEvent(type) as unknown as VersionedEvent, name) as unknown as EventBody;
+  return renderEvent(exampleEvent(type), name);
 }
 
 /**
@@ -77,12 +83,6 @@ export function changesSince(name: string): { version: string; type: EventType; 
   return versionsAfter(name).flatMap((version) =>
     version.changes.map((change) => ({ version: version.name, ...change })),
   );
-}
-
-/** The version that replaced `name`, if any. */
-export function successorOf(name: string): ApiVersion | undefined {
-  const index = API_VERSION_NAMES.indexOf(name);
-  return index > 0 ? API_VERSIONS[index - 1] : undefined;
 }
 
 /** A kind as an older version shows it, where it differs from the newest: what differs, its schema and example. */

@@ -31,7 +31,10 @@ export interface ApiVersion {
    * null until one is chosen. Once set, every delivery on this version carries Deprecation and Sunset headers.
    */
   sunset: string | null;
-  /** An event of this version in the shape of the version before; absent for the first version. */
+  /**
+   * An event of this version in the shape of the version before, or the event itself when that shape is the same
+   * (then the stored bytes are posted as they are); absent for the first version.
+   */
   toPrevious?: (event: VersionedEvent) => VersionedEvent;
   /** Publish data in the version before's shape (as `previousDataSchemas` accepts it), in this version's shape. */
   fromPrevious?: (type: EventType, data: Record<string, unknown>) => Record<string, unknown>;

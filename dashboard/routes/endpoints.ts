@@ -290,13 +290,9 @@ export default async function endpointRoutes(app: FastifyInstance, options: Dash
       try {
         // Every field is sent: an emptied description clears it, no box ticked is every kind again.
         await updateEndpoint(deps(), scopeOf(ctx), request.params.id, {
-          url: input.url,
+          ...input,
           events: input.events ?? [],
           description: input.description ?? null,
-          ordering: input.ordering,
-          rate_limit: input.rate_limit,
-          headers: input.headers,
-          api_version: input.api_version,
         });
       } catch (err) {
         return formFailed(reply, ctx, request.params.id, 'change', err, values);

@@ -58,23 +58,20 @@ describe('API versions in the API', () => {
   });
 
   it('GET /v1/events and /v1/events/:id answer in the Service-Version asked for, else the newest', async () => {
+    // Published in the older shape: that version reads it back exactly as sent.
+    const olderData = {
+      cod_settlement: {
+        id: 'cods_9',
+        parcel_id: 'p_api',
+        parcel_number: 'PCL-7',
+        amount: 10,
+        currency: 'KES',
+        settled_at: 1764000000,
+      },
+    };
     const published = await publishEvent(
       { pool: api.pool },
-      {
-        accountId,
-        livemode: false,
-        type: 'cod.settled',
-        data: {
-          cod_settlement: {
-            id: 'cods_9',
-            parcel_id: 'p_api',
-            parcel_number: 'PCL-7',
-            amount: 10,
-            currency: 'KES',
-            settled_at: 1764000000,
-          },
-        },
-      },
+      { accountId, livemode: false, type: 'cod.settled', data: olderData },
     );
     const url = `/v1/events/${published.event.id}`;
     const newest = await inject('GET', url);
@@ -87,16 +84,7 @@ describe('API versions in the API', () => {
 
     const older = await inject('GET', url, undefined, { 'service-version': '2026-11-21' });
     expect(older.headers['service-version']).toBe('2026-11-21');
-    expect(older.json().data).toEqual({
-      cod_settlement: {
-        id: 'cods_9',
-        parcel_id: 'p_api',
-        parcel_number: 'PCL-7',
-        amount: 10,
-        currency: 'KES',
-        settled_at: 1764000000,
-      },
-    });
+    expect(older.json().data).toEqual(olderData);
     expect(older.json()).toMatchObject({ sequence: 1, deliveries: expect.any(Array) });
 
     const list = await inject('GET', `/v1/events?id=${published.event.id}`, undefined, {
