@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError, type ErrorCode } from '../core/errors';
 import { isDependencyOutage, serviceUnavailable } from '../infra/outages';
 
@@ -91,6 +91,11 @@ export function registerErrorHandling(app: FastifyInstance): void {
   });
 }
 
+/** The 404 of a URL no route answers (here, or on the other side of INTERNAL_PORT). */
+export function routeNotFound(request: FastifyRequest): ApiError {
+  return new ApiError('route_not_found', `Unrecognized request URL (${request.method} ${request.url.split('?')[0]}).`);
+}
+
 /**
  * Unknown URLs: 404 route_not_found in our wire shape. Registered once the rate limiter exists: the handler
  * looks the presented key up in Postgres, so unknown URLs are limited per address like the API routes, before
@@ -98,10 +103,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
  */
 export function registerNotFound(app: FastifyInstance): void {
   app.setNotFoundHandler({ preHandler: app.rateLimit() }, async (request, reply) => {
-    const error = new ApiError(
-      'route_not_found',
-      `Unrecognized request URL (${request.method} ${request.url.split('?')[0]}).`,
-    );
+    const error = routeNotFound(request);
     // Still 404 whatever the key (never 401), but a usable key's mode travels with it as on every response.
     // app.identify is the auth plugin's decorator: read through the instance, so no arrow runs back to it. A
     // client refused for its bad keys gets no lookup, and its 404 no mode.

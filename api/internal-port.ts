@@ -1,8 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
-import { ApiError } from '../core/errors';
-import { clientErrorHandler } from './errors';
+import { clientErrorHandler, routeNotFound } from './errors';
 
 /**
  * The internal routes (publishing, sign-in links) on a port of their own (INTERNAL_PORT), one a deployment
@@ -23,7 +22,7 @@ const ARRIVED_ON_INTERNAL_PORT = Symbol('arrivedOnInternalPort');
 type MarkedRequest = IncomingMessage & { [ARRIVED_ON_INTERNAL_PORT]?: true };
 
 /** Where internal routes are registered; a route's own pattern, never a URL as a client spelled it. */
-export function isInternalRoutePath(path: string): boolean {
+function isInternalRoutePath(path: string): boolean {
   return path === '/internal' || path.startsWith('/internal/');
 }
 
@@ -31,10 +30,6 @@ export function isInternalRoutePath(path: string): boolean {
 function checkRouteSide(route: RouteOptions): void {
   if ((route.config?.internal === true) === isInternalRoutePath(route.url)) return;
   throw new Error(`route ${route.url}: config.internal must be true exactly for routes under /internal`);
-}
-
-function notFound(request: FastifyRequest): ApiError {
-  return new ApiError('route_not_found', `Unrecognized request URL (${request.method} ${request.url.split('?')[0]}).`);
 }
 
 /**
@@ -49,10 +44,10 @@ export function gateInternalRoutes(fastify: FastifyInstance, internalPort: numbe
     const arrivedInternal = (request.raw as MarkedRequest)[ARRIVED_ON_INTERNAL_PORT] === true;
     // No route matched: the public port's not-found handler answers; the internal port answers at once.
     if (request.is404) {
-      if (arrivedInternal) throw notFound(request);
+      if (arrivedInternal) throw routeNotFound(request);
       return;
     }
-    if ((request.routeOptions.config.internal === true) !== arrivedInternal) throw notFound(request);
+    if ((request.routeOptions.config.internal === true) !== arrivedInternal) throw routeNotFound(request);
   });
 }
 

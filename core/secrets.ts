@@ -38,7 +38,7 @@ export function sealedOnlyRing(keys: readonly Buffer[]): KeyRing {
 }
 
 /** Whether a stored value is sealed under a key and bound to its endpoint: the only form a sealed-only ring opens. */
-export function isSealedAndBound(stored: string): boolean {
+function isSealedAndBound(stored: string): boolean {
   return stored.startsWith(V2_PREFIX);
 }
 

@@ -9,13 +9,13 @@ import { openSecret, sealSecret, SecretUnavailableError, type KeyRing } from '..
  * again: responses show them as HIDDEN_VALUE.
  */
 
-export const MAX_HEADERS = 20;
-export const HEADER_NAME_MAX_LENGTH = 64;
-export const HEADER_VALUE_MAX_LENGTH = 1000;
+const MAX_HEADERS = 20;
+const HEADER_NAME_MAX_LENGTH = 64;
+const HEADER_VALUE_MAX_LENGTH = 1000;
 /** What a response shows instead of a credential's value. */
-export const HIDDEN_VALUE = '********';
+const HIDDEN_VALUE = '********';
 
-export type EndpointHeaders = Record<string, string>;
+type EndpointHeaders = Record<string, string>;
 
 /** The stored form of no headers: nothing secret, so stored as is (and opened under a sealed-only ring too). */
 export const NO_HEADERS = '{}';
@@ -37,12 +37,12 @@ function refusedName(name: string): boolean {
 }
 
 /** Credentials: their values never appear in a response (or a log line). */
-export function isHiddenHeader(name: string): boolean {
+function isHiddenHeader(name: string): boolean {
   const lower = name.toLowerCase();
   return lower === 'authorization' || lower.includes('token') || lower.includes('secret') || lower.includes('key');
 }
 
-export const HEADERS_DESCRIPTION =
+const HEADERS_DESCRIPTION =
   `Headers sent on every POST to this endpoint, name to value: at most ${MAX_HEADERS}; names are HTTP tokens of at most ` +
   `${HEADER_NAME_MAX_LENGTH} characters, values printable ASCII of at most ${HEADER_VALUE_MAX_LENGTH}. Host, Content-*, ` +
   'Connection, Transfer-Encoding, Service-*, webhook-*, traceparent and tracestate are refused. The values of ' +

@@ -46,6 +46,13 @@ export interface ReencryptionReport {
   endpoints_unsealed_or_unbound: number;
 }
 
+type SecretForms = Awaited<ReturnType<typeof endpoints.countSecretForms>>;
+
+/** Endpoints holding a plain or `enc:v1` (unbound) secret or headers: what a sealed-only ring cannot open. */
+function unsealedOrUnbound(forms: SecretForms): number {
+  return forms.filter((row) => !row.form.startsWith('enc:v2:')).reduce((sum, row) => sum + row.endpoints, 0);
+}
+
 /** Which older keys still seal a secret or headers, from what the table holds now. */
 async function keyUse(
   pool: Pool,
@@ -60,9 +67,7 @@ async function keyUse(
   return {
     unused_key_ids: count('enc:v1') > 0 ? [] : older.filter((id) => !(id in stillUsed)),
     still_used_key_ids: stillUsed,
-    endpoints_unsealed_or_unbound: forms
-      .filter((row) => !row.form.startsWith('enc:v2:'))
-      .reduce((sum, row) => sum + row.endpoints, 0),
+    endpoints_unsealed_or_unbound: unsealedOrUnbound(forms),
   };
 }
 
@@ -72,8 +77,7 @@ async function keyUse(
  */
 export async function checkSecretsSealed(pool: Pool, ring: KeyRing): Promise<void> {
   if (!ring.sealedOnly) return;
-  const forms = await endpoints.countSecretForms(pool);
-  const unsealed = forms.filter((row) => !row.form.startsWith('enc:v2:')).reduce((sum, row) => sum + row.endpoints, 0);
+  const unsealed = unsealedOrUnbound(await endpoints.countSecretForms(pool));
   if (unsealed === 0) return;
   throw new Error(
     `WEBHOOK_SECRETS_REQUIRE_SEALED=true but ${unsealed} endpoint(s) hold a plain or unbound secret or headers: run \`parcel-webhooks secrets reencrypt\` first`,

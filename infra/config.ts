@@ -81,7 +81,7 @@ export interface Config {
 }
 
 /** The OTel SDK samplers OTEL_TRACES_SAMPLER names. */
-export const TRACE_SAMPLERS = [
+const TRACE_SAMPLERS = [
   'always_on',
   'always_off',
   'traceidratio',
@@ -89,7 +89,7 @@ export const TRACE_SAMPLERS = [
   'parentbased_always_off',
   'parentbased_traceidratio',
 ] as const;
-export type TraceSampler = (typeof TRACE_SAMPLERS)[number];
+type TraceSampler = (typeof TRACE_SAMPLERS)[number];
 
 /**
  * What decides whether and where spans go, read from the standard OTEL_* variables here and validated at start.

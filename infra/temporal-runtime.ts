@@ -1,7 +1,6 @@
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { Runtime, type RuntimeOptions } from '@temporalio/worker';
 import type { Config } from './config';
+import { freeLoopbackPort } from './ports';
 
 /**
  * The Temporal SDK's runtime for a process that runs a worker, with the SDK's own metrics (temporal_*: task
@@ -13,18 +12,6 @@ import type { Config } from './config';
 
 /** Tries before the SDK's metrics are given up: another process may take a port between our probe and the SDK's bind. */
 const EXPORTER_BIND_TRIES = 3;
-
-/** A loopback port free right now: the SDK binds the address it is given and cannot report a port of its choosing. */
-export function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * Returns the exporter's page URL, or undefined when metrics are off or no port could be bound (warned: the
@@ -39,6 +26,7 @@ export async function installTemporalRuntime(
   if (metrics.port !== 0) {
     let failure = '';
     for (let attempt = 1; attempt <= EXPORTER_BIND_TRIES; attempt += 1) {
+      // The SDK binds the address it is given and cannot report a port of its choosing: one free now is named.
       const bindAddress = `127.0.0.1:${await freeLoopbackPort()}`;
       try {
         Runtime.install({ ...options, telemetryOptions: { metrics: { prometheus: { bindAddress } } } });

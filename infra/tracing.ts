@@ -52,8 +52,8 @@ export function activeTracing(): Tracing | undefined {
   return started;
 }
 
-const TRACER_NAME = 'parcel-webhooks';
-const tracer = () => trace.getTracer(TRACER_NAME);
+/** The tracer every span of ours comes from (the API's request spans too). */
+export const tracer = () => trace.getTracer('parcel-webhooks');
 
 function sampler(config: TracingConfig): Sampler {
   const ratio = new TraceIdRatioBasedSampler(config.samplerRatio);
@@ -110,7 +110,7 @@ export function startTracing(config: Config, defaultServiceName: string): Tracin
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 
 /** A valid version-00 traceparent's span context (all-zero ids are invalid); undefined for anything else. */
-export function parseTraceparent(value: string | null | undefined): SpanContext | undefined {
+function parseTraceparent(value: string | null | undefined): SpanContext | undefined {
   const match = value ? TRACEPARENT.exec(value.trim().toLowerCase()) : null;
   if (!match || /^0+$/.test(match[1] as string) || /^0+$/.test(match[2] as string)) return undefined;
   return {
@@ -121,7 +121,7 @@ export function parseTraceparent(value: string | null | undefined): SpanContext 
   };
 }
 
-export function formatTraceparent(span: Pick<SpanContext, 'traceId' | 'spanId' | 'traceFlags'>): string {
+function formatTraceparent(span: Pick<SpanContext, 'traceId' | 'spanId' | 'traceFlags'>): string {
   return `00-${span.traceId}-${span.spanId}-${(span.traceFlags & 1).toString(16).padStart(2, '0')}`;
 }
 
@@ -151,8 +151,7 @@ export function publishTraceparent(incoming?: string | null): string {
   return active ? formatTraceparent(active) : childTraceparent(parseTraceparent(incoming));
 }
 
-function storedContext(traceparent: string | null | undefined): Context {
-  const parent = parseTraceparent(traceparent);
+function storedContext(parent: SpanContext | undefined): Context {
   return parent ? trace.setSpanContext(ROOT_CONTEXT, parent) : ROOT_CONTEXT;
 }
 
@@ -171,7 +170,7 @@ export function withStoredTrace<T>(
   return tracer().startActiveSpan(
     name,
     { kind: SpanKind.PRODUCER, attributes },
-    storedContext(traceparent),
+    storedContext(parseTraceparent(traceparent)),
     async (span) => {
       try {
         return await work();
@@ -207,8 +206,7 @@ export async function tracePost<R extends PostOutcome>(
   const stored = parseTraceparent(storedTraceparent);
   if (!started) return post(childTraceparent(stored));
   const active = activeSpanContext();
-  const parent =
-    active && (!stored || active.traceId === stored.traceId) ? context.active() : storedContext(storedTraceparent);
+  const parent = active && (!stored || active.traceId === stored.traceId) ? context.active() : storedContext(stored);
   const target = new URL(url);
   const span = tracer().startSpan(
     'POST',

@@ -74,7 +74,7 @@ const DOCS_HEADERS: Readonly<Record<string, string>> = {
   ...PAGE_SECURITY_HEADERS,
 };
 
-export function isDocsRoute(route: string | undefined): boolean {
+function isDocsRoute(route: string | undefined): boolean {
   return route === '/docs' || route?.startsWith('/docs/') === true;
 }
 

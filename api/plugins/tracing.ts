@@ -10,7 +10,7 @@ import {
 } from '@opentelemetry/api';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { activeTracing, tracePool } from '../../infra/tracing';
+import { activeTracing, tracePool, tracer } from '../../infra/tracing';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -28,11 +28,10 @@ async function tracingPlugin(fastify: FastifyInstance): Promise<void> {
   fastify.decorateRequest('trace', null);
   if (!activeTracing()) return;
   tracePool(fastify.pg);
-  const tracer = trace.getTracer('parcel-webhooks');
   fastify.addHook('onRequest', async (request) => {
     const parent = propagation.extract(ROOT_CONTEXT, request.headers);
     const route = request.routeOptions.url ?? 'unmatched';
-    const span = tracer.startSpan(
+    const span = tracer().startSpan(
       `${request.method} ${route}`,
       {
         kind: SpanKind.SERVER,

@@ -1,7 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import Type from 'typebox';
-import type { FastifyRequest } from 'fastify';
 import { EVENT_TYPES } from '../../core/event-catalog';
 import { LATEST_API_VERSION, renderEvent, type VersionedEvent } from '../../core/versions';
 import { validateApiVersion } from '../../domain/endpoints';

@@ -9,6 +9,7 @@ import { renderEvent, type VersionedEvent } from '../../core/versions';
 import { PostedEvent } from '../../domain/event-log';
 import { publishEvent } from '../../domain/events';
 import { inRequestTrace } from '../plugins/tracing';
+import { routeNotFound } from '../errors';
 import { errorResponses } from '../schemas';
 
 /**
@@ -57,7 +58,7 @@ declare module 'fastify' {
 
 export function checkToken(request: FastifyRequest, expected: string | undefined, failures: CredentialFailures): void {
   if (expected === undefined) {
-    throw new ApiError('route_not_found', `Unrecognized request URL (${request.method} ${request.url.split('?')[0]}).`);
+    throw routeNotFound(request);
   }
   // Before the comparison: a client guessing tokens is stopped after a few, whatever it sends next.
   failures.check(request.ip);

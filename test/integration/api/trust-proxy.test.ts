@@ -7,13 +7,15 @@ import { createAccount } from '../../helpers/fixtures';
 describe('behind a proxy', () => {
   const PROXY = '10.20.0.1';
   const guess = bearer(`svc_test_${'p'.repeat(32)}`);
+  /** One unauthenticated API request's status, from `remoteAddress`, naming `forwardedFor` when given. */
+  const status = async (f: ApiFixture, remoteAddress: string, forwardedFor?: string) => {
+    const headers = forwardedFor ? { ...guess, 'x-forwarded-for': forwardedFor } : guess;
+    return (await f.app.inject({ url: '/v1/towns', headers, remoteAddress })).statusCode;
+  };
   /** Four unauthenticated API requests from one client: the last is over a budget of 3. */
   const burst = async (f: ApiFixture, remoteAddress: string, forwardedFor?: string) => {
     const statuses: number[] = [];
-    for (let i = 0; i < 4; i += 1) {
-      const headers = forwardedFor ? { ...guess, 'x-forwarded-for': forwardedFor } : guess;
-      statuses.push((await f.app.inject({ url: '/v1/towns', headers, remoteAddress })).statusCode);
-    }
+    for (let i = 0; i < 4; i += 1) statuses.push(await status(f, remoteAddress, forwardedFor));
     return statuses;
   };
   const LIMITED = [401, 401, 401, 429];
@@ -25,26 +27,10 @@ describe('behind a proxy', () => {
       // Another client through the same proxy: its own bucket.
       expect(await burst(f, PROXY, '203.0.113.2')).toEqual(LIMITED);
       // Through a second trusted hop (CIDR) the same client is the same bucket.
-      expect(
-        (
-          await f.app.inject({
-            url: '/v1/towns',
-            headers: { ...guess, 'x-forwarded-for': '203.0.113.1, 10.30.4.5' },
-            remoteAddress: PROXY,
-          })
-        ).statusCode,
-      ).toBe(429);
+      expect(await status(f, PROXY, '203.0.113.1, 10.30.4.5')).toBe(429);
       // A client reaching the API directly cannot claim someone else's address: its own address counts.
       expect(await burst(f, '198.51.100.7', '203.0.113.9')).toEqual(LIMITED);
-      expect(
-        (
-          await f.app.inject({
-            url: '/v1/towns',
-            headers: { ...guess, 'x-forwarded-for': '203.0.113.9' },
-            remoteAddress: PROXY,
-          })
-        ).statusCode,
-      ).toBe(401);
+      expect(await status(f, PROXY, '203.0.113.9')).toBe(401);
     } finally {
       await f.close();
     }
@@ -71,15 +57,7 @@ describe('behind a proxy', () => {
       expect(await burst(f, PROXY, '203.0.113.1')).toEqual(LIMITED);
       expect(await burst(f, PROXY, '192.0.2.1, 203.0.113.2')).toEqual(LIMITED);
       // Two hops would be needed to believe the leftmost address: the second bucket is 203.0.113.2's.
-      expect(
-        (
-          await f.app.inject({
-            url: '/v1/towns',
-            headers: { ...guess, 'x-forwarded-for': '192.0.2.9, 203.0.113.2' },
-            remoteAddress: PROXY,
-          })
-        ).statusCode,
-      ).toBe(429);
+      expect(await status(f, PROXY, '192.0.2.9, 203.0.113.2')).toBe(429);
     } finally {
       await f.close();
     }

@@ -42,6 +42,11 @@ describe('secrets reencrypt', () => {
     testConfig({ WEBHOOK_SECRET_ENCRYPTION_KEYS: NEW.toString('hex'), DELIVERY_RETRY_DELAYS: '100ms' }),
   );
   const ring = [NEW, OLD];
+  /** The CLI's keys: the new one first, the old one still held. */
+  const keysEnv = { WEBHOOK_SECRET_ENCRYPTION_KEYS: `${NEW.toString('hex')},${OLD.toString('hex')}` };
+  /** The same keys with WEBHOOK_SECRETS_REQUIRE_SEALED, for an API on a free port and for reads. */
+  const sealedOnly = testConfig({ ...keysEnv, WEBHOOK_SECRETS_REQUIRE_SEALED: 'true', HOST: '127.0.0.1', PORT: '0' });
+  const sealedRing = sealedOnly.webhook.secretEncryptionKeys;
 
   const stored = async (id: string) =>
     (await h.tw.pool.query('SELECT secret, previous_secret FROM webhook_endpoints WHERE id = $1', [id])).rows[0] as {
@@ -108,7 +113,6 @@ describe('secrets reencrypt', () => {
       }
 
       // Resumed through the CLI: rows already on the newest key are skipped.
-      const keysEnv = { WEBHOOK_SECRET_ENCRYPTION_KEYS: `${NEW.toString('hex')},${OLD.toString('hex')}` };
       const resumed = await cli(keysEnv, 'secrets', 'reencrypt', '--batch-size', '2', '--json');
       expect(resumed.code, resumed.stdout).toBe(0);
       const firstThreeCurrent = currentIndex < 3 ? 3 : 4;
@@ -184,7 +188,6 @@ describe('secrets reencrypt', () => {
     'says when an old key is safe to drop; WEBHOOK_SECRETS_REQUIRE_SEALED then refuses plain and unbound secrets',
     { timeout: 120_000 },
     async () => {
-      const keysEnv = { WEBHOOK_SECRET_ENCRYPTION_KEYS: `${NEW.toString('hex')},${OLD.toString('hex')}` };
       const accountId = await createAccount(h.tw.pool);
       const endpoint = await createEndpoint(h.tw.pool, { accountId, url: 'https://merchant.example/sealed-only' });
       await setStored(endpoint.id, sealSecret(endpoint.secret, endpoint.id, [OLD]));
@@ -206,13 +209,6 @@ describe('secrets reencrypt', () => {
 
       // Sealed-only: a plain secret (and a v1 one, sealed without its endpoint) refuses to open at read, and the
       // API refuses to start while one is stored; once re-encrypted, both work.
-      const sealedOnly = testConfig({
-        ...keysEnv,
-        WEBHOOK_SECRETS_REQUIRE_SEALED: 'true',
-        HOST: '127.0.0.1',
-        PORT: '0',
-      });
-      const sealedRing = sealedOnly.webhook.secretEncryptionKeys;
       expect((await loadEndpointForDelivery(h.tw.pool, endpoint.id, sealedRing))?.secrets).toEqual([endpoint.secret]);
       for (const unsealed of [endpoint.secret, sealV1(endpoint.secret, NEW)]) {
         await setStored(endpoint.id, unsealed);
@@ -235,7 +231,6 @@ describe('secrets reencrypt', () => {
     'moves sealed custom headers too, keeps their old key in use until they move, and the POST still carries them',
     { timeout: 120_000 },
     async () => {
-      const keysEnv = { WEBHOOK_SECRET_ENCRYPTION_KEYS: `${NEW.toString('hex')},${OLD.toString('hex')}` };
       const accountId = await createAccount(h.tw.pool, { status: 'active' });
       const endpoint = await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/reencrypt-headers` });
       await setStored(endpoint.id, sealSecret(endpoint.secret, endpoint.id, [NEW]));
@@ -295,13 +290,6 @@ describe('secrets reencrypt', () => {
       expect(request?.headers['x-route']).toBe('eu-west');
 
       // Sealed-only: plain headers refuse to open and keep the API from starting until re-encrypted.
-      const sealedOnly = testConfig({
-        ...keysEnv,
-        WEBHOOK_SECRETS_REQUIRE_SEALED: 'true',
-        HOST: '127.0.0.1',
-        PORT: '0',
-      });
-      const sealedRing = sealedOnly.webhook.secretEncryptionKeys;
       await setHeaders(JSON.stringify(headers));
       await expect(loadEndpointForDelivery(h.tw.pool, endpoint.id, sealedRing)).rejects.toBeInstanceOf(
         SecretUnavailableError,
