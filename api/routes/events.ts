@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import Type from 'typebox';
 import { EVENT_TYPES } from '../../core/event-catalog';
-import { LATEST_API_VERSION, renderEvent, type VersionedEvent } from '../../core/versions';
+import { LATEST_API_VERSION, renderEvent } from '../../core/versions';
 import { validateApiVersion } from '../../domain/endpoints';
 import { EventRecord, EventWithDeliveries, getEvent, listEvents } from '../../domain/event-log';
 import { resendEvent } from '../../domain/redelivery';
@@ -67,11 +67,6 @@ function requestedVersion(request: FastifyRequest): string {
   return validateApiVersion(Array.isArray(named) ? named.join(',') : named, 'Service-Version') ?? LATEST_API_VERSION;
 }
 
-/** An event as stored (the newest shape) in the version asked for; what it carries besides the event is kept. */
-function inVersion<E extends { type: string; data: object }>(event: E, version: string): E {
-  return renderEvent(event as unknown as VersionedEvent, version) as unknown as E;
-}
-
 export default async function eventRoutes(fastify: FastifyInstance): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['events'];
@@ -104,7 +99,7 @@ export default async function eventRoutes(fastify: FastifyInstance): Promise<voi
       const auth = authOf(request);
       const page = await listEvents(app.pg, auth, { limit, startingAfter, type, deliveryState, id, parcel });
       void reply.header('service-version', version);
-      const data = page.data.map((event) => inVersion(event, version));
+      const data = page.data.map((event) => renderEvent(event, version));
       return { object: 'list' as const, data, has_more: page.hasMore, url: '/v1/events', livemode: auth.livemode };
     },
   );
@@ -126,7 +121,7 @@ export default async function eventRoutes(fastify: FastifyInstance): Promise<voi
       const version = requestedVersion(request);
       const event = await getEvent(app.pg, authOf(request), request.params.id);
       void reply.header('service-version', version);
-      return inVersion(event, version);
+      return renderEvent(event, version);
     },
   );
 

@@ -5,7 +5,7 @@ import Type from 'typebox';
 import { ApiError } from '../../core/errors';
 import type { CredentialFailures } from '../credential-failures';
 import { EVENT_TYPES } from '../../core/event-catalog';
-import { renderEvent, type VersionedEvent } from '../../core/versions';
+import { renderEvent } from '../../core/versions';
 import { PostedEvent } from '../../domain/event-log';
 import { publishEvent } from '../../domain/events';
 import { inRequestTrace } from '../plugins/tracing';
@@ -100,13 +100,13 @@ export default async function internalEventRoutes(fastify: FastifyInstance): Pro
         publishEvent({ pool: app.pg }, { accountId: account_id, livemode, type, data, id, traceParent }),
       );
       // Answered in the shape the publisher sent, so its own view of the event does not change under it.
-      const event = renderEvent(published.event as unknown as VersionedEvent, published.inputVersion);
+      const event = renderEvent(published.event, published.inputVersion);
       request.trace?.span.setAttributes({
         'parcel.event.id': published.event.id,
         'parcel.event.type': published.event.type,
       });
       return reply.status(published.created ? 201 : 200).send({
-        ...(event as unknown as typeof published.event),
+        ...event,
         account_id: published.accountId,
         endpoint_count: published.endpointIds.length,
       });
