@@ -43,11 +43,11 @@ function attemptActivities(events: HistoryEvent[]): { input: SignAndPostInput; o
  */
 describe('fan-out: every attempt 1 made by the dispatcher before the start', () => {
   const config = testConfig({ DELIVERY_RETRY_DELAYS: '50ms,50ms', DELIVERY_TIMEOUT: '10s' });
-  // The start's wait, lengthened from its 500 ms so that a loaded machine still decides the answering endpoints
-  // within it, and kept below DELIVERY_TIMEOUT so that a start held for the slow endpoint would show.
   const h = {} as { tw: TestWorker };
   const receivers: Receiver[] = [];
   beforeAll(async () => {
+    // The start's wait, lengthened from its 500 ms so that a loaded machine still decides the answering endpoints
+    // within it, and kept below DELIVERY_TIMEOUT so that a start held for the slow endpoint would show.
     h.tw = await startTestWorker(config, {}, { fanOutStartWaitMs: 4_000 });
     for (let i = 0; i < 4; i++) receivers.push(await startReceiver());
   });
