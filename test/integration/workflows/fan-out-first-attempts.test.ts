@@ -1,9 +1,9 @@
 import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AttemptOutcome, DeliverEventInput, SignAndPostInput } from '../../../core/delivery-contract';
+import type { AttemptOutcome, SignAndPostInput } from '../../../core/delivery-contract';
 import { publishEvent } from '../../../domain/events';
 import { firstAttemptId } from '../../../domain/outbox';
-import { attemptsOf, createEndpoint, deliveryResult, parcel } from '../../helpers/delivery';
+import { attemptsOf, createEndpoint, deliveryResult, parcel, startInput } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';
 import { startReceiver, type Receiver } from '../../helpers/receiver';
@@ -15,10 +15,6 @@ const json = <T>(data: Uint8Array | null | undefined): T => JSON.parse(Buffer.fr
 
 const sortedById = <T extends { endpointId: string }>(ladders: T[]): T[] =>
   [...ladders].sort((x, y) => x.endpointId.localeCompare(y.endpointId));
-
-/** The deliverEvent input the workflow was started with. */
-const startInput = (events: HistoryEvent[]) =>
-  json<DeliverEventInput>(events[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data);
 
 /** The signAndPost activities the workflow scheduled, each with its input and (once completed) its outcome. */
 function attemptActivities(events: HistoryEvent[]): { input: SignAndPostInput; outcome?: AttemptOutcome }[] {
