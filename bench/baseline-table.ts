@@ -7,19 +7,14 @@
  * printing them. Every figure is a median of the repetitions, min-max beside the rates.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { PHASE, type Cost, type Ratios, type SteadyResults } from './figures';
+import { PHASE, spreadAt, type Cost, type Ratios, type SteadyResults } from './figures';
+import type { Spread } from './stats';
 
 /**
  * Temporal Cloud's published pay-as-you-go price per million actions (the first 5 million of a month on the
  * Business plan and up, every million on the Developer plan), in effect since January 2025.
  */
 export const CLOUD_USD_PER_MILLION_ACTIONS = 50;
-
-interface Spread {
-  median: number;
-  min: number;
-  max: number;
-}
 
 export interface BaselineFile {
   startedAt?: string;
@@ -37,12 +32,6 @@ const num = (n: number | undefined, digits = 1) =>
     ? '-'
     : n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: 0 });
 
-function at(steady: SteadyResults, phase: string, path: string[]): Spread | undefined {
-  let node: unknown = steady[phase]?.median;
-  for (const key of path) node = node && typeof node === 'object' ? (node as Record<string, unknown>)[key] : undefined;
-  return node && typeof node === 'object' && typeof (node as Spread).median === 'number' ? (node as Spread) : undefined;
-}
-
 const withRange = (s: Spread | undefined) => (s ? `${num(s.median)} (${num(s.min)}-${num(s.max)})` : '-');
 
 /** The steady phases: rate under load, its ratio to bare Temporal, CPU and actions per delivery, latency one at a time. */
@@ -50,23 +39,23 @@ function steadyTable(file: BaselineFile): string[] {
   const { steady } = file;
   const endpoints = file.settings?.fanOutEndpoints ?? 5;
   const cpu = (phase: string) => {
-    const part = (k: string) => at(steady, phase, ['cpuMsPerDelivery', k])?.median;
+    const part = (k: string) => spreadAt(steady, phase, ['cpuMsPerDelivery', k])?.median;
     const total = part('totalMs');
     return total === undefined
       ? '-'
       : `${num(part('benchMs'), 2)} / ${num(part('temporalMs'), 2)} / ${num(part('postgresMs'), 2)} = **${num(total, 2)}**`;
   };
-  const actions = (phase: string) => num(at(steady, phase, ['actionsPerDelivery', 'total'])?.median, 2);
+  const actions = (phase: string) => num(spreadAt(steady, phase, ['actionsPerDelivery', 'total'])?.median, 2);
   const idle = (phase: string) => {
-    const p50 = at(steady, phase, ['summary', 'p50Ms'])?.median;
-    const p99 = at(steady, phase, ['summary', 'p99Ms'])?.median;
+    const p50 = spreadAt(steady, phase, ['summary', 'p50Ms'])?.median;
+    const p99 = spreadAt(steady, phase, ['summary', 'p99Ms'])?.median;
     return p50 === undefined ? '-' : `${num(p50)} / ${num(p99)}`;
   };
   const vsBare = (r: number | undefined) => (r === undefined ? '-' : `**${num(r, 2)}x**`);
   const rows: Array<[string, string, string, string, string, string]> = [
     [
       'plain signed POST loop (no Temporal, no database)',
-      withRange(at(steady, PHASE.plain, ['summary', 'perSecond'])),
+      withRange(spreadAt(steady, PHASE.plain, ['summary', 'perSecond'])),
       '-',
       cpu(PHASE.plain),
       '0',
@@ -74,7 +63,7 @@ function steadyTable(file: BaselineFile): string[] {
     ],
     [
       'bare Temporal: a workflow, one activity posting',
-      withRange(at(steady, PHASE.bareLoad, ['summary', 'perSecond'])),
+      withRange(spreadAt(steady, PHASE.bareLoad, ['summary', 'perSecond'])),
       '1x',
       cpu(PHASE.bareLoad),
       actions(PHASE.bareLoad),
@@ -83,7 +72,7 @@ function steadyTable(file: BaselineFile): string[] {
     ["Temporal's eager floor (start -> the POST, one at a time)", '-', '-', '-', '-', idle(PHASE.eagerFloorIdle)],
     [
       '**engine** (publish -> the POST arrives)',
-      withRange(at(steady, PHASE.engineLoad, ['summary', 'perSecond'])),
+      withRange(spreadAt(steady, PHASE.engineLoad, ['summary', 'perSecond'])),
       vsBare(file.ratios?.all?.deliveriesPerSecondVsBareTemporal),
       cpu(PHASE.engineLoad),
       actions(PHASE.engineLoad),
@@ -91,7 +80,7 @@ function steadyTable(file: BaselineFile): string[] {
     ],
     [
       `bare Temporal, fan-out: a workflow, ${endpoints} activities posting`,
-      withRange(at(steady, PHASE.bareFanOut, ['summary', 'perSecond'])),
+      withRange(spreadAt(steady, PHASE.bareFanOut, ['summary', 'perSecond'])),
       '1x',
       cpu(PHASE.bareFanOut),
       actions(PHASE.bareFanOut),
@@ -99,7 +88,7 @@ function steadyTable(file: BaselineFile): string[] {
     ],
     [
       `**engine, fan-out** (every event to ${endpoints} endpoints)`,
-      withRange(at(steady, PHASE.engineFanOut, ['summary', 'perSecond'])),
+      withRange(spreadAt(steady, PHASE.engineFanOut, ['summary', 'perSecond'])),
       vsBare(file.ratios?.fanOut?.deliveriesPerSecondVsBareTemporal),
       cpu(PHASE.engineFanOut),
       actions(PHASE.engineFanOut),

@@ -3,6 +3,7 @@
  * plain POST loop) in the same run, and what a delivery costs in CPU and in Temporal Cloud's billable actions.
  * Pure: delivery.ts writes them into the result file, bench/baseline-table.ts reads them back.
  */
+import type { Spread } from './stats';
 
 /** The steady phases of a result file: each phase's repetitions folded into medians (bench/stats.ts aggregate). */
 export type SteadyResults = Record<string, { median: unknown }>;
@@ -19,12 +20,17 @@ export const PHASE = {
   engineIdle: 'engine-idle/all',
 } as const;
 
-/** The median of a number at `path` in a phase's folded repetitions (each number there is a Spread), if any. */
-export function medianAt(steady: SteadyResults, phase: string, path: string[]): number | undefined {
+/** The Spread of a number at `path` in a phase's folded repetitions, if any. */
+export function spreadAt(steady: SteadyResults, phase: string, path: string[]): Spread | undefined {
   let node: unknown = steady[phase]?.median;
   for (const key of path) node = node && typeof node === 'object' ? (node as Record<string, unknown>)[key] : undefined;
-  const median = node && typeof node === 'object' ? (node as { median?: unknown }).median : undefined;
-  return typeof median === 'number' && Number.isFinite(median) ? median : undefined;
+  return node && typeof node === 'object' && typeof (node as Spread).median === 'number' ? (node as Spread) : undefined;
+}
+
+/** The median of a number at `path` in a phase's folded repetitions, if any and finite. */
+export function medianAt(steady: SteadyResults, phase: string, path: string[]): number | undefined {
+  const median = spreadAt(steady, phase, path)?.median;
+  return median !== undefined && Number.isFinite(median) ? median : undefined;
 }
 
 const round3 = (n: number) => Math.round(n * 1000) / 1000;
@@ -75,9 +81,8 @@ export function cost(steady: SteadyResults, fanOutEndpoints: number): Cost {
   const cpu = (phase: string) => medianAt(steady, phase, ['cpuMsPerDelivery', 'totalMs']);
   const actions = (phase: string) => medianAt(steady, phase, ['actionsPerDelivery', 'total']);
   const history = (phase: string, deliveriesPerWorkflow: number) => {
-    const events = (steady[phase]?.median as { historyActions?: { median?: number } } | undefined)?.historyActions
-      ?.median;
-    return typeof events === 'number' ? Math.round((events / deliveriesPerWorkflow) * 100) / 100 : undefined;
+    const events = medianAt(steady, phase, ['historyActions']);
+    return events === undefined ? undefined : Math.round((events / deliveriesPerWorkflow) * 100) / 100;
   };
   const loads = {
     engine: PHASE.engineLoad,

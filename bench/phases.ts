@@ -4,7 +4,7 @@ import { Worker } from '@temporalio/worker';
 import { createHttpAgent, postWebhook } from '../infra/http-client';
 import { signatureHeader } from '../core/signing';
 import { startEngine, SECRET, within, type BenchContext, type EngineVariant, engineConfig } from './engine';
-import { costMeters, type Costs } from './meters';
+import { costMeters, type Costs, type MeteredServer } from './meters';
 import type { Receiver } from './receiver';
 import { eventsInFlight, perDelivery, runSteady, type Summary } from './stats';
 import { actionsInHistory } from './temporal-actions';
@@ -46,7 +46,7 @@ export async function postSigned(agent: ReturnType<typeof createHttpAgent>, url:
 /** The cost of HTTP alone: the same signed POST, the same receiver and agent, no Temporal, no database. */
 export async function plainPostPhase(
   ctx: BenchContext,
-  server: { pid?: number; metricsUrl?: string },
+  server: MeteredServer,
   receiver: Receiver,
   steady: Steady,
   concurrency: number,
@@ -106,7 +106,7 @@ export async function startBareWorker(
 /** The cost of Temporal alone: one workflow, one activity posting to the receiver, started with the client and awaited. */
 export async function bareTemporalPhase(
   ctx: BenchContext,
-  server: { pid?: number; metricsUrl?: string },
+  server: MeteredServer,
   receiver: Receiver,
   steady: Steady,
   concurrency: number,
@@ -145,7 +145,7 @@ export async function bareTemporalPhase(
  */
 export async function bareFanOutPhase(
   ctx: BenchContext,
-  server: { pid?: number; metricsUrl?: string },
+  server: MeteredServer,
   receiver: Receiver,
   steady: Steady,
   concurrency: number,
@@ -196,7 +196,7 @@ export async function bareFanOutPhase(
  */
 export async function bareEagerPhase(
   ctx: BenchContext,
-  server: { pid?: number; metricsUrl?: string },
+  server: MeteredServer,
   receiver: Receiver,
   steady: Steady,
   eagerBundle: { code: string },
@@ -255,7 +255,7 @@ export async function bareEagerPhase(
 /** The engine: publish -> deliverEvent -> check, sign, POST, record; one endpoint per event. */
 export async function enginePhase(
   ctx: BenchContext,
-  server: { pid?: number; metricsUrl?: string },
+  server: MeteredServer,
   receiver: Receiver,
   steady: Steady,
   concurrency: number,
@@ -297,7 +297,7 @@ export async function enginePhase(
  */
 export async function engineFanOutPhase(
   ctx: BenchContext,
-  server: { pid?: number; metricsUrl?: string },
+  server: MeteredServer,
   receiver: Receiver,
   steady: Steady,
   concurrency: number,

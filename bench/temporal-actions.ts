@@ -31,11 +31,6 @@ export function parseActionCounts(metricsText: string): ActionCounts {
   return counts;
 }
 
-export async function readActionCounts(metricsUrl: string | undefined): Promise<ActionCounts> {
-  if (metricsUrl === undefined) return {};
-  return parseActionCounts(await (await fetch(metricsUrl)).text());
-}
-
 export interface ActionsPerDelivery {
   total: number;
   byType: Record<string, number>;

@@ -11,9 +11,8 @@ const LINE = /^(visibility_)?persistence_requests\{([^}]*)\}\s+([0-9.eE+-]+)$/;
 // Reads and the server's own housekeeping polls; everything else changes the store.
 const READ = /^(Get|List|Read|Scan|Count|Describe|Assert|Is)/;
 
-export async function readPersistenceRequests(metricsUrl: string | undefined): Promise<OperationCounts> {
-  if (metricsUrl === undefined) return {};
-  const text = await (await fetch(metricsUrl)).text();
+/** The persistence requests counted on a page of the server's metrics, by operation (visibility's prefixed). */
+export function parsePersistenceRequests(text: string): OperationCounts {
   const counts: OperationCounts = {};
   for (const line of text.split('\n')) {
     const match = LINE.exec(line);

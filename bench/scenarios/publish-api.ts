@@ -2,7 +2,7 @@ import { Client } from '@temporalio/client';
 import { Pool as HttpPool } from 'undici';
 import { buildServer } from '../../api/server';
 import { engineConfig, type BenchContext } from '../engine';
-import { costMeters, type Costs } from '../meters';
+import { costMeters, type Costs, type MeteredServer } from '../meters';
 import { percentile, runSteady, type Summary } from '../stats';
 import { exampleEvent } from '../../core/event-schemas';
 import { newId } from '../../core/ids';
@@ -33,7 +33,7 @@ const p50 = (values: number[]) =>
  */
 export async function publishApiScenario(
   ctx: BenchContext,
-  server: { pid?: number; metricsUrl?: string },
+  server: MeteredServer,
   steady: { warmupMs: number; windowMs: number },
   concurrency: number,
 ): Promise<PublishApiResult> {

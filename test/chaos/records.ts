@@ -35,10 +35,7 @@ export interface EngineRecords {
   workflows: Map<string, string> | undefined;
 }
 
-export async function readTables(
-  pool: pg.Pool,
-  accountId: string,
-): Promise<Pick<EngineRecords, 'events' | 'attempts'>> {
+async function readTables(pool: pg.Pool, accountId: string): Promise<Pick<EngineRecords, 'events' | 'attempts'>> {
   const events = await pool.query<StoredEvent>('SELECT id, type, endpoint_ids FROM events WHERE account_id = $1', [
     accountId,
   ]);

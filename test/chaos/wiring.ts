@@ -36,7 +36,7 @@ export const ROOT = path.join(__dirname, '..', '..');
 export const API_ENTRY = path.join(ROOT, 'api', 'server.ts');
 
 /** The compiled entry points `npm run build` makes, which production runs (`node dist/...`). */
-export const BUILT_ENTRIES = {
+const BUILT_ENTRIES = {
   worker: path.join(ROOT, 'dist', 'worker', 'main.js'),
   api: path.join(ROOT, 'dist', 'api', 'server.js'),
 };

@@ -1,6 +1,7 @@
 import type { DeliveryAttemptRow } from '../../db/delivery-attempts';
 import type { Client } from '@temporalio/client';
-import type { SignAndPostInput } from '../../core/delivery-contract';
+import type { temporal } from '@temporalio/proto';
+import type { DeliverEventInput, SignAndPostInput } from '../../core/delivery-contract';
 import { newId } from '../../core/ids';
 import type { Pool } from '../../db/pool';
 import { publishEvent } from '../../domain/events';
@@ -91,4 +92,10 @@ export function parcel(overrides: Record<string, unknown> = {}): Record<string, 
     pickup_run_id: '9a1d3c52-7e0b-4f6a-8c2d-5b4e3f1a0d97',
     ...overrides,
   };
+}
+
+/** The deliverEvent input a workflow was started with, from its history's first event. */
+export function startInput(events: temporal.api.history.v1.IHistoryEvent[]): DeliverEventInput {
+  const payload = events[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
+  return JSON.parse(Buffer.from(payload ?? []).toString()) as DeliverEventInput;
 }

@@ -8,7 +8,7 @@ import { createSignInLink, findSession, openSession } from '../../domain/dashboa
  */
 
 /** The origin the app sees on an injected request (no PUBLIC_URL): http on the default Host. */
-export const INJECT_ORIGIN = 'http://localhost:80';
+const INJECT_ORIGIN = 'http://localhost:80';
 
 export interface PageSession {
   cookie: string;

@@ -72,30 +72,12 @@ describe('limits per account and mode', () => {
       status: 409,
     });
 
-    const over = await cli(
-      'keys',
-      'create',
-      '--account',
-      accountId,
-      '--mode',
-      'test',
-      '--scopes',
-      'network:read',
-      '--json',
-    );
+    const createWithCli = (mode: 'test' | 'live') =>
+      cli('keys', 'create', '--account', accountId, '--mode', mode, '--scopes', 'network:read', '--json');
+    const over = await createWithCli('test');
     expect(over.code).toBe(1);
     expect(over.json.error.code).toBe('api_key_limit_reached');
-    const live = await cli(
-      'keys',
-      'create',
-      '--account',
-      accountId,
-      '--mode',
-      'live',
-      '--scopes',
-      'network:read',
-      '--json',
-    );
+    const live = await createWithCli('live');
     expect(live.code, 'live mode has its own budget').toBe(0);
 
     // Revoking one makes room.

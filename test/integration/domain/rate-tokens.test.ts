@@ -47,6 +47,14 @@ describe('rate tokens', () => {
     Number(
       (await pool.query<{ s: string }>('SELECT floor(extract(epoch FROM clock_timestamp()))::bigint AS s')).rows[0]!.s,
     );
+  /** The answer to a take given a place in `second`, told to ask again `offsetMs` into it. */
+  const placed = (second: number, offsetMs = 0): Token => ({
+    wait_until_ms: second * 1000 + offsetMs,
+    reserved_second: second,
+    granted_second: null,
+  });
+  /** The answer to a take granted a token of `second`. */
+  const grantedIn = (second: number): Token => ({ wait_until_ms: null, reserved_second: null, granted_second: second });
   /** Waits for the start of a second, so a handful of statements all run within it. */
   const freshSecond = () =>
     waitFor(
@@ -62,30 +70,14 @@ describe('rate tokens', () => {
   it('hands out the limit in the current second, then reserves the earliest later second with room', async () => {
     const id = endpoint();
     const now = await freshSecond();
-    expect(await take(id, 2)).toEqual({ wait_until_ms: null, reserved_second: null, granted_second: now });
-    expect(await take(id, 2)).toEqual({ wait_until_ms: null, reserved_second: null, granted_second: now });
-    expect(await take(id, 2)).toEqual({
-      wait_until_ms: (now + 1) * 1000,
-      reserved_second: now + 1,
-      granted_second: null,
-    });
+    expect(await take(id, 2)).toEqual(grantedIn(now));
+    expect(await take(id, 2)).toEqual(grantedIn(now));
+    expect(await take(id, 2)).toEqual(placed(now + 1));
     // The second reservation of a second wakes later within it (half the usable window spread over the limit).
-    expect(await take(id, 2)).toEqual({
-      wait_until_ms: (now + 1) * 1000 + 250,
-      reserved_second: now + 1,
-      granted_second: null,
-    });
-    expect(await take(id, 2)).toEqual({
-      wait_until_ms: (now + 2) * 1000,
-      reserved_second: now + 2,
-      granted_second: null,
-    });
+    expect(await take(id, 2)).toEqual(placed(now + 1, 250));
+    expect(await take(id, 2)).toEqual(placed(now + 2));
     // Asking again before its second comes keeps the same reservation and counts nothing more.
-    expect(await take(id, 2, { reserved: now + 2 })).toEqual({
-      wait_until_ms: (now + 2) * 1000,
-      reserved_second: now + 2,
-      granted_second: null,
-    });
+    expect(await take(id, 2, { reserved: now + 2 })).toEqual(placed(now + 2));
     // The early attempt reserves nothing: it learns when room comes, and leaves it.
     expect(await take(id, 2, { reserve: false })).toEqual({
       wait_until_ms: (now + 2) * 1000,
@@ -106,11 +98,7 @@ describe('rate tokens', () => {
   it('redeems a place in its own second without taking a place again', async () => {
     const id = endpoint();
     const now = await freshSecond();
-    expect(await take(id, 1, { reserved: now })).toEqual({
-      wait_until_ms: null,
-      reserved_second: null,
-      granted_second: now,
-    });
+    expect(await take(id, 1, { reserved: now })).toEqual(grantedIn(now));
     const { rows } = await pool.query(
       'SELECT second, taken, granted FROM endpoint_rate_tokens WHERE endpoint_id = $1',
       [id],
@@ -122,35 +110,15 @@ describe('rate tokens', () => {
     const id = endpoint();
     const now = await freshSecond();
     // Woken seconds after its place (a busy worker): it posts now, and keeps its place in the queue.
-    expect(await take(id, 2, { reserved: now - 5 })).toEqual({
-      wait_until_ms: null,
-      reserved_second: null,
-      granted_second: now,
-    });
+    expect(await take(id, 2, { reserved: now - 5 })).toEqual(grantedIn(now));
     // A newcomer gets the second's last token; the next newcomer queues behind.
-    expect(await take(id, 2)).toEqual({ wait_until_ms: null, reserved_second: null, granted_second: now });
-    expect(await take(id, 2)).toEqual({
-      wait_until_ms: (now + 1) * 1000,
-      reserved_second: now + 1,
-      granted_second: null,
-    });
+    expect(await take(id, 2)).toEqual(grantedIn(now));
+    expect(await take(id, 2)).toEqual(placed(now + 1));
     // The second's tokens are gone: a due place is not lost, nor sent to the back of the queue; it is asked
     // again early in the coming seconds, at most `limit` such asks a second, spread as reservations are.
-    expect(await take(id, 2, { reserved: now - 4 })).toEqual({
-      wait_until_ms: (now + 1) * 1000,
-      reserved_second: now + 1,
-      granted_second: null,
-    });
-    expect(await take(id, 2, { reserved: now - 4 })).toEqual({
-      wait_until_ms: (now + 1) * 1000 + 250,
-      reserved_second: now + 1,
-      granted_second: null,
-    });
-    expect(await take(id, 2, { reserved: now - 4 })).toEqual({
-      wait_until_ms: (now + 2) * 1000,
-      reserved_second: now + 2,
-      granted_second: null,
-    });
+    expect(await take(id, 2, { reserved: now - 4 })).toEqual(placed(now + 1));
+    expect(await take(id, 2, { reserved: now - 4 })).toEqual(placed(now + 1, 250));
+    expect(await take(id, 2, { reserved: now - 4 })).toEqual(placed(now + 2));
     const { rows } = await pool.query(
       'SELECT second, taken, granted, deferred FROM endpoint_rate_tokens WHERE endpoint_id = $1 ORDER BY second',
       [id],
@@ -220,11 +188,7 @@ describe('rate tokens', () => {
       reserved_second: null,
       granted_second: null,
     });
-    expect(await take(id, 3, { notBefore })).toEqual({
-      wait_until_ms: (now + 6) * 1000,
-      reserved_second: now + 6,
-      granted_second: null,
-    });
+    expect(await take(id, 3, { notBefore })).toEqual(placed(now + 6));
     expect(await take(id, null)).toEqual({ wait_until_ms: null, reserved_second: null, granted_second: null });
     const { rows } = await pool.query('SELECT second FROM endpoint_rate_tokens WHERE endpoint_id = $1', [id]);
     expect(rows.map((r) => Number(r.second) - now)).toEqual([6]);

@@ -1,9 +1,9 @@
 import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AttemptOutcome, DeliverEventInput, SignAndPostInput } from '../../../core/delivery-contract';
+import type { AttemptOutcome, SignAndPostInput } from '../../../core/delivery-contract';
 import { publishEvent } from '../../../domain/events';
 import { firstAttemptId } from '../../../domain/outbox';
-import { attemptsOf, createEndpoint, deliveryResult, parcel } from '../../helpers/delivery';
+import { attemptsOf, createEndpoint, deliveryResult, parcel, startInput } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';
 import { startReceiver, type Receiver } from '../../helpers/receiver';
@@ -15,10 +15,6 @@ const json = <T>(data: Uint8Array | null | undefined): T => JSON.parse(Buffer.fr
 
 const sortedById = <T extends { endpointId: string }>(ladders: T[]): T[] =>
   [...ladders].sort((x, y) => x.endpointId.localeCompare(y.endpointId));
-
-/** The deliverEvent input the workflow was started with. */
-const startInput = (events: HistoryEvent[]) =>
-  json<DeliverEventInput>(events[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data);
 
 /** The signAndPost activities the workflow scheduled, each with its input and (once completed) its outcome. */
 function attemptActivities(events: HistoryEvent[]): { input: SignAndPostInput; outcome?: AttemptOutcome }[] {
@@ -43,11 +39,11 @@ function attemptActivities(events: HistoryEvent[]): { input: SignAndPostInput; o
  */
 describe('fan-out: every attempt 1 made by the dispatcher before the start', () => {
   const config = testConfig({ DELIVERY_RETRY_DELAYS: '50ms,50ms', DELIVERY_TIMEOUT: '10s' });
-  // The start's wait, lengthened from its 500 ms so that a loaded machine still decides the answering endpoints
-  // within it, and kept below DELIVERY_TIMEOUT so that a start held for the slow endpoint would show.
   const h = {} as { tw: TestWorker };
   const receivers: Receiver[] = [];
   beforeAll(async () => {
+    // The start's wait, lengthened from its 500 ms so that a loaded machine still decides the answering endpoints
+    // within it, and kept below DELIVERY_TIMEOUT so that a start held for the slow endpoint would show.
     h.tw = await startTestWorker(config, {}, { fanOutStartWaitMs: 4_000 });
     for (let i = 0; i < 4; i++) receivers.push(await startReceiver());
   });

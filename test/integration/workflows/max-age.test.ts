@@ -14,6 +14,10 @@ import { useDeliveryHarness } from '../../helpers/harness';
 import type { ReceivedRequest } from '../../helpers/receiver';
 import { waitFor } from '../../helpers/wait';
 
+/** The id and the type of the event a request posted. */
+const idOf = (request: ReceivedRequest) => (JSON.parse(request.rawBody.toString()) as { id: string }).id;
+const typeOf = (request: ReceivedRequest) => (JSON.parse(request.rawBody.toString()) as { type: string }).type;
+
 /**
  * DELIVERY_MAX_AGE: a delivery not answered 2xx within it is given up as `expired`, whatever it waits for (its rate
  * limit, a Retry-After, its parcel's earlier event); the wait ends at the max age and nothing more is posted. And a
@@ -42,8 +46,6 @@ describe('delivery: max age', () => {
   const publish = async (parcelId = 'p_age', type = 'parcel.in_transit', pool: Pool = h.tw.pool) =>
     (await publishEvent({ pool }, { accountId, livemode: false, type, data: { parcel: parcel({ id: parcelId }) } }))
       .event.id;
-  const idOf = (request: ReceivedRequest) => (JSON.parse(request.rawBody.toString()) as { id: string }).id;
-  const typeOf = (request: ReceivedRequest) => (JSON.parse(request.rawBody.toString()) as { type: string }).type;
   const postedIds = (pathname: string) => h.receiver.at(pathname).map(idOf);
 
   /** The delivery as the event's deliveries show it, and the deliveries log's entries of the event. */
@@ -143,10 +145,8 @@ describe('delivery: a long wait for a parcel’s earlier event', () => {
       url: `${h.receiver.url}/long-wait`,
       ordering: 'parcel',
     });
-    const idOf = (request: ReceivedRequest) => (JSON.parse(request.rawBody.toString()) as { id: string }).id;
     const data = { parcel: parcel({ id: 'p_long' }) };
     // The first event fails four times (about 5 s of ladder), then succeeds.
-    const typeOf = (request: ReceivedRequest) => (JSON.parse(request.rawBody.toString()) as { type: string }).type;
     h.receiver.script('/long-wait', (index, request) => ({
       status: typeOf(request) === 'parcel.created' && index < 4 ? 500 : 200,
     }));
