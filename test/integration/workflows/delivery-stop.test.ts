@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import type { DeliverEventInput } from '../../../core/delivery-contract';
 import { sealSecret } from '../../../core/secrets';
 import { publishEvent } from '../../../domain/events';
-import { attemptsOf, createEndpoint, deliveryResult, parcel } from '../../helpers/delivery';
+import { attemptsOf, createEndpoint, deliveryResult, parcel, startInput } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';
 import { useDeliveryHarness } from '../../helpers/harness';
@@ -86,8 +85,7 @@ describe('delivery: removal and suspension', () => {
     // One try, no retry loop: each endpoint's attempt 1, the skip included, was made by the dispatcher and rides
     // in the start's input, or (not decided within the start's short wait) is one activity; no database-outage timer.
     const history = await h.tw.client.workflow.getHandle(`event:${published.event.id}`).fetchHistory();
-    const payload = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
-    const input = JSON.parse(Buffer.from(payload ?? []).toString()) as DeliverEventInput;
+    const input = startInput(history.events ?? []);
     const inInput = Object.keys(input.firstAttemptOutcomes ?? {}).length;
     expect(
       inInput +

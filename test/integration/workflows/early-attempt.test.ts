@@ -24,7 +24,7 @@ import { firstAttemptId } from '../../../domain/outbox';
 import { newId } from '../../../core/ids';
 import { createHttpAgent } from '../../../infra/http-client';
 import { inActivityContext } from '../../helpers/activity-context';
-import { attemptsOf, createEndpoint, deliveryResult, parcel } from '../../helpers/delivery';
+import { attemptsOf, createEndpoint, deliveryResult, parcel, startInput } from '../../helpers/delivery';
 import { testDatabaseUrl } from '../../helpers/database';
 import { FIXTURES, testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';
@@ -42,12 +42,6 @@ function markerOutcomes(events: HistoryEvent[]): AttemptOutcome[] {
       const payload = e.markerRecordedEventAttributes?.details?.['result']?.payloads?.[0]?.data;
       return JSON.parse(Buffer.from(payload ?? []).toString()) as AttemptOutcome;
     });
-}
-
-/** The deliverEvent input the workflow was started with. */
-function startInput(events: HistoryEvent[]): DeliverEventInput {
-  const payload = events[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
-  return JSON.parse(Buffer.from(payload ?? []).toString()) as DeliverEventInput;
 }
 
 /**
