@@ -1,5 +1,5 @@
 import { SQL_NEW_DELIVERY_ID } from './deliveries';
-import { preparedStatement, withTransaction, type Db, type Pool } from './pool';
+import { preparedStatement, type Db, type Pool } from './pool';
 
 /** Table events: the exact body posted on every attempt and the fan-out snapshot taken at publish time. */
 
@@ -36,12 +36,18 @@ export interface NewEvent {
 }
 
 const FOREIGN_KEY_VIOLATION = '23503';
+const UNIQUE_VIOLATION = '23505';
 
 // An event stored earlier, with what a caller needs to start (or not restart) its delivery.
 const EXISTING_COLUMNS = `id, account_id, livemode, type, created, body, endpoint_ids, sequence, false AS inserted,
        EXISTS (SELECT 1 FROM delivery_attempts WHERE event_id = $1) AS attempted,
        (SELECT COALESCE(jsonb_object_agg(endpoint_id, id), '{}') FROM deliveries
          WHERE event_id = $1 AND trigger = 'automatic') AS delivery_ids`;
+
+// The stored body is the posted one: a numbered event's `sequence` is appended to the envelope in SQL, as its
+// last member, since the number is only known inside the statement.
+const NUMBERED_BODY = `CASE WHEN n.last_sequence IS NULL THEN $6
+                            ELSE left($6, -1) || ',"sequence":' || n.last_sequence || '}' END`;
 
 const INSERT_EVENT_WITH_FAN_OUT = preparedStatement(
   'events_insert_with_fan_out',
@@ -51,14 +57,21 @@ const INSERT_EVENT_WITH_FAN_OUT = preparedStatement(
            FROM webhook_endpoints
           WHERE account_id = $2 AND livemode = $3 AND deleted_at IS NULL AND disabled_at IS NULL
             AND (events = '{}' OR $4 = ANY (events))
+       ), numbered AS (
+         -- the parcel's next number; its row stays locked until commit, so one parcel's publishes take turns
+         INSERT INTO parcel_sequences AS s (account_id, livemode, parcel_id, last_sequence)
+         SELECT $2, $3, $7, 1 WHERE $7::text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM events WHERE id = $1)
+         ON CONFLICT (account_id, livemode, parcel_id) DO UPDATE SET last_sequence = s.last_sequence + 1
+         RETURNING last_sequence
        ), inserted AS (
+         -- no ON CONFLICT: an id a concurrent publish commits first fails this whole statement, number included
          -- nobody to deliver to: handed off as stored (db/outbox.ts)
          INSERT INTO events (id, account_id, livemode, type, created, body, endpoint_ids, dispatched_at,
-                             parcel_id, ordered_endpoint_ids, trace_parent)
-         SELECT $1, $2, $3, $4, $5, $6, ids, CASE WHEN cardinality(ids) = 0 THEN now() END,
-                $7, CASE WHEN $7::text IS NULL THEN '{}' ELSE ordered END, $8::text
-           FROM targets
-         ON CONFLICT (id) DO NOTHING
+                             parcel_id, sequence, ordered_endpoint_ids, trace_parent)
+         SELECT $1, $2, $3, $4, $5, ${NUMBERED_BODY}, ids, CASE WHEN cardinality(ids) = 0 THEN now() END,
+                $7, n.last_sequence, CASE WHEN $7::text IS NULL THEN '{}' ELSE ordered END, $8::text
+           FROM targets LEFT JOIN numbered n ON true
+          WHERE NOT EXISTS (SELECT 1 FROM events WHERE id = $1)
          RETURNING id, account_id, livemode, type, created, body, endpoint_ids, sequence
        ), automatic AS (
          -- a delivery renders the version its endpoint is on when it is made, on every attempt (core/versions)
@@ -75,65 +88,34 @@ const INSERT_EVENT_WITH_FAN_OUT = preparedStatement(
          FROM events WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM inserted)`,
 );
 
-// The parcel's next number, given to the event just inserted in this transaction: the parcel's row stays locked
-// until commit, so one parcel's publishes take turns and its numbers follow commit order. The stored body is the
-// posted one: `sequence` is appended to the envelope as its last member, since the number is only known here.
-const NUMBER_EVENT = preparedStatement(
-  'events_number_in_parcel',
-  `WITH numbered AS (
-         INSERT INTO parcel_sequences AS s (account_id, livemode, parcel_id, last_sequence)
-         VALUES ($2, $3, $4, 1)
-         ON CONFLICT (account_id, livemode, parcel_id) DO UPDATE SET last_sequence = s.last_sequence + 1
-         RETURNING last_sequence
-       )
-       UPDATE events e SET sequence = n.last_sequence, body = left(e.body, -1) || ',"sequence":' || n.last_sequence || '}'
-         FROM numbered n
-        WHERE e.id = $1
-       RETURNING e.sequence, e.body`,
-);
-
-async function insertWithFanOut(db: Db, event: NewEvent): Promise<EventRow | undefined> {
-  const { rows } = await db.query<EventRow>({
-    ...INSERT_EVENT_WITH_FAN_OUT,
-    values: [
-      event.id,
-      event.accountId,
-      event.livemode,
-      event.type,
-      event.created,
-      event.body,
-      event.parcelId,
-      event.traceParent ?? null,
-    ],
-  });
-  return rows[0];
-}
-
 /**
- * The subscribed endpoints (this account and mode, not removed, not disabled, all kinds or this kind), the event
- * with that snapshot and an automatic delivery per endpoint, or the existing row when the id was already used.
- * An event about a parcel takes the parcel's next number in the same transaction, after its insert has won: a
- * publish that finds the id taken (an earlier one, or a concurrent one that commits first) takes no number, so a
- * parcel's numbers run 1, 2, 3 ... without gaps. An event without a parcel is one statement. Returns null when
- * the account does not exist, and undefined when a concurrent insert of the same id committed after this
- * statement began.
+ * One round trip: the subscribed endpoints (this account and mode, not removed, not disabled, all kinds or this
+ * kind), the parcel's next number when the event has a parcel, the event with that snapshot and an automatic
+ * delivery per endpoint, or the existing row when the id was already used. A parcel's numbers run 1, 2, 3 ...
+ * without gaps: an id already stored takes no number, and an id a concurrent publish commits first fails the
+ * statement, so the number it took is undone with it. Returns null when the account does not exist, and
+ * undefined when a concurrent publish of the same id committed after this statement began.
  */
 export async function insertEventWithFanOut(pool: Pool, event: NewEvent): Promise<EventRow | null | undefined> {
-  const parcelId = event.parcelId;
   try {
-    if (parcelId === null) return await insertWithFanOut(pool, event);
-    return await withTransaction(pool, async (tx) => {
-      const row = await insertWithFanOut(tx, event);
-      if (!row?.inserted) return row;
-      const numbered = await tx.query<{ sequence: number; body: string }>({
-        ...NUMBER_EVENT,
-        values: [event.id, event.accountId, event.livemode, parcelId],
-      });
-      const { sequence, body } = numbered.rows[0]!;
-      return { ...row, sequence, body };
+    const { rows } = await pool.query<EventRow>({
+      ...INSERT_EVENT_WITH_FAN_OUT,
+      values: [
+        event.id,
+        event.accountId,
+        event.livemode,
+        event.type,
+        event.created,
+        event.body,
+        event.parcelId,
+        event.traceParent ?? null,
+      ],
     });
+    return rows[0];
   } catch (err) {
-    if ((err as { code?: string }).code === FOREIGN_KEY_VIOLATION) return null;
+    const { code, constraint } = err as { code?: string; constraint?: string };
+    if (code === FOREIGN_KEY_VIOLATION) return null;
+    if (code === UNIQUE_VIOLATION && constraint === 'events_pkey') return undefined;
     throw err;
   }
 }

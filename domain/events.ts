@@ -192,8 +192,8 @@ async function storeEvent(
     type,
     created: envelope.created,
   };
-  // An event about a parcel takes its number after the insert, in the same transaction, and the number is
-  // appended to these bytes there (db/events.ts).
+  // An event about a parcel takes its number in the insert's statement, which appends it to these bytes
+  // (db/events.ts).
   const traceParent = publishTraceparent(input.traceParent);
   const stored = await insertEventWithFanOut(pool, {
     ...row,
