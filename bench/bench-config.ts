@@ -19,6 +19,7 @@
  *   BENCH_CURVE_STEP_SECONDS    measured window of each offered rate of the curve scenario (default 10)
  *   BENCH_CURVE_WARMUP_SECONDS  warm-up at that rate before its window, not counted (default 3)
  *   BENCH_CURVE_MAX_RATE        the highest offered rate per second the curve's ladder climbs to (default 20000)
+ *   BENCH_TRACING_SAMPLER, BENCH_TRACING_SAMPLER_ARG  the sampler of the tracing scenario's traced worker (default always_on)
  *   BENCH_TEMPORAL_CONFIG extra dynamic config for the dev server, `key=value` pairs separated by spaces (default: none)
  *   BENCH_OUT            result file (default bench/results/<date>.json, <date>-cluster.json with --cluster; "-" for stdout only)
  */

@@ -8,7 +8,8 @@
  * The engine's phases keep the name of its shipped configuration, `all` (engine-load/all), so result keys stay put.
  * These steady phases run BENCH_REPS times, interleaved, each a warm-up then a measured window, and are reported as
  * medians with their spread. Then the scenarios, once each: publish-api, fan-out, slow-receiver, backlog, ordering,
- * rate-limit, charts, curve, large-tables, workers (one worker process against three).
+ * rate-limit, charts, curve, large-tables, workers (one worker process against three), tracing (a worker process
+ * with OpenTelemetry off and on).
  * `baseline` picks the set the performance docs quote (bench-config.ts BASELINE); `curve` has a file of its own.
  * Knobs: bench/bench-config.ts. Results: bench/results/<date>.json (table: bench/baseline-table.ts; plot: bench/plot.ts).
  * With `--cluster`, the full Temporal server on PostgreSQL (bench/cluster.ts) instead of the dev server, on fresh
@@ -51,6 +52,7 @@ import { orderingScenario } from './scenarios/ordering';
 import { publishApiScenario } from './scenarios/publish-api';
 import { rateLimitScenario } from './scenarios/rate-limit';
 import { slowReceiverScenario } from './scenarios/slow-receiver';
+import { tracingScenario } from './scenarios/tracing';
 import { workersScenario } from './scenarios/workers';
 import { aggregate } from './stats';
 
@@ -184,6 +186,7 @@ async function main(): Promise<void> {
     await scenario('curve', () => curveScenario(ctx, receiver, bareBundle, SHIPPED, settings.curve, log));
     await scenario('large-tables', () => largeTablesScenario(ctx, settings.largeScale, log));
     await scenario('workers', () => workersScenario(ctx, steady, C, settings.reps, log));
+    await scenario('tracing', () => tracingScenario(ctx, steady, C, settings.reps, log));
 
     const result = {
       startedAt: startedAt.toISOString(),

@@ -50,39 +50,44 @@ async function completed(ctx: BenchContext, eventId: string): Promise<void> {
   }
 }
 
+/** A round of `workerProcessRounds`: how many worker processes, and what their environment adds. */
+export interface RoundPlan {
+  workers: number;
+  env?: Record<string, string>;
+}
+
 /**
- * `npm run bench -- --cluster workers`: the same closed loop (publish through the product's path, wait for the
- * POST and for the workflow's end) against one worker process and against three sharing the task queue and the
- * outbox, alternated (1, 3, 3, 1, ...) in one run so the machine's drift falls on both. Each worker is the
- * production entry in its own process, with the product's defaults. On a machine with fewer cores than
- * processes, the three compete for the same CPU as the server and Postgres: the figure is the overhead of
- * sharing (more pollers, a sticky cache per process, outbox claims contended), not a gain.
+ * The same closed loop in every round (publish through the product's path, wait for the POST and for the
+ * workflow's end) against `workers` production worker processes (`parcel-webhooks worker`, each in its own
+ * process, with the product's defaults and the round's `env`) on a task queue of the round's own. Reports each
+ * round's rate and latency, and the worker processes' CPU per delivery over its window (`window` hears when each
+ * window opens and closes).
  */
-export async function workersScenario(
+export async function workerProcessRounds(
   ctx: BenchContext,
   steady: Steady,
   concurrency: number,
-  reps: number,
-  log: (msg: string) => void,
-): Promise<WorkersResult> {
+  plans: RoundPlan[],
+  log: (round: WorkersRound, n: number) => void,
+  window: { onStart?: () => void; onEnd?: () => void } = {},
+): Promise<WorkersRound[]> {
   const receiver = await startReceiver();
   const rounds: WorkersRound[] = [];
   try {
     const accountId = await addBenchAccount(ctx.pool, [receiver.url('/workers')]);
     const tag = accountId.slice(-8);
-    const sizes = Array.from({ length: reps }, (_, rep) => (rep % 2 === 0 ? [1, 3] : [3, 1])).flat();
-    for (const [n, workers] of sizes.entries()) {
-      const taskQueue = `bench-${ctx.runId}-workers-${n}`;
+    for (const [n, plan] of plans.entries()) {
       const env: Record<string, string> = {
         DATABASE_URL: ctx.databaseUrl,
         TEMPORAL_ADDRESS: ctx.serverAddress,
-        TEMPORAL_TASK_QUEUE: taskQueue,
+        TEMPORAL_TASK_QUEUE: `bench-${ctx.runId}-workers-${n}`,
         WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
         WEBHOOK_CA_FILE: path.join(TLS_DIR, 'ca.pem'),
+        ...plan.env,
       };
       const services: WorkerService[] = [];
       try {
-        services.push(...(await Promise.all(Array.from({ length: workers }, () => startWorkerService(env)))));
+        services.push(...(await Promise.all(Array.from({ length: plan.workers }, () => startWorkerService(env)))));
         const cpu = () => services.reduce((sum, s) => sum + (cpuMsOf(s.pid) ?? 0), 0);
         let cpuAtStart = 0;
         let cpuMs = 0;
@@ -103,21 +108,21 @@ export async function workersScenario(
           {
             onStart: async () => {
               cpuAtStart = cpu();
+              window.onStart?.();
             },
             onEnd: async () => {
               cpuMs = cpu() - cpuAtStart;
+              window.onEnd?.();
             },
           },
         );
         const round = {
-          workers,
+          workers: plan.workers,
           ...summary,
           workerCpuMsPerDelivery: summary.count ? Math.round((cpuMs / summary.count) * 100) / 100 : 0,
         };
         rounds.push(round);
-        log(
-          `workers round ${n + 1}/${sizes.length}: ${workers} worker(s) ${round.perSecond}/s p50 ${round.p50Ms} ms, workers' CPU ${round.workerCpuMsPerDelivery} ms per delivery`,
-        );
+        log(round, n);
       } finally {
         await Promise.all(services.map((s) => s.stop()));
       }
@@ -125,6 +130,33 @@ export async function workersScenario(
   } finally {
     await receiver.close();
   }
+  return rounds;
+}
+
+/**
+ * `npm run bench -- --cluster workers`: one worker process against three sharing the task queue and the outbox,
+ * alternated (1, 3, 3, 1, ...) in one run so the machine's drift falls on both. On a machine with fewer cores
+ * than processes, the three compete for the same CPU as the server and Postgres: the figure is the overhead of
+ * sharing (more pollers, a sticky cache per process, outbox claims contended), not a gain.
+ */
+export async function workersScenario(
+  ctx: BenchContext,
+  steady: Steady,
+  concurrency: number,
+  reps: number,
+  log: (msg: string) => void,
+): Promise<WorkersResult> {
+  const sizes = Array.from({ length: reps }, (_, rep) => (rep % 2 === 0 ? [1, 3] : [3, 1])).flat();
+  const rounds = await workerProcessRounds(
+    ctx,
+    steady,
+    concurrency,
+    sizes.map((workers) => ({ workers })),
+    (round, n) =>
+      log(
+        `workers round ${n + 1}/${sizes.length}: ${round.workers} worker(s) ${round.perSecond}/s p50 ${round.p50Ms} ms, workers' CPU ${round.workerCpuMsPerDelivery} ms per delivery`,
+      ),
+  );
   // A round where no delivery both started and ended in the window has no latency (NaN): left out, not a zero.
   const of = (workers: number, pick: (r: WorkersRound) => number) =>
     spread(
