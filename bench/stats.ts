@@ -123,6 +123,14 @@ export function spread(values: number[]): Spread {
 }
 
 /**
+ * The spread of one figure over the rounds that `keep` picks. A round without the figure (NaN: no delivery both
+ * started and ended in its window has a latency) is left out, not counted as a zero.
+ */
+export function spreadOver<T>(rounds: T[], keep: (round: T) => boolean, pick: (round: T) => number): Spread {
+  return spread(rounds.filter(keep).map(pick).filter(Number.isFinite));
+}
+
+/**
  * The repetitions of one phase folded into one object of the same shape: every number becomes its median, min,
  * max and spread over the repetitions; other values are taken from the first.
  */

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { BenchContext } from '../engine';
 import type { Steady } from '../phases';
-import { spread, type Spread } from '../stats';
+import { spreadOver, type Spread } from '../stats';
 import { workerProcessRounds, type WorkersRound } from './workers';
 
 /** A round of the tracing scenario: the worker with tracing off or on. */
@@ -114,13 +114,7 @@ export async function tracingScenario(
     exportRequests: exports[n]?.requests ?? 0,
     exportKb: Math.round((exports[n]?.bytes ?? 0) / 1024),
   }));
-  const of = (on: boolean, pick: (r: TracingRound) => number) =>
-    spread(
-      measured
-        .filter((r) => r.tracing === on)
-        .map(pick)
-        .filter(Number.isFinite),
-    );
+  const of = (on: boolean, pick: (r: TracingRound) => number) => spreadOver(measured, (r) => r.tracing === on, pick);
   const ratio = (a: number, b: number) => (b ? Math.round((a / b) * 1000) / 1000 : NaN);
   const off = of(false, (r) => r.perSecond);
   const on = of(true, (r) => r.perSecond);

@@ -4,7 +4,7 @@ import { addBenchAccount, publishBenchEvent, within, type BenchContext } from '.
 import type { Steady } from '../phases';
 import { cpuMsOf } from '../proc-cpu';
 import { startReceiver, TLS_DIR } from '../receiver';
-import { runSteady, spread, type Spread, type Summary } from '../stats';
+import { runSteady, spreadOver, type Spread, type Summary } from '../stats';
 import { startWorkerService, type WorkerService } from '../worker-service';
 
 /** One measured round: `workers` worker processes on one task queue of their own. */
@@ -157,14 +157,8 @@ export async function workersScenario(
         `workers round ${n + 1}/${sizes.length}: ${round.workers} worker(s) ${round.perSecond}/s p50 ${round.p50Ms} ms, workers' CPU ${round.workerCpuMsPerDelivery} ms per delivery`,
       ),
   );
-  // A round where no delivery both started and ended in the window has no latency (NaN): left out, not a zero.
   const of = (workers: number, pick: (r: WorkersRound) => number) =>
-    spread(
-      rounds
-        .filter((r) => r.workers === workers)
-        .map(pick)
-        .filter(Number.isFinite),
-    );
+    spreadOver(rounds, (r) => r.workers === workers, pick);
   const one = of(1, (r) => r.perSecond);
   const three = of(3, (r) => r.perSecond);
   return {

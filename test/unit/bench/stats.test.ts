@@ -1,11 +1,42 @@
 import { describe, expect, it } from 'vitest';
-import { eventsInFlight, p50p99, perDelivery, summarize } from '../../../bench/stats';
+import { eventsInFlight, p50p99, perDelivery, spreadOver, summarize } from '../../../bench/stats';
 
 describe('bench stats', () => {
   it('gives p50 and p99 of unsorted durations, to a tenth of a millisecond', () => {
     const durations = Array.from({ length: 100 }, (_, i) => 100 - i + 0.04);
     expect(p50p99(durations)).toEqual({ p50Ms: 50, p99Ms: 99 });
     expect(p50p99([3.26])).toEqual({ p50Ms: 3.3, p99Ms: 3.3 });
+  });
+
+  it('spreads one figure over the rounds picked, leaving out a round without it', () => {
+    const rounds = [
+      { on: true, rate: 10 },
+      { on: false, rate: 40 },
+      { on: true, rate: 30 },
+      { on: true, rate: NaN },
+      { on: true, rate: 20 },
+    ];
+    expect(
+      spreadOver(
+        rounds,
+        (r) => r.on,
+        (r) => r.rate,
+      ),
+    ).toEqual({ median: 20, min: 10, max: 30, spreadPct: 100 });
+    expect(
+      spreadOver(
+        rounds,
+        (r) => !r.on,
+        (r) => r.rate,
+      ).median,
+    ).toBe(40);
+    expect(
+      spreadOver(
+        rounds,
+        () => false,
+        (r) => r.rate,
+      ).median,
+    ).toBeNaN();
   });
 
   it('summarizes a window with the same percentiles', () => {
