@@ -21,7 +21,13 @@ import { FEATURES, notice, pageContext, parseModeParam, type DashboardRouteOptio
 import { sendPage } from '../security-headers';
 import { confirmPage } from '../views/confirm';
 import { deliveriesPage } from '../views/deliveries';
-import { endpointPage, endpointsPage, type EndpointFormValues, type EndpointPageInput } from '../views/endpoints';
+import {
+  endpointPage,
+  endpointsPage,
+  type EndpointFormValues,
+  type EndpointPageInput,
+  type EndpointsPageInput,
+} from '../views/endpoints';
 import type { Mode, PageContext } from '../views/models';
 import { paths } from '../views/paths';
 
@@ -126,22 +132,21 @@ export default async function endpointRoutes(app: FastifyInstance, options: Dash
     );
   }
 
-  const allEndpoints = async (ctx: PageContext) =>
-    (await listEndpoints(deps(), scopeOf(ctx), { limit: MAX_ENDPOINTS_PER_MODE })).data;
+  /** The mode's endpoints page, with what a failed add brings back (the error and the values sent). */
+  const listPage = async (ctx: PageContext, failed: Pick<EndpointsPageInput, 'error' | 'form'> = {}) =>
+    endpointsPage(ctx, {
+      endpoints: (await listEndpoints(deps(), scopeOf(ctx), { limit: MAX_ENDPOINTS_PER_MODE })).data,
+      eventTypes: EVENT_TYPES,
+      canRecover: FEATURES.endpoint.recover,
+      ...failed,
+    });
 
   app.get<ModeParams>(
     '/dashboard/:mode/endpoints',
     { schema: hide, config: { dashboard: 'page' } },
     async (request, reply) => {
       const ctx = context(request, { notice: notice(request.query) });
-      return sendPage(
-        reply,
-        endpointsPage(ctx, {
-          endpoints: await allEndpoints(ctx),
-          eventTypes: EVENT_TYPES,
-          canRecover: FEATURES.endpoint.recover,
-        }),
-      );
+      return sendPage(reply, await listPage(ctx));
     },
   );
 
@@ -157,18 +162,7 @@ export default async function endpointRoutes(app: FastifyInstance, options: Dash
         return await renderEndpoint(reply, ctx, endpoint, { secret: { value: secret, reason: 'created' } });
       } catch (err) {
         const ctx = context(request, { canonical: paths.endpoints(parseModeParam(request.params.mode)) });
-        const error = formError(err);
-        return sendPage(
-          reply,
-          endpointsPage(ctx, {
-            endpoints: await allEndpoints(ctx),
-            eventTypes: EVENT_TYPES,
-            canRecover: FEATURES.endpoint.recover,
-            error,
-            form: values,
-          }),
-          errorStatus(err),
-        );
+        return sendPage(reply, await listPage(ctx, { error: formError(err), form: values }), errorStatus(err));
       }
     },
   );

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createPool, type Pool } from '../../db/pool';
 import { freePort } from '../../temporal-tools/ports';
-import { createEndpoint, parcel } from '../helpers/delivery';
+import { createEndpoint, parcel, publishOverHttp } from '../helpers/delivery';
 import { FIXTURES, uniqueTaskQueue } from '../helpers/env';
 import { createAccount, createApiKey } from '../helpers/fixtures';
 import { freeMetricsPort, scrape, valueOf, type Sample } from '../helpers/prometheus';
@@ -73,15 +73,11 @@ describe('metrics pages of the api and worker processes', () => {
       const failing = await createEndpoint(pool, { accountId, url: `${receiver.url}/fail` });
       const { key } = await createApiKey(pool, { accountId });
 
-      const published = await fetch(`${apiUrl}/internal/v1/events`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({
-          account_id: accountId,
-          livemode: false,
-          type: 'parcel.delivered',
-          data: { parcel: parcel() },
-        }),
+      const published = await publishOverHttp(apiUrl, token, {
+        account_id: accountId,
+        livemode: false,
+        type: 'parcel.delivered',
+        data: { parcel: parcel() },
       });
       expect(published.status).toBe(201);
       const eventId = ((await published.json()) as { id: string }).id;

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createPool, type Pool } from '../../db/pool';
-import { createEndpoint, parcel } from '../helpers/delivery';
+import { createEndpoint, parcel, publishOverHttp } from '../helpers/delivery';
 import { FIXTURES, uniqueTaskQueue } from '../helpers/env';
 import { createAccount } from '../helpers/fixtures';
 import { testDatabaseUrl } from '../helpers/database';
@@ -76,20 +76,12 @@ describe('tracing a delivery across processes', () => {
     const accountId = await createAccount(pool);
     await createEndpoint(pool, { accountId, url: `${receiver.url}/traced`, events: ['parcel.created'] });
     receiver.script('/traced', (index) => ({ status: index === 0 ? 500 : 200 }));
-    const published = await fetch(`${apiUrl}/internal/v1/events`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${TOKEN}`,
-        'content-type': 'application/json',
-        traceparent: `00-${TRACE_ID}-${CALLER_SPAN}-01`,
-      },
-      body: JSON.stringify({
-        account_id: accountId,
-        livemode: false,
-        type: 'parcel.created',
-        data: { parcel: parcel() },
-      }),
-    });
+    const published = await publishOverHttp(
+      apiUrl,
+      TOKEN,
+      { account_id: accountId, livemode: false, type: 'parcel.created', data: { parcel: parcel() } },
+      { traceparent: `00-${TRACE_ID}-${CALLER_SPAN}-01` },
+    );
     expect(published.status).toBe(201);
 
     // Attempt 1, posted by the first worker, and its span exported before the kill.

@@ -77,6 +77,23 @@ export async function deliveryResult(client: Client, eventId: string, timeoutMs 
   );
 }
 
+/**
+ * An event published as the parcel system publishes it: POST /internal/v1/events on a running API with the internal
+ * token, and any extra request headers (a `traceparent`). The answer is the caller's to check.
+ */
+export function publishOverHttp(
+  apiUrl: string,
+  token: string,
+  event: { account_id: string; livemode: boolean; type: string; data: unknown },
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  return fetch(`${apiUrl}/internal/v1/events`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(event),
+  });
+}
+
 export function parcel(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     id: '5f0c2a8e-4b7d-4c1e-9a3f-2d6b8e1f7c40',

@@ -11,7 +11,7 @@ import { createAccount, createApiKey } from '../../helpers/fixtures';
 import type { Receiver } from '../../helpers/receiver';
 import type { TestWorker } from '../../helpers/temporal';
 import { waitFor } from '../../helpers/wait';
-import { parcel } from '../../helpers/delivery';
+import { parcel, publishOverHttp } from '../../helpers/delivery';
 import { testDatabaseUrl } from '../../helpers/database';
 
 /**
@@ -214,15 +214,11 @@ describe('developers page', () => {
     const secret = await page.getByRole('textbox', { name: 'Signing secret' }).inputValue();
     expect(secret).toMatch(/^whsec_/);
 
-    const published = await fetch(`${origin}/internal/v1/events`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${INTERNAL_TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        account_id: accountId,
-        livemode: false,
-        type: 'parcel.delivered',
-        data: { parcel: parcel() },
-      }),
+    const published = await publishOverHttp(origin, INTERNAL_TOKEN, {
+      account_id: accountId,
+      livemode: false,
+      type: 'parcel.delivered',
+      data: { parcel: parcel() },
     });
     expect(published.status).toBe(201);
     const event = (await published.json()) as { id: string };
@@ -325,15 +321,11 @@ describe('developers page', () => {
     // The parcel's first event fails every attempt (about 8 s of ladder): the second waits for it meanwhile.
     receiver.script(path, (index) => ({ status: index < 3 ? 500 : 200 }));
     const publish = async () => {
-      const response = await fetch(`${origin}/internal/v1/events`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${INTERNAL_TOKEN}`, 'content-type': 'application/json' },
-        body: JSON.stringify({
-          account_id: accountId,
-          livemode: false,
-          type: 'parcel.in_transit',
-          data: { parcel: parcel({ id: `p_${accountId}` }) },
-        }),
+      const response = await publishOverHttp(origin, INTERNAL_TOKEN, {
+        account_id: accountId,
+        livemode: false,
+        type: 'parcel.in_transit',
+        data: { parcel: parcel({ id: `p_${accountId}` }) },
       });
       return (await response.json()) as { id: string; sequence: number };
     };
