@@ -3,6 +3,10 @@
 const { spawn } = require('node:child_process');
 const path = require('node:path');
 const { ensureInstall, root } = require('./ensure-install');
+const { nodeLineNotice } = require('./node-support');
+
+const notice = nodeLineNotice(process.version);
+if (notice) process.stderr.write(`npm start: ${notice}\n`);
 
 ensureInstall();
 const child = spawn(process.execPath, [path.join(root, 'cli', 'bin.js'), 'start', ...process.argv.slice(2)], {
