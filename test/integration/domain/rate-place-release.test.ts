@@ -7,6 +7,7 @@ import { createPool, type Pool } from '../../../db/pool';
 import { testDatabaseUrl } from '../../helpers/database';
 import { publishedToOneEndpoint } from '../../helpers/delivery';
 import { createAccount } from '../../helpers/fixtures';
+import { waitFor } from '../../helpers/wait';
 
 interface Token {
   wait_until_ms: number | null;
@@ -205,5 +206,52 @@ describe('rate places given back', () => {
     const places = await takePlaces();
     await updateEndpoint(pool, scope(), endpointId, { rateLimit: 1, description: 'same limit' });
     expect(await placesAhead()).toBe(places.length);
+  });
+
+  /** Waits for the start of a second, so a handful of statements all run within it. */
+  const freshSecond = () =>
+    waitFor(
+      async () => {
+        const { rows } = await pool.query<{ ms: number }>(
+          'SELECT ((extract(epoch FROM clock_timestamp()) * 1000)::bigint % 1000)::int AS ms',
+        );
+        return rows[0]!.ms < 300 ? dbSecond() : undefined;
+      },
+      { intervalMs: 20, what: 'the start of a second' },
+    );
+  const countsOf = async (second: number) =>
+    (
+      await pool.query<{ taken: number; granted: number }>(
+        'SELECT taken, granted FROM endpoint_rate_tokens WHERE endpoint_id = $1 AND second = $2',
+        [endpointId, second],
+      )
+    ).rows[0];
+
+  it('keeps the tokens the current second handed out, to attempts that may be posting with them', async () => {
+    await takePlaces();
+    const now = await freshSecond();
+    // Two tokens handed out in this second (two attempts posting now) and one place of it not yet redeemed.
+    await pool.query(
+      `INSERT INTO endpoint_rate_tokens (endpoint_id, second, taken, granted) VALUES ($1, $2, 3, 2)
+       ON CONFLICT (endpoint_id, second) DO UPDATE SET taken = 3, granted = 2`,
+      [endpointId, now],
+    );
+    await updateEndpoint(pool, scope(), endpointId, { rateLimit: 2 });
+    expect(await countsOf(now)).toEqual({ taken: 2, granted: 2 });
+    // The second's tokens are spent at the new limit too: the next delivery takes the next second.
+    expect(await nextSecond()).toBe(now + 1);
+  });
+
+  it('gives back nothing for a place whose second has come: its token may be posting', async () => {
+    await takePlaces();
+    const now = await freshSecond();
+    await pool.query(
+      `INSERT INTO endpoint_rate_tokens (endpoint_id, second, taken, granted) VALUES ($1, $2, 1, 1)
+       ON CONFLICT (endpoint_id, second) DO UPDATE SET taken = 1, granted = 1`,
+      [endpointId, now],
+    );
+    const [delivery] = await moreDeliveries(1, false);
+    await markDeliverySkipped(pool, { ...delivery!, endpointId, reservedSecond: now }, 'account_suspended');
+    expect(await countsOf(now)).toEqual({ taken: 1, granted: 1 });
   });
 });
