@@ -220,6 +220,8 @@ export interface AttemptRecord extends AttemptIdentity, AttemptResult {
  */
 export interface ExpiryRecord extends AttemptIdentity {
   id: string;
+  /** The place in the endpoint's rate-limit queue the delivery held (Unix seconds): given back with the record. */
+  reservedSecond?: number;
 }
 
 /** Why a delivery ended without every attempt being made, besides a skip: the deliveries log's `reason`. */

@@ -39,14 +39,26 @@ export interface DeliveryRef {
   endpointId: string;
 }
 
-/** The attempt checked the endpoint and posted nothing: the delivery ends with the reason, unless it already ended. */
-export async function markDeliverySkipped(pool: Pool, ref: DeliveryRef, reason: string): Promise<void> {
+/**
+ * The attempt checked the endpoint and posted nothing: the delivery ends with the reason, unless it already ended.
+ * The rate-limit place the attempt held (`reservedSecond`), if still to come, is given back when the delivery ends
+ * here, so once however often the skip is written.
+ */
+export async function markDeliverySkipped(
+  pool: Pool,
+  ref: DeliveryRef & { reservedSecond?: number },
+  reason: string,
+): Promise<void> {
   await pool.query(
-    `UPDATE deliveries SET status = 'skipped', reason = $4
-      WHERE id = COALESCE($1::text,
-                          (SELECT id FROM deliveries WHERE event_id = $2 AND endpoint_id = $3 AND trigger = 'automatic'))
-        AND status = 'pending'`,
-    [ref.deliveryId ?? null, ref.eventId, ref.endpointId, reason],
+    `WITH skipped AS (
+       UPDATE deliveries SET status = 'skipped', reason = $4
+        WHERE id = COALESCE($1::text,
+                            (SELECT id FROM deliveries WHERE event_id = $2 AND endpoint_id = $3 AND trigger = 'automatic'))
+          AND status = 'pending'
+       RETURNING 1
+     )
+     SELECT release_rate_place($3, $5::bigint) FROM skipped WHERE $5::bigint IS NOT NULL`,
+    [ref.deliveryId ?? null, ref.eventId, ref.endpointId, reason, ref.reservedSecond ?? null],
   );
 }
 

@@ -114,9 +114,15 @@ export async function insertExpiry(pool: Pool, record: ExpiryRecord): Promise<vo
             status_code, response_body, error, duration_ms, succeeded, delivery_id, reason)
          VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, NULL, NULL, 0, false, $8::text, $9)
          ON CONFLICT DO NOTHING
+         RETURNING 1
+       ), released AS (
+         -- the place it held goes back once, with the record's first write
+         SELECT release_rate_place($2, $10::bigint) WHERE $10::bigint IS NOT NULL AND EXISTS (SELECT 1 FROM inserted)
+       ), ended AS (
+         UPDATE deliveries SET status = 'failed', reason = $9, waiting_for = NULL
+          WHERE id = $8::text AND status = 'pending'
        )
-     UPDATE deliveries SET status = 'failed', reason = $9, waiting_for = NULL
-      WHERE id = $8::text AND status = 'pending'`,
+     SELECT count(*) FROM released`,
     [
       record.id,
       record.endpointId,
@@ -127,6 +133,7 @@ export async function insertExpiry(pool: Pool, record: ExpiryRecord): Promise<vo
       record.attempt,
       record.deliveryId,
       EXPIRED_REASON,
+      record.reservedSecond ?? null,
     ],
   );
 }

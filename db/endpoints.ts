@@ -160,7 +160,9 @@ export async function updateEndpoint(
   change: EndpointChange,
 ): Promise<EndpointRow | undefined> {
   const { rows } = await pool.query<EndpointRow>(
-    `WITH updated AS (
+    `WITH before AS (
+       SELECT rate_limit FROM webhook_endpoints WHERE id = $1 AND account_id = $2 AND livemode = $3
+     ), updated AS (
        UPDATE webhook_endpoints
           SET url = COALESCE($4, url),
               events = COALESCE($5, events),
@@ -177,8 +179,12 @@ export async function updateEndpoint(
      ), stopped AS (
        UPDATE deliveries SET status = 'skipped', reason = 'endpoint_disabled'
         WHERE endpoint_id = $1 AND status = 'pending' AND $8::boolean IS TRUE AND EXISTS (SELECT 1 FROM updated)
+     ), released AS (
+       -- disabled, or its limit changed or removed: every place in its queue is given back
+       SELECT release_rate_places($1) FROM updated, before
+        WHERE $8::boolean IS TRUE OR updated.rate_limit IS DISTINCT FROM before.rate_limit
      )
-     SELECT * FROM updated`,
+     SELECT updated.* FROM updated LEFT JOIN released ON true`,
     [
       id,
       scope.accountId,
@@ -198,11 +204,22 @@ export async function updateEndpoint(
   return rows[0];
 }
 
-/** Soft delete: pending delivery ladders read deleted_at and stop; attempts keep their foreign key. */
+/**
+ * Soft delete: pending delivery ladders read deleted_at and stop; attempts keep their foreign key. The rows of its
+ * rate-limit queue go in the same statement: nothing will ever post to it again.
+ */
 export async function softDeleteEndpoint(pool: Pool, scope: EndpointScope, id: string): Promise<boolean> {
   const { rowCount } = await pool.query(
-    `UPDATE webhook_endpoints SET deleted_at = now()
-      WHERE id = $1 AND account_id = $2 AND livemode = $3 AND deleted_at IS NULL`,
+    `WITH deleted AS (
+       UPDATE webhook_endpoints SET deleted_at = now()
+        WHERE id = $1 AND account_id = $2 AND livemode = $3 AND deleted_at IS NULL
+       RETURNING id
+     ), tokens AS (
+       DELETE FROM endpoint_rate_tokens WHERE endpoint_id IN (SELECT id FROM deleted)
+     ), queue AS (
+       DELETE FROM endpoint_rate_queues WHERE endpoint_id IN (SELECT id FROM deleted)
+     )
+     SELECT 1 FROM deleted`,
     [id, scope.accountId, scope.livemode],
   );
   return rowCount === 1;

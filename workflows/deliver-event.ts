@@ -141,8 +141,18 @@ async function recordLostAttempt(input: SignAndPostInput, err: unknown, activity
 
 type Decided = Exclude<AttemptOutcome, Throttled>;
 
-/** A wait of the attempt (its throttle, a database backoff) ran into the delivery's max age: nothing was posted. */
-const EXPIRED = { kind: 'expired' } as const;
+/**
+ * A wait of the attempt (its throttle, a database backoff) ran into the delivery's max age: nothing was posted.
+ * `reservedSecond` is the place in its endpoint's rate-limit queue it held then, which the give-up releases.
+ */
+interface Expired {
+  kind: 'expired';
+  reservedSecond?: number;
+}
+
+function expired(reservedSecond: number | null | undefined): Expired {
+  return reservedSecond == null ? { kind: 'expired' } : { kind: 'expired', reservedSecond };
+}
 
 /**
  * One attempt, whatever our own database does: retried until it was either posted or skipped. While the
@@ -156,7 +166,7 @@ async function attemptOnce(
   labels: { summary: string; throttle: string },
   gate: DatabaseGate,
   expiresAtMs: number | undefined,
-): Promise<Decided | typeof EXPIRED> {
+): Promise<Decided | Expired> {
   const { summary } = labels;
   const activityTimeoutMs = input.timeoutMs + SIGN_AND_POST_MARGIN_MS;
   const ladder = input.endpointId;
@@ -168,7 +178,7 @@ async function attemptOnce(
   try {
     for (;;) {
       await gate.waitTurn(ladder);
-      if (hasExpired(expiresAtMs)) return EXPIRED;
+      if (hasExpired(expiresAtMs)) return expired(input.reservedSecond);
       try {
         // The ladder is the only retry: Temporal must never post twice on its own.
         const options = { startToCloseTimeout: activityTimeoutMs, retry: { maximumAttempts: 1 }, summary };
@@ -181,7 +191,7 @@ async function attemptOnce(
         if (outcome.kind === 'throttled') {
           if (outcome.notPostedRun !== undefined) notPostedRuns.push(outcome.notPostedRun);
           if (!(await sleepWithinMaxAge(expiresAtMs, outcome.waitMs, throttledSummary(outcome, labels.throttle))))
-            return EXPIRED;
+            return expired(outcome.reservedSecond);
           input = { ...input, reservedSecond: outcome.reservedSecond ?? undefined };
           continue;
         }
@@ -205,7 +215,7 @@ async function attemptOnce(
         if (!gate.claim(ladder)) continue;
         log.warn('attempt not posted, retrying', { endpointId: input.endpointId, type: failureType(err), backoffMs });
         if (!(await sleepWithinMaxAge(expiresAtMs, backoffMs, notPostedSummary(err, input.attempt, backoffMs))))
-          return EXPIRED;
+          return expired(input.reservedSecond);
         backoffMs = Math.min(backoffMs * 2, DB_UNAVAILABLE_MAX_BACKOFF_MS);
       }
     }
@@ -216,16 +226,18 @@ async function attemptOnce(
 
 /**
  * The delivery is given up at its max age before attempt `n` (the id drawn for it names the log's entry): its
- * delivery ends failed with the reason `expired`, and nothing more is posted.
+ * delivery ends failed with the reason `expired`, and nothing more is posted. The rate-limit place it held, if
+ * any, is given back in the same write.
  */
 async function giveUp(
   input: DeliverEventInput,
   endpointId: string,
   n: number,
   attemptId: string,
+  reservedSecond?: number | null,
 ): Promise<LadderResult> {
   const { attemptId: id, timeoutMs: _timeout, ...identity } = attemptInput(input, endpointId, n, attemptId);
-  const record: ExpiryRecord = { id, ...identity };
+  const record: ExpiryRecord = { id, ...identity, ...(reservedSecond == null ? {} : { reservedSecond }) };
   await recordExpiry(record);
   log.info('delivery expired', { eventId: input.eventId, endpointId, attempt: n });
   return { endpointId, outcome: 'expired', attempts: n - 1 };
@@ -258,10 +270,10 @@ async function runLadder(input: DeliverEventInput, endpointId: string, gate: Dat
     // Attempt 1 made by the dispatcher and on record before the start (attempt/early.ts handOff) is taken as is.
     const decided = n === 1 ? input.firstAttemptOutcomes?.[endpointId] : undefined;
     // Every wait before it ended at the latest at the max age: past it, the delivery is given up, not posted.
-    if (decided === undefined && hasExpired(expiresAtMs)) return giveUp(input, endpointId, n, attemptId);
+    if (decided === undefined && hasExpired(expiresAtMs)) return giveUp(input, endpointId, n, attemptId, place);
     const outcome =
       decided ?? (await attemptOnce(request, localAttempts(input.endpointIds.length), labels, gate, expiresAtMs));
-    if (outcome.kind === 'expired') return giveUp(input, endpointId, n, attemptId);
+    if (outcome.kind === 'expired') return giveUp(input, endpointId, n, attemptId, outcome.reservedSecond);
     if (outcome.kind === 'skipped') return { endpointId, outcome: 'skipped', attempts: n - 1, reason: outcome.reason };
     url = outcome.url || url;
     if (outcome.succeeded) {
