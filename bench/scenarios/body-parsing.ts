@@ -1,5 +1,5 @@
 import { buildServer } from '../../api/server';
-import { parseForm } from '../../dashboard/forms';
+import { parseForm } from '../../core/form-body';
 import { engineConfig, type BenchContext } from '../engine';
 import { percentile } from '../stats';
 
