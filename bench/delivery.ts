@@ -44,6 +44,7 @@ import {
 } from './phases';
 import { startReceiver } from './receiver';
 import { backlogScenario } from './scenarios/backlog';
+import { bodyParsingScenario } from './scenarios/body-parsing';
 import { chartsScenario } from './scenarios/charts';
 import { curveScenario } from './scenarios/curve';
 import { fanOutScenario } from './scenarios/fan-out';
@@ -187,6 +188,7 @@ async function main(): Promise<void> {
     await scenario('large-tables', () => largeTablesScenario(ctx, settings.largeScale, log));
     await scenario('workers', () => workersScenario(ctx, steady, C, settings.reps, log));
     await scenario('tracing', () => tracingScenario(ctx, steady, C, settings.reps, log));
+    await scenario('body-parsing', () => bodyParsingScenario(ctx));
 
     const result = {
       startedAt: startedAt.toISOString(),

@@ -1,24 +1,23 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../core/errors';
+import { parseForm, type FormBody } from '../core/form-body';
 import { merchantMessage } from './views/messages';
 import type { FormError } from './views/models';
 
-/** A posted form: repeated fields (checkboxes) keep every value. */
-export type FormBody = Record<string, string | string[]>;
+export { countFormFields, MAX_FORM_FIELDS, parseForm, type FormBody } from '../core/form-body';
 
-export function parseForm(text: string): FormBody {
-  const body: FormBody = Object.create(null) as FormBody;
-  for (const [name, value] of new URLSearchParams(text)) {
-    const seen = body[name];
-    body[name] = seen === undefined ? value : Array.isArray(seen) ? [...seen, value] : [seen, value];
-  }
-  return body;
-}
-
-/** HTML forms post urlencoded; the API's JSON parsers stay as they are outside the page. */
+/**
+ * The page reads urlencoded forms only: every other parser (JSON and anything the API adds) is removed from its
+ * context, so any other Content-Type is 415 and every field a route reads is a string, or a list of strings.
+ */
 export function addFormParser(app: FastifyInstance): void {
+  app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
-    done(null, parseForm(body as string));
+    try {
+      done(null, parseForm(body as string));
+    } catch (err) {
+      done(err as Error, undefined);
+    }
   });
 }
 

@@ -29,9 +29,23 @@ const ERROR_TITLES: Record<number, string> = {
   403: 'Request refused',
   404: 'Page not found',
   413: 'Too much data',
+  415: 'Not a form',
   429: 'Too many requests',
   503: 'Temporarily unavailable',
 };
+
+/** What Fastify refuses while reading a body, in the catalogue's terms: a form too large, or not a form at all. */
+function bodyError(error: unknown): ApiError | undefined {
+  const code = (error as { code?: unknown }).code;
+  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new ApiError('body_too_large', 'The form is too large.');
+  if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || code === 'FST_ERR_CTP_INVALID_TYPE') {
+    return new ApiError(
+      'unsupported_media_type',
+      'The developers page reads forms only: send Content-Type: application/x-www-form-urlencoded.',
+    );
+  }
+  return undefined;
+}
 
 export default async function dashboardPlugin(app: FastifyInstance): Promise<void> {
   const assets = loadAssets();
@@ -42,7 +56,8 @@ export default async function dashboardPlugin(app: FastifyInstance): Promise<voi
   app.addHook('preHandler', async (request, reply) => guardRequest(request, reply, routeOptions));
   app.setErrorHandler((error, request, reply) => {
     // The API's one classifier: an outage of Postgres or Temporal is 503 with Retry-After here too, never a 500.
-    const apiError = error instanceof ApiError ? error : isDependencyOutage(error) ? serviceUnavailable() : undefined;
+    const apiError =
+      error instanceof ApiError ? error : isDependencyOutage(error) ? serviceUnavailable() : bodyError(error);
     const status =
       apiError?.status ??
       ((error as { statusCode?: number }).statusCode && (error as { statusCode: number }).statusCode < 500

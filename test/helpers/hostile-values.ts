@@ -126,6 +126,49 @@ export function deepField(names: readonly string[]): fc.Arbitrary<BodyTwist> {
     });
 }
 
+/** The API's body limit (api/server.ts): hostile bodies are sized just under, at and just over it. */
+export const BODY_LIMIT = 64 * 1024;
+const NEAR_LIMIT = [BODY_LIMIT - 100, BODY_LIMIT, BODY_LIMIT + 1] as const;
+
+/** `unit` repeated to exactly `bytes` bytes, the last copy cut short. */
+export function repeatTo(unit: string, bytes: number): string {
+  return unit.repeat(Math.ceil(bytes / unit.length)).slice(0, bytes);
+}
+
+/**
+ * One member repeated up to the body limit (`{"url":"x","url":"x",...}`), or one of the body's own fields: work
+ * that grows with the square of the repeats in a parser would show here.
+ */
+export function repeatedMember(names: readonly string[]): fc.Arbitrary<BodyTwist> {
+  const field = names.length > 0 ? fc.constantFrom(...names) : fc.constant('a');
+  return fc
+    .tuple(field, fc.constantFrom('"x"', '1', '[]', '{}', 'null'), fc.constantFrom(...NEAR_LIMIT))
+    .map(([name, value, bytes]): BodyTwist => () => {
+      const member = `${JSON.stringify(name)}:${value},`;
+      const inner = member.repeat(Math.floor((bytes - 2) / member.length)).slice(0, -1);
+      return `{${inner}}${' '.repeat(Math.max(0, bytes - inner.length - 2))}`;
+    });
+}
+
+/**
+ * Urlencoded bodies of the shapes that cost a form parser the most: one field repeated (`a&a&...`, `a=1&a=1&...`)
+ * up to the body limit, just past the page's field cap, and a field name of thousands of nested brackets.
+ */
+export function hostileForm(fields: readonly string[], maxFields: number): fc.Arbitrary<string> {
+  const name = fields.length > 0 ? fc.constantFrom('a', ...fields) : fc.constant('a');
+  return fc.oneof(
+    fc
+      .tuple(name, fc.constantFrom('', '=1', '=', '=%00'), fc.constantFrom(...NEAR_LIMIT))
+      .map(([field, value, bytes]) => repeatTo(`${field}${value}&`, bytes)),
+    fc
+      .tuple(name, fc.constantFrom(maxFields, maxFields + 1, maxFields * 4))
+      .map(([field, count]) => Array.from({ length: count }, () => `${field}=1`).join('&')),
+    fc
+      .tuple(fc.constantFrom(1_000, 10_000), fc.constantFrom('[', 'a['))
+      .map(([depth, open]) => `${open.repeat(depth)}${']'.repeat(depth)}=1`),
+  );
+}
+
 /** Ways to break a JSON body on the wire while keeping (or not) its text. */
 export const bodyTwist: fc.Arbitrary<BodyTwist> = fc.oneof(
   fc.constant<BodyTwist>((json) => json),
@@ -172,6 +215,7 @@ export const bodyTwist: fc.Arbitrary<BodyTwist> = fc.oneof(
         `${'['.repeat(depth)}${']'.repeat(depth)}`,
   ),
   deepField(['data', 'description', 'events', 'url', 'endpoint_id']),
+  repeatedMember(['account_id', 'data', 'description', 'events', 'url', 'endpoint_id']),
   fc.uint8Array({ maxLength: 200 }).map(
     (bytes): BodyTwist =>
       () =>

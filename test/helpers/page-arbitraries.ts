@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { EVENT_TYPES } from '../../core/event-catalog';
 import { ALL_SCOPES } from '../../core/scopes';
-import { cursor, oddEncoding, oddString } from './hostile-values';
+import { MAX_FORM_FIELDS } from '../../dashboard/forms';
+import { cursor, hostileForm, oddEncoding, oddString } from './hostile-values';
 import type { FuzzRequest } from './openapi-arbitraries';
 
 /**
@@ -63,8 +64,19 @@ function fieldValue(name: string, ids: { endpoints: string[]; events: string[] }
   return fc.oneof({ weight: 3, arbitrary: plausible[name] ?? oddString }, oddString);
 }
 
-/** An urlencoded form: fields in any order, repeated or not, the CSRF token right, wrong or absent. */
+/**
+ * An urlencoded form: fields in any order, repeated or not, the CSRF token right, wrong or absent; now and then
+ * one of the costliest shapes to parse, behind a right token (one field repeated up to the body limit or past
+ * the field cap, a name nested thousands of brackets deep).
+ */
 function form(session: PageSession, ids: { endpoints: string[]; events: string[] }): fc.Arbitrary<string> {
+  return fc.oneof(
+    { weight: 9, arbitrary: plainForm(session, ids) },
+    hostileForm(FIELDS, MAX_FORM_FIELDS).map((body) => `_csrf=${encodeURIComponent(session.csrf)}&${body}`),
+  );
+}
+
+function plainForm(session: PageSession, ids: { endpoints: string[]; events: string[] }): fc.Arbitrary<string> {
   const csrf = fc.oneof(
     { weight: 8, arbitrary: fc.constant(session.csrf) },
     fc.constantFrom('', 'x', `${session.csrf}x`),
