@@ -21,12 +21,14 @@ RUN apt-get update \
 ENV LD_PRELOAD=/usr/local/lib/libjemalloc.so.2
 WORKDIR /app
 COPY package.json package-lock.json ./
-# tsx stays: the operator CLI (cli/bin.js) runs from source. temporal-tools/ (building and running Temporal on a
+# The copies below are package.json's `files`, the one list of what ships (test/unit/image-files.test.ts keeps
+# them equal). tsx stays: the operator CLI (cli/bin.js) runs from source. temporal-tools/ (building and running Temporal on a
 # developer's machine) stays out: here `start` needs TEMPORAL_ADDRESS and `temporal-server` says to use a checkout.
 RUN npm ci --omit=dev --no-audit --no-fund
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/api ./api
 COPY --from=build /app/activities ./activities
+COPY --from=build /app/attempt ./attempt
 COPY --from=build /app/cli ./cli
 COPY --from=build /app/core ./core
 COPY --from=build /app/dashboard ./dashboard

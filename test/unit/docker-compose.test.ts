@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -119,32 +119,6 @@ describe('docker-compose.yml', () => {
     expect(runtime).toContain(`ln -s "$(dpkg -L libjemalloc2 | grep '/libjemalloc\\.so\\.2$')" ${preload}`);
     // Before USER node: installing needs root.
     expect(runtime.indexOf('libjemalloc2')).toBeLessThan(runtime.indexOf('USER node'));
-  });
-
-  it('copies into the image every source folder the copied sources import at run time (the CLI runs from source)', () => {
-    const runtime =
-      readFileSync(path.join(root, 'Dockerfile'), 'utf8')
-        .split(/^FROM /m)
-        .at(-1) ?? '';
-    const copied = new Set([...runtime.matchAll(/^COPY --from=build \/app\/(\w+) /gm)].map((m) => m[1]));
-    const missing = new Set<string>();
-    for (const dir of copied) {
-      if (dir === 'dist') continue; // compiled by the build stage, not in a checkout
-      for (const file of readdirSync(path.join(root, dir as string), { recursive: true, encoding: 'utf8' })) {
-        if (!file.endsWith('.ts') || file.endsWith('.test.ts')) continue;
-        const source = readFileSync(path.join(root, dir as string, file), 'utf8');
-        for (const m of source.matchAll(/^import (?!type )[^;]*? from '(\.[^']+)'|require\('(\.[^']+)'\)/gm)) {
-          const target = path.relative(
-            root,
-            path.resolve(path.dirname(path.join(root, dir as string, file)), (m[1] ?? m[2]) as string),
-          );
-          const top = target.split(path.sep)[0] as string;
-          if (!target.startsWith('..') && target.includes(path.sep) && !copied.has(top))
-            missing.add(`${top} (from ${dir}/${file})`);
-        }
-      }
-    }
-    expect([...missing]).toEqual([]);
   });
 
   it('gives each service only the secrets it uses, as Docker secrets from files read through <NAME>_FILE', () => {
