@@ -23,8 +23,8 @@ export function createPool(databaseUrl: string, max = 10): pg.Pool {
 /**
  * A statement Postgres parses and plans once per connection instead of on every call (a named prepared
  * statement: node-postgres prepares it on a connection's first use and then only binds and executes). For the
- * delivery path's queries, large CTEs run several times per delivery: measured in the bench, Postgres spent 2.3 ms
- * of CPU per delivery with them parsed and planned each time and 1.2 ms prepared. Names are global to a
+ * delivery path's queries, large CTEs run several times per delivery, this roughly halves Postgres' CPU per
+ * delivery (docs/performance.md, "Statements"). Names are global to a
  * connection, so one name must never stand for two texts: a second registration with another text throws at
  * module load, not in the middle of a delivery. Needs a session per client (no transaction-pooling proxy between).
  */
