@@ -1,5 +1,6 @@
 import { attemptRecord, type AttemptOutcome, type SignAndPostInput, type SkipReason } from '../core/delivery-contract';
 import { RATE_LIMIT_POST_BY_MS, RATE_LIMIT_USABLE_MS } from '../core/delivery-policy';
+import { telemetryUrl } from '../core/telemetry-url';
 import { claimFor, releaseClaim, type AttemptClaim, type AttemptTrigger } from './claim';
 import { readContext, skipReason, type DeliveryContext, type ReadContext, type Throttle } from './context';
 import { withinDeadline } from './deadline';
@@ -49,7 +50,7 @@ export async function runAttempt(
   if (context && context !== 'secretUnavailable' && context.throttled)
     return { kind: 'throttled', throttle: context.throttled };
   if (claim && context && context !== 'secretUnavailable' && !context.fresh)
-    return { kind: 'claimed', claim, url: context.endpoint.url };
+    return { kind: 'claimed', claim, url: telemetryUrl(context.endpoint.url) };
   const reason = skipReason(context);
   if (reason) return skip(deps, input, reason, claim);
   const { token } = context as DeliveryContext;
@@ -112,7 +113,7 @@ async function postAndRecord(
     statusCode: result.statusCode,
     error: result.error,
     durationMs: result.durationMs,
-    url: context.endpoint.url,
+    url: telemetryUrl(context.endpoint.url),
     ...(result.retryAfterMs === undefined ? {} : { retryAfterMs: result.retryAfterMs }),
   };
   try {

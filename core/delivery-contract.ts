@@ -269,6 +269,7 @@ export type AttemptOutcome =
   | (Pick<AttemptResult, 'statusCode' | 'error' | 'durationMs' | 'retryAfterMs'> &
       RecordResult & {
         kind: 'attempted';
+        /** The endpoint's origin only (core/telemetry-url.ts): outcomes are Temporal history, read by ops. */
         url: string;
         /** false: the inline write failed after posting; `record` must then be written by recordAttempt. */
         recorded: boolean;
@@ -458,7 +459,7 @@ export function messageOf(kind: SupervisorMessage['kind'], payload: SupervisorPa
 export interface NotifySupervisorInput {
   endpointId: string;
   failingThreshold: number;
-  /** For the supervisor's summary line; absent when no attempt reached the endpoint's row. */
+  /** The endpoint's origin, for the supervisor's summary line; absent when no attempt reached the endpoint's row. */
   url?: string;
   /** notifySupervisor adds the input's threshold, so every abandonment carries its event's. */
   signal: SupervisorReport;

@@ -195,7 +195,8 @@ export interface PostOutcome {
  * One POST to a merchant in the delivery's trace. `post` gets the `traceparent` to send: the POST span's own
  * context when tracing runs (a child of the attempt's span, or of the stored publish context when the attempt
  * runs outside a workflow), else a fresh child of the stored context. The span carries the request's method,
- * server and path (no query: it may hold a merchant's token) and `http.response.status_code`.
+ * scheme, server and port, and `http.response.status_code`: the endpoint by origin only, never its path or query,
+ * which often hold the receiver's own secret (core/telemetry-url.ts).
  */
 export async function tracePost<R extends PostOutcome>(
   storedTraceparent: string | null | undefined,
@@ -217,7 +218,6 @@ export async function tracePost<R extends PostOutcome>(
         'server.address': target.hostname,
         'server.port': Number(target.port || 443),
         'url.scheme': target.protocol.replace(':', ''),
-        'url.path': target.pathname,
         ...attributes,
       },
     },

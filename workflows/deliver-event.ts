@@ -40,6 +40,7 @@ import {
 } from '../core/delivery-policy';
 import { formatDuration } from '../core/durations';
 import { attemptIdFromUuid } from '../core/ids';
+import { telemetryUrl } from '../core/telemetry-url';
 import { DatabaseGate } from './database-gate';
 import { hasExpired, sleepWithinMaxAge } from './max-age';
 import { ParcelLanes, type ParkedLadder } from './parcel-order';
@@ -275,7 +276,7 @@ async function runLadder(input: DeliverEventInput, endpointId: string, gate: Dat
       decided ?? (await attemptOnce(request, localAttempts(input.endpointIds.length), labels, gate, expiresAtMs));
     if (outcome.kind === 'expired') return giveUp(input, endpointId, n, attemptId, outcome.reservedSecond);
     if (outcome.kind === 'skipped') return { endpointId, outcome: 'skipped', attempts: n - 1, reason: outcome.reason };
-    url = outcome.url || url;
+    url = telemetryUrl(outcome.url) || url;
     if (outcome.succeeded) {
       if (outcome.recovered) {
         await notifySupervisor({

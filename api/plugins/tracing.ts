@@ -23,6 +23,11 @@ declare module 'fastify' {
  * A server span per request (`POST /internal/v1/events`, by route pattern), continuing the W3C `traceparent` the
  * caller sent (the parcel system publishing), and a span per Postgres query of the app's pool. With tracing off
  * (infra/tracing.ts) it adds no hook at all.
+ *
+ * The span names the route pattern (`http.route`, `/dashboard/sign-in/:token`), never the path the request asked
+ * for, and records no `url.path` or query: a path may hold a secret (a sign-in link's token is a session of the
+ * developers page), and spans leave for a tracing backend that logs' redaction does not reach. A request no route
+ * matches is `unmatched`.
  */
 async function tracingPlugin(fastify: FastifyInstance): Promise<void> {
   fastify.decorateRequest('trace', null);
@@ -38,7 +43,6 @@ async function tracingPlugin(fastify: FastifyInstance): Promise<void> {
         attributes: {
           'http.request.method': request.method,
           'http.route': route,
-          'url.path': request.url.split('?')[0],
         },
       },
       parent,

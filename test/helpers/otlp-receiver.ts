@@ -24,6 +24,8 @@ export interface OtlpReceiver {
   spans: ReceivedSpan[];
   /** Content types of the export requests received. */
   contentTypes: string[];
+  /** Each export request's body as it arrived, undecoded: what a collector would store. */
+  bodies: Buffer[];
   inTrace(traceId: string): ReceivedSpan[];
   close(): Promise<void>;
 }
@@ -181,6 +183,7 @@ function decodeJson(body: Buffer): ReceivedSpan[] {
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
   const contentTypes: string[] = [];
+  const bodies: Buffer[] = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -189,6 +192,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
       const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim();
       contentTypes.push(type);
       const body = Buffer.concat(chunks);
+      bodies.push(body);
       try {
         if (type === 'application/json') {
           spans.push(...decodeJson(body));
@@ -211,6 +215,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     url: `http://127.0.0.1:${port}`,
     spans,
     contentTypes,
+    bodies,
     inTrace: (traceId) => spans.filter((span) => span.traceId === traceId),
     async close() {
       server.closeAllConnections();
