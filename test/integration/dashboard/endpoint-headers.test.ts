@@ -107,6 +107,17 @@ describe('developers page: custom headers and the URL', () => {
     expect(kept['x-auth']).toBe('a-1');
   });
 
+  it('a refused form brings the headers back without the hidden values', async () => {
+    const id = await register('https://127.0.0.1:9/page-echo');
+    const refused = await change(id, {
+      url: 'https://127.0.0.1:9/page-echo',
+      headers: 'X-Route: eu-2\nAuthorization: Bearer page-credential-9\nX-Api-Key:\nHost: evil.example',
+    });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.body).not.toContain('page-credential-9');
+    expect(refused.body).toMatch(/<textarea id="change-headers"[^>]*>X-Route: eu-2\nX-Api-Key:\nHost: evil.example</);
+  });
+
   it.each(['Keep-Alive', 'Upgrade', 'Expect', 'TE', 'Trailer', 'Proxy-Authorization'])(
     'refuses the name %s as the API does (header_not_allowed), marking the field',
     async (name) => {
