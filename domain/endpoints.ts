@@ -353,7 +353,9 @@ export interface UpdateInput {
 }
 
 /**
- * PATCH /v1/webhooks/:id with registration's checks. Disabling ends its pending deliveries (their ladders stop
+ * PATCH /v1/webhooks/:id with registration's checks. A URL on another origin drops the hidden headers unless the
+ * same change sets them again (endpoint-headers.ts: headersForUrlChange); the API, the CLI and the developers page
+ * all change endpoints here. Disabling ends its pending deliveries (their ladders stop
  * at their next attempt); enabling again replays nothing (that is recover) and keeps a failing mark until a
  * delivery succeeds.
  */
