@@ -6,7 +6,8 @@ import { openSecret, sealSecret, SecretUnavailableError, type KeyRing } from '..
  * An endpoint's custom headers: name -> value, sent on every POST to it (a merchant's gateway token, a routing
  * key). Stored as one JSON object sealed like the signing secret (core/secrets.ts: AES-256-GCM bound to the
  * endpoint id), since values are often credentials. Values of credential-like names never leave the service
- * again: responses show them as HIDDEN_VALUE.
+ * again: responses show them as HIDDEN_VALUE, and they do not follow the endpoint to another origin
+ * (headersForUrlChange), so whoever may change the URL cannot point it at their own server to read them.
  */
 
 const MAX_HEADERS = 20;
@@ -25,28 +26,45 @@ const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** Printable ASCII and space: what every HTTP stack carries unchanged. */
 const PRINTABLE = /^[\x20-\x7e]+$/;
 
-/** Names the service sets itself, or that would change how the request is framed or routed. */
+/**
+ * Names the service sets itself, or that change how the request is framed, negotiated or routed (hop-by-hop
+ * and proxy headers: an HTTP stack refuses to send most of them, so every delivery would fail with nothing sent).
+ */
+const REFUSED_NAMES = [
+  'host',
+  'connection',
+  'transfer-encoding',
+  'keep-alive',
+  'upgrade',
+  'expect',
+  'te',
+  'trailer',
+  'traceparent',
+  'tracestate',
+];
+const REFUSED_PREFIXES = ['content-', 'service-', 'webhook-', 'proxy-'];
+
 function refusedName(name: string): boolean {
   const lower = name.toLowerCase();
-  return (
-    ['host', 'connection', 'transfer-encoding', 'traceparent', 'tracestate'].includes(lower) ||
-    lower.startsWith('content-') ||
-    lower.startsWith('service-') ||
-    lower.startsWith('webhook-')
-  );
+  return REFUSED_NAMES.includes(lower) || REFUSED_PREFIXES.some((prefix) => lower.startsWith(prefix));
 }
 
-/** Credentials: their values never appear in a response (or a log line). */
-function isHiddenHeader(name: string): boolean {
+const HIDDEN_NAMES = ['authorization', 'proxy-authorization', 'cookie'];
+const HIDDEN_PARTS = ['token', 'secret', 'key', 'password', 'auth'];
+
+/** Credentials: their values never appear in a response, a page or a log line, nor follow the URL elsewhere. */
+export function isHiddenHeader(name: string): boolean {
   const lower = name.toLowerCase();
-  return lower === 'authorization' || lower.includes('token') || lower.includes('secret') || lower.includes('key');
+  return HIDDEN_NAMES.includes(lower) || HIDDEN_PARTS.some((part) => lower.includes(part));
 }
 
 const HEADERS_DESCRIPTION =
   `Headers sent on every POST to this endpoint, name to value: at most ${MAX_HEADERS}; names are HTTP tokens of at most ` +
   `${HEADER_NAME_MAX_LENGTH} characters, values printable ASCII of at most ${HEADER_VALUE_MAX_LENGTH}. Host, Content-*, ` +
-  'Connection, Transfer-Encoding, Service-*, webhook-*, traceparent and tracestate are refused. The values of ' +
-  `Authorization and of names containing token, secret or key are shown as "${HIDDEN_VALUE}".`;
+  'Connection, Transfer-Encoding, Keep-Alive, Upgrade, Expect, TE, Trailer, Proxy-*, Service-*, webhook-*, ' +
+  'traceparent and tracestate are refused. The values of Authorization, Proxy-Authorization, Cookie and of names ' +
+  `containing token, secret, key, password or auth are hidden: shown as "${HIDDEN_VALUE}", and dropped when the ` +
+  'url changes to another origin (scheme, host or port) unless the same request sets them again.';
 
 /** The record's `headers`, always present. */
 export const HeadersRecord = Type.Record(Type.String(), Type.String(), { description: HEADERS_DESCRIPTION });
@@ -118,6 +136,16 @@ export function applyHeaderChange(current: EndpointHeaders, change: unknown): En
     });
   }
   return Object.fromEntries(next.values());
+}
+
+/**
+ * The headers an endpoint keeps when its URL changes from `fromUrl` to `toUrl`: all of them on the same origin
+ * (scheme, host and port); on another origin only those whose values are not hidden, since credentials are
+ * meant for the server they were given for. A change applied after this sets them again.
+ */
+export function headersForUrlChange(current: EndpointHeaders, fromUrl: string, toUrl: string): EndpointHeaders {
+  if (new URL(fromUrl).origin === new URL(toUrl).origin) return current;
+  return Object.fromEntries(Object.entries(current).filter(([name]) => !isHiddenHeader(name)));
 }
 
 /** Registration's headers: the whole set (null values are refused there: there is nothing to remove). */

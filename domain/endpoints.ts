@@ -2,7 +2,7 @@ import Type, { type Static } from 'typebox';
 import { ApiError } from '../core/errors';
 import { EVENT_TYPES, isEventType } from '../core/event-catalog';
 import { newId } from '../core/ids';
-import { generateSecret, sealSecret, type KeyRing } from '../core/secrets';
+import { generateSecret, sealSecret, SecretUnavailableError, type KeyRing } from '../core/secrets';
 import { API_VERSION_NAMES, isApiVersion, LATEST_API_VERSION } from '../core/versions';
 import * as endpoints from '../db/endpoints';
 import type { EndpointOrdering, EndpointRow, EndpointScope } from '../db/endpoints';
@@ -12,6 +12,7 @@ import { checkWebhookUrl, type Lookup } from '../infra/ssrf';
 import {
   applyHeaderChange,
   HeadersRecord,
+  headersForUrlChange,
   openHeaders,
   sealHeaders,
   shownHeaders,
@@ -324,6 +325,19 @@ export async function findUsableEndpoint(
   return row;
 }
 
+/**
+ * The stored headers a change starts from. Headers no key opens cannot be changed (SecretUnavailableError); a
+ * change of origin alone then stores none, so they can never reach the new origin if the key comes back.
+ */
+function openedForChange(stored: string, id: string, deps: EndpointDeps, input: UpdateInput): Record<string, string> {
+  try {
+    return openHeaders(stored, id, ringOf(deps));
+  } catch (err) {
+    if (input.headers === undefined && err instanceof SecretUnavailableError) return {};
+    throw err;
+  }
+}
+
 export interface UpdateInput {
   url?: string;
   events?: string[];
@@ -339,7 +353,9 @@ export interface UpdateInput {
 }
 
 /**
- * PATCH /v1/webhooks/:id with registration's checks. Disabling ends its pending deliveries (their ladders stop
+ * PATCH /v1/webhooks/:id with registration's checks. A URL on another origin drops the hidden headers unless the
+ * same change sets them again (endpoint-headers.ts: headersForUrlChange); the API, the CLI and the developers page
+ * all change endpoints here. Disabling ends its pending deliveries (their ladders stop
  * at their next attempt); enabling again replays nothing (that is recover) and keeps a failing mark until a
  * delivery succeeds.
  */
@@ -361,11 +377,16 @@ export async function updateEndpoint(
     });
     change.url = url.href;
   }
-  if (input.headers !== undefined) {
+  if (input.headers !== undefined || change.url !== undefined) {
     const current = ENDPOINT_ID.test(id) ? await endpoints.findEndpoint(deps.pool, scope, id) : undefined;
     if (!current) throw endpointMissing(id);
-    const headers = applyHeaderChange(openHeaders(current.stored_headers, id, ringOf(deps)), input.headers);
-    change.sealedHeaders = sealHeaders(headers, id, ringOf(deps));
+    // Hidden headers do not follow the URL to another origin unless this request sets them again.
+    const newUrl = change.url ?? current.url;
+    if (input.headers !== undefined || new URL(newUrl).origin !== new URL(current.url).origin) {
+      const kept = headersForUrlChange(openedForChange(current.stored_headers, id, deps, input), current.url, newUrl);
+      const headers = input.headers === undefined ? kept : applyHeaderChange(kept, input.headers);
+      change.sealedHeaders = sealHeaders(headers, id, ringOf(deps));
+    }
   }
   const row = ENDPOINT_ID.test(id) ? await endpoints.updateEndpoint(deps.pool, scope, id, change) : undefined;
   if (!row) throw endpointMissing(id);

@@ -107,7 +107,10 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
     .argument('<we_id>')
     .requiredOption('--account <id>', 'the merchant account (acct_...)')
     .requiredOption('--mode <mode>', 'test or live')
-    .option('--url <url>', 'new https URL')
+    .option(
+      '--url <url>',
+      'new https URL; on another scheme, host or port the hidden headers (credentials) are dropped unless --header sets them again',
+    )
     .option('--events <kinds>', 'comma-separated event kinds; empty: every kind')
     .option('--description <text>', 'a label')
     .option('--rate-limit <n>', 'at most n deliveries per second, 1 to 1000; none removes the limit')

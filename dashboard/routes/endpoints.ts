@@ -3,6 +3,7 @@ import { ApiError } from '../../core/errors';
 import { EVENT_TYPES } from '../../core/event-catalog';
 import { listDeliveries } from '../../domain/deliveries';
 import { endpointHealth, isChartWindow, type ChartWindow } from '../../domain/delivery-stats';
+import { isHiddenHeader } from '../../domain/endpoint-headers';
 import {
   deleteEndpoint,
   getEndpoint,
@@ -65,6 +66,20 @@ function headersOf(raw: string): Record<string, string | null> | undefined {
   return change;
 }
 
+/**
+ * The headers field as a refused form brings it back: lines setting a hidden header's value are left out, so a
+ * credential never appears in a page (the merchant enters it again); removals ("Name:") and the rest stay.
+ */
+function headersShownAgain(raw: string): string {
+  return raw
+    .split(/\r?\n/)
+    .filter((line) => {
+      const colon = line.indexOf(':');
+      return colon < 0 || line.slice(colon + 1).trim() === '' || !isHiddenHeader(line.slice(0, colon).trim());
+    })
+    .join('\n');
+}
+
 /** What the endpoint form sent, as the domain takes it: no box ticked is every kind, an empty field is none. */
 export function endpointInput(body: FormBody): {
   values: EndpointFormValues;
@@ -84,7 +99,7 @@ export function endpointInput(body: FormBody): {
     events: list(body, 'events'),
     ordered: list(body, 'ordering').includes('parcel'),
     rateLimit: text(body, 'rate_limit'),
-    headers: text(body, 'headers'),
+    headers: headersShownAgain(text(body, 'headers')),
     apiVersion: optional(body, 'api_version'),
   };
   return {
@@ -95,7 +110,7 @@ export function endpointInput(body: FormBody): {
       description: optional(body, 'description'),
       ordering: values.ordered ? 'parcel' : 'none',
       rate_limit: rateLimitOf(values.rateLimit),
-      headers: headersOf(values.headers),
+      headers: headersOf(text(body, 'headers')),
       api_version: values.apiVersion,
     },
   };

@@ -98,7 +98,7 @@ function headersField(prefix: string, value: string, invalid: boolean): Html {
   return html`<div class="field${invalid ? ' invalid' : ''}">
 <label for="${id}">Custom headers</label>
 <textarea id="${id}" name="headers" rows="3" aria-describedby="${id}-hint"${invalid ? html` aria-invalid="true"` : ''}>${value}</textarea>
-<p class="hint" id="${id}-hint">One "Name: value" per line, sent on every delivery (at most 20). "Name:" alone removes a header; headers not listed stay. Values of Authorization and of names with token, secret or key are never shown again.</p>
+<p class="hint" id="${id}-hint">One "Name: value" per line, sent on every delivery (at most 20). "Name:" alone removes a header; headers not listed stay. Values of Authorization, Proxy-Authorization, Cookie and of names with token, secret, key, password or auth are hidden: never shown again. Changing the URL to another host drops the hidden headers (credentials) unless you enter them again.</p>
 </div>`;
 }
 

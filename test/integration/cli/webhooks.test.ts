@@ -121,6 +121,55 @@ describe('CLI: webhooks create and update', () => {
       const refused = await cli('webhooks', 'update', id, ...scope, '--header', 'Host: evil.example', '--json');
       expect(refused.code).not.toBe(0);
       expect(refused.json.error).toMatchObject({ code: 'header_not_allowed' });
+      for (const name of ['Keep-Alive', 'TE', 'Proxy-Authorization']) {
+        const hopByHop = await cli('webhooks', 'update', id, ...scope, '--header', `${name}: v`, '--json');
+        expect(hopByHop.code).not.toBe(0);
+        expect(hopByHop.json.error).toMatchObject({ code: 'header_not_allowed' });
+      }
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    '--url to another origin drops the hidden headers unless --header sets them again; a path change keeps them',
+    async () => {
+      const account = await createAccount(pool, { status: 'active' });
+      const scope = ['--account', account, '--mode', 'test'];
+      const created = await cli(
+        'webhooks',
+        'create',
+        'https://93.184.215.14/origin',
+        ...scope,
+        '--header',
+        'X-Route: eu-1',
+        '--header',
+        'Authorization: Bearer gw-1',
+        '--header',
+        'X-Password: p-1',
+        '--json',
+      );
+      expect(created.code, created.stdout).toBe(0);
+      const id = created.json.id as string;
+      const hidden = { 'X-Route': 'eu-1', Authorization: '********', 'X-Password': '********' };
+      const samePath = await cli('webhooks', 'update', id, ...scope, '--url', 'https://93.184.215.14/other', '--json');
+      expect(samePath.code, samePath.stdout).toBe(0);
+      expect(samePath.json.headers).toEqual(hidden);
+      const moved = await cli(
+        'webhooks',
+        'update',
+        id,
+        ...scope,
+        '--url',
+        'https://93.184.215.15/other',
+        '--header',
+        'Authorization: Bearer gw-2',
+        '--json',
+      );
+      expect(moved.code, moved.stdout).toBe(0);
+      expect(moved.json.headers).toEqual({ 'X-Route': 'eu-1', Authorization: '********' });
+      const port = await cli('webhooks', 'update', id, ...scope, '--url', 'https://93.184.215.15:8443/other', '--json');
+      expect(port.code, port.stdout).toBe(0);
+      expect(port.json.headers).toEqual({ 'X-Route': 'eu-1' });
     },
     CLI_TEST_TIMEOUT_MS,
   );
