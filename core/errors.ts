@@ -38,6 +38,8 @@ export const ERRORS = {
   // per account and mode caps (domain/api-keys.ts, domain/endpoints.ts): a conflict with what already exists
   api_key_limit_reached: { status: 409, type: 'invalid_request_error' },
   endpoint_limit_reached: { status: 409, type: 'invalid_request_error' },
+  // an endpoint's url or headers changed by another request while this one was applying its change: try again
+  endpoint_changed_concurrently: { status: 409, type: 'invalid_request_error' },
   body_too_large: { status: 413, type: 'invalid_request_error' },
   unsupported_media_type: { status: 415, type: 'invalid_request_error' },
   rate_limited: { status: 429, type: 'rate_limit_error' },

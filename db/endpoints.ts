@@ -146,6 +146,11 @@ export interface EndpointChange {
   sealedHeaders?: string;
   /** Deliveries made after the change render this version. */
   apiVersion?: string;
+  /**
+   * The url and stored headers the change was computed from: the update applies only while both are still
+   * these, so a concurrent change of either (a credential set for the old origin) is never carried to a new one.
+   */
+  basedOn?: { url: string; storedHeaders: string };
 }
 
 /**
@@ -175,6 +180,7 @@ export async function updateEndpoint(
               headers = COALESCE($12::text, headers),
               api_version = COALESCE($13, api_version)
         WHERE id = $1 AND account_id = $2 AND livemode = $3 AND deleted_at IS NULL
+          AND ($14::text IS NULL OR (url = $14::text AND headers = $15::text))
         RETURNING ${PUBLIC_COLUMNS}
      ), stopped AS (
        UPDATE deliveries SET status = 'skipped', reason = 'endpoint_disabled'
@@ -199,6 +205,8 @@ export async function updateEndpoint(
       change.rateLimit ?? null,
       change.sealedHeaders ?? null,
       change.apiVersion ?? null,
+      change.basedOn?.url ?? null,
+      change.basedOn?.storedHeaders ?? null,
     ],
   );
   return rows[0];

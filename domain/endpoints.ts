@@ -352,6 +352,9 @@ export interface UpdateInput {
   api_version?: string;
 }
 
+/** How often an update of url or headers starts again when another request changed them in between. */
+const CONCURRENT_CHANGE_ROUNDS = 5;
+
 /**
  * PATCH /v1/webhooks/:id with registration's checks. A URL on another origin drops the hidden headers unless the
  * same change sets them again (endpoint-headers.ts: headersForUrlChange); the API, the CLI and the developers page
@@ -377,20 +380,35 @@ export async function updateEndpoint(
     });
     change.url = url.href;
   }
-  if (input.headers !== undefined || change.url !== undefined) {
-    const current = ENDPOINT_ID.test(id) ? await endpoints.findEndpoint(deps.pool, scope, id) : undefined;
+  if (!ENDPOINT_ID.test(id)) throw endpointMissing(id);
+  if (input.headers === undefined && change.url === undefined) {
+    const row = await endpoints.updateEndpoint(deps.pool, scope, id, change);
+    if (!row) throw endpointMissing(id);
+    return toEndpointRecord(row, ringOf(deps));
+  }
+  // The url and headers are computed from what is stored and written only while it is still that: a request
+  // that changed either meanwhile makes this one start again from the new state, a bounded number of times.
+  for (let round = 0; round < CONCURRENT_CHANGE_ROUNDS; round++) {
+    const current = await endpoints.findEndpoint(deps.pool, scope, id);
     if (!current) throw endpointMissing(id);
+    const based: endpoints.EndpointChange = {
+      ...change,
+      basedOn: { url: current.url, storedHeaders: current.stored_headers },
+    };
     // Hidden headers do not follow the URL to another origin unless this request sets them again.
     const newUrl = change.url ?? current.url;
     if (input.headers !== undefined || new URL(newUrl).origin !== new URL(current.url).origin) {
       const kept = headersForUrlChange(openedForChange(current.stored_headers, id, deps, input), current.url, newUrl);
       const headers = input.headers === undefined ? kept : applyHeaderChange(kept, input.headers);
-      change.sealedHeaders = sealHeaders(headers, id, ringOf(deps));
+      based.sealedHeaders = sealHeaders(headers, id, ringOf(deps));
     }
+    const row = await endpoints.updateEndpoint(deps.pool, scope, id, based);
+    if (row) return toEndpointRecord(row, ringOf(deps));
   }
-  const row = ENDPOINT_ID.test(id) ? await endpoints.updateEndpoint(deps.pool, scope, id, change) : undefined;
-  if (!row) throw endpointMissing(id);
-  return toEndpointRecord(row, ringOf(deps));
+  throw new ApiError(
+    'endpoint_changed_concurrently',
+    "Another request changed this endpoint's url or headers at the same time; send the change again.",
+  );
 }
 
 /** Loopback literals `listen` may register: never a name, which a resolver could point anywhere. */
