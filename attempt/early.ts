@@ -7,6 +7,7 @@ import {
   type SignAndPostInput,
 } from '../core/delivery-contract';
 import { EARLY_RECORD_DRAIN_MS, FAN_OUT_START_WAIT_MS } from '../core/delivery-policy';
+import { createAccountShare } from './account-share';
 import type { AttemptDeps } from './deps';
 import { recordUntilAnswered } from './record';
 import { runAttempt } from './run';
@@ -66,6 +67,11 @@ export interface EarlyAttempts extends EarlyAttemptSource {
 export interface EarlyAttemptsOptions {
   /** Early attempts under way at once (one per endpoint); past it the workflow's own try makes attempt 1. */
   maxInFlight: number;
+  /**
+   * The part of `maxInFlight` one account (and mode) may hold (account-share.ts); past it the workflow's own try
+   * makes that account's attempt 1, so a slow receiver's backlog leaves room for every other account.
+   */
+  accountShare?: number;
 }
 
 /** How long an outcome no try took is kept (a first task that went to another worker): long past any try. */
@@ -131,6 +137,7 @@ async function earlyAttempt(
 export function createEarlyAttempts(deps: AttemptDeps, options: EarlyAttemptsOptions): EarlyAttempts {
   const made = new Map<string, Promise<EarlyAttemptResult>>();
   const running = new Set<Promise<unknown>>();
+  const shares = createAccountShare(options.maxInFlight, options.accountShare);
   let stopped = false;
   const track = (work: Promise<unknown>) => {
     running.add(work);
@@ -146,6 +153,8 @@ export function createEarlyAttempts(deps: AttemptDeps, options: EarlyAttemptsOpt
     // Already made here (a start retried after Temporal refused it): its outcome stands.
     const before = made.get(attemptId);
     if (before || running.size >= options.maxInFlight || stopped) return before;
+    const release = shares.take(`${input.accountId}:${input.livemode}`);
+    if (!release) return undefined;
     // Attempt 1 deferred to its rate-limit place at an earlier hand-off (domain/outbox.ts) asks with that place.
     const place = input.firstAttemptThrottles?.[endpointId]?.reservedSecond;
     const request = {
@@ -156,6 +165,7 @@ export function createEarlyAttempts(deps: AttemptDeps, options: EarlyAttemptsOpt
     const outcome = earlyAttempt(deps, request, reserve, track, () => stopped).catch((): EarlyAttemptResult => ({}));
     made.set(attemptId, outcome);
     track(outcome);
+    void outcome.finally(release);
     void outcome.then((result) => {
       // A place taken is not an outcome: the next hand-off of this delivery asks again, with it.
       if (result.throttle && made.get(attemptId) === outcome) made.delete(attemptId);

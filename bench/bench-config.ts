@@ -56,6 +56,8 @@ export interface BenchConfig {
   heapSnapshots: string | undefined;
   fanOut: number;
   slowRate: number;
+  /** Account A's backlog in the fairness scenario (BENCH_FAIRNESS_EVENTS). */
+  fairnessEvents: number;
   /** Attempts the charts scenario generates (BENCH_CHART_ATTEMPTS). */
   chartAttempts: number;
   curve: { stepMs: number; warmupMs: number; maxRate: number };
@@ -110,6 +112,7 @@ export function benchConfig(argv: string[] = process.argv.slice(2)): BenchConfig
     heapSnapshots: process.env.BENCH_HEAP_SNAPSHOTS || undefined,
     fanOut: Math.max(1, Math.round(num('BENCH_FANOUT', 100))),
     slowRate: num('BENCH_SLOW_RATE', 8),
+    fairnessEvents: Math.max(1, Math.round(num('BENCH_FAIRNESS_EVENTS', 5_000))),
     chartAttempts: Math.round(num('BENCH_CHART_ATTEMPTS', baseline ? BASELINE.chartAttempts : 10_000_000)),
     curve: {
       stepMs: Math.max(1, num('BENCH_CURVE_STEP_SECONDS', 10)) * 1000,

@@ -7,7 +7,7 @@
  * `*-fanout-load` (every event to BENCH_FANOUT_ENDPOINTS endpoints; bare Temporal runs one activity per endpoint).
  * The engine's phases keep the name of its shipped configuration, `all` (engine-load/all), so result keys stay put.
  * These steady phases run BENCH_REPS times, interleaved, each a warm-up then a measured window, and are reported as
- * medians with their spread. Then the scenarios, once each: publish-api, fan-out, slow-receiver, backlog, ordering,
+ * medians with their spread. Then the scenarios, once each: publish-api, fan-out, slow-receiver, fairness, backlog, ordering,
  * rate-limit, charts, curve, large-tables, workers (one worker process against three), tracing (a worker process
  * with OpenTelemetry off and on).
  * `baseline` picks the set the performance docs quote (bench-config.ts BASELINE); `curve` has a file of its own.
@@ -47,6 +47,7 @@ import { backlogScenario } from './scenarios/backlog';
 import { bodyParsingScenario } from './scenarios/body-parsing';
 import { chartsScenario } from './scenarios/charts';
 import { curveScenario } from './scenarios/curve';
+import { fairnessScenario } from './scenarios/fairness';
 import { fanOutScenario } from './scenarios/fan-out';
 import { largeTablesScenario } from './scenarios/large-tables';
 import { orderingScenario } from './scenarios/ordering';
@@ -174,6 +175,7 @@ async function main(): Promise<void> {
     }));
     await scenario('fan-out', () => fanOutScenario(ctx, receiver, settings.fanOut, settings.reps, SHIPPED));
     await scenario('slow-receiver', () => slowReceiverScenario(ctx, settings.phaseMs, settings.slowRate, SHIPPED));
+    await scenario('fairness', () => fairnessScenario(ctx, settings.fairnessEvents, settings.phaseMs, SHIPPED));
     await scenario('backlog', () =>
       backlogScenario(ctx, settings.backlogEvents, C, SHIPPED, { heapSnapshots: settings.heapSnapshots, log }),
     );

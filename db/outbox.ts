@@ -37,13 +37,17 @@ const CLAIM_UNDISPATCHED = preparedStatement(
   `WITH relaxed AS (
        SELECT set_config('synchronous_commit', 'off', true)
      ), claimable AS (
-       SELECT id FROM events
-        WHERE dispatched_at IS NULL
-          AND (dispatch_lease_until IS NULL OR dispatch_lease_until < now())
-          AND ($1::text[] IS NULL OR id = ANY ($1::text[]))
-        ORDER BY inserted_at, id
+       SELECT w.id FROM events w
+         JOIN (SELECT id, inserted_at,
+                      row_number() OVER (PARTITION BY account_id, livemode ORDER BY inserted_at, id) AS turn
+                 FROM events
+                WHERE dispatched_at IS NULL
+                  AND (dispatch_lease_until IS NULL OR dispatch_lease_until < now())
+                  AND ($1::text[] IS NULL OR id = ANY ($1::text[]))) r ON r.id = w.id
+        WHERE w.dispatched_at IS NULL
+        ORDER BY r.turn, r.inserted_at, r.id
         LIMIT $2
-          FOR UPDATE SKIP LOCKED
+          FOR UPDATE OF w SKIP LOCKED
      )
      UPDATE events ev SET dispatch_lease_until = now() + make_interval(secs => $3::float8 / 1000)
        FROM claimable c, relaxed
@@ -57,7 +61,11 @@ const CLAIM_UNDISPATCHED = preparedStatement(
 );
 
 /**
- * Leases up to `limit` waiting events, oldest first (only `ids` when given), skipping rows another dispatcher is
+ * Leases up to `limit` waiting events (only `ids` when given), in turns across accounts: each account (and mode)
+ * ranks its own waiting events oldest first, and the claim takes every account's first, then every account's
+ * second, and so on, oldest first within a turn. So one account's backlog of thousands takes one place per turn,
+ * and an event of a quiet account is in the next claim rather than behind the whole backlog; within an account
+ * the order stays oldest first, so a parcel's events are handed off in their order. Skipping rows another dispatcher is
  * claiming right now and events still under a lease. One statement: the lease is the only state a claim writes.
  * Neither the lease nor the hand-off mark waits for the WAL flush (set_config(..., true): this statement's
  * transaction only): Postgres crashing right after would lose at most the mark, and the event would be claimed

@@ -1,0 +1,53 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { claimUndispatched } from '../../../db/outbox';
+import { createPool, type Pool } from '../../../db/pool';
+import { publishEvent } from '../../../domain/events';
+import { createEndpoint, parcel } from '../../helpers/delivery';
+import { createAccount } from '../../helpers/fixtures';
+import { testDatabaseUrl } from '../../helpers/database';
+
+/**
+ * The outbox hands off in turns across accounts: a quiet account's events published after a noisy account's
+ * backlog are in the first claim, one per turn, not behind the backlog.
+ */
+describe('outbox hand-off across accounts', () => {
+  let pool: Pool;
+  beforeAll(() => {
+    pool = createPool(testDatabaseUrl(), 2);
+  });
+  afterAll(async () => {
+    await pool?.end();
+  });
+
+  async function publishMany(accountId: string, count: number): Promise<string[]> {
+    await createEndpoint(pool, { accountId, url: 'https://merchant.example/hooks' });
+    const ids: string[] = [];
+    for (let i = 0; i < count; i++) {
+      const published = await publishEvent(
+        { pool },
+        { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } },
+      );
+      ids.push(published.event.id);
+    }
+    return ids;
+  }
+
+  it('interleaves a quiet account with a noisy backlog, each oldest first', async () => {
+    const noisy = await createAccount(pool);
+    const quiet = await createAccount(pool);
+    const noisyIds = await publishMany(noisy, 50);
+    const quietIds = await publishMany(quiet, 5);
+    const ids = [...noisyIds, ...quietIds];
+
+    const first = await claimUndispatched(pool, { ids, limit: 10, leaseMs: 30_000 });
+    // Turn by turn: each account's oldest waiting event, then each one's next (RETURNING keeps no order).
+    const expected = Array.from({ length: 5 }).flatMap((_, turn) => [noisyIds[turn], quietIds[turn]]);
+    expect(first.map((row) => row.id).sort()).toEqual([...expected].sort());
+    expect(first.filter((row) => row.account_id === quiet).map((row) => row.id)).toEqual(quietIds);
+    expect(first.filter((row) => row.account_id === noisy).map((row) => row.id)).toEqual(noisyIds.slice(0, 5));
+
+    // The next claim goes on with the noisy backlog, oldest first, the leased rows left alone.
+    const next = await claimUndispatched(pool, { ids, limit: 10, leaseMs: 30_000 });
+    expect(next.map((row) => row.id).sort()).toEqual(noisyIds.slice(5, 15).sort());
+  });
+});
