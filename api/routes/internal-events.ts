@@ -11,6 +11,7 @@ import { publishEvent } from '../../domain/events';
 import { inRequestTrace } from '../plugins/tracing';
 import { routeNotFound } from '../errors';
 import { errorResponses } from '../schemas';
+import { clientLimitKey } from '../../core/client-address';
 
 /**
  * Internal publishing for the parcel system: a thin handler over publishEvent, behind
@@ -61,11 +62,11 @@ export function checkToken(request: FastifyRequest, expected: string | undefined
     throw routeNotFound(request);
   }
   // Before the comparison: a client guessing tokens is stopped after a few, whatever it sends next.
-  failures.check(request.ip);
+  failures.check(clientLimitKey(request.ip));
   const header = request.headers.authorization ?? '';
   const match = /^Bearer (.+)$/.exec(header);
   if (!match || !tokenMatches(match[1] as string, expected)) {
-    failures.record(request.ip);
+    failures.record(clientLimitKey(request.ip));
     throw new ApiError(
       'invalid_internal_token',
       'Send the internal token as Authorization: Bearer <INTERNAL_API_TOKEN>.',
