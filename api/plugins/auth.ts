@@ -4,8 +4,8 @@ import { ApiError } from '../../core/errors';
 import { isScope, type Scope } from '../../core/scopes';
 import type { Pool } from '../../db/pool';
 import { verifyApiKey, type KeyContext } from '../../domain/api-keys';
-import { CredentialFailures } from '../credential-failures';
-import { clientLimitKey } from '../../core/client-address';
+import { CredentialFailures } from '../../infra/credential-failures';
+import { clientLimitKey } from '../../infra/client-address';
 
 export type AuthContext = KeyContext;
 

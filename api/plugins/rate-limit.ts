@@ -2,7 +2,7 @@ import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { ApiError } from '../../core/errors';
-import { clientLimitKey } from '../../core/client-address';
+import { clientLimitKey } from '../../infra/client-address';
 
 const WINDOW_MS = 60_000;
 

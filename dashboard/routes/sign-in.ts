@@ -5,7 +5,7 @@ import { clearSessionCookie, readSessionCookie, setSessionCookie } from '../sess
 import { sendPage } from '../security-headers';
 import { paths } from '../views/paths';
 import { signInLinkPage, signInPage } from '../views/public';
-import { clientLimitKey } from '../../core/client-address';
+import { clientLimitKey } from '../../infra/client-address';
 
 /**
  * Failed link attempts (unknown, used or expired links, opened or posted) per client address per minute; past

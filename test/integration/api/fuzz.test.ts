@@ -17,7 +17,7 @@ import {
 import { INTERNAL_OPERATIONS, operationsOf, type Operation } from '../../helpers/openapi-operations';
 import { parcel } from '../../helpers/delivery';
 import { servedRoutes } from '../../helpers/routes';
-import { CredentialFailures } from '../../../api/credential-failures';
+import { CredentialFailures } from '../../../infra/credential-failures';
 import { startApi } from '../../../api/server';
 import { randomBase62 } from '../../../core/ids';
 import { createAccount } from '../../helpers/fixtures';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clientLimitKey } from '../../../core/client-address';
+import { clientLimitKey } from '../../../infra/client-address';
 
 describe('clientLimitKey', () => {
   it('keeps an IPv4 address as it is', () => {
