@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import type { Pool } from '../db/pool';
 import type { Config } from '../infra/config';
-import { CredentialFailures, INTERNAL_TOKEN_FAILURES_PER_MINUTE } from './credential-failures';
+import { CredentialFailures, INTERNAL_TOKEN_FAILURES_PER_MINUTE } from '../infra/credential-failures';
 import { registerErrorHandling, registerNotFound } from './errors';
 import { gateInternalRoutes } from './internal-port';
 import authPlugin from './plugins/auth';

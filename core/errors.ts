@@ -43,6 +43,8 @@ export const ERRORS = {
   body_too_large: { status: 413, type: 'invalid_request_error' },
   unsupported_media_type: { status: 415, type: 'invalid_request_error' },
   rate_limited: { status: 429, type: 'rate_limit_error' },
+  // an account's redeliveries still pending reached REDELIVERY_MAX_PENDING (domain/redelivery.ts)
+  too_many_pending_deliveries: { status: 429, type: 'rate_limit_error' },
   // refused by Node's HTTP parser before Fastify sees a request
   request_timeout: { status: 408, type: 'invalid_request_error' },
   headers_too_large: { status: 431, type: 'invalid_request_error' },

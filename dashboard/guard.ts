@@ -1,6 +1,8 @@
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { assertModeOpen } from '../domain/api-keys';
 import { checkCsrfToken, findSession } from '../domain/dashboard-sessions';
+import { clientLimitKey } from '../infra/client-address';
+import { CredentialFailures } from '../infra/credential-failures';
 import { spendPageAction } from './actions';
 import { parseModeParam, type Access, type DashboardRouteOptions } from './context';
 import { text, type FormBody } from './forms';
@@ -42,6 +44,24 @@ export function checkDeclaredAccess(route: RouteOptions): void {
   }
 }
 
+/**
+ * Session cookies naming no live session a client address may present a minute. Each costs a lookup, so past
+ * this the address gets the sign-in page (429, Retry-After) without one. A browser whose session ended presents
+ * its cookie once or twice before signing in again; only guessing reaches this.
+ */
+export const UNKNOWN_SESSIONS_PER_MINUTE = 10;
+
+/** One counter per mounted page (its route options), so two apps in one process never share counts. */
+const unknownSessions = new WeakMap<DashboardRouteOptions, CredentialFailures>();
+function unknownSessionsOf(options: DashboardRouteOptions): CredentialFailures {
+  let failures = unknownSessions.get(options);
+  if (!failures) {
+    failures = new CredentialFailures(UNKNOWN_SESSIONS_PER_MINUTE, 60_000, 'session cookies');
+    unknownSessions.set(options, failures);
+  }
+  return failures;
+}
+
 export async function guardRequest(
   request: FastifyRequest,
   reply: FastifyReply,
@@ -53,8 +73,20 @@ export async function guardRequest(
   // Cross-site first: a forged post learns nothing, not even whether a session exists.
   if (access !== 'page') checkSameOrigin(request, config.publicUrl);
   if (access === 'sign-in') return undefined;
-  const session = await findSession(pool, readSessionCookie(request, config.publicUrl));
-  if (!session) return sendPage(reply, signInPage({ assets: options.assets.urls }), 401);
+  const sessionId = readSessionCookie(request, config.publicUrl);
+  const client = clientLimitKey(request.ip);
+  if (sessionId !== undefined) {
+    const seconds = unknownSessionsOf(options).retryAfter(client);
+    if (seconds !== undefined) {
+      reply.header('Retry-After', String(seconds));
+      return sendPage(reply, signInPage({ assets: options.assets.urls, reason: 'rate-limited' }), 429);
+    }
+  }
+  const session = await findSession(pool, sessionId);
+  if (!session) {
+    if (sessionId !== undefined) unknownSessionsOf(options).record(client);
+    return sendPage(reply, signInPage({ assets: options.assets.urls }), 401);
+  }
   request.dashboardSession = session;
   if (access === 'page') return undefined;
   checkCsrfToken(session, text(request.body as FormBody | undefined, '_csrf'));

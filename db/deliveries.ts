@@ -159,3 +159,13 @@ export async function liveEndpointsOfEvent(
   );
   return rows.map((row) => row.endpoint_id);
 }
+
+/** The account's redeliveries (any trigger but automatic) neither delivered nor given up, both modes together. */
+export async function countPendingRedeliveries(pool: Pool, accountId: string): Promise<number> {
+  const { rows } = await pool.query<{ count: number }>(
+    `SELECT count(*)::int AS count FROM deliveries
+      WHERE account_id = $1 AND status = 'pending' AND trigger <> 'automatic'`,
+    [accountId],
+  );
+  return rows[0]?.count ?? 0;
+}

@@ -27,6 +27,28 @@ export interface RedeliveryDeps {
   config: Config;
 }
 
+/** Seconds a refused redelivery is asked to wait: pending deliveries end as they are tried. */
+export const PENDING_RETRY_AFTER_SECONDS = 30;
+
+/**
+ * REDELIVERY_MAX_PENDING: an account (both modes together) may have that many redeliveries pending (neither
+ * delivered nor given up); a request that would add `adding` more past it is refused, 429
+ * too_many_pending_deliveries. The count and the insert are two statements, not one lock: requests racing
+ * past the same count may overshoot the limit by their fan-out (at most 20 for a resend). A recovery's size is
+ * known only as it is stored, so it is refused when the limit is already reached and otherwise stored whole.
+ */
+async function assertRoomForRedeliveries(deps: RedeliveryDeps, scope: EndpointScope, adding: number): Promise<void> {
+  const max = deps.config.delivery.redeliveryMaxPending;
+  const pending = await deliveries.countPendingRedeliveries(deps.pool, scope.accountId);
+  if (pending + adding <= max) return;
+  throw new ApiError(
+    'too_many_pending_deliveries',
+    `This account has ${pending} redeliveries pending (at most ${max}); retry once some have been delivered.`,
+    {},
+    { 'Retry-After': String(PENDING_RETRY_AFTER_SECONDS) },
+  );
+}
+
 function eventMissing(id: string): ApiError {
   return new ApiError('resource_missing', `No such event: '${id.slice(0, 80)}'.`);
 }
@@ -61,6 +83,7 @@ export async function resendEvent(
   } else {
     endpointIds = await deliveries.liveEndpointsOfEvent(deps.pool, scope, event.id);
   }
+  if (endpointIds.length > 0) await assertRoomForRedeliveries(deps, scope, endpointIds.length);
   if (endpointIds.length > 0)
     await deliveries.insertDeliveries(deps.pool, scope, { eventId: event.id, endpointIds, trigger: 'resend' });
   return { object: 'resend', event_id: event.id, endpoint_ids: endpointIds, livemode: scope.livemode };
@@ -82,6 +105,7 @@ export async function recoverEndpoint(
   const until = window.until ?? now;
   if (until < window.since) throw new ApiError('parameter_invalid', 'until is before since.', { param: 'until' });
   const endpoint = await findUsableEndpoint(deps.pool, scope, endpointId);
+  await assertRoomForRedeliveries(deps, scope, 1);
   const recoveryId = newId('recovery');
   const count = await deliveries.insertRecoveryDeliveries(deps.pool, {
     recoveryId,
@@ -117,6 +141,7 @@ export async function sendTestEvent(
     );
   }
   const endpoint = await findUsableEndpoint(deps.pool, scope, endpointId);
+  await assertRoomForRedeliveries(deps, scope, 1);
   const envelope: EventEnvelope = {
     id: newId('event'),
     object: 'event',

@@ -52,6 +52,8 @@ export interface Config {
     failingThreshold: number;
     /** Deliveries a recovery starts per second (RECOVER_RATE_PER_SECOND). */
     recoverRatePerSecond: number;
+    /** Redeliveries (resend, recover, test) an account may have pending at once (REDELIVERY_MAX_PENDING). */
+    redeliveryMaxPending: number;
     /**
      * Workflow tasks and local attempts one worker runs at once (WORKER_CONCURRENCY); worker/worker.ts says why
      * it is far above the SDK's defaults.
@@ -493,6 +495,7 @@ function configFrom(env: Env): Config {
       // at once, 10,000 missed events take about 17 minutes, and on the 2-core reference machine (about 37
       // deliveries/s in all) live traffic keeps most of the engine.
       recoverRatePerSecond: integer(env, 'RECOVER_RATE_PER_SECOND', 10, 1, 1000),
+      redeliveryMaxPending: integer(env, 'REDELIVERY_MAX_PENDING', 1000, 1, 1_000_000),
       workerConcurrency: integer(env, 'WORKER_CONCURRENCY', 400, 2, 10_000),
     },
     retention: {

@@ -4,7 +4,8 @@ import { ApiError } from '../../core/errors';
 import { isScope, type Scope } from '../../core/scopes';
 import type { Pool } from '../../db/pool';
 import { verifyApiKey, type KeyContext } from '../../domain/api-keys';
-import { CredentialFailures } from '../credential-failures';
+import { CredentialFailures } from '../../infra/credential-failures';
+import { clientLimitKey } from '../../infra/client-address';
 
 export type AuthContext = KeyContext;
 
@@ -96,11 +97,11 @@ async function authPlugin(fastify: FastifyInstance, options: { now?: () => Date 
   // failures before they reach the database rather than counted after each lookup.
   const failures = new CredentialFailures(fastify.config.rateLimitPerMinute, 60_000, 'API keys');
   fastify.decorate('identify', async (request: FastifyRequest) => {
-    failures.check(request.ip);
+    failures.check(clientLimitKey(request.ip));
     try {
       return await authenticate(fastify.pg, request.headers.authorization, now());
     } catch (err) {
-      if (err instanceof ApiError && err.status === 401) failures.record(request.ip);
+      if (err instanceof ApiError && err.status === 401) failures.record(clientLimitKey(request.ip));
       throw err;
     }
   });

@@ -2,6 +2,7 @@ import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { ApiError } from '../../core/errors';
+import { clientLimitKey } from '../../infra/client-address';
 
 const WINDOW_MS = 60_000;
 
@@ -15,7 +16,7 @@ const WINDOW_MS = 60_000;
  * limit is per process (a shared store, e.g. Redis, would make it global).
  */
 export function rateLimitKey(request: FastifyRequest): string {
-  return request.auth ? `key:${request.auth.keyId}` : `ip:${request.ip}`;
+  return request.auth ? `key:${request.auth.keyId}` : `ip:${clientLimitKey(request.ip)}`;
 }
 
 /**

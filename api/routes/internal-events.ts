@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
 import { ApiError } from '../../core/errors';
-import type { CredentialFailures } from '../credential-failures';
+import type { CredentialFailures } from '../../infra/credential-failures';
 import { EVENT_TYPES } from '../../core/event-catalog';
 import { renderEvent } from '../../core/versions';
 import { PostedEvent } from '../../domain/event-log';
@@ -11,6 +11,7 @@ import { publishEvent } from '../../domain/events';
 import { inRequestTrace } from '../plugins/tracing';
 import { routeNotFound } from '../errors';
 import { errorResponses } from '../schemas';
+import { clientLimitKey } from '../../infra/client-address';
 
 /**
  * Internal publishing for the parcel system: a thin handler over publishEvent, behind
@@ -51,7 +52,7 @@ function tokenMatches(presented: string, expected: string): boolean {
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** Wrong internal tokens per client address (api/credential-failures.ts), shared by every internal route. */
+    /** Wrong internal tokens per client address (infra/credential-failures.ts), shared by every internal route. */
     internalTokenFailures: CredentialFailures;
   }
 }
@@ -61,11 +62,11 @@ export function checkToken(request: FastifyRequest, expected: string | undefined
     throw routeNotFound(request);
   }
   // Before the comparison: a client guessing tokens is stopped after a few, whatever it sends next.
-  failures.check(request.ip);
+  failures.check(clientLimitKey(request.ip));
   const header = request.headers.authorization ?? '';
   const match = /^Bearer (.+)$/.exec(header);
   if (!match || !tokenMatches(match[1] as string, expected)) {
-    failures.record(request.ip);
+    failures.record(clientLimitKey(request.ip));
     throw new ApiError(
       'invalid_internal_token',
       'Send the internal token as Authorization: Bearer <INTERNAL_API_TOKEN>.',

@@ -5,6 +5,7 @@ import { clearSessionCookie, readSessionCookie, setSessionCookie } from '../sess
 import { sendPage } from '../security-headers';
 import { paths } from '../views/paths';
 import { signInLinkPage, signInPage } from '../views/public';
+import { clientLimitKey } from '../../infra/client-address';
 
 /**
  * Failed link attempts (unknown, used or expired links, opened or posted) per client address per minute; past
@@ -47,13 +48,13 @@ export default async function signInRoutes(app: FastifyInstance, options: Dashbo
 
   /** The 429 page once an address has spent its minute's failures, else undefined. */
   const limited = (request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined => {
-    const seconds = limiter.retryAfter(request.ip);
+    const seconds = limiter.retryAfter(clientLimitKey(request.ip));
     if (seconds === undefined) return undefined;
     reply.header('Retry-After', String(seconds));
     return sendPage(reply, signInPage({ assets, reason: 'rate-limited' }), 429);
   };
   const linkInvalid = (request: FastifyRequest, reply: FastifyReply): FastifyReply => {
-    limiter.failed(request.ip);
+    limiter.failed(clientLimitKey(request.ip));
     return sendPage(reply, signInPage({ assets, reason: 'link-invalid' }), 401);
   };
 

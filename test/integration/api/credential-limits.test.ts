@@ -1,6 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { INTERNAL_TOKEN_FAILURES_PER_MINUTE } from '../../../api/credential-failures';
+import { INTERNAL_TOKEN_FAILURES_PER_MINUTE } from '../../../infra/credential-failures';
 import { buildServer, startApi, type RunningApi } from '../../../api/server';
 import { randomBase62 } from '../../../core/ids';
 import { createPool, type Pool } from '../../../db/pool';

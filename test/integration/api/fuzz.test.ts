@@ -17,7 +17,7 @@ import {
 import { INTERNAL_OPERATIONS, operationsOf, type Operation } from '../../helpers/openapi-operations';
 import { parcel } from '../../helpers/delivery';
 import { servedRoutes } from '../../helpers/routes';
-import { CredentialFailures } from '../../../api/credential-failures';
+import { CredentialFailures } from '../../../infra/credential-failures';
 import { startApi } from '../../../api/server';
 import { randomBase62 } from '../../../core/ids';
 import { createAccount } from '../../helpers/fixtures';
@@ -145,7 +145,13 @@ async function pageSession(): Promise<PageSession> {
   });
   const cookie = String(opened.headers['set-cookie'] ?? '').split(';')[0] as string;
   expect(cookie, opened.body).toMatch(/^parcel_dashboard_session=./);
-  const page = await fixture.app.inject({ method: 'GET', url: '/dashboard/test/keys', headers: { cookie } });
+  // From the sign-in's own address: the fuzzed requests' ended cookies spend their address's unknown-session allowance.
+  const page = await fixture.app.inject({
+    method: 'GET',
+    url: '/dashboard/test/keys',
+    headers: { cookie },
+    remoteAddress: `10.0.${signIns >> 8}.${signIns & 255}`,
+  });
   const csrf = /name="_csrf" value="([^"]+)"/.exec(page.body)?.[1];
   expect(csrf, page.body.slice(0, 300)).toBeDefined();
   return { cookie, csrf: csrf as string, origin: 'http://localhost:80', ids };

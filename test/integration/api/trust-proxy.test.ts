@@ -63,6 +63,22 @@ describe('behind a proxy', () => {
     }
   });
 
+  it('IPv6 clients share one budget per /64, and an IPv4-mapped address counts as its IPv4 address', async () => {
+    const f = await apiFixture({ env: { TRUST_PROXY: PROXY, API_RATE_LIMIT_PER_MINUTE: '3' } });
+    try {
+      expect(await status(f, PROXY, '2001:db8:7:1::1')).toBe(401);
+      expect(await status(f, PROXY, '2001:db8:7:1::2')).toBe(401);
+      expect(await status(f, PROXY, '2001:db8:7:1:aaaa:bbbb:cccc:dddd')).toBe(401);
+      expect(await status(f, PROXY, '2001:db8:7:1::4')).toBe(429);
+      // The neighbouring /64 is another subscriber: its own budget.
+      expect(await status(f, PROXY, '2001:db8:7:2::1')).toBe(401);
+      expect(await burst(f, PROXY, '203.0.113.40')).toEqual(LIMITED);
+      expect(await status(f, PROXY, '::ffff:203.0.113.40')).toBe(429);
+    } finally {
+      await f.close();
+    }
+  });
+
   it('the sign-in limit counts each client behind a trusted proxy, and ignores the header otherwise', async () => {
     const bad = `/dashboard/sign-in/${'q'.repeat(43)}`;
     const open = (f: ApiFixture, forwardedFor: string) =>

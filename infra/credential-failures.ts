@@ -18,11 +18,17 @@ export class CredentialFailures {
     private readonly now: () => number = Date.now,
   ) {}
 
+  /** Seconds until `client` may fail again, when it used up its failures in the current window; else undefined. */
+  retryAfter(client: string): number | undefined {
+    const window = this.windows.get(client);
+    if (!window || window.endsAt <= this.now() || window.failures < this.allowed) return undefined;
+    return Math.max(1, Math.ceil((window.endsAt - this.now()) / 1000));
+  }
+
   /** Throws rate_limited when `client` used up its failures in the current window. */
   check(client: string): void {
-    const window = this.windows.get(client);
-    if (!window || window.endsAt <= this.now() || window.failures < this.allowed) return;
-    const seconds = Math.max(1, Math.ceil((window.endsAt - this.now()) / 1000));
+    const seconds = this.retryAfter(client);
+    if (seconds === undefined) return;
     throw new ApiError(
       'rate_limited',
       `Too many failed ${this.what} from this client: at most ${this.allowed} a minute; retry in ${seconds} seconds.`,
