@@ -1,5 +1,10 @@
 import { ATTEMPT_DB_DEADLINE_MS } from '../core/delivery-policy';
 
+/** A query past the attempt's deadline: the database not answering, which infra/outages.ts counts as an outage. */
+class DatabaseDeadlineError extends Error {
+  readonly code = 'ETIMEDOUT';
+}
+
 /**
  * Rejects when `work` has not settled within `ms`. A hung query is left to fail on its own (its pg client is
  * released then); the attempt does not wait for it. Without it a connection that hangs instead of failing
@@ -8,7 +13,10 @@ import { ATTEMPT_DB_DEADLINE_MS } from '../core/delivery-policy';
 export async function withinDeadline<T>(work: Promise<T>, what: string, ms = ATTEMPT_DB_DEADLINE_MS): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: no answer from the database within ${ms} ms`)), ms);
+    timer = setTimeout(
+      () => reject(new DatabaseDeadlineError(`${what}: no answer from the database within ${ms} ms`)),
+      ms,
+    );
   });
   work.catch(() => undefined); // a late failure after the deadline has nobody left to tell
   try {

@@ -19,6 +19,20 @@ export function databaseUnavailable(err: unknown, run: string | undefined): Appl
   return notPosted(FAILURE.databaseUnavailable, (err as Error).message, run);
 }
 
+/**
+ * Reading or writing the attempt's rows failed for a reason other than our database being unreachable: a bug
+ * of ours, not an outage. The workflow records the attempt failed (`internal_error`) and its ladder goes on, so
+ * neither this endpoint nor the event's others wait on a retry loop that cannot succeed.
+ */
+export function attemptReadFailed(err: unknown): ApplicationFailure {
+  const name = err instanceof Error ? err.name : typeof err;
+  return ApplicationFailure.create({
+    type: FAILURE.attemptReadFailed,
+    message: `the attempt's database read failed with ${name}, not an outage`,
+    nonRetryable: true,
+  });
+}
+
 /** An early run holds the attempt and this try could not yet tell its fate within its own time (adopt.ts). */
 export function earlyAttemptUndecided(attemptId: string, run: string | undefined): ApplicationFailure {
   return notPosted(

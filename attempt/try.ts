@@ -10,7 +10,9 @@ import {
 import { adoptEarlyRecord } from './adopt';
 import type { AttemptDeps } from './deps';
 import type { EarlyAttemptSource } from './early';
-import { attemptLost, databaseUnavailable } from './failures';
+import { isDependencyOutage } from '../infra/outages';
+import { logOf } from './deps';
+import { attemptLost, attemptReadFailed, databaseUnavailable } from './failures';
 import { runAttempt } from './run';
 
 export interface TryDeps extends AttemptDeps {
@@ -74,7 +76,16 @@ export async function workflowTry(deps: TryDeps, input: SignAndPostInput): Promi
       };
     }
     case 'notPosted':
-      throw databaseUnavailable(run.error, run.run);
+      // Only our database being unreachable makes the same attempt wait and try again; anything else is a bug,
+      // reported with ids only (an error's message may quote a value), and that attempt fails.
+      if (isDependencyOutage(run.error)) throw databaseUnavailable(run.error, run.run);
+      logOf(deps).error('attempt read failed, not an outage: recorded as internal_error', {
+        endpointId: input.endpointId,
+        attemptId: input.attemptId,
+        error: run.error.name,
+        code: (run.error as { code?: unknown }).code,
+      });
+      throw attemptReadFailed(run.error);
     case 'claimed': {
       const adopted = await adoptEarlyRecord(deps, input, run, endsAt);
       if (adopted) return adopted;

@@ -350,6 +350,11 @@ export const FAILURE = {
    * exactly as a regular activity's lost attempt is.
    */
   attemptLost: 'AttemptLost',
+  /**
+   * The attempt's read or write failed with an error that is not our database being unreachable (a bug of ours):
+   * nothing was sent, and the attempt is recorded failed (`internal_error`) instead of waiting on the database.
+   */
+  attemptReadFailed: 'AttemptReadFailed',
   /** A failed email: the failing mark and the notification row are stored by then. */
   notificationEmailFailed: 'NotificationEmailFailed',
 } as const;

@@ -113,3 +113,36 @@ describe('workflowTry with a place put off', () => {
     }
   });
 });
+
+describe('workflowTry when the read fails', () => {
+  /** A pool whose every statement fails with `err`. */
+  function failingDeps(err: Error): AttemptDeps {
+    const pool = {
+      async query() {
+        throw err;
+      },
+    };
+    return { config: { webhook: { secretEncryptionKeys: [] } }, pool, http: undefined } as unknown as AttemptDeps;
+  }
+  const typeOf = async (err: Error) =>
+    workflowTry(failingDeps(err), { ...input, reservedSecond: undefined }).then(
+      () => 'returned',
+      (failure: { type?: string }) => failure.type,
+    );
+
+  it('our database unreachable: the same attempt waits and tries again', async () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    expect(await typeOf(refused)).toBe('DatabaseUnavailable');
+    const shutdown = Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' });
+    expect(await typeOf(shutdown)).toBe('DatabaseUnavailable');
+    expect(await typeOf(new Error('Connection terminated unexpectedly'))).toBe('DatabaseUnavailable');
+  });
+
+  it('any other error is a bug: the attempt fails (recorded internal_error by the workflow), no waiting', async () => {
+    const missing = Object.assign(new Error('relation "webhook_endpoints" does not exist'), { code: '42P01' });
+    expect(await typeOf(missing)).toBe('AttemptReadFailed');
+    expect(await typeOf(new TypeError("Cannot read properties of undefined (reading 'url')"))).toBe(
+      'AttemptReadFailed',
+    );
+  });
+});
