@@ -6,8 +6,8 @@ import { softDeleteEndpoint, updateEndpoint } from '../../../db/endpoints';
 import { createPool, type Pool } from '../../../db/pool';
 import { testDatabaseUrl } from '../../helpers/database';
 import { publishedToOneEndpoint } from '../../helpers/delivery';
+import { dbSecond as dbSecondOf, freshSecond as freshSecondOf } from '../../helpers/db-clock';
 import { createAccount } from '../../helpers/fixtures';
-import { waitFor } from '../../helpers/wait';
 
 interface Token {
   wait_until_ms: number | null;
@@ -52,10 +52,7 @@ describe('rate places given back', () => {
     ]);
     return rows[0]!;
   }
-  const dbSecond = async () =>
-    Number(
-      (await pool.query<{ s: string }>('SELECT floor(extract(epoch FROM clock_timestamp()))::bigint AS s')).rows[0]!.s,
-    );
+  const dbSecond = () => dbSecondOf(pool);
   /** `PLACES` places taken one after the other at a limit of 1 a second: seconds now+1 .. now+PLACES-1 and beyond. */
   async function takePlaces(): Promise<number[]> {
     const { rows } = await pool.query<{ s: string | null }>(
@@ -208,17 +205,7 @@ describe('rate places given back', () => {
     expect(await placesAhead()).toBe(places.length);
   });
 
-  /** Waits for the start of a second, so a handful of statements all run within it. */
-  const freshSecond = () =>
-    waitFor(
-      async () => {
-        const { rows } = await pool.query<{ ms: number }>(
-          'SELECT ((extract(epoch FROM clock_timestamp()) * 1000)::bigint % 1000)::int AS ms',
-        );
-        return rows[0]!.ms < 300 ? dbSecond() : undefined;
-      },
-      { intervalMs: 20, what: 'the start of a second' },
-    );
+  const freshSecond = () => freshSecondOf(pool);
   const countsOf = async (second: number) =>
     (
       await pool.query<{ taken: number; granted: number }>(

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDeliveryContext } from '../../../attempt';
 import { createPool, type Pool } from '../../../db/pool';
 import { publishedToOneEndpoint } from '../../helpers/delivery';
+import { dbSecond as dbSecondOf, freshSecond as freshSecondOf } from '../../helpers/db-clock';
 import { createAccount } from '../../helpers/fixtures';
 import { testDatabaseUrl } from '../../helpers/database';
 import { waitFor } from '../../helpers/wait';
@@ -43,10 +44,7 @@ describe('rate tokens', () => {
     ]);
     return rows[0]!;
   }
-  const dbSecond = async () =>
-    Number(
-      (await pool.query<{ s: string }>('SELECT floor(extract(epoch FROM clock_timestamp()))::bigint AS s')).rows[0]!.s,
-    );
+  const dbSecond = () => dbSecondOf(pool);
   /** The answer to a take given a place in `second`, told to ask again `offsetMs` into it. */
   const placed = (second: number, offsetMs = 0): Token => ({
     wait_until_ms: second * 1000 + offsetMs,
@@ -55,17 +53,7 @@ describe('rate tokens', () => {
   });
   /** The answer to a take granted a token of `second`. */
   const grantedIn = (second: number): Token => ({ wait_until_ms: null, reserved_second: null, granted_second: second });
-  /** Waits for the start of a second, so a handful of statements all run within it. */
-  const freshSecond = () =>
-    waitFor(
-      async () => {
-        const { rows } = await pool.query<{ ms: number }>(
-          'SELECT ((extract(epoch FROM clock_timestamp()) * 1000)::bigint % 1000)::int AS ms',
-        );
-        return rows[0]!.ms < 300 ? dbSecond() : undefined;
-      },
-      { intervalMs: 20, what: 'the start of a second' },
-    );
+  const freshSecond = () => freshSecondOf(pool);
 
   it('hands out the limit in the current second, then reserves the earliest later second with room', async () => {
     const id = endpoint();
