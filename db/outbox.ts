@@ -44,7 +44,10 @@ const CLAIM_UNDISPATCHED = preparedStatement(
                 WHERE dispatched_at IS NULL
                   AND (dispatch_lease_until IS NULL OR dispatch_lease_until < now())
                   AND ($1::text[] IS NULL OR id = ANY ($1::text[]))) r ON r.id = w.id
+        -- the lease is checked again on the locked row itself: a racing claim that committed after this
+        -- statement's snapshot leaves the row unlocked but leased, and must not be claimed twice
         WHERE w.dispatched_at IS NULL
+          AND (w.dispatch_lease_until IS NULL OR w.dispatch_lease_until < now())
         ORDER BY r.turn, r.inserted_at, r.id
         LIMIT $2
           FOR UPDATE OF w SKIP LOCKED
