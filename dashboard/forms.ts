@@ -4,7 +4,7 @@ import { parseForm, type FormBody } from '../core/form-body';
 import { merchantMessage } from './views/messages';
 import type { FormError } from './views/models';
 
-export { countFormFields, MAX_FORM_FIELDS, parseForm, type FormBody } from '../core/form-body';
+export type { FormBody } from '../core/form-body';
 
 /**
  * The page reads urlencoded forms only: every other parser (JSON and anything the API adds) is removed from its

@@ -1,18 +1,17 @@
 import { randomBytes } from 'node:crypto';
-import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { WORKFLOW_ID } from '../../core/delivery-contract';
 import { createPool, type Pool } from '../../db/pool';
 import { createSignInLink } from '../../domain/dashboard-sessions';
 import { createEndpoint, deliveryResult, parcel, publishOverHttp } from '../helpers/delivery';
-import { FIXTURES, uniqueTaskQueue } from '../helpers/env';
 import { createAccount } from '../helpers/fixtures';
 import { testDatabaseUrl } from '../helpers/database';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver';
 import { startReceiver, type Receiver } from '../helpers/receiver';
 import { waitFor } from '../helpers/wait';
-import { startApiProcess, startWorkerProcess, type WorkerProcess } from '../helpers/worker-process';
+import { startTracedApi, tracedEnv } from '../helpers/traced-processes';
+import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process';
 
 /** A history as plain data with every payload's bytes as text, so a value inside an input or a summary is searchable. */
 function decoded(value: unknown): unknown {
@@ -58,29 +57,9 @@ describe('telemetry holds no secret of a URL', () => {
     waitFor(() => otlp.spans.find(match), { timeoutMs: 60_000, what });
 
   it('exports route patterns and origins, never a token, a path or a query', async () => {
-    const common = {
-      DATABASE_URL: testDatabaseUrl(),
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
-      TEMPORAL_TASK_QUEUE: uniqueTaskQueue('telemetry'),
-      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-      WEBHOOK_CA_FILE: path.join(FIXTURES, 'tls', 'ca.pem'),
-      DELIVERY_RETRY_DELAYS: '1s,1s',
-      OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
-      OTEL_BSP_SCHEDULE_DELAY: '100',
-    };
-    const api = await startApiProcess(
-      {
-        ...common,
-        PORT: '0',
-        HOST: '127.0.0.1',
-        INTERNAL_API_TOKEN: TOKEN,
-        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-        OTEL_SERVICE_NAME: 'api-under-test',
-      },
-      300_000,
-    );
+    const common = tracedEnv(otlp.url, 'telemetry', '1s,1s');
+    const { api, url: apiUrl } = await startTracedApi(common, TOKEN);
     processes.push(api);
-    const apiUrl = /api: listening on (http:\/\/[^\s,]+)/.exec(api.output.join(''))?.[1] as string;
     processes.push(
       await startWorkerProcess(
         { ...common, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_SERVICE_NAME: 'worker-under-test' },

@@ -1,14 +1,13 @@
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPool, type Pool } from '../../db/pool';
 import { createEndpoint, parcel, publishOverHttp } from '../helpers/delivery';
-import { FIXTURES, uniqueTaskQueue } from '../helpers/env';
 import { createAccount } from '../helpers/fixtures';
 import { testDatabaseUrl } from '../helpers/database';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver';
 import { startReceiver, type Receiver } from '../helpers/receiver';
 import { waitFor } from '../helpers/wait';
-import { startApiProcess, startWorkerProcess, type WorkerProcess } from '../helpers/worker-process';
+import { startTracedApi, tracedEnv } from '../helpers/traced-processes';
+import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process';
 
 /**
  * One delivery, one trace: the parcel system publishes with a traceparent to the API (its own process, exporting
@@ -41,30 +40,9 @@ describe('tracing a delivery across processes', () => {
   const traceIdOf = (traceparent: unknown) => /^00-([0-9a-f]{32})-[0-9a-f]{16}-0[01]$/.exec(String(traceparent))?.[1];
 
   it('keeps the publisher trace id from the publish to the retried POST after a worker restart', async () => {
-    const common = {
-      DATABASE_URL: testDatabaseUrl(),
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
-      TEMPORAL_TASK_QUEUE: uniqueTaskQueue('tracing'),
-      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-      WEBHOOK_CA_FILE: path.join(FIXTURES, 'tls', 'ca.pem'),
-      DELIVERY_RETRY_DELAYS: '2s,2s',
-      OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
-      // Spans leave each process a tenth of a second after they end: the first worker is killed, not stopped.
-      OTEL_BSP_SCHEDULE_DELAY: '100',
-    };
-    const api = await startApiProcess(
-      {
-        ...common,
-        PORT: '0',
-        HOST: '127.0.0.1',
-        INTERNAL_API_TOKEN: TOKEN,
-        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-        OTEL_SERVICE_NAME: 'api-under-test',
-      },
-      300_000,
-    );
+    const common = tracedEnv(otlp.url, 'tracing', '2s,2s');
+    const { api, url: apiUrl } = await startTracedApi(common, TOKEN);
     processes.push(api);
-    const apiUrl = /api: listening on (http:\/\/[^\s,]+)/.exec(api.output.join(''))?.[1] as string;
     const workerEnv = {
       ...common,
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
