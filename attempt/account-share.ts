@@ -11,8 +11,6 @@ export const ACCOUNT_SHARE = 0.5;
 export interface AccountShare {
   /** Takes a place for one post of this account; undefined when the account holds its share already. */
   take(account: string): (() => void) | undefined;
-  /** Posts of this account under way. */
-  open(account: string): number;
 }
 
 /** At most `Math.max(1, floor(capacity * share))` places per account at once. */
@@ -33,6 +31,5 @@ export function createAccountShare(capacity: number, share = ACCOUNT_SHARE): Acc
         else open.set(account, left);
       };
     },
-    open: (account) => open.get(account) ?? 0,
   };
 }

@@ -67,11 +67,6 @@ export interface EarlyAttempts extends EarlyAttemptSource {
 export interface EarlyAttemptsOptions {
   /** Early attempts under way at once (one per endpoint); past it the workflow's own try makes attempt 1. */
   maxInFlight: number;
-  /**
-   * The part of `maxInFlight` one account (and mode) may hold (account-share.ts); past it the workflow's own try
-   * makes that account's attempt 1, so a slow receiver's backlog leaves room for every other account.
-   */
-  accountShare?: number;
 }
 
 /** How long an outcome no try took is kept (a first task that went to another worker): long past any try. */
@@ -137,7 +132,9 @@ async function earlyAttempt(
 export function createEarlyAttempts(deps: AttemptDeps, options: EarlyAttemptsOptions): EarlyAttempts {
   const made = new Map<string, Promise<EarlyAttemptResult>>();
   const running = new Set<Promise<unknown>>();
-  const shares = createAccountShare(options.maxInFlight, options.accountShare);
+  // One account (and mode) holds at most its share of them (account-share.ts), so a slow receiver's backlog
+  // leaves room for every other account's attempt 1.
+  const shares = createAccountShare(options.maxInFlight);
   let stopped = false;
   const track = (work: Promise<unknown>) => {
     running.add(work);
