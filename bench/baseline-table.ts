@@ -69,6 +69,14 @@ function steadyTable(file: BaselineFile): string[] {
       actions(PHASE.bareLoad),
       idle(PHASE.bareIdle),
     ],
+    [
+      'bare Temporal: a workflow that does nothing (start -> completed)',
+      withRange(spreadAt(steady, PHASE.emptyLoad, ['summary', 'perSecond'])),
+      '-',
+      cpu(PHASE.emptyLoad),
+      actions(PHASE.emptyLoad),
+      '-',
+    ],
     ["Temporal's eager floor (start -> the POST, one at a time)", '-', '-', '-', '-', idle(PHASE.eagerFloorIdle)],
     [
       '**engine** (publish -> the POST arrives)',
@@ -181,7 +189,7 @@ export function baselineTables(file: BaselineFile): string {
     '',
     ...steadyTable(file),
     '',
-    `CPU per delivery against bare Temporal's (\`cost.cpuPerDeliveryVsBare\`): **${num(cost.cpuPerDeliveryVsBare, 2)}**; with fan-out ${num(cost.cpuPerDeliveryVsBareFanOut, 2)}. Unloaded p50 against bare Temporal's: ${num(file.ratios?.all?.unloadedP50VsBareTemporal, 3)}.`,
+    `CPU per delivery against bare Temporal's (\`cost.cpuPerDeliveryVsBare\`): **${num(cost.cpuPerDeliveryVsBare, 2)}**; with fan-out ${num(cost.cpuPerDeliveryVsBareFanOut, 2)}. Unloaded p50 against bare Temporal's: ${num(file.ratios?.all?.unloadedP50VsBareTemporal, 3)}. Deliveries/s against an empty workflow's (\`ratios.all.deliveriesPerSecondVsEmptyWorkflow\`): ${num(file.ratios?.all?.deliveriesPerSecondVsEmptyWorkflow, 3)}.`,
     '',
     ...cloudTable(file),
   ];

@@ -1,6 +1,6 @@
 /**
  * The benchmark's knobs, read once (the bench is a tool, not the product, so it reads its own environment).
- *   BENCH_PHASES         comma list of phases (plain-post, bare-load, engine-load/all, bare-fanout-load, engine-fanout-load/all,
+ *   BENCH_PHASES         comma list of phases (plain-post, bare-load, engine-load/all, empty-load, bare-fanout-load, engine-fanout-load/all,
  *                        bare-idle, bare-eager-idle, engine-idle/all, steady, scenarios, baseline, or a scenario name;
  *                        default: every phase and scenario); see main() in delivery.ts. Also given as arguments.
  *   BENCH_PHASE_SECONDS  measured window of each steady phase (default 30; 15 in the baseline)

@@ -37,6 +37,7 @@ import {
   bareFanOutPhase,
   bareTemporalPhase,
   EAGER_WORKFLOWS,
+  emptyWorkflowPhase,
   engineFanOutPhase,
   enginePhase,
   plainPostPhase,
@@ -87,7 +88,9 @@ const log = (message: string) => process.stderr.write(`[${new Date().toISOString
 
 function selected(name: string): boolean {
   const group =
-    name.startsWith('engine-') || name.startsWith('bare-') || name === 'plain-post' ? 'steady' : 'scenarios';
+    name.startsWith('engine-') || name.startsWith('bare-') || name === 'plain-post' || name === 'empty-load'
+      ? 'steady'
+      : 'scenarios';
   return !settings.phases || settings.phases.some((p) => p === name || p === group || name.startsWith(`${p}/`));
 }
 
@@ -141,6 +144,7 @@ async function main(): Promise<void> {
       ['plain-post', () => plainPostPhase(ctx, server, receiver, steady, C)],
       ['bare-load', () => bareTemporalPhase(ctx, server, receiver, steady, C, bareBundle)],
       ['engine-load/all', () => enginePhase(ctx, server, receiver, steady, C, SHIPPED)],
+      ['empty-load', () => emptyWorkflowPhase(ctx, server, receiver, steady, C, bareBundle)],
       ['bare-fanout-load', () => bareFanOutPhase(ctx, server, receiver, steady, C, E, bareBundle)],
       ['engine-fanout-load/all', () => engineFanOutPhase(ctx, server, receiver, steady, C, E, SHIPPED)],
       ['bare-idle', () => bareTemporalPhase(ctx, server, receiver, steady, 1, bareBundle)],

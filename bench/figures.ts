@@ -13,6 +13,7 @@ export const PHASE = {
   plain: 'plain-post',
   bareLoad: 'bare-load',
   engineLoad: 'engine-load/all',
+  emptyLoad: 'empty-load',
   bareFanOut: 'bare-fanout-load',
   engineFanOut: 'engine-fanout-load/all',
   bareIdle: 'bare-idle',
@@ -52,6 +53,7 @@ export function ratios(steady: SteadyResults): Ratios {
   return {
     all: defined({
       deliveriesPerSecondVsBareTemporal: ratio(rate(PHASE.engineLoad), rate(PHASE.bareLoad)),
+      deliveriesPerSecondVsEmptyWorkflow: ratio(rate(PHASE.engineLoad), rate(PHASE.emptyLoad)),
       deliveriesPerSecondVsPlainPost: ratio(rate(PHASE.engineLoad), rate(PHASE.plain)),
       unloadedP50VsBareTemporal: ratio(p50(PHASE.engineIdle), p50(PHASE.bareIdle)),
       unloadedP50VsTemporalEagerFloor: ratio(p50(PHASE.engineIdle), p50(PHASE.eagerFloorIdle)),

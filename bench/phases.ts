@@ -140,6 +140,44 @@ export async function bareTemporalPhase(
 }
 
 /**
+ * The least a workflow per event can cost on this server: bare Temporal starting a workflow that does nothing (no
+ * activity, no POST) and awaiting its completion, at the same concurrency as the load phases. Latency: start ->
+ * completion.
+ */
+export async function emptyWorkflowPhase(
+  ctx: BenchContext,
+  server: MeteredServer,
+  receiver: Receiver,
+  steady: Steady,
+  concurrency: number,
+  bareBundle: { code: string },
+): Promise<PhaseResult> {
+  const taskQueue = `bench-empty-${ctx.runId}-${Math.random().toString(36).slice(2, 6)}`;
+  const { worker, running, completions } = await startBareWorker(ctx, taskQueue, bareBundle, receiver);
+  const meters = costMeters(server, ctx.pool);
+  const measuredIds: string[] = [];
+  try {
+    const summary = await runSteady(
+      { ...steady, concurrency },
+      async (i) => {
+        const workflowId = `empty:${taskQueue}-${i}`;
+        const t0 = performance.now();
+        await ctx.client.workflow.start('emptyWorkflow', { taskQueue, workflowId, args: [] });
+        meters.workflowLived(await within(completions.waitFor(workflowId), DELIVERY_DEADLINE_MS, workflowId));
+        measuredIds.push(workflowId);
+        return performance.now() - t0;
+      },
+      meters,
+    );
+    await allClosed(ctx.client, taskQueue, 'emptyWorkflow', completions);
+    return { summary, ...meters.costs(), ...(await historyFacts(ctx, measuredIds, false)) };
+  } finally {
+    worker.shutdown();
+    await running;
+  }
+}
+
+/**
  * Bare Temporal's fan-out: one workflow per event running one activity per endpoint side by side, each posting to
  * the receiver; `concurrency` deliveries (event x endpoint) in flight. Latency: start -> the last activity began.
  */

@@ -16,3 +16,6 @@ export async function bareWorkflow(id: string): Promise<void> {
 export async function bareFanOutWorkflow(id: string, endpoints: number): Promise<void> {
   await Promise.all(Array.from({ length: endpoints }, (_, n) => post(`${id}/${n}`)));
 }
+
+/** A workflow that does nothing: the least a workflow per event costs on the server (the `empty-load` phase). */
+export async function emptyWorkflow(): Promise<void> {}

@@ -27,6 +27,7 @@ const steady: SteadyResults = {
   'plain-post': phase(7000, 0.5, 0.14, 0),
   'bare-load': phase(50, 900, 30, 2, 2),
   'engine-load/all': phase(80, 700, 24, 1, 1),
+  'empty-load': phase(100, 400, 12, 1, 1),
   'bare-fanout-load': phase(100, 1000, 20, 1.2, 6),
   'engine-fanout-load/all': phase(250, 600, 8, 0.2, 1),
   'bare-idle': phase(15, 50, 40, 2),
@@ -45,6 +46,7 @@ describe('bench/figures: the engine against bare Temporal, in one run', () => {
     const r = ratios(steady);
     expect(r.all).toEqual({
       deliveriesPerSecondVsBareTemporal: 1.6,
+      deliveriesPerSecondVsEmptyWorkflow: 0.8,
       deliveriesPerSecondVsPlainPost: 0.011,
       unloadedP50VsBareTemporal: 0.08,
       unloadedP50VsTemporalEagerFloor: 0.667,
