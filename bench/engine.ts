@@ -30,13 +30,11 @@ export interface BenchContext {
  */
 export interface EngineVariant {
   name: string;
-  /** The worker's outbox dispatcher starts workflows eagerly (the product's default); false measures without. */
-  eagerStart?: boolean;
   env?: Record<string, string>;
 }
 
 /** The engine as it ships. Its name keeps the phase names (`engine-load/all`) and the result keys stable. */
-export const SHIPPED: EngineVariant = { name: 'all', eagerStart: true };
+export const SHIPPED: EngineVariant = { name: 'all' };
 
 export async function bundleEngine(): Promise<{ code: string }> {
   // Bundled once per run: every phase's worker reuses it instead of spending seconds of CPU on webpack.
@@ -138,7 +136,6 @@ export async function startEngine(ctx: BenchContext, variant: EngineVariant = SH
     config,
     connection: ctx.connection,
     pool,
-    eagerStart: variant.eagerStart ?? true,
   });
   return {
     config,

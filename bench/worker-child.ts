@@ -63,7 +63,7 @@ async function main(): Promise<void> {
   });
   // A bench that died (killed, or failed before stopping it) takes its worker with it.
   process.once('disconnect', () => process.exit(1));
-  const running = runWorker(worker, { config, connection, pool, eagerStart: process.env.BENCH_WORKER_EAGER !== 'off' });
+  const running = runWorker(worker, { config, connection, pool });
   reply({ type: 'ready' });
   try {
     await running;

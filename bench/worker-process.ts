@@ -58,7 +58,6 @@ export async function startWorkerProcess(ctx: BenchContext, variant: EngineVaria
   const { child, exited, orExit } = forkBenchChild('worker-child.ts', {
     BENCH_WORKER_ENV: JSON.stringify(engineEnv(ctx, engineTaskQueue(ctx, variant), variant.env)),
     BENCH_WORKER_BUNDLE: bundle,
-    BENCH_WORKER_EAGER: variant.eagerStart === false ? 'off' : 'on',
     // Another allocator for the worker alone (BENCH_WORKER_PRELOAD), e.g. jemalloc: the server and the bench keep glibc's.
     ...(WORKER_PRELOAD ? { LD_PRELOAD: WORKER_PRELOAD } : {}),
   });

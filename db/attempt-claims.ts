@@ -129,9 +129,10 @@ const LOAD_ATTEMPT_CONTEXT = preparedStatement(
  * the endpoint's rate token when `token` is given (take_rate_token, in the endpoint-rate-limits migration). Not
  * scoped by account: the caller holds an endpoint id from the event's fan-out snapshot.
  *
- * The claim's commit does not wait for the WAL flush (measured: 0.5 ms instead of 4-7 ms at p50, before every
- * post): a claim is lost only if Postgres itself crashes within ~0.6 s of writing it while the worker also dies
- * mid-post, and that costs one repeated POST with the same Service-Delivery id, never a lost delivery.
+ * The claim's commit does not wait for the WAL flush, which would come before every post (docs/performance.md
+ * says what it saves): a claim is lost only if Postgres itself crashes before its WAL writer flushes it while
+ * the worker also dies mid-post, and that costs one repeated POST with the same Service-Delivery id, never a lost
+ * delivery.
  * set_config(..., true) lasts for this statement's own transaction only.
  */
 export async function loadAttemptContext(

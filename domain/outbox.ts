@@ -45,7 +45,7 @@ export interface DispatchDeps {
    * server may then hand the first workflow task straight back with the start (eager workflow start), skipping
    * a trip through matching. A client on its own connection must leave this off (the SDK refuses it).
    */
-  eagerStart?: boolean;
+  eagerStart: boolean;
   /**
    * Called with each claimed workflow input (every trigger) before its start is asked for; returns the input to
    * start with. The worker makes attempt 1 of each endpoint there (attempt/early.ts), and the start goes out
@@ -175,7 +175,7 @@ async function dispatchTable<Row extends { id: string; trace_parent: string | nu
     // burst beyond the worker's slots goes through matching (worker/worker.ts deliverySlots).
     const options = {
       taskQueue: deps.config.temporal.taskQueue,
-      eager: deps.eagerStart ?? false,
+      eager: deps.eagerStart,
       deadlineMs: START_DEADLINE_MS,
     };
     const prepared: Array<DeliverEventInput | Promise<DeliverEventInput>> = [];

@@ -14,8 +14,6 @@ export interface DispatcherOptions extends DispatchDeps {
   log?: (line: string) => void;
   /** Time between sweeps while all goes well (default SWEEP_INTERVAL_MS). */
   sweepIntervalMs?: number;
-  /** Passes over notified events under way at once (default NOTIFIED_PASSES); the benchmark measures 1. */
-  notifiedPasses?: number;
 }
 
 export interface Dispatcher {
@@ -43,7 +41,6 @@ export const NOTIFIED_PASSES = 2;
 export function startDispatcher(options: DispatcherOptions): Dispatcher {
   const log = options.log ?? (() => undefined);
   const sweepIntervalMs = options.sweepIntervalMs ?? SWEEP_INTERVAL_MS;
-  const maxNotifiedPasses = Math.max(1, options.notifiedPasses ?? NOTIFIED_PASSES);
   const notified = new Set<string>();
   const counts = { notified: 0, swept: 0 };
   let stopped = false;
@@ -159,7 +156,7 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
    */
   function kick(): void {
     if (stopped) return;
-    while (notified.size > 0 && notifiedPasses < maxNotifiedPasses) {
+    while (notified.size > 0 && notifiedPasses < NOTIFIED_PASSES) {
       const ids = [...notified].slice(0, DISPATCH_BATCH);
       for (const id of ids) notified.delete(id);
       notifiedPasses++;

@@ -119,10 +119,6 @@ export interface RunWorkerOptions {
   onDispatcher?: (dispatcher: Dispatcher) => void;
   /** Time between the dispatcher's sweeps (worker/dispatcher.ts SWEEP_INTERVAL_MS by default). */
   sweepIntervalMs?: number;
-  /** The dispatcher's passes over notified events at once (worker/dispatcher.ts NOTIFIED_PASSES by default). */
-  notifiedPasses?: number;
-  /** Eager workflow start (default on); the benchmark turns it off to measure the lever. */
-  eagerStart?: boolean;
   /** How long a fan-out's start waits for its attempts 1 (core/delivery-policy.ts FAN_OUT_START_WAIT_MS by default); tests lengthen it. */
   fanOutStartWaitMs?: number;
 }
@@ -142,10 +138,10 @@ export async function runWorker(worker: Worker, options: RunWorkerOptions): Prom
       interceptors: tracedClientInterceptors(),
     }),
     config: { ...options.config, temporal: { ...options.config.temporal, taskQueue: worker.options.taskQueue } },
-    eagerStart: options.eagerStart ?? true,
+    // The client shares the worker's connection: its starts may be eager.
+    eagerStart: true,
     log: options.log,
     sweepIntervalMs: options.sweepIntervalMs,
-    notifiedPasses: options.notifiedPasses,
     // Attempt 1 of every endpoint is made by the dispatcher (attempt/early.ts): the start waits for the records
     // (a fan-out's a short bound at most) and carries them.
     beforeStart: early ? (input) => early.handOff(input, options.fanOutStartWaitMs) : undefined,

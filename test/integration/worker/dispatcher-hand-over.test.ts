@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeliverEventInput } from '../../../core/delivery-contract';
 import { createPool, type Pool } from '../../../db/pool';
 import { publishEvent } from '../../../domain/events';
-import { startDispatcher, type Dispatcher } from '../../../worker/dispatcher';
+import { NOTIFIED_PASSES, startDispatcher, type Dispatcher } from '../../../worker/dispatcher';
 import { createEndpoint, parcel } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';
@@ -11,8 +11,8 @@ import { waitFor } from '../../helpers/wait';
 
 /**
  * A start may wait for its first attempt (attempt/early.ts handOff: up to a slow receiver's timeout). The
- * dispatcher gives a pass's place to the next one as soon as its rows are claimed, so an event notified while an
- * earlier start waits is started at once, even with one pass at a time. The start and the wait are stand-ins
+ * dispatcher gives a pass's place to the next one as soon as its rows are claimed, so an event notified while
+ * earlier starts wait is started at once, even when they fill every pass (NOTIFIED_PASSES). The start and the wait are stand-ins
  * (the start is recorded, the wait is released by the test); the outbox, its notifications and claims are real.
  */
 describe('outbox dispatcher: a start waiting for its first attempt', () => {
@@ -40,17 +40,17 @@ describe('outbox dispatcher: a start waiting for its first attempt', () => {
       },
       withDeadline: (_deadline: number, fn: () => Promise<unknown>) => fn(),
     } as unknown as Client;
-    let holdNext = true;
+    let toHold = NOTIFIED_PASSES;
     dispatcher = startDispatcher({
       pool,
       temporal,
       config,
-      notifiedPasses: 1,
+      eagerStart: false,
       sweepIntervalMs: 600_000,
       // The first event's start waits until the test lets it go, as a start behind a slow receiver's attempt does.
       beforeStart: (input: DeliverEventInput) => {
-        if (!holdNext) return input;
-        holdNext = false;
+        if (toHold === 0) return input;
+        toHold -= 1;
         return new Promise<DeliverEventInput>((resolve) => held.set(input.eventId, () => resolve(input)));
       },
     });
@@ -58,21 +58,30 @@ describe('outbox dispatcher: a start waiting for its first attempt', () => {
     const publish = () =>
       publishEvent({ pool }, { accountId, livemode: false, type: 'parcel.created', data: { parcel: parcel() } });
 
-    const slow = await publish();
-    await waitFor(() => held.has(slow.event.id), { what: 'the first start to wait' });
+    // One event at a time, each held in its own pass, until every pass is taken by a waiting start.
+    const slow: Awaited<ReturnType<typeof publish>>[] = [];
+    for (let n = 0; n < NOTIFIED_PASSES; n++) {
+      const event = await publish();
+      await waitFor(() => held.has(event.event.id), { what: `start ${n + 1} to wait` });
+      slow.push(event);
+    }
     const next = await publish();
     await waitFor(() => started.includes(`event:${next.event.id}`), {
-      what: 'the second event to be started beside the waiting one',
+      what: 'the next event to be started beside the waiting ones',
     });
     expect(started).toEqual([`event:${next.event.id}`]);
 
-    held.get(slow.event.id)!();
-    held.delete(slow.event.id);
-    await waitFor(() => started.includes(`event:${slow.event.id}`), { what: 'the first start once its wait ended' });
+    for (const event of slow) {
+      held.get(event.event.id)!();
+      held.delete(event.event.id);
+    }
+    await waitFor(() => slow.every((event) => started.includes(`event:${event.event.id}`)), {
+      what: 'the held starts once their wait ended',
+    });
     await waitFor(
       async () =>
         (await pool.query('SELECT count(*)::int AS n FROM events WHERE dispatched_at IS NULL')).rows[0].n === 0,
-      { what: 'both events marked dispatched' },
+      { what: 'every event marked dispatched' },
     );
   });
 });

@@ -164,7 +164,10 @@ describe('outbox dispatcher', () => {
     await createEndpoint(pool, { accountId, url: `${receiver.url}/refused` });
     const published = await publish('refused');
     const refusing = fakeTemporal(() => Promise.reject(new Error('Temporal unreachable')));
-    const refused = await dispatchWaiting({ pool, temporal: refusing, config }, { limit: 10, leaseMs: 60_000 });
+    const refused = await dispatchWaiting(
+      { pool, temporal: refusing, config, eagerStart: false },
+      { limit: 10, leaseMs: 60_000 },
+    );
     expect(refused).toMatchObject({ claimed: 1, dispatched: [] });
     expect(refused.error?.message).toBe('Temporal unreachable');
     const { rows } = await pool.query('SELECT dispatched_at, dispatch_lease_until FROM events WHERE id = $1', [
@@ -178,7 +181,9 @@ describe('outbox dispatcher', () => {
     await pool.query(`UPDATE events SET dispatch_lease_until = now() + interval '1 minute' WHERE id = $1`, [
       published.event.id,
     ]);
-    expect(await dispatchWaiting({ pool, temporal: counting, config }, { limit: 10 })).toMatchObject({ claimed: 0 });
+    expect(await dispatchWaiting({ pool, temporal: counting, config, eagerStart: false }, { limit: 10 })).toMatchObject(
+      { claimed: 0 },
+    );
     expect(starts).toEqual([]);
 
     // The lease lapses (moved back here instead of waited out); a worker's first sweep delivers it.
@@ -207,7 +212,9 @@ describe('outbox dispatcher', () => {
     const counting = fakeTemporal(async (options) => starts.push(options.workflowId));
 
     await pool.query(`UPDATE deliveries SET dispatch_after = now() + interval '1 hour' WHERE id = $1`, [id]);
-    expect(await dispatchWaiting({ pool, temporal: counting, config }, { ids: [id], limit: 10 })).toMatchObject({
+    expect(
+      await dispatchWaiting({ pool, temporal: counting, config, eagerStart: false }, { ids: [id], limit: 10 }),
+    ).toMatchObject({
       claimed: 0,
     });
     await pool.query('UPDATE deliveries SET dispatch_after = now() WHERE id = $1', [id]);
@@ -215,7 +222,10 @@ describe('outbox dispatcher', () => {
     // sweep again now, not at its periodic sweep.
     expect(await nextDueInMs({ pool })).toBeLessThanOrEqual(0);
     const refusing = fakeTemporal(() => Promise.reject(new Error('Temporal unreachable')));
-    const refused = await dispatchWaiting({ pool, temporal: refusing, config }, { ids: [id], limit: 10 });
+    const refused = await dispatchWaiting(
+      { pool, temporal: refusing, config, eagerStart: false },
+      { ids: [id], limit: 10 },
+    );
     expect(refused).toMatchObject({ claimed: 1, dispatched: [] });
     const waiting = await pool.query(
       'SELECT dispatched_at, dispatch_lease_until, status FROM deliveries WHERE id = $1',
@@ -223,16 +233,20 @@ describe('outbox dispatcher', () => {
     );
     expect(waiting.rows[0]).toEqual({ dispatched_at: null, dispatch_lease_until: null, status: 'pending' });
 
-    expect(await dispatchWaiting({ pool, temporal: counting, config }, { limit: 10 })).toMatchObject({
-      claimed: 1,
-      dispatched: [id],
-    });
+    expect(await dispatchWaiting({ pool, temporal: counting, config, eagerStart: false }, { limit: 10 })).toMatchObject(
+      {
+        claimed: 1,
+        dispatched: [id],
+      },
+    );
     expect(starts).toEqual([`delivery:${id}`]);
     expect(
       (await pool.query('SELECT dispatched_at FROM deliveries WHERE id = $1', [id])).rows[0].dispatched_at,
     ).toBeInstanceOf(Date);
     // The hand-off is done: nothing is claimed again.
-    expect(await dispatchWaiting({ pool, temporal: counting, config }, { limit: 10 })).toMatchObject({ claimed: 0 });
+    expect(await dispatchWaiting({ pool, temporal: counting, config, eagerStart: false }, { limit: 10 })).toMatchObject(
+      { claimed: 0 },
+    );
   });
 
   it("keeps a recovery's pace after its deliveries all fell due while nothing could start them", async () => {
@@ -255,9 +269,13 @@ describe('outbox dispatcher', () => {
     const counting = fakeTemporal(async (options) => starts.push(options.workflowId));
 
     // One second of the pace goes out (0, 500 and 1000 ms after the first), not the six.
-    expect(await dispatchWaiting({ pool, temporal: counting, config }, { limit: 100 })).toMatchObject({ claimed: 3 });
+    expect(
+      await dispatchWaiting({ pool, temporal: counting, config, eagerStart: false }, { limit: 100 }),
+    ).toMatchObject({ claimed: 3 });
     // The rest moved back behind the last one started, their spacing kept: nothing more is due yet.
-    expect(await dispatchWaiting({ pool, temporal: counting, config }, { limit: 100 })).toMatchObject({ claimed: 0 });
+    expect(
+      await dispatchWaiting({ pool, temporal: counting, config, eagerStart: false }, { limit: 100 }),
+    ).toMatchObject({ claimed: 0 });
     const { rows } = await pool.query<{ in_ms: number }>(
       `SELECT (EXTRACT(EPOCH FROM dispatch_after - now()) * 1000)::float8 AS in_ms
          FROM deliveries WHERE recovery_id = $1 AND dispatched_at IS NULL ORDER BY dispatch_after`,
@@ -283,10 +301,12 @@ describe('outbox dispatcher', () => {
     const connection = await Connection.connect({ address: config.temporal.address as string });
     try {
       const temporal = new Client({ connection, namespace: config.temporal.namespace });
-      const racers = Array.from({ length: 4 }, () => dispatchWaiting({ pool, temporal, config }, { limit: 10 }));
+      const racers = Array.from({ length: 4 }, () =>
+        dispatchWaiting({ pool, temporal, config, eagerStart: false }, { limit: 10 }),
+      );
       const raced = await Promise.all(racers);
       // Whatever the racers left (each takes at most 10), one more pass takes.
-      const rest = await dispatchWaiting({ pool, temporal, config }, { limit: 100 });
+      const rest = await dispatchWaiting({ pool, temporal, config, eagerStart: false }, { limit: 100 });
       const handedOff = [...raced, rest].flatMap((r) => r.dispatched);
       expect(new Set(handedOff).size).toBe(handedOff.length);
       expect(handedOff.sort()).toEqual([...ids].sort());

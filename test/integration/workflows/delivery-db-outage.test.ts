@@ -73,7 +73,7 @@ describe('delivery: our database down', () => {
     await waitFor(
       async () => {
         await dispatchWaiting(
-          { pool: db.direct, temporal: h.tw.client, config: db.config },
+          { pool: db.direct, temporal: h.tw.client, config: db.config, eagerStart: false },
           { ids: [published.event.id], limit: 1 },
         );
         const { rows } = await db.direct.query('SELECT dispatched_at FROM events WHERE id = $1', [published.event.id]);
@@ -202,7 +202,7 @@ describe('delivery: our database down between the POST and its record', () => {
     await waitFor(
       async () => {
         await dispatchWaiting(
-          { pool: db.direct, temporal: h.tw.client, config: db.config, beforeStart },
+          { pool: db.direct, temporal: h.tw.client, config: db.config, eagerStart: false, beforeStart },
           { ids: [published.event.id], limit: 1 },
         );
         return h.tw.client.workflow
