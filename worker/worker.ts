@@ -44,10 +44,10 @@ export interface WorkerDeps {
  * a workflow-task slot for as long as the receiver takes to answer (up to DELIVERY_TIMEOUT): with the SDK's 40,
  * four slow receivers a second would hold every slot and stall all other deliveries of the worker. And the
  * outbox dispatcher's eager starts take a free slot at start time: while the worker has one, the first task
- * skips matching; once none is free, starts go through matching, and those tasks waited behind the eager ones
- * (bench: 200 in flight with 100 slots, a quarter of the starts waited 6-11 s in matching; with 400, none did).
- * The sticky cache holds one workflow per slot, the least the SDK allows beside that many slots. A cached workflow
- * keeps its state in the workflow thread's V8 context (65-75 KB each, measured) and the SDK core's state for its run, and
+ * skips matching; once none is free, starts go through matching, and those tasks wait behind the eager ones
+ * (docs/performance.md, "Slots", has the measurement).
+ * The sticky cache holds one workflow per slot, the least the SDK allows beside that many slots. A cached
+ * workflow keeps its state in the workflow thread's V8 context and the SDK core's state for its run, and
  * caching pays only for workflows whose next task comes a moment later: an event waiting in backoff sleeps 10 s to
  * 6 h, and when its timer fires the worker replays its short history (about 10 events). So events parked in backoff
  * (10,000 after an endpoint's outage) cost memory up to the slots, never up to their number (docs/performance.md
