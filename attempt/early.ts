@@ -7,6 +7,7 @@ import {
   type SignAndPostInput,
 } from '../core/delivery-contract';
 import { EARLY_RECORD_DRAIN_MS, FAN_OUT_START_WAIT_MS } from '../core/delivery-policy';
+import type { AccountRoom } from '../db/outbox';
 import { createAccountShare } from './account-share';
 import type { AttemptDeps } from './deps';
 import { recordUntilAnswered } from './record';
@@ -60,6 +61,10 @@ export interface EarlyAttempts extends EarlyAttemptSource {
   handOff(input: DeliverEventInput, fanOutWaitMs?: number): DeliverEventInput | Promise<DeliverEventInput>;
   /** Early attempts under way (posting, or holding an answer not yet recorded). */
   inFlight(): number;
+  /** How many more events of each account holding places the outbox may claim now (account-share.ts). */
+  accountRoom(): AccountRoom;
+  /** Calls `listener` whenever an account at its share gives a place back: its waiting events may be claimed. */
+  onShareFreed(listener: () => void): void;
   /** Resolves when every early post has ended and every unrecorded answer was written or given up (bounded). */
   drain(): Promise<void>;
 }
@@ -134,7 +139,8 @@ export function createEarlyAttempts(deps: AttemptDeps, options: EarlyAttemptsOpt
   const running = new Set<Promise<unknown>>();
   // One account (and mode) holds at most its share of them (account-share.ts), so a slow receiver's backlog
   // leaves room for every other account's attempt 1.
-  const shares = createAccountShare(options.maxInFlight);
+  let shareFreed = () => undefined as void;
+  const shares = createAccountShare(options.maxInFlight, () => shareFreed());
   let stopped = false;
   const track = (work: Promise<unknown>) => {
     running.add(work);
@@ -217,6 +223,10 @@ export function createEarlyAttempts(deps: AttemptDeps, options: EarlyAttemptsOpt
       return outcome;
     },
     inFlight: () => running.size,
+    accountRoom: () => shares.room(),
+    onShareFreed(listener) {
+      shareFreed = listener;
+    },
     async drain() {
       const grace = setTimeout(() => (stopped = true), EARLY_RECORD_DRAIN_MS);
       try {

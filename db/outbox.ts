@@ -32,22 +32,34 @@ export interface UndispatchedEvent {
   rate_limit: number | null;
 }
 
+/**
+ * Accounts (`<account id>:<livemode>`) side by side with how many of their events a claim may take at most: the
+ * accounts whose early posts hold a share of a worker (attempt/account-share.ts). Any other account: no bound.
+ */
+export interface AccountRoom {
+  accounts: string[];
+  room: number[];
+}
+
 const CLAIM_UNDISPATCHED = preparedStatement(
   'events_claim_undispatched',
   `WITH relaxed AS (
        SELECT set_config('synchronous_commit', 'off', true)
      ), claimable AS (
        SELECT w.id FROM events w
-         JOIN (SELECT id, inserted_at,
+         JOIN (SELECT id, inserted_at, account_id AS account, livemode,
                       row_number() OVER (PARTITION BY account_id, livemode ORDER BY inserted_at, id) AS turn
                  FROM events
                 WHERE dispatched_at IS NULL
                   AND (dispatch_lease_until IS NULL OR dispatch_lease_until < now())
                   AND ($1::text[] IS NULL OR id = ANY ($1::text[]))) r ON r.id = w.id
+         -- an account holding early posts is claimed no further than the room it has left
+         LEFT JOIN unnest($4::text[], $5::int[]) AS q(account, room) ON q.account = r.account || ':' || r.livemode
         -- the lease is checked again on the locked row itself: a racing claim that committed after this
         -- statement's snapshot leaves the row unlocked but leased, and must not be claimed twice
         WHERE w.dispatched_at IS NULL
           AND (w.dispatch_lease_until IS NULL OR w.dispatch_lease_until < now())
+          AND (q.room IS NULL OR r.turn <= q.room)
         ORDER BY r.turn, r.inserted_at, r.id
         LIMIT $2
           FOR UPDATE OF w SKIP LOCKED
@@ -76,11 +88,11 @@ const CLAIM_UNDISPATCHED = preparedStatement(
  */
 export async function claimUndispatched(
   pool: Pool,
-  input: { ids?: string[]; limit: number; leaseMs: number },
+  input: { ids?: string[]; limit: number; leaseMs: number; room?: AccountRoom },
 ): Promise<UndispatchedEvent[]> {
   const { rows } = await pool.query<UndispatchedEvent>({
     ...CLAIM_UNDISPATCHED,
-    values: [input.ids ?? null, input.limit, input.leaseMs],
+    values: [input.ids ?? null, input.limit, input.leaseMs, input.room?.accounts ?? [], input.room?.room ?? []],
   });
   return rows;
 }

@@ -11,6 +11,7 @@ import {
   OUTBOX_CHANNEL,
   releaseDeliveryLeases,
   releaseLeases,
+  type AccountRoom,
   type OutboxDeferral,
   type UndispatchedDelivery,
   type UndispatchedEvent,
@@ -53,6 +54,11 @@ export interface DispatchDeps {
    * when the start waits (on attempts 1): such starts do not count against a pass's own bound.
    */
   beforeStart?: (input: DeliverEventInput) => DeliverEventInput | Promise<DeliverEventInput>;
+  /**
+   * How many more events of each account the claim may take (the worker's early attempts: an account at its
+   * share is claimed no further, and the rest of its backlog waits here). Absent: no account is bounded.
+   */
+  accountRoom?: () => AccountRoom;
 }
 
 /** How long a claim keeps other dispatchers off a row: well above one start, even a slow one. */
@@ -134,7 +140,7 @@ export interface DispatchResult {
 
 /** One table of the outbox: how its waiting rows are claimed, turned into starts, and marked. */
 interface OutboxTable<Row extends { id: string; trace_parent: string | null }> {
-  claim(pool: Pool, input: { ids?: string[]; limit: number; leaseMs: number }): Promise<Row[]>;
+  claim(pool: Pool, input: { ids?: string[]; limit: number; leaseMs: number; room?: AccountRoom }): Promise<Row[]>;
   start(row: Row): DeliveryStart;
   mark(pool: Pool, ids: string[]): Promise<void>;
   release(pool: Pool, ids: string[]): Promise<void>;
@@ -170,7 +176,7 @@ async function dispatchTable<Row extends { id: string; trace_parent: string | nu
   let claimed: Row[];
   let results: PromiseSettledResult<OutboxDeferral | undefined>[];
   try {
-    claimed = await table.claim(deps.pool, input);
+    claimed = await table.claim(deps.pool, { ...input, room: deps.accountRoom?.() });
     // Every start asks to be eager: the SDK asks the server for it only while the worker has a free slot, so a
     // burst beyond the worker's slots goes through matching (worker/worker.ts deliverySlots).
     const options = {

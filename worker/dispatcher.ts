@@ -21,6 +21,11 @@ export interface Dispatcher {
   ready: Promise<void>;
   /** Events and deliveries this dispatcher handed off, by how it learnt of them. */
   stats(): { notified: number; swept: number };
+  /**
+   * Something kept back may be claimed now (an account at its share gave a place back): sweeps within
+   * MIN_DUE_WAIT_MS, however often it is called.
+   */
+  wake(): void;
   /** Stops listening and sweeping, and waits for a hand-off under way. */
   stop(): Promise<void>;
 }
@@ -48,6 +53,7 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
   let backoffMs = sweepIntervalMs;
   let failing = false;
   let sweepTimer: NodeJS.Timeout | undefined;
+  let wakeTimer: NodeJS.Timeout | undefined;
   /** The listening connection, from its creation (a late event of an abandoned one changes nothing). */
   let listener: pg.Client | null = null;
   let reconnectTimer: NodeJS.Timeout | undefined;
@@ -213,9 +219,19 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
   return {
     ready,
     stats: () => ({ ...counts }),
+    wake() {
+      if (wakeTimer || stopped) return;
+      wakeTimer = setTimeout(() => {
+        wakeTimer = undefined;
+        sweepDue = true;
+        kick();
+      }, MIN_DUE_WAIT_MS);
+      wakeTimer.unref();
+    },
     async stop() {
       stopped = true;
       clearTimeout(sweepTimer);
+      clearTimeout(wakeTimer);
       clearTimeout(reconnectTimer);
       const client = listener;
       listener = null;

@@ -145,7 +145,11 @@ export async function runWorker(worker: Worker, options: RunWorkerOptions): Prom
     // Attempt 1 of every endpoint is made by the dispatcher (attempt/early.ts): the start waits for the records
     // (a fan-out's a short bound at most) and carries them.
     beforeStart: early ? (input) => early.handOff(input, options.fanOutStartWaitMs) : undefined,
+    // An account whose early posts hold its share of them is claimed no further: its backlog waits in the
+    // outbox (attempt/account-share.ts), and is claimed again as soon as a place comes back.
+    accountRoom: early ? () => early.accountRoom() : undefined,
   });
+  early?.onShareFreed(() => dispatcher.wake());
   options.onDispatcher?.(dispatcher);
   try {
     await worker.run();

@@ -8,7 +8,8 @@ import { testDatabaseUrl } from '../../helpers/database';
 
 /**
  * The outbox hands off in turns across accounts: a quiet account's events published after a noisy account's
- * backlog are in the first claim, one per turn, not behind the backlog.
+ * backlog are in the first claim, one per turn, not behind the backlog; and an account whose early posts hold
+ * its share of a worker is claimed no further than the room it has left, the rest of its backlog left waiting.
  */
 describe('outbox hand-off across accounts', () => {
   let pool: Pool;
@@ -49,5 +50,36 @@ describe('outbox hand-off across accounts', () => {
     // The next claim goes on with the noisy backlog, oldest first, the leased rows left alone.
     const next = await claimUndispatched(pool, { ids, limit: 10, leaseMs: 30_000 });
     expect(next.map((row) => row.id).sort()).toEqual(noisyIds.slice(5, 15).sort());
+  });
+
+  it('claims of an account holding places no more than its room, and of one at its share none', async () => {
+    const noisy = await createAccount(pool);
+    const quiet = await createAccount(pool);
+    const other = await createAccount(pool);
+    const noisyIds = await publishMany(noisy, 20);
+    const quietIds = await publishMany(quiet, 3);
+    const otherIds = await publishMany(other, 3);
+    const ids = [...noisyIds, ...quietIds, ...otherIds];
+
+    const room = { accounts: [`${noisy}:false`, `${other}:false`], room: [2, 0] };
+    const claimed = await claimUndispatched(pool, { ids, limit: 50, leaseMs: 30_000, room });
+    expect(claimed.filter((row) => row.account_id === noisy).map((row) => row.id)).toEqual(noisyIds.slice(0, 2));
+    expect(claimed.filter((row) => row.account_id === quiet).map((row) => row.id)).toEqual(quietIds);
+    expect(claimed.filter((row) => row.account_id === other)).toEqual([]);
+
+    // Once the places are back, the backlog goes on where it stopped, oldest first.
+    const later = await claimUndispatched(pool, { ids, limit: 50, leaseMs: 30_000 });
+    expect(
+      later
+        .filter((row) => row.account_id === noisy)
+        .map((row) => row.id)
+        .sort(),
+    ).toEqual(noisyIds.slice(2).sort());
+    expect(
+      later
+        .filter((row) => row.account_id === other)
+        .map((row) => row.id)
+        .sort(),
+    ).toEqual([...otherIds].sort());
   });
 });

@@ -38,6 +38,24 @@ describe('per-account share of the early attempts', () => {
     second?.();
   });
 
+  it('tells the outbox how many more events of each account holding places it may claim, and when one at its share frees one', () => {
+    let freed = 0;
+    const share = createAccountShare(4, () => (freed += 1));
+    const a1 = share.take('a');
+    expect(share.room()).toEqual({ accounts: ['a'], room: [1] });
+    const a2 = share.take('a');
+    const b1 = share.take('b');
+    expect(share.room()).toEqual({ accounts: ['a', 'b'], room: [0, 1] });
+    // b was not at its share: nothing kept back is freed.
+    b1?.();
+    expect(freed).toBe(0);
+    a2?.();
+    expect(freed).toBe(1);
+    a1?.();
+    expect(freed).toBe(1);
+    expect(share.room()).toEqual({ accounts: [], room: [] });
+  });
+
   it("leaves room for a quiet account while a slow receiver holds one account's posts open", async () => {
     const early = createEarlyAttempts({} as never, { maxInFlight: 4 });
     // A slow receiver: account A's posts stay open. Past its share (half of 4) its attempts 1 are left to the
