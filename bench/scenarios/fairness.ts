@@ -1,4 +1,5 @@
-import { startEngine, within, type BenchContext, type EngineVariant } from '../engine';
+import { createPool } from '../../db/pool';
+import { publishBenchEvent, startEngine, within, type BenchContext, type EngineVariant } from '../engine';
 import { runOpenLoop } from '../open-loop';
 import { startReceiver } from '../receiver';
 import { p50p99, runPool } from '../stats';
@@ -41,6 +42,10 @@ export async function fairnessScenario(
   const fast = await startReceiver();
   const slow = await startReceiver({ delayMs: SLOW_MS });
   const engine = await startEngine(ctx, variant);
+  // Both accounts publish through a pool of their own, as through the API's process in production: the worker's
+  // pool serves the worker alone, and A's publishing lanes do not queue B's attempts behind them.
+  const apiPool = createPool(ctx.databaseUrl);
+  const publish = (accountId: string, eventId: string) => publishBenchEvent(apiPool, accountId, eventId);
   try {
     const quiet = await engine.addAccount([fast.url()]);
     const noisy = await engine.addAccount([slow.url()]);
@@ -51,7 +56,7 @@ export async function fairnessScenario(
           (async () => {
             const id = `evt_quiet_${phase}_${quiet.slice(-8)}_${i}`;
             const t0 = performance.now();
-            await engine.publish(quiet, id);
+            await publish(quiet, id);
             return (await within(fast.waitFor(id), 300_000, id)) - t0;
           })(),
         ),
@@ -63,7 +68,7 @@ export async function fairnessScenario(
     const tag = noisy.slice(-8);
     const ids = Array.from({ length: events }, (_, i) => `evt_noisy_${tag}_${i}`);
     const arrived = Promise.all(ids.map((id) => slow.waitFor(id)));
-    const published = runPool(events, PUBLISH_LANES, (i) => engine.publish(noisy, ids[i] as string));
+    const published = runPool(events, PUBLISH_LANES, (i) => publish(noisy, ids[i] as string));
     await within(
       (async () => {
         while (slow.requests < DRAINING_AT) await pause(100);
@@ -93,6 +98,7 @@ export async function fairnessScenario(
     };
   } finally {
     await engine.stop();
+    await apiPool.end();
     await fast.close();
     await slow.close();
   }
