@@ -35,7 +35,7 @@ describe('audit log API', () => {
   const auditLog = async (query = '', headers = merchant.headers) => {
     const res = await call('GET', `/v1/audit_log${query}`, undefined, headers);
     expect(res.statusCode, res.body).toBe(200);
-    return res.json() as { object: string; data: Array<Record<string, unknown>>; has_more: boolean; livemode: boolean };
+    return res.json<{ object: string; data: Array<Record<string, unknown>>; has_more: boolean; livemode: boolean }>();
   };
   const entriesFor = async (targetId: string, headers = merchant.headers) =>
     (await auditLog('?limit=100', headers)).data.filter((entry) => (entry.target as { id: string }).id === targetId);
@@ -91,7 +91,7 @@ describe('audit log API', () => {
   it('names an origin change that dropped hidden headers as a change of url and headers', async () => {
     const { id } = (
       await call('POST', '/v1/webhooks', { url: URL_A, headers: { Authorization: 'Bearer another-hidden-value' } })
-    ).json() as { id: string };
+    ).json<{ id: string }>();
     expect((await call('PATCH', `/v1/webhooks/${id}`, { url: URL_B })).statusCode).toBe(200);
     const [updated] = await entriesFor(id);
     expect(updated).toMatchObject({ action: 'endpoint.updated', changes: ['url', 'headers'] });
