@@ -15,6 +15,7 @@ import rateLimitPlugin from './plugins/rate-limit';
 import temporalPlugin from './plugins/temporal';
 import tracingPlugin from './plugins/tracing';
 import dashboardPlugin from '../dashboard/plugin';
+import auditLogRoutes from './routes/audit-log';
 import eventRoutes from './routes/events';
 import healthRoutes from './routes/health';
 import internalDashboardSessionRoutes from './routes/internal-dashboard-sessions';
@@ -61,6 +62,7 @@ export default async function app(fastify: FastifyInstance, options: AppOptions)
   await fastify.register(townRoutes);
   await fastify.register(webhookRoutes);
   await fastify.register(eventRoutes);
+  await fastify.register(auditLogRoutes);
   fastify.decorate(
     'internalTokenFailures',
     new CredentialFailures(INTERNAL_TOKEN_FAILURES_PER_MINUTE, 60_000, 'internal tokens'),

@@ -16,6 +16,7 @@ import { createAccount } from '../domain/accounts';
 import { createApiKey } from '../domain/api-keys';
 import { dropDatabase, prepareDatabase } from '../db/migrate';
 import { createPool } from '../db/pool';
+import { CLI_ACTOR } from '../domain/audit-log';
 
 const REQUESTS = Number(process.argv[2] ?? 5000);
 const CONCURRENCY = Number(process.argv[3] ?? 8);
@@ -69,7 +70,11 @@ async function main(): Promise<void> {
   const http = new HttpPool(address, { connections: CONCURRENCY, pipelining: 1 });
   try {
     const account = await createAccount(pool, { name: 'Bench', status: 'active' });
-    const { key } = await createApiKey(pool, { accountId: account.id, mode: 'live', scopes: [...ALL_SCOPES] });
+    const { key } = await createApiKey(
+      pool,
+      { accountId: account.id, mode: 'live', scopes: [...ALL_SCOPES] },
+      CLI_ACTOR,
+    );
     const auth = { authorization: `Bearer ${key}` };
     const basic = { authorization: `Basic ${Buffer.from(`${key}:`).toString('base64')}` };
     const bad = { authorization: `Bearer svc_live_${'x'.repeat(32)}` };

@@ -3,6 +3,7 @@ import { ApiError } from '../core/errors';
 import { ConfigError } from '../infra/config';
 import { isDependencyOutage, OUTAGE_EXIT_CODE } from '../infra/outages';
 import { registerAccounts } from './commands/accounts';
+import { registerAudit } from './commands/audit';
 import { registerDashboard } from './commands/dashboard';
 import { registerEvents } from './commands/events';
 import { registerKeys } from './commands/keys';
@@ -25,6 +26,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerKeys(program, ctx);
   registerEvents(program, ctx);
   registerWebhooks(program, ctx);
+  registerAudit(program, ctx);
   registerListen(program, ctx);
   registerSimulate(program, ctx);
   registerDashboard(program, ctx);

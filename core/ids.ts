@@ -29,6 +29,8 @@ export const ID_PREFIX = {
   notification: 'ntf_',
   /** One POST /v1/webhooks/:id/recover: the deliveries it stored, spaced in time, that the dispatchers start as each falls due. */
   recovery: 'rcv_',
+  /** One change to a key or an endpoint, in the audit log. */
+  auditEntry: 'aud_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

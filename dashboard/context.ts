@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../core/errors';
 import type { Pool } from '../db/pool';
+import { dashboardActor, type AuditActor } from '../domain/audit-log';
 import type { Config } from '../infra/config';
 import type { Lookup } from '../infra/ssrf';
 import type { AssetTable } from './assets';
@@ -59,9 +60,16 @@ export function pageContext(
   const session = request.dashboardSession;
   if (!session) throw new Error('page rendered without a session: the route lacks config.dashboard');
   const sections: Section[] = FEATURES.events
-    ? ['overview', 'keys', 'endpoints', 'events', 'event-types']
-    : ['overview', 'keys', 'endpoints', 'event-types'];
+    ? ['overview', 'keys', 'endpoints', 'events', 'event-types', 'audit-log']
+    : ['overview', 'keys', 'endpoints', 'event-types', 'audit-log'];
   return { account: session.account, mode, csrfToken: session.csrfToken, assets: assets.urls, sections, ...extra };
+}
+
+/** Who the audit log says made a change through this request: its page session, by the session's public id. */
+export function actorOf(request: FastifyRequest): AuditActor {
+  const session = request.dashboardSession;
+  if (!session) throw new Error('change made without a session: the route lacks config.dashboard');
+  return dashboardActor(session.id);
 }
 
 /** Fixed notices shown after a redirect; the query names one, never carries its text. */

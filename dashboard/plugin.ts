@@ -7,6 +7,7 @@ import { addFormParser } from './forms';
 import { checkDeclaredAccess, guardRequest } from './guard';
 import assetRoutes from './routes/assets';
 import endpointRoutes from './routes/endpoints';
+import auditLogRoutes from './routes/audit-log';
 import eventRoutes from './routes/events';
 import eventTypeRoutes from './routes/event-types';
 import keyRoutes from './routes/keys';
@@ -89,6 +90,7 @@ export default async function dashboardPlugin(app: FastifyInstance): Promise<voi
   await app.register(endpointRoutes, routeOptions);
   await app.register(eventRoutes, routeOptions);
   await app.register(eventTypeRoutes, routeOptions);
+  await app.register(auditLogRoutes, routeOptions);
   // Anything else under /dashboard: the page's own 404, never the API's JSON.
   app.all('/dashboard/*', { schema: { hide: true } }, async () => {
     throw new ApiError('route_not_found', 'There is no such page on the developers page.');

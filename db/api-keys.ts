@@ -1,7 +1,7 @@
 import type { Mode } from '../core/mode';
 import type { AccountStatus } from './accounts';
 import { lockAccountBudget } from './account-budgets';
-import { preparedStatement, withTransaction, type Pool } from './pool';
+import { inTransaction, preparedStatement, type Db, type Pool } from './pool';
 
 /** Table api_keys. SQL only: key format, validation and the authentication checks are domain/api-keys.ts's. */
 
@@ -60,7 +60,7 @@ const COLUMNS = 'id, account_id, mode, last4, scopes, description, expires_at, r
  * then. Race-safe like endpoints: the count runs under the account and mode's budget lock.
  */
 export async function insertApiKey(
-  pool: Pool,
+  db: Db,
   row: {
     id: string;
     accountId: string;
@@ -73,7 +73,7 @@ export async function insertApiKey(
   },
   limit: number,
 ): Promise<KeyRow | undefined> {
-  return withTransaction(pool, async (tx) => {
+  return inTransaction(db, async (tx) => {
     await lockAccountBudget(tx, 'api_keys', row.accountId, row.mode === 'live');
     const { rows } = await tx.query<KeyRow>(
       `INSERT INTO api_keys (id, account_id, mode, key_hash, last4, scopes, description, expires_at)
@@ -96,27 +96,33 @@ export async function listApiKeys(pool: Pool, accountId: string): Promise<KeyRow
   return rows;
 }
 
+/** `newly_revoked`: this call revoked it (false when it was revoked before). */
+export type RevokedKeyRow = KeyRow & { newly_revoked: boolean };
+
+// now() is the transaction's start, so a revoked_at equal to it was set by this very statement.
+const REVOKED_COLUMNS = `${COLUMNS}, revoked_at = now() AS newly_revoked`;
+
 /**
  * Revoking twice keeps the first time. Only a key of this account and mode: any other key, another account's or
  * the same account's in the other mode, is left as it is and undefined comes back, as for an unknown id.
  */
 export async function revokeApiKey(
-  pool: Pool,
+  db: Db,
   scope: { accountId: string; livemode: boolean },
   keyId: string,
-): Promise<KeyRow | undefined> {
-  const { rows } = await pool.query<KeyRow>(
+): Promise<RevokedKeyRow | undefined> {
+  const { rows } = await db.query<RevokedKeyRow>(
     `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now())
-      WHERE id = $1 AND account_id = $2 AND mode = $3 RETURNING ${COLUMNS}`,
+      WHERE id = $1 AND account_id = $2 AND mode = $3 RETURNING ${REVOKED_COLUMNS}`,
     [keyId, scope.accountId, scope.livemode ? 'live' : 'test'],
   );
   return rows[0];
 }
 
 /** An operator's revoke (the CLI): any key, by its id alone. */
-export async function revokeApiKeyById(pool: Pool, keyId: string): Promise<KeyRow | undefined> {
-  const { rows } = await pool.query<KeyRow>(
-    `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 RETURNING ${COLUMNS}`,
+export async function revokeApiKeyById(db: Db, keyId: string): Promise<RevokedKeyRow | undefined> {
+  const { rows } = await db.query<RevokedKeyRow>(
+    `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 RETURNING ${REVOKED_COLUMNS}`,
     [keyId],
   );
   return rows[0];

@@ -1,5 +1,5 @@
 import { lockAccountBudget } from './account-budgets';
-import { withTransaction, type Db, type Pool } from './pool';
+import { inTransaction, type Db, type Pool } from './pool';
 
 /** Table webhook_endpoints. Every read made for the API is scoped to one account and one mode. */
 
@@ -60,8 +60,8 @@ export interface NewEndpoint extends EndpointScope {
  * Race-safe: the count runs under the account and mode's budget lock (db/account-budgets.ts), in a statement
  * that starts after the lock is held, so it sees every insert committed before.
  */
-export async function insertEndpoint(pool: Pool, row: NewEndpoint, limit: number): Promise<EndpointRow | undefined> {
-  return withTransaction(pool, async (tx) => {
+export async function insertEndpoint(db: Db, row: NewEndpoint, limit: number): Promise<EndpointRow | undefined> {
+  return inTransaction(db, async (tx) => {
     await lockAccountBudget(tx, 'webhook_endpoints', row.accountId, row.livemode);
     const { rows } = await tx.query<EndpointRow>(
       `INSERT INTO webhook_endpoints (id, account_id, livemode, url, events, description, secret, local_certificate, ordering, rate_limit,
@@ -95,6 +95,17 @@ export async function findEndpoint(pool: Pool, scope: EndpointScope, id: string)
   const { rows } = await pool.query<EndpointRow>(
     `SELECT ${PUBLIC_COLUMNS} FROM webhook_endpoints
       WHERE id = $1 AND account_id = $2 AND livemode = $3 AND deleted_at IS NULL`,
+    [id, scope.accountId, scope.livemode],
+  );
+  return rows[0];
+}
+
+/** findEndpoint, the row locked for the rest of the caller's transaction: what a change starts from. */
+export async function lockEndpoint(db: Db, scope: EndpointScope, id: string): Promise<EndpointRow | undefined> {
+  const { rows } = await db.query<EndpointRow>(
+    `SELECT ${PUBLIC_COLUMNS} FROM webhook_endpoints
+      WHERE id = $1 AND account_id = $2 AND livemode = $3 AND deleted_at IS NULL
+        FOR NO KEY UPDATE`,
     [id, scope.accountId, scope.livemode],
   );
   return rows[0];
@@ -159,12 +170,12 @@ export interface EndpointChange {
  * loopback exception never carries over to a URL set through the API. Enabling again replays nothing.
  */
 export async function updateEndpoint(
-  pool: Pool,
+  db: Db,
   scope: EndpointScope,
   id: string,
   change: EndpointChange,
 ): Promise<EndpointRow | undefined> {
-  const { rows } = await pool.query<EndpointRow>(
+  const { rows } = await db.query<EndpointRow>(
     `WITH before AS (
        SELECT rate_limit FROM webhook_endpoints WHERE id = $1 AND account_id = $2 AND livemode = $3
      ), updated AS (
@@ -216,8 +227,8 @@ export async function updateEndpoint(
  * Soft delete: pending delivery ladders read deleted_at and stop; attempts keep their foreign key. The rows of its
  * rate-limit queue go in the same statement: nothing will ever post to it again.
  */
-export async function softDeleteEndpoint(pool: Pool, scope: EndpointScope, id: string): Promise<boolean> {
-  const { rowCount } = await pool.query(
+export async function softDeleteEndpoint(db: Db, scope: EndpointScope, id: string): Promise<boolean> {
+  const { rowCount } = await db.query(
     `WITH deleted AS (
        UPDATE webhook_endpoints SET deleted_at = now()
         WHERE id = $1 AND account_id = $2 AND livemode = $3 AND deleted_at IS NULL
@@ -235,12 +246,12 @@ export async function softDeleteEndpoint(pool: Pool, scope: EndpointScope, id: s
 
 /** The old secret stays valid for graceMs so receivers can switch over; a second rotation replaces it. */
 export async function rotateEndpointSecret(
-  pool: Pool,
+  db: Db,
   scope: EndpointScope,
   id: string,
   change: { sealedSecret: string; graceMs: number },
 ): Promise<EndpointRow | undefined> {
-  const { rows } = await pool.query<EndpointRow>(
+  const { rows } = await db.query<EndpointRow>(
     `UPDATE webhook_endpoints
         SET previous_secret = secret,
             previous_secret_expires_at = now() + $5 * interval '1 millisecond',

@@ -61,3 +61,12 @@ export async function withTransaction<T>(pool: pg.Pool, work: (tx: pg.PoolClient
     client.release();
   }
 }
+
+/**
+ * `work` in the caller's transaction when `db` is a client (one the caller holds inside withTransaction), or in a
+ * transaction of its own on a pool: a repository's multi-statement write that may also be one step of a larger
+ * change (the change and its audit entry, domain/audit-log.ts).
+ */
+export async function inTransaction<T>(db: Db, work: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
+  return db instanceof pg.Pool ? withTransaction(db, work) : work(db);
+}

@@ -4,11 +4,12 @@ import { newId, randomBase62 } from '../core/ids';
 import type { Mode } from '../core/mode';
 import type { Scope } from '../core/scopes';
 import * as keys from '../db/api-keys';
-import type { KeyForAuth, KeyRow } from '../db/api-keys';
+import type { KeyForAuth, KeyRow, RevokedKeyRow } from '../db/api-keys';
 import type { AccountStatus } from '../db/accounts';
-import type { Pool } from '../db/pool';
+import { withTransaction, type Db, type Pool } from '../db/pool';
 import { isDependencyOutage, serviceUnavailable } from '../infra/outages';
 import { getAccount } from './accounts';
+import { recordAudit, type AuditActor } from './audit-log';
 
 /**
  * API keys: their format, how they are made, listed and revoked (CLI, later a developers page), and how a
@@ -148,6 +149,7 @@ export function assertModeOpen(
 export async function createApiKey(
   pool: Pool,
   input: { accountId: string; mode: Mode; scopes: Scope[]; expiresAt?: Date; description?: string },
+  actor: AuditActor,
 ): Promise<CreatedApiKey> {
   if (input.scopes.length === 0)
     throw new ApiError('parameter_invalid', 'A key needs at least one scope.', { param: 'scopes' });
@@ -159,20 +161,24 @@ export async function createApiKey(
   }
   await getAccount(pool, input.accountId);
   const key = generateApiKey(input.mode);
-  const row = await keys.insertApiKey(
-    pool,
-    {
-      id: newId('apiKey'),
-      accountId: input.accountId,
-      mode: input.mode,
-      keyHash: hashApiKey(key),
-      last4: keyLast4(key),
-      scopes: input.scopes,
-      description,
-      expiresAt: input.expiresAt ?? null,
-    },
-    MAX_ACTIVE_API_KEYS_PER_MODE,
-  );
+  const row = await withTransaction(pool, async (tx) => {
+    const inserted = await keys.insertApiKey(
+      tx,
+      {
+        id: newId('apiKey'),
+        accountId: input.accountId,
+        mode: input.mode,
+        keyHash: hashApiKey(key),
+        last4: keyLast4(key),
+        scopes: input.scopes,
+        description,
+        expiresAt: input.expiresAt ?? null,
+      },
+      MAX_ACTIVE_API_KEYS_PER_MODE,
+    );
+    if (inserted) await recordKeyChange(tx, inserted, 'api_key.created', actor);
+    return inserted;
+  });
   if (!row) {
     throw new ApiError(
       'api_key_limit_reached',
@@ -189,6 +195,7 @@ export async function createApiKey(
 export async function createApiKeyAsMerchant(
   pool: Pool,
   input: { accountId: string; mode: Mode; scopes: Scope[]; expiresAt?: Date; description?: string },
+  actor: AuditActor,
 ): Promise<CreatedApiKey> {
   const account = await getAccount(pool, input.accountId);
   assertModeOpen(
@@ -196,7 +203,7 @@ export async function createApiKeyAsMerchant(
     input.mode,
     'Live keys can be created once the account is approved; test keys work now.',
   );
-  return createApiKey(pool, input);
+  return createApiKey(pool, input, actor);
 }
 
 export async function listApiKeys(pool: Pool, accountId: string): Promise<ApiKeyRecord[]> {
@@ -217,17 +224,44 @@ export async function revokeApiKey(
   pool: Pool,
   scope: { accountId: string; livemode: boolean },
   keyId: string,
+  actor: AuditActor,
 ): Promise<ApiKeyRecord> {
-  const row = await keys.revokeApiKey(pool, scope, keyId);
+  const row = await withTransaction(pool, (tx) => recordedRevoke(tx, keys.revokeApiKey(tx, scope, keyId), actor));
   if (!row) throw keyMissing(keyId);
   return toRecord(row);
 }
 
 /** An operator revoking any key by its id (CLI `keys revoke KEY_ID`): operators act for every account. */
-export async function revokeApiKeyAsOperator(pool: Pool, keyId: string): Promise<ApiKeyRecord> {
-  const row = await keys.revokeApiKeyById(pool, keyId);
+export async function revokeApiKeyAsOperator(pool: Pool, keyId: string, actor: AuditActor): Promise<ApiKeyRecord> {
+  const row = await withTransaction(pool, (tx) => recordedRevoke(tx, keys.revokeApiKeyById(tx, keyId), actor));
   if (!row) throw keyMissing(keyId);
   return toRecord(row);
+}
+
+function recordKeyChange(
+  tx: Db,
+  row: KeyRow,
+  action: 'api_key.created' | 'api_key.revoked',
+  actor: AuditActor,
+): Promise<void> {
+  return recordAudit(tx, {
+    accountId: row.account_id,
+    livemode: row.mode === 'live',
+    action,
+    actor,
+    target: { type: 'api_key', id: row.id },
+  });
+}
+
+/** A key revoked before stays as it was and records nothing: the entry is the revocation's, made once. */
+async function recordedRevoke(
+  tx: Db,
+  revoking: Promise<RevokedKeyRow | undefined>,
+  actor: AuditActor,
+): Promise<RevokedKeyRow | undefined> {
+  const row = await revoking;
+  if (row?.newly_revoked) await recordKeyChange(tx, row, 'api_key.revoked', actor);
+  return row;
 }
 
 // ---- Verifying a presented key ----------------------------------------------------------------------------

@@ -96,9 +96,19 @@ export async function openSession(
 }
 
 export interface DashboardSession {
+  /**
+   * The session's public id (dss_...), for the audit log: derived from the stored hash by a second hash, so it
+   * neither signs anyone in nor leads back to the cookie.
+   */
+  id: string;
   account: { id: string; name: string; status: AccountStatus };
   csrfToken: string;
   expiresAt: Date;
+}
+
+/** dss_ + 24 hex digits of SHA-256 over the stored hash: stable for the session's life, one-way. */
+export function publicSessionId(idHash: Buffer): string {
+  return `dss_${createHash('sha256').update(idHash).digest('hex').slice(0, 24)}`;
 }
 
 export async function findSession(pool: Pool, sessionId: string | undefined): Promise<DashboardSession | undefined> {
@@ -111,6 +121,7 @@ export async function findSession(pool: Pool, sessionId: string | undefined): Pr
   if (!row) return undefined;
   if (row.touch_due) await sessions.touchSession(pool, idHash);
   return {
+    id: publicSessionId(idHash),
     account: { id: row.account_id, name: row.account_name, status: row.account_status },
     csrfToken: row.csrf_token,
     expiresAt: row.expires_at,

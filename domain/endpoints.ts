@@ -6,9 +6,10 @@ import { generateSecret, sealSecret, SecretUnavailableError, type KeyRing } from
 import { API_VERSION_NAMES, isApiVersion, LATEST_API_VERSION } from '../core/versions';
 import * as endpoints from '../db/endpoints';
 import type { EndpointOrdering, EndpointRow, EndpointScope } from '../db/endpoints';
-import type { Pool } from '../db/pool';
+import { withTransaction, type Db, type Pool } from '../db/pool';
 import type { Config } from '../infra/config';
 import { checkWebhookUrl, type Lookup } from '../infra/ssrf';
+import { CLI_ACTOR, recordAudit, type AuditAction, type AuditActor } from './audit-log';
 import {
   applyHeaderChange,
   HeadersRecord,
@@ -221,11 +222,39 @@ function seal(deps: EndpointDeps, secret: string, endpointId: string): string {
   return sealSecret(secret, endpointId, ringOf(deps));
 }
 
+/** The audit entry of a change to an endpoint, in the change's transaction (domain/audit-log.ts). */
+function recordEndpointChange(
+  tx: Db,
+  row: EndpointRow,
+  action: AuditAction,
+  actor: AuditActor,
+  changes?: string[],
+): Promise<void> {
+  return recordAudit(tx, {
+    accountId: row.account_id,
+    livemode: row.livemode,
+    action,
+    actor,
+    target: { type: 'webhook_endpoint', id: row.id },
+    changes,
+  });
+}
+
+/** An endpoint's insert and its endpoint.created entry, together; undefined at the limit. */
+function insertRecorded(deps: EndpointDeps, row: endpoints.NewEndpoint, actor: AuditActor) {
+  return withTransaction(deps.pool, async (tx) => {
+    const inserted = await endpoints.insertEndpoint(tx, row, MAX_ENDPOINTS_PER_MODE);
+    if (inserted) await recordEndpointChange(tx, inserted, 'endpoint.created', actor);
+    return inserted;
+  });
+}
+
 /** Validates everything before writing, so a refused registration creates nothing. */
 export async function registerEndpoint(
   deps: EndpointDeps,
   scope: EndpointScope,
   input: RegisterInput,
+  actor: AuditActor,
 ): Promise<EndpointWithSecret> {
   const events = validateEventTypes(input.events ?? []);
   const description = validateDescription(input.description);
@@ -239,8 +268,8 @@ export async function registerEndpoint(
   });
   const secret = generateSecret();
   const id = newId('endpoint');
-  const row = await endpoints.insertEndpoint(
-    deps.pool,
+  const row = await insertRecorded(
+    deps,
     {
       ...scope,
       id,
@@ -253,7 +282,7 @@ export async function registerEndpoint(
       sealedHeaders: sealHeaders(headers, id, ringOf(deps)),
       apiVersion,
     },
-    MAX_ENDPOINTS_PER_MODE,
+    actor,
   );
   if (!row) throw endpointLimitReached();
   return { ...toEndpointRecord(row, ringOf(deps)), secret };
@@ -279,8 +308,20 @@ export async function listEndpoints(
   return { data: result.rows.map((row) => toEndpointRecord(row, ringOf(deps))), hasMore: result.hasMore };
 }
 
-export async function deleteEndpoint(deps: EndpointDeps, scope: EndpointScope, id: string): Promise<void> {
-  const deleted = ENDPOINT_ID.test(id) && (await endpoints.softDeleteEndpoint(deps.pool, scope, id));
+export async function deleteEndpoint(
+  deps: EndpointDeps,
+  scope: EndpointScope,
+  id: string,
+  actor: AuditActor,
+): Promise<void> {
+  const deleted =
+    ENDPOINT_ID.test(id) &&
+    (await withTransaction(deps.pool, async (tx) => {
+      const row = await endpoints.lockEndpoint(tx, scope, id);
+      if (!row || !(await endpoints.softDeleteEndpoint(tx, scope, id))) return false;
+      await recordEndpointChange(tx, row, 'endpoint.deleted', actor);
+      return true;
+    }));
   if (!deleted) throw endpointMissing(id);
 }
 
@@ -289,6 +330,7 @@ export async function rotateEndpointSecret(
   deps: EndpointDeps,
   scope: EndpointScope,
   id: string,
+  actor: AuditActor,
   options: { expiresInSeconds?: number } = {},
 ): Promise<EndpointWithSecret> {
   const graceMs =
@@ -297,9 +339,13 @@ export async function rotateEndpointSecret(
       : options.expiresInSeconds * 1000;
   const secret = generateSecret();
   const row = ENDPOINT_ID.test(id)
-    ? await endpoints.rotateEndpointSecret(deps.pool, scope, id, {
-        sealedSecret: seal(deps, secret, id),
-        graceMs,
+    ? await withTransaction(deps.pool, async (tx) => {
+        const rotated = await endpoints.rotateEndpointSecret(tx, scope, id, {
+          sealedSecret: seal(deps, secret, id),
+          graceMs,
+        });
+        if (rotated) await recordEndpointChange(tx, rotated, 'endpoint.secret_rotated', actor);
+        return rotated;
       })
     : undefined;
   if (!row) throw endpointMissing(id);
@@ -367,6 +413,7 @@ export async function updateEndpoint(
   scope: EndpointScope,
   id: string,
   input: UpdateInput,
+  actor: AuditActor,
 ): Promise<EndpointRecord> {
   const change: endpoints.EndpointChange = { disabled: input.disabled, ordering: validateOrdering(input.ordering) };
   if (input.events !== undefined) change.events = validateEventTypes(input.events);
@@ -382,7 +429,7 @@ export async function updateEndpoint(
   }
   if (!ENDPOINT_ID.test(id)) throw endpointMissing(id);
   if (input.headers === undefined && change.url === undefined) {
-    const row = await endpoints.updateEndpoint(deps.pool, scope, id, change);
+    const row = await updateRecorded(deps, scope, id, change, actor, false);
     if (!row) throw endpointMissing(id);
     return toEndpointRecord(row, ringOf(deps));
   }
@@ -397,18 +444,67 @@ export async function updateEndpoint(
     };
     // Hidden headers do not follow the URL to another origin unless this request sets them again.
     const newUrl = change.url ?? current.url;
+    let headersChanged = false;
     if (input.headers !== undefined || new URL(newUrl).origin !== new URL(current.url).origin) {
-      const kept = headersForUrlChange(openedForChange(current.stored_headers, id, deps, input), current.url, newUrl);
+      const opened = openedForChange(current.stored_headers, id, deps, input);
+      const kept = headersForUrlChange(opened, current.url, newUrl);
       const headers = input.headers === undefined ? kept : applyHeaderChange(kept, input.headers);
       based.sealedHeaders = sealHeaders(headers, id, ringOf(deps));
+      // Headers no key opens read as none: storing none instead is a change too.
+      const unreadable = !hasAny(opened) && current.stored_headers !== based.sealedHeaders;
+      headersChanged = unreadable || !sameHeaders(opened, headers);
     }
-    const row = await endpoints.updateEndpoint(deps.pool, scope, id, based);
+    const row = await updateRecorded(deps, scope, id, based, actor, headersChanged);
     if (row) return toEndpointRecord(row, ringOf(deps));
   }
   throw new ApiError(
     'endpoint_changed_concurrently',
     "Another request changed this endpoint's url or headers at the same time; send the change again.",
   );
+}
+
+type EndpointHeaders = Record<string, string>;
+const hasAny = (headers: EndpointHeaders) => Object.keys(headers).length > 0;
+const sameHeaders = (a: EndpointHeaders, b: EndpointHeaders) =>
+  JSON.stringify(Object.entries(a).sort()) === JSON.stringify(Object.entries(b).sort());
+const sameSet = (a: readonly string[], b: readonly string[]) =>
+  JSON.stringify([...a].sort()) === JSON.stringify([...b].sort());
+
+/** The API's names of the fields a change moved, headers aside (the caller knows those): never their values. */
+function changedFields(before: EndpointRow, after: EndpointRow, headersChanged: boolean): string[] {
+  const changed: string[] = [];
+  if (before.url !== after.url) changed.push('url');
+  if (!sameSet(before.events, after.events)) changed.push('events');
+  if (before.description !== after.description) changed.push('description');
+  if (before.disabled !== after.disabled) changed.push('disabled');
+  if (before.ordering !== after.ordering) changed.push('ordering');
+  if (before.rate_limit !== after.rate_limit) changed.push('rate_limit');
+  if (before.api_version !== after.api_version) changed.push('api_version');
+  if (headersChanged) changed.push('headers');
+  return changed;
+}
+
+/**
+ * One update and its endpoint.updated entry, in one transaction, from the row as it was under its lock. A change
+ * that moves nothing records nothing. Undefined: no such endpoint, or its url or headers moved since `change` was
+ * computed from them (change.basedOn).
+ */
+function updateRecorded(
+  deps: EndpointDeps,
+  scope: EndpointScope,
+  id: string,
+  change: endpoints.EndpointChange,
+  actor: AuditActor,
+  headersChanged: boolean,
+): Promise<EndpointRow | undefined> {
+  return withTransaction(deps.pool, async (tx) => {
+    const before = await endpoints.lockEndpoint(tx, scope, id);
+    const row = before && (await endpoints.updateEndpoint(tx, scope, id, change));
+    if (!before || !row) return undefined;
+    const changes = changedFields(before, row, headersChanged);
+    if (changes.length > 0) await recordEndpointChange(tx, row, 'endpoint.updated', actor, changes);
+    return row;
+  });
 }
 
 /** Loopback literals `listen` may register: never a name, which a resolver could point anywhere. */
@@ -429,8 +525,8 @@ export async function registerLocalEndpoint(
   }
   const secret = generateSecret();
   const id = newId('endpoint');
-  const row = await endpoints.insertEndpoint(
-    deps.pool,
+  const row = await insertRecorded(
+    deps,
     {
       id,
       accountId: input.accountId,
@@ -443,7 +539,7 @@ export async function registerLocalEndpoint(
       // `listen` shows what a new endpoint receives: the newest shapes.
       apiVersion: LATEST_API_VERSION,
     },
-    MAX_ENDPOINTS_PER_MODE,
+    CLI_ACTOR,
   );
   if (!row) throw endpointLimitReached();
   return { ...toEndpointRecord(row), secret };

@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { RetentionCursor, RetentionResult } from '../core/delivery-contract';
+import { deleteAuditEntriesBefore } from '../db/audit-log';
 import { deleteSignInsEndedBefore } from '../db/dashboard-sessions';
 import { deleteAbandonmentsBefore } from '../db/endpoint-abandonments';
 import { deleteEventsWithAttempts, listExpiredEvents } from '../db/events';
@@ -10,7 +11,7 @@ import { deleteOldHours } from './delivery-stats';
 
 /**
  * Retention (EVENT_RETENTION): events older than the cutoff are deleted with their attempts, deliveries and
- * abandonment records, the charts' hourly counts older than a week, and old notifications and the developers page's sign-in links and sessions that
+ * abandonment records, the charts' hourly counts older than a week, and old notifications, audit log entries and the developers page's sign-in links and sessions that
  * stopped being usable before the cutoff, each in bounded batches, never an event whose delivery is
  * still running: one with a delivery workflow Temporal still has open is kept (and looked at again next run).
  */
@@ -22,8 +23,8 @@ export interface RetentionDeps {
 
 /**
  * One batch of at most `limit` expired events, oldest first from `after` (so events kept for a running delivery do
- * not fill every batch), and, unless `eventsOnly`, at most `limit` old notifications, abandonment records, sign-ins
- * and hourly counts. `swept` says whether any of those came back full (there are more of them to delete).
+ * not fill every batch), and, unless `eventsOnly`, at most `limit` old notifications, abandonment records, sign-ins,
+ * audit log entries and hourly counts. `swept` says whether any of those came back full (there are more of them to delete).
  */
 export async function deleteExpired(
   deps: RetentionDeps,
@@ -46,11 +47,13 @@ export async function deleteExpired(
   const notifications = await sweep(() => deleteNotificationsBefore(deps.pool, options.cutoff, options.limit));
   const abandonments = await sweep(() => deleteAbandonmentsBefore(deps.pool, options.cutoff, options.limit));
   const signIns = await sweep(() => deleteSignInsEndedBefore(deps.pool, options.cutoff, options.limit));
+  const auditEntries = await sweep(() => deleteAuditEntriesBefore(deps.pool, options.cutoff, options.limit));
   // The charts' hourly counts have a window of their own: nothing reads them after a week.
   const hours = await sweep(() => deleteOldHours(deps.pool, options.limit));
   const swept =
     notifications === options.limit ||
     abandonments === options.limit ||
+    auditEntries === options.limit ||
     hours === options.limit ||
     signIns >= options.limit;
   const last = candidates.at(-1);

@@ -4,6 +4,7 @@ import { ApiError } from '../../core/errors';
 import { isScope, type Scope } from '../../core/scopes';
 import type { Pool } from '../../db/pool';
 import { verifyApiKey, type KeyContext } from '../../domain/api-keys';
+import { apiKeyActor, type AuditActor } from '../../domain/audit-log';
 import { CredentialFailures } from '../../infra/credential-failures';
 import { clientLimitKey } from '../../infra/client-address';
 
@@ -79,6 +80,11 @@ export function requireScope(auth: AuthContext, scope: Scope): void {
 export function authOf(request: FastifyRequest): AuthContext {
   if (!request.auth) throw new Error('route has no scope configured, so it is not authenticated');
   return request.auth;
+}
+
+/** Who the audit log says made a change through this request: its API key. */
+export function actorOf(request: FastifyRequest): AuditActor {
+  return apiKeyActor(authOf(request).keyId);
 }
 
 /** A route's scope is declared beside it (`config: { scope }`), the one source; a /v1 route without one fails closed. */

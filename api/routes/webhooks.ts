@@ -23,7 +23,7 @@ import { recoverEndpoint, sendTestEvent } from '../../domain/redelivery';
 import { DeliveryAttemptRecord, listDeliveries } from '../../domain/deliveries';
 import { EVENT_TYPES } from '../../core/event-catalog';
 import type { Lookup } from '../../infra/ssrf';
-import { authOf } from '../plugins/auth';
+import { actorOf, authOf } from '../plugins/auth';
 import { ApiVersionField, errorResponses as errors, Limit, listOf, UnixSeconds } from '../schemas';
 
 /** Webhook endpoints: thin handlers over domain/endpoints.ts, domain/deliveries.ts and domain/redelivery.ts. */
@@ -183,7 +183,7 @@ export default async function webhookRoutes(
         response: { 200: EndpointWithSecret, ...errors },
       },
     },
-    async (request) => registerEndpoint(deps(), authOf(request), request.body),
+    async (request) => registerEndpoint(deps(), authOf(request), request.body, actorOf(request)),
   );
 
   app.get(
@@ -237,7 +237,7 @@ export default async function webhookRoutes(
         response: { 200: EndpointRecord, ...errors },
       },
     },
-    async (request) => updateEndpoint(deps(), authOf(request), request.params.id, request.body ?? {}),
+    async (request) => updateEndpoint(deps(), authOf(request), request.params.id, request.body ?? {}, actorOf(request)),
   );
 
   app.post(
@@ -291,7 +291,7 @@ export default async function webhookRoutes(
     },
     async (request) => {
       const auth = authOf(request);
-      await deleteEndpoint(deps(), auth, request.params.id);
+      await deleteEndpoint(deps(), auth, request.params.id, actorOf(request));
       return {
         id: request.params.id,
         object: 'webhook_endpoint' as const,
@@ -314,7 +314,7 @@ export default async function webhookRoutes(
       },
     },
     async (request) =>
-      rotateEndpointSecret(deps(), authOf(request), request.params.id, {
+      rotateEndpointSecret(deps(), authOf(request), request.params.id, actorOf(request), {
         expiresInSeconds: request.body.expires_in_seconds,
       }),
   );

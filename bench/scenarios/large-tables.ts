@@ -21,6 +21,7 @@ import {
 } from '../large-tables-data';
 import { comparePlans, explainAll, recordQueries } from '../large-tables-plans';
 import { percentile } from '../stats';
+import { CLI_ACTOR } from '../../domain/audit-log';
 
 /**
  * The API and the developers page on big tables (bench/large-tables-data.ts: at scale 1, 10,000 accounts, 100,000
@@ -188,7 +189,7 @@ async function readRequests(pool: Pool, origin: string): Promise<Record<string, 
     if (!keys.has(account))
       keys.set(
         account,
-        (await createApiKey(pool, { accountId: account, mode: 'test', scopes: ['webhooks:manage'] })).key,
+        (await createApiKey(pool, { accountId: account, mode: 'test', scopes: ['webhooks:manage'] }, CLI_ACTOR)).key,
       );
     return { authorization: `Bearer ${keys.get(account)}` };
   };

@@ -8,6 +8,7 @@ import {
   revokeApiKeyAsOperator,
   type ApiKeyRecord,
 } from '../../domain/api-keys';
+import { CLI_ACTOR } from '../../domain/audit-log';
 import { print, type CliContext } from '../context';
 
 function state(key: ApiKeyRecord, now = Date.now()): string {
@@ -60,13 +61,17 @@ export function registerKeys(program: Command, ctx: CliContext): void {
         options: { account: string; mode: string; scopes: string; expires?: string; description?: string },
         command: Command,
       ) => {
-        const created = await createApiKey(ctx.pool, {
-          accountId: options.account,
-          mode: parseMode(options.mode),
-          scopes: parseScopes(options.scopes),
-          expiresAt: options.expires === undefined ? undefined : parseExpiry(options.expires),
-          description: options.description,
-        });
+        const created = await createApiKey(
+          ctx.pool,
+          {
+            accountId: options.account,
+            mode: parseMode(options.mode),
+            scopes: parseScopes(options.scopes),
+            expiresAt: options.expires === undefined ? undefined : parseExpiry(options.expires),
+            description: options.description,
+          },
+          CLI_ACTOR,
+        );
         print(command, created, () =>
           [`created ${line(created)}`, '', `  ${created.key}`, '', 'Store this key now: it is not shown again.'].join(
             '\n',
@@ -93,7 +98,7 @@ export function registerKeys(program: Command, ctx: CliContext): void {
     .argument('<key-id>', 'key_... (the id from keys list, not the key itself)')
     .option('--json', 'print one JSON document')
     .action(async (id: string, _options, command: Command) => {
-      const key = await revokeApiKeyAsOperator(ctx.pool, id);
+      const key = await revokeApiKeyAsOperator(ctx.pool, id, CLI_ACTOR);
       print(command, key, () => `revoked ${line(key)}`);
     });
 }

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { getAccount } from '../../domain/accounts';
 import { findAttempt } from '../../domain/deliveries';
+import { CLI_ACTOR } from '../../domain/audit-log';
 import { deleteEndpoint, registerLocalEndpoint } from '../../domain/endpoints';
 import { createSessionCertificate } from '../../infra/session-certificate';
 import type { CliContext } from '../context';
@@ -86,7 +87,9 @@ export function registerListen(program: Command, ctx: CliContext): void {
       );
       await untilStopped();
       // The endpoint goes with the session: its certificate's key is about to disappear.
-      await deleteEndpoint(deps, { accountId: options.account, livemode: false }, endpoint.id).catch(() => undefined);
+      await deleteEndpoint(deps, { accountId: options.account, livemode: false }, endpoint.id, CLI_ACTOR).catch(
+        () => undefined,
+      );
       await receiver.close();
       if (!json) process.stderr.write(`removed ${endpoint.id}\n`);
     });

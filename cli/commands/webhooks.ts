@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { EVENT_TYPES } from '../../core/event-catalog';
 import { API_VERSION_NAMES, LATEST_API_VERSION } from '../../core/versions';
+import { CLI_ACTOR } from '../../domain/audit-log';
 import { registerEndpoint, updateEndpoint, type EndpointRecord } from '../../domain/endpoints';
 import { recoverEndpoint, sendTestEvent } from '../../domain/redelivery';
 import { CliError, print, type CliContext } from '../context';
@@ -89,15 +90,20 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
     )
     .option('--json', 'print one JSON document')
     .action(async (url: string | undefined, options: EndpointOptions, command: Command) => {
-      const endpoint = await registerEndpoint(deps(), merchantScope(options), {
-        url: url ?? options.url ?? '',
-        events: eventsOption(options.events),
-        description: options.description,
-        rate_limit: options.rateLimit === undefined ? undefined : rateLimitOption(options.rateLimit),
-        ordering: options.ordering,
-        headers: headersOption(options.header),
-        api_version: options.apiVersion,
-      });
+      const endpoint = await registerEndpoint(
+        deps(),
+        merchantScope(options),
+        {
+          url: url ?? options.url ?? '',
+          events: eventsOption(options.events),
+          description: options.description,
+          rate_limit: options.rateLimit === undefined ? undefined : rateLimitOption(options.rateLimit),
+          ordering: options.ordering,
+          headers: headersOption(options.header),
+          api_version: options.apiVersion,
+        },
+        CLI_ACTOR,
+      );
       print(command, endpoint, () => `${describeEndpoint(endpoint)}\nsigning secret (shown once): ${endpoint.secret}`);
     });
 
@@ -126,15 +132,21 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
     )
     .option('--json', 'print one JSON document')
     .action(async (id: string, options: EndpointOptions, command: Command) => {
-      const endpoint = await updateEndpoint(deps(), merchantScope(options), id, {
-        url: options.url,
-        events: eventsOption(options.events),
-        description: options.description,
-        rate_limit: options.rateLimit === undefined ? undefined : rateLimitOption(options.rateLimit),
-        ordering: options.ordering,
-        headers: headersOption(options.header),
-        api_version: options.apiVersion,
-      });
+      const endpoint = await updateEndpoint(
+        deps(),
+        merchantScope(options),
+        id,
+        {
+          url: options.url,
+          events: eventsOption(options.events),
+          description: options.description,
+          rate_limit: options.rateLimit === undefined ? undefined : rateLimitOption(options.rateLimit),
+          ordering: options.ordering,
+          headers: headersOption(options.header),
+          api_version: options.apiVersion,
+        },
+        CLI_ACTOR,
+      );
       print(command, endpoint, () => describeEndpoint(endpoint));
     });
 

@@ -18,7 +18,7 @@ import {
 import { listNotificationsForEndpoint } from '../../domain/notifications';
 import { recoverEndpoint, sendTestEvent } from '../../domain/redelivery';
 import { errorStatus, formError, list, optional, text, utcSeconds, type FormBody } from '../forms';
-import { FEATURES, notice, pageContext, parseModeParam, type DashboardRouteOptions } from '../context';
+import { actorOf, FEATURES, notice, pageContext, parseModeParam, type DashboardRouteOptions } from '../context';
 import { sendPage } from '../security-headers';
 import { confirmPage } from '../views/confirm';
 import { deliveriesPage } from '../views/deliveries';
@@ -171,7 +171,7 @@ export default async function endpointRoutes(app: FastifyInstance, options: Dash
     async (request, reply) => {
       const { values, input } = endpointInput(request.body as FormBody);
       try {
-        const created = await registerEndpoint(deps(), scopeOf(context(request)), input);
+        const created = await registerEndpoint(deps(), scopeOf(context(request)), input, actorOf(request));
         const ctx = context(request, { canonical: paths.endpoint(parseModeParam(request.params.mode), created.id) });
         const { secret, ...endpoint } = created;
         return await renderEndpoint(reply, ctx, endpoint, { secret: { value: secret, reason: 'created' } });
@@ -256,7 +256,7 @@ export default async function endpointRoutes(app: FastifyInstance, options: Dash
       const endpoint = await getEndpoint(deps(), scopeOf(ctx), request.params.id);
       if (text(request.body as FormBody, 'confirm') !== 'yes')
         return confirmFirst(request, reply, ctx, endpoint, 'rotate');
-      const { secret, ...rotated } = await rotateEndpointSecret(deps(), scopeOf(ctx), endpoint.id);
+      const { secret, ...rotated } = await rotateEndpointSecret(deps(), scopeOf(ctx), endpoint.id, actorOf(request));
       return renderEndpoint(reply, ctx, rotated, { secret: { value: secret, reason: 'rotated' } });
     },
   );
@@ -269,7 +269,7 @@ export default async function endpointRoutes(app: FastifyInstance, options: Dash
       const endpoint = await getEndpoint(deps(), scopeOf(ctx), request.params.id);
       if (text(request.body as FormBody, 'confirm') !== 'yes')
         return confirmFirst(request, reply, ctx, endpoint, 'delete');
-      await deleteEndpoint(deps(), scopeOf(ctx), endpoint.id);
+      await deleteEndpoint(deps(), scopeOf(ctx), endpoint.id, actorOf(request));
       return reply.redirect(`${paths.endpoints(ctx.mode)}?notice=endpoint_deleted`, 303);
     },
   );
@@ -298,11 +298,17 @@ export default async function endpointRoutes(app: FastifyInstance, options: Dash
       const { values, input } = endpointInput(request.body as FormBody);
       try {
         // Every field is sent: an emptied description clears it, no box ticked is every kind again.
-        await updateEndpoint(deps(), scopeOf(ctx), request.params.id, {
-          ...input,
-          events: input.events ?? [],
-          description: input.description ?? null,
-        });
+        await updateEndpoint(
+          deps(),
+          scopeOf(ctx),
+          request.params.id,
+          {
+            ...input,
+            events: input.events ?? [],
+            description: input.description ?? null,
+          },
+          actorOf(request),
+        );
       } catch (err) {
         return formFailed(reply, ctx, request.params.id, 'change', err, values);
       }
@@ -334,7 +340,7 @@ export default async function endpointRoutes(app: FastifyInstance, options: Dash
             }),
           );
         }
-        await updateEndpoint(deps(), scopeOf(ctx), endpoint.id, { disabled });
+        await updateEndpoint(deps(), scopeOf(ctx), endpoint.id, { disabled }, actorOf(request));
         return reply.redirect(
           `${paths.endpoint(ctx.mode, endpoint.id)}?notice=endpoint_${disabled ? 'disabled' : 'enabled'}`,
           303,

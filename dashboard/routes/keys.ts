@@ -8,7 +8,7 @@ import {
   type ApiKeyRecord,
 } from '../../domain/api-keys';
 import { errorStatus, formError, list, optional, text, type FormBody } from '../forms';
-import { notice, pageContext, parseModeParam, type DashboardRouteOptions } from '../context';
+import { actorOf, notice, pageContext, parseModeParam, type DashboardRouteOptions } from '../context';
 import { sendPage } from '../security-headers';
 import { confirmPage } from '../views/confirm';
 import { keyLabel, keysPage, type KeyFormValues } from '../views/keys';
@@ -56,13 +56,17 @@ export default async function keyRoutes(app: FastifyInstance, options: Dashboard
       };
       try {
         const expires = optional(body, 'expires');
-        const created = await createApiKeyAsMerchant(pool(), {
-          accountId: ctx.account.id,
-          mode,
-          scopes: parseScopes(form.scopes.join(',')),
-          expiresAt: expires === undefined ? undefined : parseExpiry(expires),
-          description: optional(body, 'description'),
-        });
+        const created = await createApiKeyAsMerchant(
+          pool(),
+          {
+            accountId: ctx.account.id,
+            mode,
+            scopes: parseScopes(form.scopes.join(',')),
+            expiresAt: expires === undefined ? undefined : parseExpiry(expires),
+            description: optional(body, 'description'),
+          },
+          actorOf(request),
+        );
         const keys = await keysOf(ctx.account.id, mode);
         return sendPage(
           reply,
@@ -99,7 +103,7 @@ export default async function keyRoutes(app: FastifyInstance, options: Dashboard
           }),
         );
       }
-      await revokeApiKey(pool(), { accountId: ctx.account.id, livemode: mode === 'live' }, keyId);
+      await revokeApiKey(pool(), { accountId: ctx.account.id, livemode: mode === 'live' }, keyId, actorOf(request));
       return reply.redirect(`${paths.keys(mode)}?notice=key_revoked`, 303);
     },
   );

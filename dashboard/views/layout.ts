@@ -40,6 +40,7 @@ const SECTIONS: { section: Section; label: string }[] = [
   { section: 'endpoints', label: 'Webhooks' },
   { section: 'events', label: 'Events' },
   { section: 'event-types', label: 'Event types' },
+  { section: 'audit-log', label: 'Audit log' },
 ];
 
 const MODE_LABEL: Record<Mode, string> = { test: 'Test mode', live: 'Live mode' };

@@ -5,7 +5,7 @@
 
 export type Mode = 'test' | 'live';
 export type AccountStatus = 'pending' | 'active' | 'suspended';
-export type Section = 'overview' | 'keys' | 'endpoints' | 'events' | 'event-types';
+export type Section = 'overview' | 'keys' | 'endpoints' | 'events' | 'event-types' | 'audit-log';
 
 export interface AccountView {
   id: string;
@@ -136,6 +136,16 @@ export interface EventDeliveryView {
 export interface EventDetailView extends EventView {
   data: unknown;
   deliveries: EventDeliveryView[];
+}
+
+/** One change to a key or an endpoint and who made it (domain/audit-log.ts). */
+export interface AuditEntryView {
+  id: string;
+  action: string;
+  actor: { type: 'api_key' | 'dashboard' | 'cli' | 'system'; id: string | null };
+  target: { type: string; id: string };
+  changes?: string[];
+  created: number;
 }
 
 export interface Page<T> {

@@ -43,6 +43,8 @@ export const paths = {
   resend: (mode: Mode, id: string) => `${DASHBOARD}/${mode}/events/${seg(id)}/resend`,
   eventTypes: (mode: Mode) => `${DASHBOARD}/${mode}/event-types`,
   eventTypesTest: (mode: Mode) => `${DASHBOARD}/${mode}/event-types/test`,
+  auditLog: (mode: Mode, query: { action?: string; startingAfter?: string } = {}) =>
+    withQuery(`${DASHBOARD}/${mode}/audit-log`, { action: query.action, starting_after: query.startingAfter }),
 };
 
 /** The events list's filters: kind, delivery state, and an event or parcel to find. */

@@ -7,6 +7,7 @@ import { createAccount, setAccountStatus, type AccountStatus } from '../../domai
 import { createApiKey, type CreatedApiKey } from '../../domain/api-keys';
 import type { Config } from '../../infra/config';
 import { testConfig } from './env';
+import { CLI_ACTOR } from '../../domain/audit-log';
 
 export interface ApiFixture {
   app: FastifyInstance;
@@ -47,7 +48,7 @@ export async function apiFixture(
         status: status === 'suspended' ? 'pending' : status,
       });
       if (status === 'suspended') await setAccountStatus(pool, account.id, 'suspended');
-      return createApiKey(pool, { accountId: account.id, mode, scopes, expiresAt });
+      return createApiKey(pool, { accountId: account.id, mode, scopes, expiresAt }, CLI_ACTOR);
     },
     close: () => app.close(),
   };

@@ -8,7 +8,9 @@ import { sendPage, setSecurityHeaders } from '../../dashboard/security-headers';
 import { confirmPage } from '../../dashboard/views/confirm';
 import { deliveriesPage } from '../../dashboard/views/deliveries';
 import { ALL_ENDPOINT_FEATURES, endpointPage, endpointsPage } from '../../dashboard/views/endpoints';
+import { auditLogPage } from '../../dashboard/views/audit-log';
 import { eventTypesPage } from '../../dashboard/views/event-types';
+import { AUDIT_ACTIONS } from '../../domain/audit-log';
 import { eventPage, eventsPage } from '../../dashboard/views/events';
 import { keysPage } from '../../dashboard/views/keys';
 import type {
@@ -312,6 +314,37 @@ export function samplePages(assets: PageContext['assets'], options: { mode?: Mod
         resendTargets: ENDPOINTS,
       }),
     'event-types': () => eventTypesPage(ctx, { kinds: eventKindViews(ENDPOINTS), versions: apiVersionViews() }),
+    'audit-log': () =>
+      auditLogPage(ctx, {
+        actions: AUDIT_ACTIONS,
+        entries: {
+          hasMore: true,
+          data: [
+            {
+              id: 'aud_3',
+              action: 'endpoint.updated',
+              actor: { type: 'dashboard', id: 'dss_4f0c2a9e1b7d3c5a6e8f0b1d' },
+              target: { type: 'webhook_endpoint', id: 'we_orders' },
+              changes: ['url', 'headers'],
+              created: at('2026-03-02T09:58:00Z'),
+            },
+            {
+              id: 'aud_2',
+              action: 'endpoint.secret_rotated',
+              actor: { type: 'api_key', id: 'key_current' },
+              target: { type: 'webhook_endpoint', id: 'we_orders' },
+              created: at('2026-03-02T09:40:00Z'),
+            },
+            {
+              id: 'aud_1',
+              action: 'api_key.created',
+              actor: { type: 'cli', id: null },
+              target: { type: 'api_key', id: 'key_current' },
+              created: at('2026-03-01T16:12:00Z'),
+            },
+          ],
+        },
+      }),
     confirm: () =>
       confirmPage(ctx, {
         section: 'keys',

@@ -11,6 +11,8 @@ import { createSignInLink, findSession, openSession } from '../../domain/dashboa
 const INJECT_ORIGIN = 'http://localhost:80';
 
 export interface PageSession {
+  /** The session's public id, as the audit log names it. */
+  id: string;
   cookie: string;
   csrf: string;
   /** A form post (or another method) as the page's own form sends it; `csrf`/`origin` replace the right ones. */
@@ -30,6 +32,7 @@ export async function pageSession(app: FastifyInstance, pool: Pool, accountId: s
   if (!opened || !found) throw new Error('no session opened');
   const cookie = `parcel_dashboard_session=${opened.sessionId}`;
   return {
+    id: found.id,
     cookie,
     csrf: found.csrfToken,
     send(method, url, fields = {}, options = {}) {
@@ -58,6 +61,7 @@ export async function snapshotOf(pool: Pool, accountIds: string[]): Promise<Reco
     sessions: await rows(
       `SELECT to_jsonb(t) - 'last_seen_at' AS row FROM dashboard_sessions t WHERE account_id = ANY($1) ORDER BY id_hash`,
     ),
+    audit: await rows('SELECT to_jsonb(t) AS row FROM audit_log t WHERE account_id = ANY($1) ORDER BY id'),
     links: await rows(
       'SELECT to_jsonb(t) AS row FROM dashboard_sign_in_links t WHERE account_id = ANY($1) ORDER BY token_hash',
     ),

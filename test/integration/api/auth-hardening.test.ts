@@ -7,6 +7,7 @@ import { revokeApiKeyAsOperator } from '../../../domain/api-keys';
 import { createPool } from '../../../db/pool';
 import { testConfig } from '../../helpers/env';
 import { apiFixture, basic, bearer, type ApiFixture } from '../../helpers/api';
+import { CLI_ACTOR } from '../../../domain/audit-log';
 
 function echoRoute(app: FastifyInstance): void {
   app.post('/test/echo', { config: { scope: 'webhooks:manage' } }, async (request) => {
@@ -81,7 +82,7 @@ describe('hardening: body limits, content types, rate limits, logs, OpenAPI', ()
     lines.length = 0;
     const good = await f.key();
     const revoked = await f.key();
-    await revokeApiKeyAsOperator(f.pool, revoked.id);
+    await revokeApiKeyAsOperator(f.pool, revoked.id, CLI_ACTOR);
     const keys = [good.key, revoked.key, `svc_test_${'q'.repeat(32)}`, `${good.key.slice(0, -3)}`];
     for (const key of keys) {
       for (const headers of [bearer(key), basic(key), basic(key, 'pw')]) {

@@ -6,6 +6,7 @@ import { setAccountStatus } from '../../../domain/accounts';
 import { revokeApiKeyAsOperator } from '../../../domain/api-keys';
 import { apiFixture, basic, bearer, type ApiFixture } from '../../helpers/api';
 import { waitFor } from '../../helpers/wait';
+import { CLI_ACTOR } from '../../../domain/audit-log';
 
 const route = (scope: Scope) => `/test/scope/${scope.replace(':', '-')}`;
 
@@ -110,7 +111,7 @@ describe('authentication', () => {
   it('revoked_api_key: effective on the very next request', async () => {
     const key = await f.key();
     expect((await get(bearer(key.key))).statusCode).toBe(200);
-    await revokeApiKeyAsOperator(f.pool, key.id);
+    await revokeApiKeyAsOperator(f.pool, key.id, CLI_ACTOR);
     expectError(await get(bearer(key.key)), 401, 'revoked_api_key');
     expectError(await get(basic(key.key)), 401, 'revoked_api_key');
   });
@@ -149,7 +150,7 @@ describe('authentication', () => {
   it('checks in order: missing, malformed, invalid, revoked, expired, suspended, not active, scope', async () => {
     const past = new Date(Date.now() - 1000);
     const all = await f.key({ mode: 'live', scopes: ['quotes:read'], expiresAt: past, status: 'suspended' });
-    await revokeApiKeyAsOperator(f.pool, all.id);
+    await revokeApiKeyAsOperator(f.pool, all.id, CLI_ACTOR);
     expectError(await get(bearer(all.key)), 401, 'revoked_api_key');
 
     const expiredSuspended = await f.key({
@@ -228,7 +229,7 @@ describe('authentication', () => {
       expect(res.json()).toMatchObject({ error: { code: 'route_not_found' }, livemode });
     }
     const revoked = await f.key();
-    await revokeApiKeyAsOperator(f.pool, revoked.id);
+    await revokeApiKeyAsOperator(f.pool, revoked.id, CLI_ACTOR);
     const res = await f.app.inject({ url: '/v1/parcels', headers: bearer(revoked.key) });
     expect(res.statusCode).toBe(404);
     expect(res.json().livemode).toBeUndefined();

@@ -21,6 +21,7 @@ import { CredentialFailures } from '../../../infra/credential-failures';
 import { startApi } from '../../../api/server';
 import { randomBase62 } from '../../../core/ids';
 import { createAccount } from '../../helpers/fixtures';
+import { CLI_ACTOR } from '../../../domain/audit-log';
 
 /**
  * Hostile input, property-based: requests generated from the OpenAPI document for every route (and the hidden
@@ -123,7 +124,11 @@ let signIns = 0;
 /** A developers page session (through a real sign-in link) of an account with an endpoint and an event per mode. */
 async function pageSession(): Promise<PageSession> {
   const test = await fixture.key({ mode: 'test', status: 'active' });
-  const live = await createApiKey(fixture.pool, { accountId: test.account_id, mode: 'live', scopes: [...ALL_SCOPES] });
+  const live = await createApiKey(
+    fixture.pool,
+    { accountId: test.account_id, mode: 'live', scopes: [...ALL_SCOPES] },
+    CLI_ACTOR,
+  );
   secrets.push(test.key, live.key);
   const ids = { test: await rows(test.key, test.account_id, false), live: await rows(live.key, test.account_id, true) };
   const link = await fixture.app.inject({

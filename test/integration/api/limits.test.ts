@@ -5,6 +5,7 @@ import { ACCOUNT_RATE_LIMIT_FACTOR } from '../../../api/plugins/rate-limit';
 import { apiFixture, bearer, type ApiFixture } from '../../helpers/api';
 import { createAccount, createApiKey } from '../../helpers/fixtures';
 import { runCli } from '../../helpers/cli';
+import { CLI_ACTOR } from '../../../domain/audit-log';
 
 /** The caps per account and mode (keys, endpoints), counted race-safely, and the API rate limit per account. */
 
@@ -29,7 +30,7 @@ describe('limits per account and mode', () => {
       [accountId, livemode, PUBLIC_URL, `${accountId.slice(-10)}${livemode ? 'L' : 'T'}`, count],
     );
   const register = (accountId: string, livemode = false) =>
-    registerEndpoint({ pool: f.pool, config: f.config }, { accountId, livemode }, { url: PUBLIC_URL });
+    registerEndpoint({ pool: f.pool, config: f.config }, { accountId, livemode }, { url: PUBLIC_URL }, CLI_ACTOR);
 
   it(`allows ${MAX_ENDPOINTS_PER_MODE} endpoints per mode, with exactly that many winners when registrations race`, async () => {
     const accountId = await createAccount(f.pool);
@@ -64,7 +65,7 @@ describe('limits per account and mode', () => {
     for (let i = 0; i < MAX_ACTIVE_API_KEYS_PER_MODE - 2; i += 1) await createApiKey(f.pool, { accountId });
     await createApiKey(f.pool, { accountId, revoked: true });
     await createApiKey(f.pool, { accountId, expiresAt: new Date(Date.now() - 1000) });
-    const make = () => createKeyAsOperator(f.pool, { accountId, mode: 'test', scopes: ['network:read'] });
+    const make = () => createKeyAsOperator(f.pool, { accountId, mode: 'test', scopes: ['network:read'] }, CLI_ACTOR);
     const raced = await Promise.allSettled(Array.from({ length: 5 }, make));
     expect(raced.filter((r) => r.status === 'fulfilled')).toHaveLength(2);
     expect((raced.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason).toMatchObject({

@@ -7,6 +7,7 @@ import { encryptionKeyId } from '../../../core/secrets';
 import { testConfig } from '../../helpers/env';
 import { createAccountWithKey } from '../../helpers/fixtures';
 import { apiFixture, type ApiFixture } from '../../helpers/api';
+import { CLI_ACTOR } from '../../../domain/audit-log';
 
 const KEY_HEX = 'a1'.repeat(32);
 
@@ -115,7 +116,12 @@ describe('registerEndpoint with a resolver (no real DNS)', () => {
         .n,
     );
   const register = (url: string) =>
-    registerEndpoint({ pool: api.pool, config: api.config, lookup }, { accountId, livemode: false }, { url });
+    registerEndpoint(
+      { pool: api.pool, config: api.config, lookup },
+      { accountId, livemode: false },
+      { url },
+      CLI_ACTOR,
+    );
 
   it('registers a name that resolves to public addresses only', async () => {
     const endpoint = await register('https://hooks.merchant.example/in');

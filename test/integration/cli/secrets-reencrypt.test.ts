@@ -15,6 +15,7 @@ import { createAccount } from '../../helpers/fixtures';
 import { useDeliveryHarness } from '../../helpers/harness';
 import { independentlyVerified } from '../../helpers/independent-verifier';
 import { runCli } from '../../helpers/cli';
+import { CLI_ACTOR } from '../../../domain/audit-log';
 
 /**
  * `secrets reencrypt` against real Postgres: plain, old-key and old-form secrets moved onto the newest key in
@@ -166,6 +167,7 @@ describe('secrets reencrypt', () => {
       { pool: h.tw.pool, config },
       { accountId, livemode: false },
       endpoint.id,
+      CLI_ACTOR,
     );
     const replaced = await replaceStoredSecrets(h.tw.pool, [
       { read: read!, secret: sealSecret(endpoint.secret, endpoint.id, [NEW]), previousSecret: null },

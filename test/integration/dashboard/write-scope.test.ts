@@ -9,6 +9,7 @@ import { apiFixture, bearer, type ApiFixture } from '../../helpers/api';
 import { createEndpoint, parcel } from '../../helpers/delivery';
 import { createAccount, createApiKey } from '../../helpers/fixtures';
 import { pageSession, snapshotOf } from '../../helpers/page-session';
+import { CLI_ACTOR } from '../../../domain/audit-log';
 
 /**
  * Every write a merchant reaches (the developers page and the API) is scoped to the account and the mode of the
@@ -144,7 +145,7 @@ describe('writes scoped by account and mode', () => {
     ).toBeUndefined();
     expect(await keysTable.revokeApiKey(f.pool, scope, stranger.test.key)).toBeUndefined();
     await expect(
-      revokeApiKey(f.pool, { accountId: mine.accountId, livemode: true }, mine.test.key),
+      revokeApiKey(f.pool, { accountId: mine.accountId, livemode: true }, mine.test.key, CLI_ACTOR),
     ).rejects.toMatchObject({ code: 'resource_missing' });
     // An event of the scope to endpoints outside it, and an event outside it: no delivery.
     await deliveriesTable.insertDeliveries(f.pool, scope, {
@@ -219,6 +220,6 @@ describe('writes scoped by account and mode', () => {
     ).toBe(true);
     expect((await keysTable.revokeApiKey(f.pool, scope, mine.test.key))?.revoked_at).toBeInstanceOf(Date);
     // The operator's revoke (CLI `keys revoke KEY_ID`) takes any key by its id.
-    expect((await revokeApiKeyAsOperator(f.pool, stranger.live.key)).revoked).toBe(true);
+    expect((await revokeApiKeyAsOperator(f.pool, stranger.live.key, CLI_ACTOR)).revoked).toBe(true);
   });
 });

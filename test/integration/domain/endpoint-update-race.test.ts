@@ -4,6 +4,7 @@ import { registerEndpoint, updateEndpoint, type EndpointDeps } from '../../../do
 import { openHeaders } from '../../../domain/endpoint-headers';
 import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';
+import { CLI_ACTOR } from '../../../domain/audit-log';
 
 /**
  * A header change computes the whole new set from what it read. Were it written after a concurrent change of
@@ -41,17 +42,28 @@ describe('an origin change racing a header change', () => {
     const accountId = await createAccount(pool);
     const scope = { accountId, livemode: false };
     const deps: EndpointDeps = { pool, config };
-    const { id } = await registerEndpoint(deps, scope, {
-      url: 'https://127.0.0.1:9/hooks',
-      headers: { 'X-Route': 'eu', Authorization: 'Bearer merchant-credential' },
-    });
+    const { id } = await registerEndpoint(
+      deps,
+      scope,
+      {
+        url: 'https://127.0.0.1:9/hooks',
+        headers: { 'X-Route': 'eu', Authorization: 'Bearer merchant-credential' },
+      },
+      CLI_ACTOR,
+    );
     // The concurrent request: the url moves to another origin, and the credential is dropped with it.
     const moveElsewhere = async () => {
-      await updateEndpoint(deps, scope, id, { url: 'https://127.0.0.2:9/elsewhere' });
+      await updateEndpoint(deps, scope, id, { url: 'https://127.0.0.2:9/elsewhere' }, CLI_ACTOR);
     };
-    const record = await updateEndpoint({ ...deps, pool: racingPool(moveElsewhere) }, scope, id, {
-      headers: { 'X-Route': 'us' },
-    });
+    const record = await updateEndpoint(
+      { ...deps, pool: racingPool(moveElsewhere) },
+      scope,
+      id,
+      {
+        headers: { 'X-Route': 'us' },
+      },
+      CLI_ACTOR,
+    );
     expect(record.url).toBe('https://127.0.0.2:9/elsewhere');
     const { rows } = await pool.query<{ headers: string }>('SELECT headers FROM webhook_endpoints WHERE id = $1', [id]);
     expect(openHeaders(rows[0]!.headers, id, ring)).toEqual({ 'X-Route': 'us' });

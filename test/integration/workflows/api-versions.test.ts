@@ -10,6 +10,7 @@ import { createAccount } from '../../helpers/fixtures';
 import { useDeliveryHarness } from '../../helpers/harness';
 import type { ReceivedRequest } from '../../helpers/receiver';
 import { waitFor } from '../../helpers/wait';
+import { CLI_ACTOR } from '../../../domain/audit-log';
 
 /**
  * API versions end to end: one stored event, posted to each endpoint in its pinned version, signed over those
@@ -26,7 +27,12 @@ describe('API versions', () => {
   });
 
   const endpointAt = (pathname: string, options: { api_version?: string; ordering?: 'none' | 'parcel' } = {}) =>
-    registerEndpoint({ pool: h.tw.pool, config }, scope(), { url: `${h.receiver.url}${pathname}`, ...options });
+    registerEndpoint(
+      { pool: h.tw.pool, config },
+      scope(),
+      { url: `${h.receiver.url}${pathname}`, ...options },
+      CLI_ACTOR,
+    );
 
   const header = (request: ReceivedRequest, name: string) => request.headers[name] as string | undefined;
   const idOf = (request: ReceivedRequest) => (JSON.parse(request.rawBody.toString()) as { id: string }).id;
@@ -102,7 +108,13 @@ describe('API versions', () => {
     expect(() => constructEvent(atOlder!.rawBody, header(atNewest!, 'service-signature'), newest.secret)).toThrow();
 
     // A change of version applies to deliveries made after it: a resend now renders the newest.
-    await updateEndpoint({ pool: h.tw.pool, config }, scope(), older.id, { api_version: LATEST_API_VERSION });
+    await updateEndpoint(
+      { pool: h.tw.pool, config },
+      scope(),
+      older.id,
+      { api_version: LATEST_API_VERSION },
+      CLI_ACTOR,
+    );
     await resendEvent({ pool: h.tw.pool, config }, scope(), published.event.id, { endpointId: older.id });
     const before = h.receiver.at('/older').filter((r) => idOf(r) === published.event.id).length;
     await waitFor(() => h.receiver.at('/older').filter((r) => idOf(r) === published.event.id).length > before, {

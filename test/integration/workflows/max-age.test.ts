@@ -13,6 +13,7 @@ import { createAccount } from '../../helpers/fixtures';
 import { useDeliveryHarness } from '../../helpers/harness';
 import type { ReceivedRequest } from '../../helpers/receiver';
 import { waitFor } from '../../helpers/wait';
+import { CLI_ACTOR } from '../../../domain/audit-log';
 
 /** The id and the type of the event a request posted. */
 const idOf = (request: ReceivedRequest) => (JSON.parse(request.rawBody.toString()) as { id: string }).id;
@@ -35,10 +36,15 @@ describe('delivery: max age', () => {
   });
 
   const endpointAt = async (pathname: string, options: { ordering?: 'none' | 'parcel'; rateLimit?: number } = {}) => {
-    const { id } = await registerEndpoint({ pool: h.tw.pool, config }, scope(), {
-      url: `${h.receiver.url}${pathname}`,
-      ordering: options.ordering,
-    });
+    const { id } = await registerEndpoint(
+      { pool: h.tw.pool, config },
+      scope(),
+      {
+        url: `${h.receiver.url}${pathname}`,
+        ordering: options.ordering,
+      },
+      CLI_ACTOR,
+    );
     if (options.rateLimit !== undefined)
       await h.tw.pool.query('UPDATE webhook_endpoints SET rate_limit = $2 WHERE id = $1', [id, options.rateLimit]);
     return id;
@@ -141,10 +147,15 @@ describe('delivery: a long wait for a parcel’s earlier event', () => {
   it('continues the workflow as new past its bound of re-checks, and still posts in order', async () => {
     const accountId = await createAccount(h.tw.pool);
     const scope = { accountId, livemode: false };
-    const { id: endpointId } = await registerEndpoint({ pool: h.tw.pool, config }, scope, {
-      url: `${h.receiver.url}/long-wait`,
-      ordering: 'parcel',
-    });
+    const { id: endpointId } = await registerEndpoint(
+      { pool: h.tw.pool, config },
+      scope,
+      {
+        url: `${h.receiver.url}/long-wait`,
+        ordering: 'parcel',
+      },
+      CLI_ACTOR,
+    );
     const data = { parcel: parcel({ id: 'p_long' }) };
     // The first event fails four times (about 5 s of ladder), then succeeds.
     h.receiver.script('/long-wait', (index, request) => ({

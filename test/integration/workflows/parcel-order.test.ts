@@ -8,6 +8,7 @@ import { createAccount } from '../../helpers/fixtures';
 import { useDeliveryHarness } from '../../helpers/harness';
 import type { ReceivedRequest } from '../../helpers/receiver';
 import { waitFor } from '../../helpers/wait';
+import { CLI_ACTOR } from '../../../domain/audit-log';
 
 /** Order per parcel: sequence numbers at publish, and ordered endpoints posted one parcel event at a time. */
 describe('order per parcel', () => {
@@ -22,8 +23,14 @@ describe('order per parcel', () => {
   });
 
   const endpointAt = async (pathname: string, ordering: 'none' | 'parcel') =>
-    (await registerEndpoint({ pool: h.tw.pool, config }, scope(), { url: `${h.receiver.url}${pathname}`, ordering }))
-      .id;
+    (
+      await registerEndpoint(
+        { pool: h.tw.pool, config },
+        scope(),
+        { url: `${h.receiver.url}${pathname}`, ordering },
+        CLI_ACTOR,
+      )
+    ).id;
 
   const publish = async (parcelId: string, type = 'parcel.in_transit', livemode = false, account = accountId) =>
     (
@@ -159,7 +166,7 @@ describe('order per parcel', () => {
     await waitFor(async () => (await deliveryOf(h.tw.pool, events[2]!.id, removed)).waiting_for === events[1]!.id, {
       what: 'the third delivery waiting for the second',
     });
-    await deleteEndpoint({ pool: h.tw.pool, config }, scope(), removed);
+    await deleteEndpoint({ pool: h.tw.pool, config }, scope(), removed, CLI_ACTOR);
 
     for (const event of events) await deliveryResult(h.tw.client, event.id);
     for (const event of events) {

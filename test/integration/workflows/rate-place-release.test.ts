@@ -5,6 +5,7 @@ import { deliveryResult, parcel } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';
 import { useDeliveryHarness } from '../../helpers/harness';
+import { CLI_ACTOR } from '../../../domain/audit-log';
 
 const PLACES = 1000;
 
@@ -25,7 +26,12 @@ describe('delivery: rate-limit places given back', () => {
   });
 
   const endpointAt = async (pathname: string) => {
-    const { id } = await registerEndpoint(deps(), scope(), { url: `${h.receiver.url}${pathname}`, rate_limit: 1 });
+    const { id } = await registerEndpoint(
+      deps(),
+      scope(),
+      { url: `${h.receiver.url}${pathname}`, rate_limit: 1 },
+      CLI_ACTOR,
+    );
     return id;
   };
   /** `PLACES` places taken in the endpoint's queue, as a backlog's attempts take them; the last one's second. */
@@ -68,8 +74,8 @@ describe('delivery: rate-limit places given back', () => {
   it('posts the next delivery at once to an endpoint disabled and enabled again behind a thousand places', async () => {
     const endpointId = await endpointAt('/disabled');
     await hold(endpointId);
-    await updateEndpoint(deps(), scope(), endpointId, { disabled: true });
-    await updateEndpoint(deps(), scope(), endpointId, { disabled: false });
+    await updateEndpoint(deps(), scope(), endpointId, { disabled: true }, CLI_ACTOR);
+    await updateEndpoint(deps(), scope(), endpointId, { disabled: false }, CLI_ACTOR);
     expect(await outcomeOf(await publish('p_disabled'))).toBe('delivered');
     expect(h.receiver.at('/disabled')).toHaveLength(1);
   });
@@ -77,7 +83,7 @@ describe('delivery: rate-limit places given back', () => {
   it('posts the next delivery at once to an endpoint re-limited behind a thousand places', async () => {
     const endpointId = await endpointAt('/relimited');
     await hold(endpointId);
-    await updateEndpoint(deps(), scope(), endpointId, { rate_limit: 2 });
+    await updateEndpoint(deps(), scope(), endpointId, { rate_limit: 2 }, CLI_ACTOR);
     expect(await outcomeOf(await publish('p_relimited'))).toBe('delivered');
     expect(h.receiver.at('/relimited')).toHaveLength(1);
   });

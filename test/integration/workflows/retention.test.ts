@@ -66,6 +66,18 @@ describe('retention', () => {
         [id, accountId],
       );
     }
+    // The audit log is kept as long as events.
+    const entries = { old: newId('auditEntry'), fresh: newId('auditEntry') };
+    for (const [id, when] of [
+      [entries.old, "now() - interval '2 hours'"],
+      [entries.fresh, 'now()'],
+    ] as const) {
+      await h.tw.pool.query(
+        `INSERT INTO audit_log (id, account_id, livemode, action, actor_type, actor_id, target_type, target_id, created_at)
+         VALUES ($1, $2, false, 'endpoint.created', 'cli', NULL, 'webhook_endpoint', 'we_x', ${when})`,
+        [id, accountId],
+      );
+    }
     // A local attempt's claim outlives its record: it goes with its event, and stays with one that stays.
     const claimOf = async (eventId: string) => {
       const { rows } = await h.tw.pool.query<{ id: string }>('SELECT id FROM delivery_attempts WHERE event_id = $1', [
@@ -125,6 +137,8 @@ describe('retention', () => {
     expect(await exists('events', 'id', fresh.event.id)).toBe(true);
     expect(await exists('notifications', 'id', notifications.old)).toBe(false);
     expect(await exists('notifications', 'id', notifications.fresh)).toBe(true);
+    expect(await exists('audit_log', 'id', entries.old)).toBe(false);
+    expect(await exists('audit_log', 'id', entries.fresh)).toBe(true);
     await h.tw.client.workflow.getHandle(`event:${running.event.id}`).terminate('test done');
   });
 
