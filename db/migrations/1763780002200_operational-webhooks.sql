@@ -18,37 +18,39 @@ CREATE FUNCTION publish_operational_event(p_kind text, p_endpoint_id text, p_del
   RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
   ep record;
-  targets text[];
-  event_id text := 'evt_' || replace(gen_random_uuid()::text, '-', '');
-  created_at bigint := floor(extract(epoch FROM now()))::bigint;
-  body text;
+  v_targets text[];
+  v_id text := 'evt_' || replace(gen_random_uuid()::text, '-', '');
+  v_created bigint := floor(extract(epoch FROM now()))::bigint;
+  v_body text;
 BEGIN
-  SELECT id, account_id, livemode, url,
-         CASE WHEN deleted_at IS NOT NULL THEN 'deleted' WHEN disabled_at IS NOT NULL THEN 'disabled' ELSE status END AS shown
-    INTO ep FROM webhook_endpoints WHERE id = p_endpoint_id;
+  SELECT m.id, m.account_id, m.livemode, m.url,
+         CASE WHEN m.deleted_at IS NOT NULL THEN 'deleted' WHEN m.disabled_at IS NOT NULL THEN 'disabled' ELSE m.status END AS shown
+    INTO ep FROM webhook_endpoints m WHERE m.id = p_endpoint_id;
   IF NOT FOUND OR ep.account_id = 'acct_operational' THEN RETURN NULL; END IF;
-  SELECT COALESCE(array_agg(id ORDER BY created_at, id), '{}') INTO targets FROM webhook_endpoints
-   WHERE account_id = 'acct_operational' AND livemode AND deleted_at IS NULL AND disabled_at IS NULL
-     AND (events = '{}' OR p_kind = ANY (events));
-  IF cardinality(targets) = 0 THEN RETURN NULL; END IF;
-  body := format('{"id":%s,"object":"event","type":%s,"created":%s,"account_id":%s,"livemode":%s,"data":{"endpoint":{"id":%s,"url":%s,"status":%s}%s}}',
-                 to_json(event_id), to_json(p_kind), created_at, to_json(ep.account_id), to_json(ep.livemode),
+  SELECT COALESCE(array_agg(we.id ORDER BY we.created_at, we.id), '{}') INTO v_targets FROM webhook_endpoints we
+   WHERE we.account_id = 'acct_operational' AND we.livemode AND we.deleted_at IS NULL AND we.disabled_at IS NULL
+     AND (we.events = '{}' OR p_kind = ANY (we.events));
+  IF cardinality(v_targets) = 0 THEN RETURN NULL; END IF;
+  v_body := format('{"id":%s,"object":"event","type":%s,"created":%s,"account_id":%s,"livemode":%s,"data":{"endpoint":{"id":%s,"url":%s,"status":%s}%s}}',
+                 to_json(v_id), to_json(p_kind), v_created, to_json(ep.account_id), to_json(ep.livemode),
                  to_json(ep.id), to_json(ep.url), to_json(ep.shown),
                  CASE WHEN p_delivery IS NULL THEN ''
                       ELSE format(',"delivery":{"event_id":%s,"event_type":%s,"attempts":%s,"reason":%s}',
                                   to_json(p_delivery->>'event_id'), to_json(p_delivery->>'event_type'),
                                   COALESCE(p_delivery->>'attempts', '0'), to_json(p_delivery->>'reason')) END);
   INSERT INTO events (id, account_id, livemode, type, created, body, endpoint_ids)
-  VALUES (event_id, 'acct_operational', true, p_kind, created_at, body, targets);
+  VALUES (v_id, 'acct_operational', true, p_kind, v_created, v_body, v_targets);
   INSERT INTO deliveries (id, event_id, endpoint_id, account_id, livemode, trigger, api_version)
-  SELECT 'dly_' || replace(gen_random_uuid()::text, '-', ''), event_id, we.id, 'acct_operational', true, 'automatic', we.api_version
-    FROM webhook_endpoints we WHERE we.id = ANY (targets);
-  RETURN event_id;
+  SELECT 'dly_' || replace(gen_random_uuid()::text, '-', ''), v_id, we.id, 'acct_operational', true, 'automatic', we.api_version
+    FROM webhook_endpoints we WHERE we.id = ANY (v_targets);
+  RETURN v_id;
 END;
 $$;
 
 -- A merchant endpoint marked failing (the supervisor), cleared by a success (the attempt's record), or disabled
 -- by its merchant: told in the transaction that changes it.
+-- A trigger never fails the merchant's change: an error of ours here is a warning in Postgres's log, and the change
+-- (a delivery's record, a mark, a disable) commits without its operational event.
 CREATE FUNCTION operational_endpoint_change() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF OLD.disabled_at IS NULL AND NEW.disabled_at IS NOT NULL THEN
@@ -59,6 +61,9 @@ BEGIN
   ELSIF OLD.status = 'failing' AND NEW.status = 'enabled' THEN
     PERFORM publish_operational_event('endpoint.recovered', NEW.id);
   END IF;
+  RETURN NULL;
+EXCEPTION WHEN OTHERS THEN
+  RAISE WARNING 'operational event about % not published: %', NEW.id, SQLERRM;
   RETURN NULL;
 END;
 $$;
@@ -78,6 +83,9 @@ BEGIN
                        'event_type', (SELECT type FROM events WHERE id = NEW.event_id),
                        'attempts', NEW.attempts,
                        'reason', COALESCE(NEW.reason, 'attempts_exhausted')));
+  RETURN NULL;
+EXCEPTION WHEN OTHERS THEN
+  RAISE WARNING 'operational event about % not published: %', NEW.id, SQLERRM;
   RETURN NULL;
 END;
 $$;
