@@ -33,7 +33,7 @@ export const OPERATIONAL_DELIVERY_EVENT_TYPES: readonly OperationalEventType[] =
 
 export const OPERATIONAL_EVENT_FIRES_WHEN: Record<OperationalEventType, string> = {
   'endpoint.failing':
-    'A merchant endpoint was marked failing: its deliveries were abandoned three times in a row with no success between (the merchant is emailed too).',
+    'A merchant endpoint was marked failing: ENDPOINT_FAILING_THRESHOLD (3) of its deliveries in a row were abandoned with no success between (its merchant is emailed too, as before).',
   'endpoint.recovered': 'A failing merchant endpoint answered 2xx again; the failing mark is cleared.',
   'endpoint.disabled': 'A merchant endpoint was disabled: it receives nothing until it is enabled again.',
   'endpoint.paused': 'A merchant endpoint was paused: its deliveries wait until it is resumed.',
