@@ -11,8 +11,8 @@ INSERT INTO accounts (id, name, status) VALUES ('acct_operational', 'Operational
 -- The one way an operational event is published, in the caller's transaction (a trigger below, or
 -- domain/operational-webhooks.ts publishOperationalEvent): the body is stored like a merchant event's and an
 -- automatic delivery made to each operational endpoint subscribed to the kind (all kinds when `events` is
--- empty). Nothing is stored when none is subscribed, or when the endpoint is itself operational (its own
--- troubles are not reported to itself). `delivery` is {event_id, event_type, attempts, reason} or NULL.
+-- empty). Nothing is stored when none is subscribed, when the endpoint is itself operational (its own
+-- troubles are not reported to itself), or when it is a `listen` session's (a developer's own machine). `delivery` is {event_id, event_type, attempts, reason} or NULL.
 -- The body's shape is core/operational-event-schemas.ts's; the tests check each kind against it.
 CREATE FUNCTION publish_operational_event(p_kind text, p_endpoint_id text, p_delivery jsonb DEFAULT NULL)
   RETURNS text LANGUAGE plpgsql AS $$
@@ -23,10 +23,10 @@ DECLARE
   v_created bigint := floor(extract(epoch FROM now()))::bigint;
   v_body text;
 BEGIN
-  SELECT m.id, m.account_id, m.livemode, m.url,
+  SELECT m.id, m.account_id, m.livemode, m.url, m.local_certificate IS NOT NULL AS listening,
          CASE WHEN m.deleted_at IS NOT NULL THEN 'deleted' WHEN m.disabled_at IS NOT NULL THEN 'disabled' ELSE m.status END AS shown
     INTO ep FROM webhook_endpoints m WHERE m.id = p_endpoint_id;
-  IF NOT FOUND OR ep.account_id = 'acct_operational' THEN RETURN NULL; END IF;
+  IF NOT FOUND OR ep.account_id = 'acct_operational' OR ep.listening THEN RETURN NULL; END IF;
   SELECT COALESCE(array_agg(we.id ORDER BY we.created_at, we.id), '{}') INTO v_targets FROM webhook_endpoints we
    WHERE we.account_id = 'acct_operational' AND we.livemode AND we.deleted_at IS NULL AND we.disabled_at IS NULL
      AND (we.events = '{}' OR p_kind = ANY (we.events));
@@ -94,6 +94,8 @@ CREATE TRIGGER deliveries_operational AFTER UPDATE ON deliveries
   EXECUTE FUNCTION operational_delivery_failed();
 
 -- Down Migration
+
+-- acct_operational stays: its endpoints and events may still be referenced by deliveries and attempts.
 
 DROP TRIGGER deliveries_operational ON deliveries;
 DROP FUNCTION operational_delivery_failed();

@@ -208,6 +208,20 @@ describe('operational webhooks', () => {
       });
       expect(response.statusCode).toBe(400);
       expect(response.json().error.code).toBe('unknown_event_type');
+      // Nor is a merchant event published to the operational endpoints' own account.
+      const toOperational = await api.app.inject({
+        method: 'POST',
+        url: '/internal/v1/events',
+        headers: bearer(TOKEN),
+        payload: {
+          account_id: 'acct_operational',
+          livemode: true,
+          type: 'parcel.delivered',
+          data: { parcel: parcel() },
+        },
+      });
+      expect(toOperational.statusCode).toBe(404);
+      expect(toOperational.json().error.code).toBe('resource_missing');
     });
 
     it('tells of three abandoned deliveries, the failing mark and the recovery, each once, signed', async () => {
@@ -382,6 +396,15 @@ describe('operational webhooks', () => {
         { what: 'endpoint.paused at the operational endpoint' },
       );
       expect(expectSignedAndShaped(request!, all.secret)).toMatchObject({ id, type: 'endpoint.paused' });
+
+      // Nothing about an operational endpoint itself, nor about a `listen` session's endpoint.
+      const listening = await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/merchant-listen` });
+      await h.tw.pool.query(`UPDATE webhook_endpoints SET local_certificate = 'pem' WHERE id = $1`, [listening.id]);
+      for (const endpointId of [all.id, listening.id]) {
+        expect(
+          await withTransaction(h.tw.pool, (tx) => publishOperationalEvent(tx, 'endpoint.paused', { endpointId })),
+        ).toBeNull();
+      }
     });
   });
 });
