@@ -11,6 +11,7 @@ import { updateEndpoint } from '../../../domain/endpoints';
 import { publishEvent } from '../../../domain/events';
 import { publishOperationalEvent } from '../../../domain/operational-webhooks';
 import { withTransaction } from '../../../db/pool';
+import { constructEvent } from '../../../receiver/index';
 import type { Config } from '../../../infra/config';
 import { apiFixture, bearer, type ApiFixture } from '../../helpers/api';
 import { createEndpoint, deliveryResult, parcel } from '../../helpers/delivery';
@@ -77,6 +78,8 @@ describe('operational webhooks', () => {
   /** Signed under the operational endpoint's secret, both ways, and of its kind's schema. */
   function expectSignedAndShaped(request: ReceivedRequest, secret: string): OperationalEventBody {
     expect(independentlyVerified(request.headers['service-signature'], request.rawBody, secret)).toBe(true);
+    // The receiver kit merchants use accepts it as it is.
+    expect(constructEvent(request.rawBody, request.headers['service-signature'], secret).id).toBe(bodyOf(request).id);
     const headers = {
       'webhook-id': String(request.headers['webhook-id']),
       'webhook-timestamp': String(request.headers['webhook-timestamp']),
