@@ -20,6 +20,7 @@ import eventRoutes from './routes/events';
 import healthRoutes from './routes/health';
 import internalDashboardSessionRoutes from './routes/internal-dashboard-sessions';
 import internalEventRoutes from './routes/internal-events';
+import internalOperationalWebhookRoutes from './routes/internal-operational-webhooks';
 import townRoutes from './routes/towns';
 import webhookRoutes from './routes/webhooks';
 import { strictTypeBoxCompiler } from './typebox-validator';
@@ -69,6 +70,7 @@ export default async function app(fastify: FastifyInstance, options: AppOptions)
   );
   await fastify.register(internalEventRoutes);
   await fastify.register(internalDashboardSessionRoutes);
+  await fastify.register(internalOperationalWebhookRoutes);
   // The developers page: its own HTML errors, form parsing and session checks, encapsulated in its plugin.
   await fastify.register(dashboardPlugin);
 }

@@ -5,6 +5,7 @@ import { EVENT_TYPES, isEventType, type EventType } from '../core/event-catalog'
 import { newId } from '../core/ids';
 import { API_VERSION_NAMES, dataSchemaIn, upgradeData } from '../core/versions';
 import { findEvent, insertEventWithFanOut, type EventRow } from '../db/events';
+import { OPERATIONAL_ACCOUNT_ID } from '../db/operational-webhooks';
 import type { Pool } from '../db/pool';
 import { countPublished } from '../infra/metrics';
 import { publishTraceparent } from '../infra/tracing';
@@ -223,6 +224,9 @@ async function storeEvent(
  */
 export async function publishEvent(deps: PublishDeps, input: PublishInput): Promise<PublishedEvent> {
   const { type, data, version } = validateEventInput(input);
+  // The operational webhooks' account (domain/operational-webhooks.ts) is no merchant: nothing is published to it.
+  if (input.accountId === OPERATIONAL_ACCOUNT_ID)
+    throw new ApiError('resource_missing', `No such account: ${input.accountId}.`, { param: 'account_id' });
   const { row, event } = await storeEvent(deps.pool, input, type, data);
   if (row.inserted) countPublished(type, input.livemode);
   const workflowId = row.endpoint_ids.length > 0 ? WORKFLOW_ID.deliverEvent(row.id) : null;

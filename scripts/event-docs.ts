@@ -1,7 +1,8 @@
 /**
  * Writes docs/events.md, the event catalog for readers of the docs, from the event schemas (core/event-schemas.ts):
  * the same kinds, sentences, schemas and examples as the developers page's "Event types" and the OpenAPI
- * document's `webhooks`. Everything in it is fixed, so running it again reproduces the committed file byte for
+ * document's `webhooks`; then the operational events (core/operational-event-schemas.ts), sent to the parcel
+ * system's operational webhooks only. Everything in it is fixed, so running it again reproduces the committed file byte for
  * byte; test/unit/scripts/event-docs.test.ts fails when the committed file is stale.
  *
  *   npx tsx scripts/event-docs.ts
@@ -11,6 +12,14 @@ import path from 'node:path';
 import type { TSchema } from 'typebox';
 import { CUSTOM_HEADERS_NOTE, deliveryHeaders } from '../core/delivery-headers';
 import { CodSettlementSchema, eventCatalog, ParcelReferenceSchema, ParcelSchema } from '../core/event-schemas';
+import {
+  exampleOperationalEvent,
+  OPERATIONAL_EVENT_FIRES_WHEN,
+  OPERATIONAL_EVENT_SCHEMAS,
+  OPERATIONAL_EVENT_TYPES,
+  OperationalDeliverySchema,
+  OperationalEndpointSchema,
+} from '../core/operational-event-schemas';
 import { API_VERSIONS, LATEST_API_VERSION, olderRenderings } from '../core/versions';
 
 export const EVENT_DOCS_PATH = path.join(__dirname, '..', 'docs', 'events.md');
@@ -33,6 +42,48 @@ function fieldTable(schema: TSchema): string {
       `| \`${name}\` | ${property.type ?? ''} | ${required.includes(name) ? 'yes' : 'no'} | ${property.description ?? ''} |`,
   );
   return ['| Field | Type | Required | Meaning |', '|---|---|---|---|', ...rows].join('\n');
+}
+
+/** The operational kinds: for the parcel system's operational webhooks, never a merchant's endpoint. */
+function operationalSections(): string[] {
+  return [
+    '## Operational events',
+    '',
+    "These kinds go to the parcel system's operational webhooks only (`POST /internal/v1/operational-webhooks`, see",
+    '[operations.md](operations.md)), never to a merchant endpoint, and the publish API refuses them. Each tells of',
+    'one merchant endpoint (`data.endpoint`, with its full URL, so the parcel system can contact the merchant);',
+    "`account_id` and `livemode` are that endpoint's. They are delivered like every event: the headers above, signed",
+    "with the operational endpoint's own secret, on the same retry ladder.",
+    '',
+    '| Kind | Fires when |',
+    '|---|---|',
+    ...OPERATIONAL_EVENT_TYPES.map(
+      (type) => `| [\`${type}\`](#${type.replace(/\./g, '')}) | ${OPERATIONAL_EVENT_FIRES_WHEN[type]} |`,
+    ),
+    '',
+    'The endpoint (`data.endpoint`), in every operational kind.',
+    '',
+    fieldTable(OperationalEndpointSchema),
+    '',
+    'The delivery given up (`data.delivery`), in `delivery.abandoned` and `delivery.expired`.',
+    '',
+    fieldTable(OperationalDeliverySchema),
+    '',
+    ...OPERATIONAL_EVENT_TYPES.flatMap((type) => [
+      `### \`${type}\``,
+      '',
+      OPERATIONAL_EVENT_FIRES_WHEN[type],
+      '',
+      json(exampleOperationalEvent(type)),
+      '',
+      '<details><summary>JSON Schema</summary>',
+      '',
+      json(OPERATIONAL_EVENT_SCHEMAS[type]),
+      '',
+      '</details>',
+      '',
+    ]),
+  ];
 }
 
 export function renderEventDocs(): string {
@@ -67,7 +118,7 @@ export function renderEventDocs(): string {
   return `${[
     '# Event types',
     '',
-    '<!-- Generated from core/event-schemas.ts by `npx tsx scripts/event-docs.ts`: edit the schemas, then run it. -->',
+    '<!-- Generated from core/event-schemas.ts and core/operational-event-schemas.ts by `npx tsx scripts/event-docs.ts`: edit the schemas, then run it. -->',
     '',
     'The service posts each event to every enabled endpoint subscribed to its kind, as a signed JSON body (the headers',
     'below; see [receiver/README.md](../receiver/README.md)). Every body is an envelope',
@@ -123,6 +174,7 @@ export function renderEventDocs(): string {
     fieldTable(CodSettlementSchema),
     '',
     ...sections.flatMap((section) => [section, '']),
+    ...operationalSections(),
   ]
     .join('\n')
     .trimEnd()}\n`;

@@ -20,6 +20,7 @@ const SHOWN_ONCE: Record<string, RegExp[]> = {
     /^POST \/v1\/webhooks\/[^/]+\/secret\/rotate$/,
     /^POST \/dashboard\/[^/]+\/endpoints$/,
     /^POST \/dashboard\/[^/]+\/endpoints\/[^/]+\/rotate$/,
+    /^POST \/internal\/v1\/operational-webhooks$/,
   ],
   'an API key': [/^POST \/dashboard\/[^/]+\/keys$/],
 };

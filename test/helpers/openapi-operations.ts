@@ -49,7 +49,8 @@ interface OpenApiDocument {
 
 /**
  * The internal routes are hidden from the public document; their bodies as the routes declare them
- * (api/routes/internal-events.ts, api/routes/internal-dashboard-sessions.ts).
+ * (api/routes/internal-events.ts, api/routes/internal-dashboard-sessions.ts,
+ * api/routes/internal-operational-webhooks.ts).
  */
 export const INTERNAL_OPERATIONS: Operation[] = [
   {
@@ -75,6 +76,24 @@ export const INTERNAL_OPERATIONS: Operation[] = [
     parameters: [],
     auth: 'internal',
     body: { type: 'object', required: ['account_id'], properties: { account_id: { type: 'string', maxLength: 200 } } },
+  },
+  {
+    method: 'POST',
+    path: '/internal/v1/operational-webhooks',
+    parameters: [],
+    auth: 'internal',
+    body: {
+      type: 'object',
+      required: ['url'],
+      properties: { url: { type: 'string' }, events: { type: 'array', items: { type: 'string' } } },
+    },
+  },
+  { method: 'GET', path: '/internal/v1/operational-webhooks', parameters: [], auth: 'internal' },
+  {
+    method: 'DELETE',
+    path: '/internal/v1/operational-webhooks/{id}',
+    parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+    auth: 'internal',
   },
 ];
 
