@@ -19,6 +19,7 @@ import eventRoutes from './routes/events';
 import healthRoutes from './routes/health';
 import internalDashboardSessionRoutes from './routes/internal-dashboard-sessions';
 import internalEventRoutes from './routes/internal-events';
+import internalParcelRoutes from './routes/internal-parcels';
 import townRoutes from './routes/towns';
 import webhookRoutes from './routes/webhooks';
 import { strictTypeBoxCompiler } from './typebox-validator';
@@ -67,6 +68,7 @@ export default async function app(fastify: FastifyInstance, options: AppOptions)
   );
   await fastify.register(internalEventRoutes);
   await fastify.register(internalDashboardSessionRoutes);
+  await fastify.register(internalParcelRoutes);
   // The developers page: its own HTML errors, form parsing and session checks, encapsulated in its plugin.
   await fastify.register(dashboardPlugin);
 }
