@@ -49,7 +49,7 @@ interface OpenApiDocument {
 
 /**
  * The internal routes are hidden from the public document; their bodies as the routes declare them
- * (api/routes/internal-events.ts, api/routes/internal-dashboard-sessions.ts).
+ * (api/routes/internal-events.ts, api/routes/internal-dashboard-sessions.ts, api/routes/internal-parcels.ts).
  */
 export const INTERNAL_OPERATIONS: Operation[] = [
   {
@@ -73,6 +73,13 @@ export const INTERNAL_OPERATIONS: Operation[] = [
     method: 'POST',
     path: '/internal/v1/dashboard/sessions',
     parameters: [],
+    auth: 'internal',
+    body: { type: 'object', required: ['account_id'], properties: { account_id: { type: 'string', maxLength: 200 } } },
+  },
+  {
+    method: 'POST',
+    path: '/internal/v1/parcels/{parcel_id}/erase',
+    parameters: [{ name: 'parcel_id', in: 'path', required: true, schema: { type: 'string', maxLength: 200 } }],
     auth: 'internal',
     body: { type: 'object', required: ['account_id'], properties: { account_id: { type: 'string', maxLength: 200 } } },
   },
