@@ -6,24 +6,13 @@ import { createEndpoint, deliveryResult, parcel, publishOverHttp } from '../help
 import { createAccountWithKey } from '../helpers/fixtures';
 import { testDatabaseUrl } from '../helpers/database';
 import { independentlyVerified } from '../helpers/independent-verifier';
+import { historyText } from '../helpers/history-text';
 import { startOtlpReceiver, type OtlpReceiver } from '../helpers/otlp-receiver';
 import { freeMetricsPort } from '../helpers/prometheus';
 import { startReceiver, type ReceivedRequest, type Receiver } from '../helpers/receiver';
 import { startTracedApi, tracedEnv } from '../helpers/traced-processes';
 import { waitFor } from '../helpers/wait';
 import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process';
-
-/** A history as plain data with every payload's bytes as text (and as base64), so a value inside is searchable. */
-function decoded(value: unknown): unknown {
-  if (value instanceof Uint8Array) {
-    const bytes = Buffer.from(value);
-    return [bytes.toString('utf8'), bytes.toString('base64')];
-  }
-  if (Array.isArray(value)) return value.map(decoded);
-  if (value && typeof value === 'object')
-    return Object.fromEntries(Object.entries(value).map(([key, field]) => [key, decoded(field)]));
-  return value;
-}
 
 /** Every row of every table of the database, as text: what a dump of it would hold. */
 async function databaseText(pool: Pool): Promise<string> {
@@ -83,7 +72,11 @@ describe('personal data', () => {
 
   it('keeps them out of histories, logs, spans and metrics, and erases them from every table', async () => {
     // The second retry waits long enough that the late endpoint's third attempt comes after the erasure.
-    const common = { ...tracedEnv(otlp.url, 'personal', '1s,25s'), LOG_LEVEL: 'debug', DELIVERY_TIMEOUT: '3s' };
+    const common: Record<string, string> = {
+      ...tracedEnv(otlp.url, 'personal', '1s,25s'),
+      LOG_LEVEL: 'debug',
+      DELIVERY_TIMEOUT: '3s',
+    };
     const [apiMetrics, workerMetrics] = [await freeMetricsPort(), await freeMetricsPort()];
     metricsPages = [`http://127.0.0.1:${apiMetrics}/metrics`, `http://127.0.0.1:${workerMetrics}/metrics`];
     const { api, url: apiUrl } = await startTracedApi({ ...common, METRICS_PORT: String(apiMetrics) }, TOKEN);
@@ -197,6 +190,13 @@ describe('personal data', () => {
     expect(found(dump, [name.mark, text.mark])).toEqual([]);
     expect(found(dump, [other.name, other.text])).toEqual([other.name, other.text]);
     expect(dump).toContain('[erased]');
+    // The echoed answers are kept, the values in them erased.
+    const { rows: answers } = await pool.query<{ response_body: string }>(
+      `SELECT response_body FROM delivery_attempts WHERE endpoint_id = $1 AND event_id = ANY ($2)`,
+      [retry.id, eventIds],
+    );
+    expect(answers).toHaveLength(6);
+    for (const { response_body } of answers) expect(response_body).toContain(`"description":"[erased]"`);
 
     // Every workflow this file's task queue ran: the events', and the late endpoint's supervisor.
     const histories = new Map<string, string>();
@@ -206,7 +206,7 @@ describe('personal data', () => {
           const key = `${execution.workflowId}/${execution.runId}`;
           if (histories.has(key)) continue;
           const history = await client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory();
-          histories.set(key, JSON.stringify(decoded(history)));
+          histories.set(key, historyText(history));
         }
         return [...eventIds, otherId].every((id) => [...histories.keys()].some((k) => k.startsWith(`event:${id}/`)));
       },

@@ -10,6 +10,7 @@ import type { DeliverEventInput, DeliverEventResult } from '../../../core/delive
 import { attemptsOf, createEndpoint, deliveryResult, parcel } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';
+import { historyText } from '../../helpers/history-text';
 import { useDeliveryHarness } from '../../helpers/harness';
 import { startTcpProxy, type TcpProxy } from '../../helpers/tcp-proxy';
 import { waitFor } from '../../helpers/wait';
@@ -250,9 +251,7 @@ describe('delivery: our database down between the POST and its record', () => {
       ]);
       expect(attempts[0]?.id).toBe(h.receiver.at('/after')[0]?.headers['service-delivery']);
       const history = await h.tw.client.workflow.getHandle(`event:${published.event.id}`).fetchHistory();
-      const text = JSON.stringify(history, (_, value: unknown) =>
-        value instanceof Uint8Array ? Buffer.from(value).toString('utf8') : value,
-      );
+      const text = historyText(history);
       expect(text).toContain('responseBodyWithheld');
       expect(text).not.toContain('got it');
       expect(text).not.toContain(String(parcel().recipient_name));

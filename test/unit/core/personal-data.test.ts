@@ -5,7 +5,7 @@ import { ERASED, eraseEventBody, eraseValuesIn } from '../../../core/personal-da
 describe('personal data', () => {
   it('is what the schemas mark, once: the parcel events carry recipient_name and description', () => {
     const marked = Object.entries(ParcelSchema.properties)
-      .filter(([, schema]) => (schema as Record<string, unknown>)[PERSONAL_KEYWORD] === true)
+      .filter(([, schema]) => (schema as unknown as Record<string, unknown>)[PERSONAL_KEYWORD] === true)
       .map(([field]) => field);
     expect(marked.sort()).toEqual(['description', 'recipient_name']);
     expect(PERSONAL_PATHS['parcel.delivered']).toEqual([
