@@ -99,7 +99,11 @@ describe('personal data', () => {
     const throttled = await createEndpoint(pool, { accountId, url: hookUrl('throttled') });
     const late = await createEndpoint(pool, { accountId, url: hookUrl('late') });
     await pool.query(`UPDATE webhook_endpoints SET ordering = 'parcel' WHERE id = $1`, [ordered.id]);
-    await pool.query(`UPDATE webhook_endpoints SET rate_limit = 1 WHERE id = $1`, [throttled.id]);
+    // One a second, and a Retry-After it answered a moment ago: the attempts queue for their places on timers.
+    await pool.query(
+      `UPDATE webhook_endpoints SET rate_limit = 1, not_before = now() + interval '6 seconds' WHERE id = $1`,
+      [throttled.id],
+    );
     const seen = new Map<string, number>();
     const firstOfEach = (request: ReceivedRequest) => {
       const id = (JSON.parse(echo(request)) as { id: string }).id;
@@ -215,6 +219,9 @@ describe('personal data', () => {
     const allHistories = [...histories.values()].join('\n');
     expect(allHistories).toContain(ok.id);
     expect(allHistories).toContain(receiver.url);
+    // The paths wanted are in them: an ordered wait and a throttled one.
+    expect(allHistories).toContain(`waiting for ${eventIds[0]}`);
+    expect(allHistories).toContain('waits for its rate limit (1/s)');
     const secrets = [name.mark, text.mark, other.name, other.text, urlSecrets.path, urlSecrets.query];
     for (const [key, history] of histories) expect({ key, found: found(history, secrets) }).toEqual({ key, found: [] });
 
