@@ -326,13 +326,16 @@ export async function lockParcelEvents(tx: Db, accountId: string, parcelId: stri
   return rows;
 }
 
-/** Rewrites stored bodies (erasure): the bytes every later attempt posts and the API shows. */
-export async function replaceEventBodies(tx: Db, bodies: readonly { id: string; body: string }[]): Promise<void> {
-  if (bodies.length === 0) return;
+/**
+ * Rewrites stored bodies (erasure): the bytes every later attempt posts and the API shows. Every event named is
+ * marked erased, its body changed or not: an answer recorded for it from now on is stored without its body (the
+ * trigger of migration parcel-erasure).
+ */
+export async function markEventsErased(tx: Db, events: readonly { id: string; body: string }[]): Promise<void> {
   await tx.query(
-    `UPDATE events e SET body = b.body
+    `UPDATE events e SET body = b.body, erased_at = COALESCE(e.erased_at, now())
        FROM unnest($1::text[], $2::text[]) AS b(id, body)
       WHERE e.id = b.id`,
-    [bodies.map((b) => b.id), bodies.map((b) => b.body)],
+    [events.map((b) => b.id), events.map((b) => b.body)],
   );
 }

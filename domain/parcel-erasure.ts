@@ -2,7 +2,7 @@ import { ApiError } from '../core/errors';
 import { RESPONSE_BODY_CHARS } from '../core/delivery-policy';
 import { eraseEventBody, eraseValuesIn } from '../core/personal-data';
 import { lockResponseBodies, replaceResponseBodies } from '../db/delivery-attempts';
-import { lockParcelEvents, replaceEventBodies } from '../db/events';
+import { lockParcelEvents, markEventsErased } from '../db/events';
 import { withTransaction, type Pool } from '../db/pool';
 
 export interface ParcelErasure {
@@ -16,8 +16,9 @@ export interface ParcelErasure {
  * Erases a parcel's personal values (the fields core/event-schemas.ts marks personal) wherever this service keeps
  * them, in one transaction: its stored events of the account, test and live mode alike (a parcel id is the parcel
  * system's, whatever the mode), and the stored answers of those events' attempts (a receiver's answer may echo the
- * body). Every later attempt posts the erased body, signed then. The same call again changes nothing and answers
- * the same count. Unknown parcel (no event of that account): resource_missing.
+ * body); the events are marked erased, so an answer recorded for one from now on is stored without its body. Every
+ * later attempt posts the erased body, signed then. The same call again changes nothing and answers the same
+ * count. Unknown parcel (no event of that account): resource_missing.
  */
 export async function eraseParcel(pool: Pool, input: { accountId: string; parcelId: string }): Promise<ParcelErasure> {
   return withTransaction(pool, async (tx) => {
@@ -29,10 +30,7 @@ export async function eraseParcel(pool: Pool, input: { accountId: string; parcel
     }
     const erased = events.map((event) => ({ id: event.id, ...eraseEventBody(event.type, event.body) }));
     const values = erased.flatMap((event) => event.values);
-    await replaceEventBodies(
-      tx,
-      erased.filter((event) => event.values.length > 0),
-    );
+    await markEventsErased(tx, erased);
     if (values.length > 0) {
       const answers = await lockResponseBodies(
         tx,

@@ -194,6 +194,12 @@ describe('personal data', () => {
     expect(found(dump, [name.mark, text.mark])).toEqual([]);
     expect(found(dump, [other.name, other.text])).toEqual([other.name, other.text]);
     expect(dump).toContain('[erased]');
+    // The answers recorded after the erasure are stored without a body.
+    const { rows: lateAnswers } = await pool.query<{ response_body: string | null; status_code: number }>(
+      `SELECT response_body, status_code FROM delivery_attempts WHERE endpoint_id = $1 AND event_id = ANY ($2) AND attempt = 3`,
+      [late.id, eventIds],
+    );
+    expect(lateAnswers).toEqual(eventIds.map(() => ({ response_body: null, status_code: 200 })));
     // The echoed answers are kept, the values in them erased.
     const { rows: answers } = await pool.query<{ response_body: string }>(
       `SELECT response_body FROM delivery_attempts WHERE endpoint_id = $1 AND event_id = ANY ($2)`,

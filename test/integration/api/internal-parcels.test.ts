@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../../core/ids';
+import { insertAttempt } from '../../../db/delivery-attempts';
 import { publishEvent } from '../../../domain/events';
 import { apiFixture, type ApiFixture } from '../../helpers/api';
 import { createEndpoint, parcel } from '../../helpers/delivery';
 import { createAccount } from '../../helpers/fixtures';
+import { waitFor } from '../../helpers/wait';
 
 const TOKEN = 'internal-token-for-erasure-tests-0123456789';
 
@@ -81,5 +83,65 @@ describe('POST /internal/v1/parcels/:parcel_id/erase', () => {
     ]);
     // Another account's erasure of the same parcel id finds nothing of its own.
     expect((await erase(parcelId, { account_id: await createAccount(f.pool) })).statusCode).toBe(404);
+  });
+
+  it('stores an answer recorded while or after the erasure commits without its body', async () => {
+    const accountId = await createAccount(f.pool);
+    const endpoint = await createEndpoint(f.pool, { accountId, url: 'https://receiver.example/hook' });
+    const parcelId = `p-${newId('event').slice(4)}`;
+    const published = await publishEvent(
+      { pool: f.pool },
+      { accountId, livemode: false, type: 'parcel.created', data: { parcel: parcel({ id: parcelId }) } },
+    );
+    const deliveryId = (
+      await f.pool.query<{ id: string }>('SELECT id FROM deliveries WHERE event_id = $1', [published.event.id])
+    ).rows[0]!.id;
+    const record = (attempt: number) => ({
+      id: newId('attempt'),
+      endpointId: endpoint.id,
+      eventId: published.event.id,
+      eventType: 'parcel.created',
+      accountId,
+      livemode: false,
+      attempt,
+      deliveryId,
+      finalAttempt: false,
+      statusCode: 500,
+      // what a receiver answers from its own copy, or from the body posted before the erasure
+      responseBody: `no thanks, ${String(parcel().recipient_name)}`,
+      error: null,
+      durationMs: 5,
+      succeeded: false,
+    });
+    // An erasure still committing: the record waits for it, then reads its mark.
+    const tx = await f.pool.connect();
+    try {
+      await tx.query('BEGIN');
+      await tx.query('SELECT 1 FROM events WHERE id = $1 FOR UPDATE', [published.event.id]);
+      await tx.query('UPDATE events SET erased_at = now() WHERE id = $1', [published.event.id]);
+      const recording = insertAttempt(f.pool, record(1));
+      await waitFor(
+        async () =>
+          (
+            await f.pool.query<{ n: number }>(
+              `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%INSERT INTO delivery_attempts%'`,
+            )
+          ).rows[0]!.n > 0,
+        { what: 'the record waiting for the erasure' },
+      );
+      await tx.query('COMMIT');
+      await recording;
+    } finally {
+      tx.release();
+    }
+    await insertAttempt(f.pool, record(2));
+    const stored = await f.pool.query<{ response_body: string | null; status_code: number }>(
+      'SELECT response_body, status_code FROM delivery_attempts WHERE event_id = $1 ORDER BY attempt',
+      [published.event.id],
+    );
+    expect(stored.rows).toEqual([
+      { response_body: null, status_code: 500 },
+      { response_body: null, status_code: 500 },
+    ]);
   });
 });
