@@ -44,7 +44,8 @@ export default async function internalParcelRoutes(fastify: FastifyInstance): Pr
         description:
           'Replaces the fields the event schemas mark personal (recipient_name, description) with "[erased]" in every ' +
           'stored event of the parcel for the account, test and live mode, and removes them from the stored answers of ' +
-          'their attempts, in one transaction. A pending delivery posts the erased body. Repeating the call is harmless. ' +
+          'their attempts, in one transaction; an answer recorded for those events afterwards is stored without its body. ' +
+          'A pending delivery posts the erased body. Repeating the call is harmless. ' +
           "Receivers' own copies are theirs to erase.",
         params: Params,
         body: Body,
