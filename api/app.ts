@@ -21,6 +21,7 @@ import healthRoutes from './routes/health';
 import internalDashboardSessionRoutes from './routes/internal-dashboard-sessions';
 import internalEventRoutes from './routes/internal-events';
 import internalOperationalWebhookRoutes from './routes/internal-operational-webhooks';
+import internalParcelRoutes from './routes/internal-parcels';
 import townRoutes from './routes/towns';
 import webhookRoutes from './routes/webhooks';
 import { strictTypeBoxCompiler } from './typebox-validator';
@@ -71,6 +72,7 @@ export default async function app(fastify: FastifyInstance, options: AppOptions)
   await fastify.register(internalEventRoutes);
   await fastify.register(internalDashboardSessionRoutes);
   await fastify.register(internalOperationalWebhookRoutes);
+  await fastify.register(internalParcelRoutes);
   // The developers page: its own HTML errors, form parsing and session checks, encapsulated in its plugin.
   await fastify.register(dashboardPlugin);
 }

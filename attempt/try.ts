@@ -1,4 +1,4 @@
-import type { AttemptOutcome, SignAndPostInput } from '../core/delivery-contract';
+import { recordForHistory, type AttemptOutcome, type SignAndPostInput } from '../core/delivery-contract';
 import {
   SIGN_AND_POST_MARGIN_MS,
   THROTTLE_HOLD_MAX_MS,
@@ -34,7 +34,7 @@ export async function workflowTry(deps: TryDeps, input: SignAndPostInput): Promi
   if (input.claimTry !== undefined) {
     // This process's dispatcher may have made this attempt already, before the start: its outcome is this try's.
     const early = await deps.early?.take(input.attemptId);
-    if (early?.outcome) return early.outcome;
+    if (early?.outcome) return forHistory(early.outcome);
     if (early?.notPostedRun)
       request = { ...input, notPostedRuns: [...(input.notPostedRuns ?? []), early.notPostedRun] };
   }
@@ -58,7 +58,7 @@ export async function workflowTry(deps: TryDeps, input: SignAndPostInput): Promi
   }
   switch (run.kind) {
     case 'posted':
-      return run.outcome;
+      return forHistory(run.outcome);
     case 'skipped':
       return { kind: 'skipped', reason: run.reason };
     case 'throttled': {
@@ -92,4 +92,13 @@ export async function workflowTry(deps: TryDeps, input: SignAndPostInput): Promi
       throw attemptLost(input.attemptId);
     }
   }
+}
+
+/**
+ * The try's outcome is history: an answer not yet on record goes to the recordAttempt activity without its body
+ * (the receiver's answer may echo the posted event). The early run's own writer, in memory, keeps the body.
+ */
+function forHistory(outcome: AttemptOutcome): AttemptOutcome {
+  if (outcome.kind !== 'attempted' || !outcome.record) return outcome;
+  return { ...outcome, record: recordForHistory(outcome.record) };
 }

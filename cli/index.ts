@@ -9,6 +9,7 @@ import { registerEvents } from './commands/events';
 import { registerKeys } from './commands/keys';
 import { registerListen } from './commands/listen';
 import { registerMigrate } from './commands/migrate';
+import { registerParcels } from './commands/parcels';
 import { registerSecrets } from './commands/secrets';
 import { registerSimulate } from './commands/simulate';
 import { registerStart } from './commands/start';
@@ -27,6 +28,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerEvents(program, ctx);
   registerWebhooks(program, ctx);
   registerAudit(program, ctx);
+  registerParcels(program, ctx);
   registerListen(program, ctx);
   registerSimulate(program, ctx);
   registerDashboard(program, ctx);

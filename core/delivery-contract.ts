@@ -212,6 +212,17 @@ export interface AttemptResult {
 /** The stored attempt (table delivery_attempts): its identity and its result. */
 export interface AttemptRecord extends AttemptIdentity, AttemptResult {
   id: string;
+  /**
+   * The record travels through workflow history (an outcome whose inline write failed), so its answer was left
+   * out: a receiver's answer often echoes the posted body, and histories hold no personal value. Stored without
+   * a response body.
+   */
+  responseBodyWithheld?: true;
+}
+
+/** A record as it may enter workflow history: the receiver's answer left out, and saying so. */
+export function recordForHistory(record: AttemptRecord): AttemptRecord {
+  return { ...record, responseBody: null, responseBodyWithheld: true };
 }
 
 /**
@@ -273,6 +284,7 @@ export type AttemptOutcome =
         url: string;
         /** false: the inline write failed after posting; `record` must then be written by recordAttempt. */
         recorded: boolean;
+        /** Without the answer's body (recordForHistory): it is history. */
         record?: AttemptRecord;
         /** Posted by the outbox dispatcher before the workflow's start (attempt/early.ts). */
         early?: true;

@@ -15,6 +15,13 @@ import { EVENT_FIRES_WHEN, EVENT_TYPES, PARCEL_STATUS_BY_EVENT, type EventType }
 
 const UNIX_SECONDS = 'Unix time in seconds.';
 
+/**
+ * The one mark of a personal field (a value about a person): erasure (domain/parcel-erasure.ts) replaces exactly the
+ * fields so marked, and the OpenAPI document shows the mark as an extension keyword.
+ */
+export const PERSONAL_KEYWORD = 'x-personal';
+const PERSONAL = { [PERSONAL_KEYWORD]: true } as const;
+
 export const ParcelSchema = Type.Object(
   {
     id: Type.String({ minLength: 1, description: 'Parcel identifier (UUID-like).' }),
@@ -28,9 +35,12 @@ export const ParcelSchema = Type.Object(
     }),
     total_fee: Type.Number({ description: 'Amount in currency units.' }),
     currency: Type.String({ description: 'Currency code (ISO 4217).' }),
-    description: Type.String({ description: 'Free text describing the contents, written by the merchant.' }),
+    description: Type.String({
+      description: 'Free text describing the contents, written by the merchant.',
+      ...PERSONAL,
+    }),
     package_size: Type.String({ description: 'Size code, e.g. S, M or L.' }),
-    recipient_name: Type.String({ description: 'Name of the recipient.' }),
+    recipient_name: Type.String({ description: 'Name of the recipient.', ...PERSONAL }),
     pickup_run_id: Type.String({ description: 'Identifier of the pickup run (UUID-like).' }),
   },
   { title: 'Parcel', description: 'The parcel as carried in an event.', additionalProperties: true },
@@ -187,3 +197,17 @@ export function eventCatalog(): CatalogEntry[] {
     example: exampleEvent(type),
   }));
 }
+
+/** A personal field's path in an event body, e.g. ['data', 'parcel', 'recipient_name']. */
+export type PersonalPath = readonly string[];
+
+function personalPathsOf(schema: unknown, at: string[]): PersonalPath[] {
+  const node = schema as { [PERSONAL_KEYWORD]?: unknown; properties?: Record<string, unknown> };
+  if (node[PERSONAL_KEYWORD] === true) return [at];
+  return Object.entries(node.properties ?? {}).flatMap(([name, child]) => personalPathsOf(child, [...at, name]));
+}
+
+/** Each kind's personal fields, read from the schemas' mark: no second list of field names. */
+export const PERSONAL_PATHS: Record<EventType, PersonalPath[]> = Object.fromEntries(
+  EVENT_TYPES.map((type) => [type, personalPathsOf(EVENT_SCHEMAS[type], [])]),
+) as Record<EventType, PersonalPath[]>;

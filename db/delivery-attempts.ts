@@ -6,7 +6,7 @@ import {
   type RecordResult,
 } from '../core/delivery-contract';
 import { LATENCY_BUCKETS, latencyBucket, oneResponse } from '../core/delivery-stats';
-import { preparedStatement, type Pool } from './pool';
+import { preparedStatement, type Db, type Pool } from './pool';
 
 /**
  * Table delivery_attempts: the engine writes one row per attempt (insertAttempt), the API reads the deliveries
@@ -219,4 +219,30 @@ export async function findAttemptSummary(
     [attemptId],
   );
   return rows[0];
+}
+
+/** The stored answers of the attempts of these events (erasure), locked until the transaction ends. */
+export async function lockResponseBodies(
+  tx: Db,
+  eventIds: readonly string[],
+): Promise<{ id: string; response_body: string }[]> {
+  const { rows } = await tx.query<{ id: string; response_body: string }>(
+    `SELECT id, response_body FROM delivery_attempts
+      WHERE event_id = ANY ($1::text[]) AND response_body IS NOT NULL ORDER BY id FOR UPDATE`,
+    [eventIds],
+  );
+  return rows;
+}
+
+export async function replaceResponseBodies(
+  tx: Db,
+  bodies: readonly { id: string; response_body: string }[],
+): Promise<void> {
+  if (bodies.length === 0) return;
+  await tx.query(
+    `UPDATE delivery_attempts a SET response_body = b.body
+       FROM unnest($1::text[], $2::text[]) AS b(id, body)
+      WHERE a.id = b.id`,
+    [bodies.map((b) => b.id), bodies.map((b) => b.response_body)],
+  );
 }

@@ -306,3 +306,36 @@ export async function deleteEventsWithAttempts(tx: Db, ids: string[], cutoff: Da
   const deleted = await tx.query('DELETE FROM events WHERE id = ANY ($1::text[])', [doomed]);
   return deleted.rowCount ?? 0;
 }
+
+/** One event of a parcel, as erasure reads and rewrites it. */
+export interface ParcelEventBody {
+  id: string;
+  type: string;
+  body: string;
+}
+
+/**
+ * Every stored event of one parcel of one account, in both modes (its parcel events and its settlements), locked
+ * until the transaction ends: a concurrent erasure of the same parcel waits for this one.
+ */
+export async function lockParcelEvents(tx: Db, accountId: string, parcelId: string): Promise<ParcelEventBody[]> {
+  const { rows } = await tx.query<ParcelEventBody>(
+    `SELECT id, type, body FROM events WHERE account_id = $1 AND parcel_id = $2 ORDER BY id FOR UPDATE`,
+    [accountId, parcelId],
+  );
+  return rows;
+}
+
+/**
+ * Rewrites stored bodies (erasure): the bytes every later attempt posts and the API shows. Every event named is
+ * marked erased, its body changed or not: an answer recorded for it from now on is stored without its body (the
+ * trigger of migration parcel-erasure).
+ */
+export async function markEventsErased(tx: Db, events: readonly { id: string; body: string }[]): Promise<void> {
+  await tx.query(
+    `UPDATE events e SET body = b.body, erased_at = COALESCE(e.erased_at, now())
+       FROM unnest($1::text[], $2::text[]) AS b(id, body)
+      WHERE e.id = b.id`,
+    [events.map((b) => b.id), events.map((b) => b.body)],
+  );
+}

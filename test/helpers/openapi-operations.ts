@@ -50,7 +50,7 @@ interface OpenApiDocument {
 /**
  * The internal routes are hidden from the public document; their bodies as the routes declare them
  * (api/routes/internal-events.ts, api/routes/internal-dashboard-sessions.ts,
- * api/routes/internal-operational-webhooks.ts).
+ * api/routes/internal-operational-webhooks.ts, api/routes/internal-parcels.ts).
  */
 export const INTERNAL_OPERATIONS: Operation[] = [
   {
@@ -94,6 +94,13 @@ export const INTERNAL_OPERATIONS: Operation[] = [
     path: '/internal/v1/operational-webhooks/{id}',
     parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
     auth: 'internal',
+  },
+  {
+    method: 'POST',
+    path: '/internal/v1/parcels/{parcel_id}/erase',
+    parameters: [{ name: 'parcel_id', in: 'path', required: true, schema: { type: 'string', maxLength: 200 } }],
+    auth: 'internal',
+    body: { type: 'object', required: ['account_id'], properties: { account_id: { type: 'string', maxLength: 200 } } },
   },
 ];
 

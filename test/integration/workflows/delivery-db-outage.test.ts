@@ -10,6 +10,7 @@ import type { DeliverEventInput, DeliverEventResult } from '../../../core/delive
 import { attemptsOf, createEndpoint, deliveryResult, parcel } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';
+import { historyText } from '../../helpers/history-text';
 import { useDeliveryHarness } from '../../helpers/harness';
 import { startTcpProxy, type TcpProxy } from '../../helpers/tcp-proxy';
 import { waitFor } from '../../helpers/wait';
@@ -243,10 +244,17 @@ describe('delivery: our database down between the POST and its record', () => {
       expect(result).toMatchObject({ endpoints: [{ outcome: 'delivered', attempts: 1 }] });
       expect(h.receiver.at('/after')).toHaveLength(1);
       const attempts = await attemptsOf(db.direct, endpoint.id);
-      expect(attempts.map((a) => [a.attempt, a.status_code, a.response_body, a.succeeded])).toEqual([
-        [1, 200, 'got it', true],
-      ]);
+      // The record the workflow writes went through history (the recordAttempt activity), so without the answer's
+      // body: a receiver's answer may echo the event's personal values, which no history holds. The worker's own
+      // dispatcher may have posted it as an early attempt, whose writer keeps the body in memory: the first wins.
+      expect(attempts.map((a) => [a.attempt, a.status_code, a.succeeded])).toEqual([[1, 200, true]]);
+      expect([null, 'got it']).toContain(attempts[0]?.response_body);
       expect(attempts[0]?.id).toBe(h.receiver.at('/after')[0]?.headers['service-delivery']);
+      const history = await h.tw.client.workflow.getHandle(`event:${published.event.id}`).fetchHistory();
+      const text = historyText(history);
+      expect(text).toContain('responseBodyWithheld');
+      expect(text).not.toContain('got it');
+      expect(text).not.toContain(String(parcel().recipient_name));
     } finally {
       await db.proxy.restore().catch(() => undefined);
     }

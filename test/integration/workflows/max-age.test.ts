@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { temporal } from '@temporalio/proto';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { deliveryInput, deliveryStartOptions } from '../../../domain/delivery-start';
@@ -10,6 +11,7 @@ import type { PoolClient } from 'pg';
 import { deliveryResult, parcel } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';
+import { historyText } from '../../helpers/history-text';
 import { useDeliveryHarness } from '../../helpers/harness';
 import type { ReceivedRequest } from '../../helpers/receiver';
 import { waitFor } from '../../helpers/wait';
@@ -156,10 +158,12 @@ describe('delivery: a long wait for a parcel’s earlier event', () => {
       },
       CLI_ACTOR,
     );
-    const data = { parcel: parcel({ id: 'p_long' }) };
-    // The first event fails four times (about 5 s of ladder), then succeeds.
+    const personal = { recipient_name: `Amina ${randomUUID()}`, description: `Shirts ${randomUUID()}` };
+    const data = { parcel: parcel({ id: 'p_long', ...personal }) };
+    // The first event fails four times (about 5 s of ladder), then succeeds; every answer echoes the body.
     h.receiver.script('/long-wait', (index, request) => ({
       status: typeOf(request) === 'parcel.created' && index < 4 ? 500 : 200,
+      body: request.rawBody.toString(),
     }));
     const first = (
       await publishEvent({ pool: h.tw.pool }, { accountId, livemode: false, type: 'parcel.created', data })
@@ -217,7 +221,7 @@ describe('delivery: a long wait for a parcel’s earlier event', () => {
     // The wait ran over more than one run: each earlier run continued as new, and none re-read the lane more
     // than its bound (a check is one activity, local or regular, before every wait and once after the last).
     const runsOf = async () => {
-      const runs: { status: string; checks: number }[] = [];
+      const runs: { status: string; checks: number; text: string }[] = [];
       for await (const execution of h.tw.client.workflow.list({ query: `WorkflowId = "event:${second}"` })) {
         const history = await h.tw.client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory();
         const checks = (history.events ?? []).filter(
@@ -226,7 +230,7 @@ describe('delivery: a long wait for a parcel’s earlier event', () => {
             (e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED &&
               e.activityTaskScheduledEventAttributes?.activityType?.name === 'checkParcelLane'),
         ).length;
-        runs.push({ status: execution.status.name, checks });
+        runs.push({ status: execution.status.name, checks, text: historyText(history) });
       }
       return runs;
     };
@@ -241,5 +245,9 @@ describe('delivery: a long wait for a parcel’s earlier event', () => {
     const continued = runs.filter((r) => r.status === 'CONTINUED_AS_NEW');
     expect(continued.length).toBeGreaterThanOrEqual(1);
     for (const run of continued) expect(run.checks).toBeLessThanOrEqual(3);
+    // No run's history, the inputs carried across continue-as-new included, holds a personal value or the path.
+    for (const run of runs)
+      for (const value of [personal.recipient_name, personal.description, '/long-wait'])
+        expect(run.text).not.toContain(value);
   });
 });
