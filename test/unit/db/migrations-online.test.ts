@@ -46,7 +46,13 @@ function lockingStatements(name: string, text: string): string[] {
   const rule = (pattern: RegExp, why: string) => {
     for (const match of up.matchAll(pattern)) problems.push(`${why}: ${match[0].replace(/\s+/g, ' ').trim()}`);
   };
-  rule(/CREATE\s+(UNIQUE\s+)?INDEX\s+(?!CONCURRENTLY)[^;`]*/gi, 'an index built without CONCURRENTLY blocks writes');
+  // A table the same migration creates is empty and nobody else's yet: its indexes lock no writer out.
+  const created = new Set([...up.matchAll(/CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?(\w+)/gi)].map((m) => m[1]!));
+  for (const match of up.matchAll(/CREATE\s+(UNIQUE\s+)?INDEX\s+(?!CONCURRENTLY)[^;`]*/gi)) {
+    const table = /\bON\s+(?:ONLY\s+)?(\w+)/i.exec(match[0])?.[1];
+    if (table === undefined || !created.has(table))
+      problems.push(`an index built without CONCURRENTLY blocks writes: ${match[0].replace(/\s+/g, ' ').trim()}`);
+  }
   rule(/DROP\s+INDEX\s+(?!CONCURRENTLY)[^;`]*/gi, 'an index dropped without CONCURRENTLY blocks reads and writes');
   rule(
     /ADD\s+(CONSTRAINT\s+\w+\s+)?(FOREIGN\s+KEY|CHECK)\b(?![^;`]*NOT\s+VALID)[^;`]*/gi,
@@ -102,6 +108,9 @@ describe('migrations run online on big tables', () => {
     expect(flagged('x.sql', 'ALTER TABLE events ALTER COLUMN created TYPE numeric;')).toBe(1);
     expect(flagged('x.sql', 'ALTER TABLE events ALTER COLUMN parcel_id SET NOT NULL;')).toBe(1);
     expect(flagged('x.sql', 'ALTER TABLE events ADD PRIMARY KEY (id);')).toBe(1);
+    // an index on a table the migration itself creates locks nobody out; on another table it does
+    expect(flagged('x.sql', 'CREATE TABLE audit (id text); CREATE INDEX a ON audit (id);')).toBe(0);
+    expect(flagged('x.sql', 'CREATE TABLE audit (id text); CREATE INDEX a ON events (id);')).toBe(1);
     // CONCURRENTLY inside a .sql migration runs in its transaction and fails
     expect(flagged('x.sql', 'CREATE INDEX CONCURRENTLY a ON events (type);')).toBe(1);
     expect(flagged('x.js', "exports.up = (pgm) => { pgm.sql('CREATE INDEX CONCURRENTLY a ON events (type)'); };")).toBe(
