@@ -440,7 +440,7 @@ const LOCAL_URL = /^https:\/\/(127\.0\.0\.1|\[::1\]):\d{1,5}\/[^\s]*$/;
  */
 export async function registerLocalEndpoint(
   deps: EndpointDeps,
-  input: { accountId: string; url: string; certificate: string },
+  input: { accountId: string; url: string; certificate: string; ordering?: EndpointOrdering },
 ): Promise<EndpointWithSecret> {
   if (!LOCAL_URL.test(input.url)) {
     throw new ApiError('url_not_allowed', 'A listen endpoint is https on 127.0.0.1 or [::1].', { param: 'url' });
@@ -458,6 +458,7 @@ export async function registerLocalEndpoint(
       description: 'parcel-webhooks listen',
       sealedSecret: seal(deps, secret, id),
       certificate: input.certificate,
+      ordering: input.ordering,
       // `listen` shows what a new endpoint receives: the newest shapes.
       apiVersion: LATEST_API_VERSION,
     },
