@@ -101,7 +101,7 @@ export async function loadDeliveryContext(
     deliveryStopped: row.delivery_status === 'skipped',
     throttled,
     token: row.granted_second === null ? undefined : { second: row.granted_second, rateLimit: row.rate_limit },
-    ...(row.paused_for_ms === null ? {} : { pausedForMs: Math.max(0, row.paused_for_ms) }),
+    ...(row.paused_for_ms == null ? {} : { pausedForMs: Math.max(0, row.paused_for_ms) }),
   };
 }
 
