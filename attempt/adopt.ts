@@ -1,6 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DeliveryError, SignAndPostInput } from '../core/delivery-contract';
-import { EARLY_RECORD_DEADLINE_MS, EARLY_RECORD_SILENCE_MS, earlyAttemptSpanMs } from '../core/delivery-policy';
+import {
+  EARLY_RECORD_DEADLINE_MS,
+  EARLY_RECORD_SILENCE_MS,
+  earlyAttemptSpanMs,
+  GONE_STATUS,
+} from '../core/delivery-policy';
 import { claimHolder, isEarlyRun, type AttemptClaim, type AttemptClaimHolderRow } from './claim';
 import { withinDeadline } from './deadline';
 import type { AttemptDeps } from './deps';
@@ -25,6 +30,8 @@ function adopted(holder: AttemptClaimHolderRow, url: string): Attempted {
     url,
     recorded: true,
     early: true,
+    // the record of a 410 disabled the endpoint with it (record.ts): the ladder stops here
+    ...(holder.status_code === GONE_STATUS ? { gone: true as const } : {}),
   };
 }
 

@@ -42,6 +42,8 @@ export interface DeliveryContext {
   throttled?: Throttle;
   /** The rate token it holds: the clock second (Unix seconds) it counts in; absent when the endpoint has no limit. */
   token?: { second: number; rateLimit: number | null };
+  /** How long the endpoint has been paused by its owner (ms); absent when it is not: the attempt is held. */
+  pausedForMs?: number;
 }
 
 /** Why and until when an attempt waits before posting; `reservedSecond` is its place in the endpoint's queue. */
@@ -99,6 +101,7 @@ export async function loadDeliveryContext(
     deliveryStopped: row.delivery_status === 'skipped',
     throttled,
     token: row.granted_second === null ? undefined : { second: row.granted_second, rateLimit: row.rate_limit },
+    ...(row.paused_for_ms == null ? {} : { pausedForMs: Math.max(0, row.paused_for_ms) }),
   };
 }
 

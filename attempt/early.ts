@@ -82,7 +82,7 @@ export function recordedFirstAttempt(result: EarlyAttemptResult): FirstAttemptOu
   const outcome = result.outcome;
   if (outcome?.kind === 'skipped') return outcome;
   if (outcome?.kind !== 'attempted' || !outcome.recorded) return undefined;
-  const { statusCode, error, durationMs, url, succeeded, recovered, retryAfterMs } = outcome;
+  const { statusCode, error, durationMs, url, succeeded, recovered, retryAfterMs, gone } = outcome;
   return {
     kind: 'attempted',
     statusCode,
@@ -94,6 +94,7 @@ export function recordedFirstAttempt(result: EarlyAttemptResult): FirstAttemptOu
     recorded: true,
     early: true,
     ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+    ...(gone ? { gone } : {}),
   };
 }
 
@@ -129,6 +130,8 @@ async function earlyAttempt(
       const { untilMs, reservedSecond, rateLimit } = run.throttle;
       return { throttle: { untilMs, reservedSecond, rateLimit } };
     }
+    // Paused by its owner: nothing is posted before the start; the workflow's try holds the attempt.
+    case 'held':
     case 'claimed':
       return {};
   }

@@ -4,8 +4,10 @@ import {
   EARLY_RECORD_DEADLINE_MS,
   EARLY_RECORD_RETRY_INITIAL_MS,
   EARLY_RECORD_RETRY_MAX_MS,
+  GONE_STATUS,
 } from '../core/delivery-policy';
 import { markDeliverySkipped } from '../db/deliveries';
+import { recordGoneAttempt } from '../domain/endpoint-lifecycle';
 import { insertAttempt } from '../db/delivery-attempts';
 import type { Pool } from '../db/pool';
 import { withinDeadline } from './deadline';
@@ -17,7 +19,9 @@ import { withinDeadline } from './deadline';
  * recordAttempt activity (retried by Temporal), and the early run's retries.
  */
 export async function recordAttempt(pool: Pool, record: AttemptRecord): Promise<RecordResult> {
-  return insertAttempt(pool, record);
+  if (record.statusCode !== GONE_STATUS) return insertAttempt(pool, record);
+  // 410 Gone: this delivery's last attempt, and the endpoint disabled with its record.
+  return recordGoneAttempt(pool, record, (tx) => insertAttempt(tx, { ...record, finalAttempt: true }));
 }
 
 /** The attempt posted nothing (endpoint removed or disabled, account suspended): its delivery ends skipped. */

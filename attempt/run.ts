@@ -24,7 +24,12 @@ export type AttemptRun =
    * Nothing posted, nothing claimed (or the claim given back, `run` naming it): the endpoint's rate limit or
    * Retry-After holds the attempt until then.
    */
-  | { kind: 'throttled'; throttle: Throttle; run?: string };
+  | { kind: 'throttled'; throttle: Throttle; run?: string }
+  /**
+   * Nothing posted, nothing claimed: the endpoint is paused by its owner (held since `pausedForMs` ago). Not an
+   * attempt: the workflow re-checks later (core/delivery-policy.ts heldRecheckMs), the early run leaves it to it.
+   */
+  | { kind: 'held'; pausedForMs: number };
 
 /**
  * One attempt, the same steps whoever runs it: take a rate token and claim (in the read), read, skip or sign and
@@ -49,9 +54,12 @@ export async function runAttempt(
   }
   if (context && context !== 'secretUnavailable' && context.throttled)
     return { kind: 'throttled', throttle: context.throttled };
+  const reason = skipReason(context);
+  // A paused endpoint holds its attempts, unless they are to end anyway (removed, disabled, stopped).
+  if (!reason && context && context !== 'secretUnavailable' && context.pausedForMs !== undefined)
+    return { kind: 'held', pausedForMs: context.pausedForMs };
   if (claim && context && context !== 'secretUnavailable' && !context.fresh)
     return { kind: 'claimed', claim, url: telemetryUrl(context.endpoint.url) };
-  const reason = skipReason(context);
   if (reason) return skip(deps, input, reason, claim);
   const { token } = context as DeliveryContext;
   if (token && Date.now() >= token.second * 1000 + RATE_LIMIT_POST_BY_MS) return late(deps, claim, token);
@@ -118,7 +126,13 @@ async function postAndRecord(
   };
   try {
     const stored = await recordInline(deps.pool, record);
-    return { ...summary, succeeded: stored.succeeded, recorded: true, recovered: stored.recovered };
+    return {
+      ...summary,
+      succeeded: stored.succeeded,
+      recorded: true,
+      recovered: stored.recovered,
+      ...(stored.gone ? { gone: true as const } : {}),
+    };
   } catch (err) {
     logOf(deps).warn('attempt posted but not recorded; it is recorded once the database answers', {
       error: (err as Error).message,

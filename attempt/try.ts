@@ -1,5 +1,6 @@
 import { recordForHistory, type AttemptOutcome, type SignAndPostInput } from '../core/delivery-contract';
 import {
+  heldRecheckMs,
   SIGN_AND_POST_MARGIN_MS,
   THROTTLE_HOLD_MAX_MS,
   THROTTLE_HOLD_MS,
@@ -73,6 +74,19 @@ export async function workflowTry(deps: TryDeps, input: SignAndPostInput): Promi
         reservedSecond,
         rateLimit,
         ...(run.run ? { notPostedRun: run.run } : {}),
+      };
+    }
+    case 'held': {
+      // Paused by its owner: not an attempt, no place held; the workflow checks again later, spread at random.
+      const waitMs = heldRecheckMs(run.pausedForMs, Math.random());
+      const now = Date.now();
+      return {
+        kind: 'throttled',
+        untilMs: now + waitMs,
+        waitMs,
+        reservedSecond: null,
+        rateLimit: null,
+        pausedSinceMs: now - run.pausedForMs,
       };
     }
     case 'notPosted':

@@ -12,6 +12,9 @@ import type { SessionCertificate } from '../infra/session-certificate';
 export interface ReceivedDelivery {
   eventId: string | null;
   eventType: string | null;
+  /** The parcel the event is about and its number in that parcel's order; null for an event without them. */
+  parcelId: string | null;
+  sequence: number | null;
   attemptId: string | null;
   signatureVerified: boolean;
   /** The forward target's status, or null when nothing was forwarded or it did not answer. */
@@ -56,15 +59,30 @@ async function forward(
   }
 }
 
-function eventIdentity(body: Buffer): { id: string | null; type: string | null } {
+interface EventIdentity {
+  id: string | null;
+  type: string | null;
+  parcelId: string | null;
+  sequence: number | null;
+}
+
+function eventIdentity(body: Buffer): EventIdentity {
   try {
-    const event = JSON.parse(body.toString('utf8')) as { id?: unknown; type?: unknown };
+    const event = JSON.parse(body.toString('utf8')) as {
+      id?: unknown;
+      type?: unknown;
+      sequence?: unknown;
+      data?: { parcel?: { id?: unknown } };
+    };
+    const parcelId = event.data?.parcel?.id;
     return {
       id: typeof event.id === 'string' ? event.id : null,
       type: typeof event.type === 'string' ? event.type : null,
+      parcelId: typeof parcelId === 'string' ? parcelId : null,
+      sequence: typeof event.sequence === 'number' ? event.sequence : null,
     };
   } catch {
-    return { id: null, type: null };
+    return { id: null, type: null, parcelId: null, sequence: null };
   }
 }
 
@@ -102,10 +120,12 @@ export async function startLocalReceiver(options: {
           text = forwarded.text;
         }
         res.writeHead(status, { 'content-type': 'text/plain' }).end(text);
-        const { id, type } = eventIdentity(body);
+        const { id, type, parcelId, sequence } = eventIdentity(body);
         options.onDelivery({
           eventId: id,
           eventType: type,
+          parcelId,
+          sequence,
           attemptId: headers['service-delivery'] ?? null,
           signatureVerified: verified,
           forwardedStatus: forwarded?.status ?? null,

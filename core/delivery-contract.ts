@@ -105,7 +105,9 @@ export type LadderResult =
   | { endpointId: string; outcome: 'abandoned'; attempts: number }
   | { endpointId: string; outcome: 'skipped'; attempts: number; reason: string }
   // not answered 2xx within DELIVERY_MAX_AGE: given up without posting again
-  | { endpointId: string; outcome: 'expired'; attempts: number };
+  | { endpointId: string; outcome: 'expired'; attempts: number }
+  // answered 410 Gone: the endpoint was disabled, the delivery failed, nothing more is posted
+  | { endpointId: string; outcome: 'gone'; attempts: number };
 
 export interface DeliverEventResult {
   eventId: string;
@@ -243,6 +245,11 @@ export interface RecordResult {
   succeeded: boolean;
   /** A success cleared the endpoint's failing mark or abandoned streak: its supervisor must hear of it. */
   recovered: boolean;
+  /**
+   * The answer was 410 Gone: the endpoint was disabled with it (disabled_reason `gone`), this delivery ended
+   * failed and its ladder stops; its other deliveries ended skipped.
+   */
+  gone?: true;
 }
 
 export type SkipReason =
@@ -272,6 +279,11 @@ export interface Throttled {
   rateLimit: number | null;
   /** A local try that had claimed the attempt before finding its token too late: it posted nothing. */
   notPostedRun?: string;
+  /**
+   * Held, not throttled: the endpoint is paused by its owner, since then (Unix ms). The wait is a re-check
+   * (core/delivery-policy.ts heldRecheckMs), no place is held, and it is no more an attempt than a throttle is.
+   */
+  pausedSinceMs?: number;
 }
 
 export type AttemptOutcome =
@@ -294,9 +306,16 @@ export type AttemptOutcome =
 export type FirstAttemptThrottle = Pick<Throttled, 'untilMs' | 'reservedSecond' | 'rateLimit'>;
 
 /** What a throttled attempt waits for and until when (UTC, to the second): the words the Temporal UI shows. */
-export function throttleWait(throttle: Pick<Throttled, 'untilMs' | 'rateLimit'>): string {
+export function throttleWait(throttle: Pick<Throttled, 'untilMs' | 'rateLimit' | 'pausedSinceMs'>): string {
+  if (throttle.pausedSinceMs !== undefined) return heldWait(throttle.pausedSinceMs, throttle.untilMs);
   const why = throttle.rateLimit === null ? 'its Retry-After' : `its rate limit (${throttle.rateLimit}/s)`;
   return `waits for ${why} until ${new Date(throttle.untilMs).toISOString().slice(11, 19)}`;
+}
+
+/** A held attempt's wait, as the Temporal UI shows it: its endpoint paused since when, checked again when (UTC). */
+export function heldWait(pausedSinceMs: number, untilMs: number): string {
+  const at = (ms: number) => new Date(ms).toISOString().slice(11, 19);
+  return `waits while its endpoint is paused (since ${at(pausedSinceMs)}), checks again at ${at(untilMs)}`;
 }
 
 /** Attempt 1 decided and on record before the workflow started: a recorded answer, or a recorded skip. */

@@ -79,6 +79,9 @@ export const NOTICES = {
   endpoint_disabled: 'Endpoint disabled. It gets no new events and its pending retries stop.',
   endpoint_enabled: 'Endpoint enabled. New events reach it again; use Recover for what it missed.',
   endpoint_updated: 'Endpoint saved.',
+  endpoint_paused: 'Endpoint paused. New events and retries are held, nothing is sent, until you resume it.',
+  endpoint_resumed:
+    'Endpoint resumed. What was held goes out within a few minutes, in order and within its rate limit.',
   test_sent: 'Test event sent. Its delivery appears below as it happens.',
   resent: 'Resent. The new deliveries appear below as they happen.',
 } as const;

@@ -64,6 +64,8 @@ export interface EndpointForDeliveryRow {
   reserved_second: number | null;
   /** The second (Unix seconds) whose token this attempt may post on now; null when it needs none. */
   granted_second: number | null;
+  /** How long its owner has had it paused (ms, Postgres's clock); null when it is not paused. */
+  paused_for_ms: number | null;
 }
 
 /** Asked by an attempt that must take a token before posting (every attempt; not a read of the endpoint alone). */
@@ -78,7 +80,8 @@ export interface RateTokenRequest {
 
 // The claim ($3 attempt id, $6 run, $4 try, $7 runs whose claim may be taken) rides in the endpoint's read, and so
 // does the rate token ($8 reserve, $9 reserved second, $10 usable ms): asked only of an endpoint that has a limit
-// or a Retry-After pending, so the others pay nothing for it. A throttled attempt claims nothing.
+// or a Retry-After pending, so the others pay nothing for it. A throttled attempt claims nothing, and neither does
+// one to a paused endpoint (held: no token, no claim).
 const LOAD_ATTEMPT_CONTEXT = preparedStatement(
   'endpoints_load_attempt_context',
   `WITH relaxed AS (
@@ -88,12 +91,14 @@ const LOAD_ATTEMPT_CONTEXT = preparedStatement(
          FROM webhook_endpoints e,
               LATERAL take_rate_token(e.id, e.rate_limit, e.not_before, $9::bigint, $8::boolean, $10::integer) t
         WHERE e.id = $1 AND $8::boolean IS NOT NULL AND (e.rate_limit IS NOT NULL OR e.not_before > now())
-          AND e.disabled_at IS NULL AND e.deleted_at IS NULL
+          AND e.disabled_at IS NULL AND e.deleted_at IS NULL AND e.paused_at IS NULL
           -- no token for an attempt another run holds (a try adopting an early run's post)
           AND NOT EXISTS (SELECT 1 FROM attempt_claims c WHERE c.attempt_id = $3::text AND NOT COALESCE(c.run = ANY ($7::text[]), false))
      ), claimed AS (
        INSERT INTO attempt_claims (attempt_id, run, try) SELECT $3::text, $6::text, $4::integer
         WHERE $3::text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM token WHERE wait_until_ms IS NOT NULL)
+          -- a paused endpoint's attempt is held: it claims nothing, as a throttled one
+          AND NOT EXISTS (SELECT 1 FROM webhook_endpoints p WHERE p.id = $1 AND p.paused_at IS NOT NULL)
        ON CONFLICT (attempt_id) DO UPDATE SET run = EXCLUDED.run, try = EXCLUDED.try, claimed_at = now()
         WHERE attempt_claims.run = ANY ($7::text[])
        RETURNING 1
@@ -113,6 +118,7 @@ const LOAD_ATTEMPT_CONTEXT = preparedStatement(
             (SELECT reserved_second FROM token) AS reserved_second,
             (SELECT granted_second FROM token) AS granted_second,
             d.status AS delivery_status,
+            (extract(epoch FROM now() - e.paused_at) * 1000)::float8 AS paused_for_ms,
             COALESCE(d.api_version, e.api_version) AS api_version
        FROM webhook_endpoints e JOIN accounts a ON a.id = e.account_id LEFT JOIN relaxed ON true
             -- the event and the delivery, each read once: absent rows read as nulls

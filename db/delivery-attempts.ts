@@ -71,7 +71,7 @@ const STATS_SHARDS = 8;
  * the endpoint's not_before (every attempt to it waits until then). The reset only touches a row that has something to reset, so the common success costs no extra write;
  * it is here, not in db/endpoints.ts, because a second statement would be a second round trip on every delivery.
  */
-export async function insertAttempt(pool: Pool, record: AttemptRecord): Promise<RecordResult> {
+export async function insertAttempt(pool: Db, record: AttemptRecord): Promise<RecordResult> {
   // Response times of answers only: a refused connection is fast and a timeout is the limit, neither the receiver's.
   const bucket = record.statusCode === null ? 1 : latencyBucket(record.durationMs);
   const histogram = record.statusCode === null ? new Array<number>(LATENCY_BUCKETS).fill(0) : oneResponse(bucket);

@@ -13,6 +13,10 @@ export interface EndpointRow {
   status: 'enabled' | 'failing';
   /** Disabled by the merchant (disabled_at): shown as status 'disabled', the failing mark kept beneath. */
   disabled: boolean;
+  /** Why the engine disabled it ('gone': it answered 410); null when its owner did, or it is not disabled. */
+  disabled_reason: 'gone' | null;
+  /** Paused by its owner since then (shown as status 'paused', the failing mark kept beneath); null: not paused. */
+  paused_at: Date | null;
   /** Registered by `listen` for its session (local_certificate set). */
   local: boolean;
   ordering: EndpointOrdering;
@@ -36,7 +40,7 @@ export interface EndpointScope {
 
 // Never the secret columns: the API shows a secret only in the response that created it.
 const PUBLIC_COLUMNS = `id, account_id, livemode, url, events, description, status, ordering, created_at,
-  disabled_at IS NOT NULL AS disabled, local_certificate IS NOT NULL AS local, rate_limit, headers AS stored_headers,
+  disabled_at IS NOT NULL AS disabled, disabled_reason, paused_at, local_certificate IS NOT NULL AS local, rate_limit, headers AS stored_headers,
   api_version`;
 
 /** A new endpoint's row: `certificate` only for a listen session's endpoint (pinned, loopback). */
@@ -185,6 +189,8 @@ export async function updateEndpoint(
               description = CASE WHEN $6::boolean THEN $7 ELSE description END,
               disabled_at = CASE WHEN $8::boolean IS NULL THEN disabled_at
                                  WHEN $8::boolean THEN COALESCE(disabled_at, now()) END,
+              -- the engine's reason stays while it stays disabled; enabling it clears it
+              disabled_reason = CASE WHEN $8::boolean IS FALSE THEN NULL ELSE disabled_reason END,
               local_certificate = CASE WHEN $4::text IS NOT NULL AND $4::text <> url THEN NULL ELSE local_certificate END,
               ordering = COALESCE($9, ordering),
               rate_limit = CASE WHEN $10::boolean THEN $11::integer ELSE rate_limit END,
@@ -242,6 +248,94 @@ export async function softDeleteEndpoint(db: Db, scope: EndpointScope, id: strin
     [id, scope.accountId, scope.livemode],
   );
   return rowCount === 1;
+}
+
+/**
+ * Pauses the endpoint (its attempts are held: attempt/run.ts), keeping the first pause's time when it already is.
+ * Every place in its rate-limit queue is given back: a held attempt holds none, and asks again once resumed.
+ * `changed` says whether this call paused it. Runs on the caller's transaction (domain/endpoint-lifecycle.ts).
+ */
+export async function pauseEndpoint(
+  db: Db,
+  scope: EndpointScope,
+  id: string,
+): Promise<{ row: EndpointRow; changed: boolean } | undefined> {
+  const { rows } = await db.query<EndpointRow & { changed: boolean }>(
+    `WITH before AS (
+       SELECT paused_at FROM webhook_endpoints WHERE id = $1 AND account_id = $2 AND livemode = $3 FOR UPDATE
+     ), updated AS (
+       UPDATE webhook_endpoints SET paused_at = COALESCE(paused_at, now())
+        WHERE id = $1 AND account_id = $2 AND livemode = $3 AND deleted_at IS NULL
+        RETURNING ${PUBLIC_COLUMNS}
+     ), released AS (
+       SELECT release_rate_places($1) FROM updated
+     )
+     SELECT updated.*, (SELECT paused_at IS NULL FROM before) AS changed FROM updated LEFT JOIN released ON true`,
+    [id, scope.accountId, scope.livemode],
+  );
+  const row = rows[0];
+  if (!row) return undefined;
+  const { changed, ...endpoint } = row;
+  return { row: endpoint, changed };
+}
+
+/** Resumes the endpoint: its held attempts go out at their next re-check. `changed`: this call resumed it. */
+export async function resumeEndpoint(
+  db: Db,
+  scope: EndpointScope,
+  id: string,
+): Promise<{ row: EndpointRow; changed: boolean } | undefined> {
+  const { rows } = await db.query<EndpointRow & { changed: boolean }>(
+    `WITH before AS (
+       SELECT paused_at FROM webhook_endpoints WHERE id = $1 AND account_id = $2 AND livemode = $3 FOR UPDATE
+     ), updated AS (
+       UPDATE webhook_endpoints SET paused_at = NULL
+        WHERE id = $1 AND account_id = $2 AND livemode = $3 AND deleted_at IS NULL
+        RETURNING ${PUBLIC_COLUMNS}
+     )
+     SELECT updated.*, (SELECT paused_at IS NOT NULL FROM before) AS changed FROM updated`,
+    [id, scope.accountId, scope.livemode],
+  );
+  const row = rows[0];
+  if (!row) return undefined;
+  const { changed, ...endpoint } = row;
+  return { row: endpoint, changed };
+}
+
+/**
+ * The engine's disable after a 410 Gone answer to delivery `deliveryId` (recorded in the same transaction just
+ * before): the endpoint disabled with the reason `gone` (an endpoint its owner had disabled keeps a null reason),
+ * its other pending deliveries skipped (`endpoint_disabled`, as a merchant's disable), the answered delivery's
+ * reason `endpoint_gone`, and every place in its rate-limit queue given back. `disabled`: this call disabled it.
+ */
+export async function disableGoneEndpoint(
+  db: Db,
+  endpointId: string,
+  deliveryId: string,
+): Promise<{ disabled: boolean; accountId: string; livemode: boolean } | undefined> {
+  const { rows } = await db.query<{ disabled: boolean; account_id: string; livemode: boolean }>(
+    `WITH before AS (
+       SELECT disabled_at FROM webhook_endpoints WHERE id = $1 FOR UPDATE
+     ), updated AS (
+       UPDATE webhook_endpoints
+          SET disabled_at = COALESCE(disabled_at, now()),
+              disabled_reason = CASE WHEN disabled_at IS NULL THEN 'gone' ELSE disabled_reason END
+        WHERE id = $1 AND deleted_at IS NULL
+        RETURNING account_id, livemode
+     ), stopped AS (
+       UPDATE deliveries SET status = 'skipped', reason = 'endpoint_disabled'
+        WHERE endpoint_id = $1 AND status = 'pending' AND id <> $2 AND EXISTS (SELECT 1 FROM updated)
+     ), answered AS (
+       UPDATE deliveries SET reason = 'endpoint_gone' WHERE id = $2 AND status = 'failed'
+     ), released AS (
+       SELECT release_rate_places($1) FROM updated
+     )
+     SELECT (SELECT disabled_at IS NULL FROM before) AS disabled, account_id, livemode
+       FROM updated LEFT JOIN released ON true`,
+    [endpointId, deliveryId],
+  );
+  const row = rows[0];
+  return row && { disabled: row.disabled, accountId: row.account_id, livemode: row.livemode };
 }
 
 /** The old secret stays valid for graceMs so receivers can switch over; a second rotation replaces it. */

@@ -35,7 +35,7 @@ export interface EndpointDeps {
 
 export const DESCRIPTION_MAX_LENGTH = 500;
 export const MAX_ROTATION_GRACE_SECONDS = 7 * 86_400;
-const ENDPOINT_ID = /^we_[A-Za-z0-9]{1,64}$/;
+export const ENDPOINT_ID = /^we_[A-Za-z0-9]{1,64}$/;
 
 export const ENDPOINT_ORDERINGS = ['none', 'parcel'] as const;
 export const ORDERING_DESCRIPTION =
@@ -49,9 +49,19 @@ export const EndpointRecord = Type.Object({
     description: 'The kinds this endpoint receives; every current kind when it was registered without a list.',
   }),
   description: Type.Union([Type.String(), Type.Null()]),
-  status: Type.Union([Type.Literal('enabled'), Type.Literal('failing'), Type.Literal('disabled')], {
+  status: Type.Union(
+    [Type.Literal('enabled'), Type.Literal('failing'), Type.Literal('paused'), Type.Literal('disabled')],
+    {
+      description:
+        'disabled: receives nothing (disabled_reason says why). paused: by its owner; new events and retries are held, not attempted, and go out on resume. failing: deliveries keep being abandoned (cleared by a success).',
+    },
+  ),
+  disabled_reason: Type.Union([Type.Literal('gone'), Type.Null()], {
     description:
-      'disabled: by its owner, receives nothing. failing: deliveries keep being abandoned (cleared by a success).',
+      'gone: disabled by the engine because it answered 410 Gone (its pending deliveries ended skipped). null: not disabled, or disabled by its owner.',
+  }),
+  paused_at: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'Unix seconds it was paused at (POST /v1/webhooks/:id/pause); null when it is not paused.',
   }),
   livemode: Type.Boolean(),
   ordering: Type.Union([Type.Literal('none'), Type.Literal('parcel')], { description: ORDERING_DESCRIPTION }),
@@ -79,6 +89,12 @@ export interface Page<T> {
 
 export const unixSeconds = (date: Date): number => Math.floor(date.getTime() / 1000);
 
+/** What the merchant reads: disabled over paused over the health mark (which a pause or a disable keeps). */
+export function endpointStatus(row: Pick<EndpointRow, 'disabled' | 'paused_at' | 'status'>): EndpointRecord['status'] {
+  if (row.disabled) return 'disabled';
+  return row.paused_at === null ? row.status : 'paused';
+}
+
 /** `ring` opens the custom headers (shown with credentials hidden); without it they show as none. */
 export function toEndpointRecord(row: EndpointRow, ring: KeyRing = []): EndpointRecord {
   return {
@@ -88,7 +104,9 @@ export function toEndpointRecord(row: EndpointRow, ring: KeyRing = []): Endpoint
     // Stored empty so kinds added later reach it too; shown as what it receives today.
     events: row.events.length === 0 ? [...EVENT_TYPES] : row.events,
     description: row.description,
-    status: row.disabled ? 'disabled' : row.status,
+    status: endpointStatus(row),
+    disabled_reason: row.disabled ? row.disabled_reason : null,
+    paused_at: row.paused_at === null ? null : unixSeconds(row.paused_at),
     livemode: row.livemode,
     ordering: row.ordering,
     rate_limit: row.rate_limit,
@@ -215,7 +233,7 @@ function endpointLimitReached(): ApiError {
   );
 }
 
-const ringOf = (deps: EndpointDeps): KeyRing => deps.config.webhook.secretEncryptionKeys;
+export const ringOf = (deps: EndpointDeps): KeyRing => deps.config.webhook.secretEncryptionKeys;
 
 /** Sealed under the newest key of the ring, bound to the endpoint it belongs to (core/secrets.ts). */
 function seal(deps: EndpointDeps, secret: string, endpointId: string): string {
@@ -518,7 +536,7 @@ const LOCAL_URL = /^https:\/\/(127\.0\.0\.1|\[::1\]):\d{1,5}\/[^\s]*$/;
  */
 export async function registerLocalEndpoint(
   deps: EndpointDeps,
-  input: { accountId: string; url: string; certificate: string },
+  input: { accountId: string; url: string; certificate: string; ordering?: EndpointOrdering },
 ): Promise<EndpointWithSecret> {
   if (!LOCAL_URL.test(input.url)) {
     throw new ApiError('url_not_allowed', 'A listen endpoint is https on 127.0.0.1 or [::1].', { param: 'url' });
@@ -536,6 +554,7 @@ export async function registerLocalEndpoint(
       description: 'parcel-webhooks listen',
       sealedSecret: seal(deps, secret, id),
       certificate: input.certificate,
+      ordering: input.ordering,
       // `listen` shows what a new endpoint receives: the newest shapes.
       apiVersion: LATEST_API_VERSION,
     },

@@ -74,7 +74,8 @@ export const EventDelivery = Type.Object({
     Type.Literal('skipped'),
   ]),
   reason: Type.Union([Type.String(), Type.Null()], {
-    description: 'Why it was skipped or failed (endpoint_disabled, attempts_exhausted, ...).',
+    description:
+      'Why it was skipped or failed (endpoint_disabled, attempts_exhausted, expired, endpoint_gone: it answered 410 Gone, ...).',
   }),
   attempts: Type.Integer(),
   last_status_code: Type.Union([Type.Integer(), Type.Null()]),

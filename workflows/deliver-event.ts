@@ -31,6 +31,7 @@ import {
   DB_UNAVAILABLE_INITIAL_BACKOFF_MS,
   DB_UNAVAILABLE_MAX_BACKOFF_MS,
   deliveryExpiresAtMs,
+  heldRecheckFactor,
   localAttempts,
   localAttemptTaskTimeoutMs,
   NOTIFY_SUPERVISOR_TIMEOUT,
@@ -98,9 +99,13 @@ function notPostedSummary(err: unknown, attempt: number, backoffMs: number): str
   return `${why}: retry attempt ${attempt} in ${formatDuration(backoffMs)}`;
 }
 
-/** The throttle timer's summary: which attempt waits, for what, and until when (UTC, to the second). */
+/**
+ * The throttle timer's summary: which attempt waits, for what, and until when (UTC, to the second); `held:` when
+ * its endpoint is paused (`held: attempt 2/6 to we_... waits while its endpoint is paused (since 12:00:00), checks
+ * again at 12:05:00`).
+ */
 function throttledSummary(throttled: Throttled, label: string): string {
-  return `throttled: ${label} ${throttleWait(throttled)}`;
+  return `${throttled.pausedSinceMs === undefined ? 'throttled' : 'held'}: ${label} ${throttleWait(throttled)}`;
 }
 
 /** The execution a try's not-posted failure names (its details); undefined when the try claimed nothing. */
@@ -167,6 +172,7 @@ async function attemptOnce(
   labels: { summary: string; throttle: string },
   gate: DatabaseGate,
   expiresAtMs: number | undefined,
+  ladders: number,
 ): Promise<Decided | Expired> {
   const { summary } = labels;
   const activityTimeoutMs = input.timeoutMs + SIGN_AND_POST_MARGIN_MS;
@@ -191,7 +197,11 @@ async function attemptOnce(
         gate.release(ladder);
         if (outcome.kind === 'throttled') {
           if (outcome.notPostedRun !== undefined) notPostedRuns.push(outcome.notPostedRun);
-          if (!(await sleepWithinMaxAge(expiresAtMs, outcome.waitMs, throttledSummary(outcome, labels.throttle))))
+          // A held attempt (its endpoint paused) re-checks less often the more ladders share this history.
+          const waitMs =
+            outcome.pausedSinceMs === undefined ? outcome.waitMs : outcome.waitMs * heldRecheckFactor(ladders);
+          const wait = { ...outcome, untilMs: outcome.untilMs - outcome.waitMs + waitMs };
+          if (!(await sleepWithinMaxAge(expiresAtMs, waitMs, throttledSummary(wait, labels.throttle))))
             return expired(outcome.reservedSecond);
           input = { ...input, reservedSecond: outcome.reservedSecond ?? undefined };
           continue;
@@ -273,10 +283,21 @@ async function runLadder(input: DeliverEventInput, endpointId: string, gate: Dat
     // Every wait before it ended at the latest at the max age: past it, the delivery is given up, not posted.
     if (decided === undefined && hasExpired(expiresAtMs)) return giveUp(input, endpointId, n, attemptId, place);
     const outcome =
-      decided ?? (await attemptOnce(request, localAttempts(input.endpointIds.length), labels, gate, expiresAtMs));
+      decided ??
+      (await attemptOnce(
+        request,
+        localAttempts(input.endpointIds.length),
+        labels,
+        gate,
+        expiresAtMs,
+        input.endpointIds.length,
+      ));
     if (outcome.kind === 'expired') return giveUp(input, endpointId, n, attemptId, outcome.reservedSecond);
     if (outcome.kind === 'skipped') return { endpointId, outcome: 'skipped', attempts: n - 1, reason: outcome.reason };
     url = telemetryUrl(outcome.url) || url;
+    // 410 Gone disabled the endpoint with this record (domain/endpoint-lifecycle.ts): no retry, no abandonment to
+    // count. Only an outcome recorded by this release says so; an older history never takes this turn.
+    if (outcome.gone === true && !outcome.succeeded) return { endpointId, outcome: 'gone', attempts: n };
     if (outcome.succeeded) {
       if (outcome.recovered) {
         await notifySupervisor({

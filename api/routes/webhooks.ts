@@ -18,6 +18,7 @@ import {
   type EndpointDeps,
 } from '../../domain/endpoints';
 import { HeadersInput } from '../../domain/endpoint-headers';
+import { pauseEndpoint, resumeEndpoint } from '../../domain/endpoint-lifecycle';
 import { PostedEvent } from '../../domain/event-log';
 import { recoverEndpoint, sendTestEvent } from '../../domain/redelivery';
 import { DeliveryAttemptRecord, listDeliveries } from '../../domain/deliveries';
@@ -239,6 +240,24 @@ export default async function webhookRoutes(
     },
     async (request) => updateEndpoint(deps(), authOf(request), request.params.id, request.body ?? {}, actorOf(request)),
   );
+
+  for (const [action, change, summary] of [
+    ['pause', pauseEndpoint, 'Pause a webhook endpoint: new events and retries are held, not attempted, until resumed'],
+    [
+      'resume',
+      resumeEndpoint,
+      'Resume a paused webhook endpoint: what was held is delivered, in order and within its rate limit',
+    ],
+  ] as const) {
+    app.post(
+      `/v1/webhooks/:id/${action}`,
+      {
+        config,
+        schema: { tags, summary, params: EndpointParams, response: { 200: EndpointRecord, ...errors } },
+      },
+      async (request) => change(deps(), authOf(request), request.params.id),
+    );
+  }
 
   app.post(
     '/v1/webhooks/:id/recover',

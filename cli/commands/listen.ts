@@ -8,8 +8,9 @@ import type { CliContext } from '../context';
 import { startLocalReceiver, type ReceivedDelivery } from '../local-receiver';
 
 /**
- * `listen --account ID [--forward-to URL]`: a local HTTPS receiver registered as
- * a test-mode endpoint for the session, printing each delivery as it arrives and removing the endpoint on
+ * `listen --account ID [--forward-to URL] [--unordered]`: a local HTTPS receiver registered as a test-mode
+ * endpoint for the session (kept in order per parcel unless --unordered), printing each delivery as it arrives,
+ * with its parcel and sequence, and removing the endpoint on
  * Ctrl-C or SIGTERM. The endpoint pins the session's certificate: the worker posts to this loopback URL without
  * WEBHOOK_ALLOW_PRIVATE_TARGETS, and only this process can answer it (db/migrations/..._recovery-and-listen.sql).
  */
@@ -29,12 +30,13 @@ export function registerListen(program: Command, ctx: CliContext): void {
       '--forward-to <url>',
       'also POST each delivery, with its headers, to your local server (e.g. http://localhost:4000/webhooks)',
     )
+    .option('--unordered', "receive a parcel's events as they come, not one at a time in sequence order")
     .option('--json', 'print one JSON document per line')
     .addHelpText(
       'after',
       '\nExample:\n  $ parcel-webhooks listen --account acct_... --forward-to http://localhost:4000/webhooks',
     )
-    .action(async (options: { account: string; forwardTo?: string }, command: Command) => {
+    .action(async (options: { account: string; forwardTo?: string; unordered?: boolean }, command: Command) => {
       const json = command.optsWithGlobals<{ json?: boolean }>().json === true;
       const say = (line: Line, human: string) => process.stdout.write(`${json ? JSON.stringify(line) : human}\n`);
       if (options.forwardTo !== undefined) new URL(options.forwardTo); // a clear error before anything is registered
@@ -47,6 +49,8 @@ export function registerListen(program: Command, ctx: CliContext): void {
           type: 'delivery',
           event_id: d.eventId,
           event_type: d.eventType,
+          parcel_id: d.parcelId,
+          sequence: d.sequence,
           attempt: found?.attempt ?? null,
           trigger: found?.trigger ?? null,
           signature_verified: d.signatureVerified,
@@ -56,9 +60,11 @@ export function registerListen(program: Command, ctx: CliContext): void {
         const attempt = found
           ? `attempt ${found.attempt}${found.trigger === 'automatic' ? '' : ` (${found.trigger})`}`
           : 'attempt ?';
+        const parcel =
+          d.parcelId === null ? '' : ` parcel ${d.parcelId}${d.sequence === null ? '' : ` #${d.sequence}`}`;
         say(
           line,
-          `${d.eventType} ${d.eventId} ${attempt} ${d.signatureVerified ? 'signature verified' : 'SIGNATURE NOT VERIFIED'}${forwarded}`,
+          `${d.eventType} ${d.eventId}${parcel} ${attempt} ${d.signatureVerified ? 'signature verified' : 'SIGNATURE NOT VERIFIED'}${forwarded}`,
         );
       };
       const receiver = await startLocalReceiver({
@@ -72,6 +78,8 @@ export function registerListen(program: Command, ctx: CliContext): void {
         accountId: options.account,
         url: receiver.url,
         certificate: certificate.cert,
+        // A parcel's events one at a time, in sequence order, as a receiver that keeps state needs them.
+        ordering: options.unordered ? 'none' : 'parcel',
       });
       secret = endpoint.secret;
       say(
@@ -81,8 +89,9 @@ export function registerListen(program: Command, ctx: CliContext): void {
           url: receiver.url,
           secret: endpoint.secret,
           api_version: endpoint.api_version,
+          ordering: endpoint.ordering,
         },
-        `Ready: test-mode deliveries of ${options.account} arrive at ${receiver.url} (endpoint ${endpoint.id}, API version ${endpoint.api_version}). ` +
+        `Ready: test-mode deliveries of ${options.account} arrive at ${receiver.url} (endpoint ${endpoint.id}, API version ${endpoint.api_version}, ${endpoint.ordering === 'parcel' ? 'in order per parcel' : 'unordered'}). ` +
           `Signing secret ${endpoint.secret}. Ctrl-C to stop.`,
       );
       await untilStopped();

@@ -3,6 +3,7 @@ import { EVENT_TYPES } from '../../core/event-catalog';
 import { API_VERSION_NAMES, LATEST_API_VERSION } from '../../core/versions';
 import { CLI_ACTOR } from '../../domain/audit-log';
 import { registerEndpoint, updateEndpoint, type EndpointRecord } from '../../domain/endpoints';
+import { pauseEndpoint, resumeEndpoint } from '../../domain/endpoint-lifecycle';
 import { recoverEndpoint, sendTestEvent } from '../../domain/redelivery';
 import { CliError, print, type CliContext } from '../context';
 import { merchantScope } from './events';
@@ -47,9 +48,18 @@ function headersOption(raw: string[] | undefined): Record<string, string | null>
   return change;
 }
 
+/** The status, with why it is disabled (`disabled (gone)`) or since when it is paused. */
+function statusOf(endpoint: EndpointRecord): string {
+  if (endpoint.status === 'disabled' && endpoint.disabled_reason !== null)
+    return `disabled (${endpoint.disabled_reason})`;
+  if (endpoint.status === 'paused' && endpoint.paused_at !== null)
+    return `paused since ${new Date(endpoint.paused_at * 1000).toISOString()}`;
+  return endpoint.status;
+}
+
 function describeEndpoint(endpoint: EndpointRecord): string {
   const limit = endpoint.rate_limit === null ? 'no rate limit' : `rate limit ${endpoint.rate_limit}/s`;
-  return `${endpoint.id}  ${endpoint.status}  ${endpoint.url}  (${limit}, ordering ${endpoint.ordering}, API version ${endpoint.api_version})`;
+  return `${endpoint.id}  ${statusOf(endpoint)}  ${endpoint.url}  (${limit}, ordering ${endpoint.ordering}, API version ${endpoint.api_version})`;
 }
 
 interface EndpointOptions {
@@ -64,7 +74,7 @@ interface EndpointOptions {
   apiVersion?: string;
 }
 
-/** `webhooks create|update|recover|test`: operators acting for a merchant, through the same functions as the API. */
+/** `webhooks create|update|pause|resume|recover|test`: operators acting for a merchant, through the same functions as the API. */
 export function registerWebhooks(program: Command, ctx: CliContext): void {
   const webhooks = program
     .command('webhooks')
@@ -179,6 +189,23 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
         );
       },
     );
+
+  for (const [name, change, description] of [
+    ['pause', pauseEndpoint, 'Pause the endpoint: new events and retries are held, not attempted, until resumed'],
+    ['resume', resumeEndpoint, 'Resume a paused endpoint: what was held is delivered, in order, within its rate limit'],
+  ] as const) {
+    webhooks
+      .command(name)
+      .description(description)
+      .argument('<we_id>')
+      .requiredOption('--account <id>', 'the merchant account (acct_...)')
+      .requiredOption('--mode <mode>', 'test or live')
+      .option('--json', 'print one JSON document')
+      .action(async (id: string, options: { account: string; mode: string }, command: Command) => {
+        const endpoint = await change(deps(), merchantScope(options), id);
+        print(command, endpoint, () => describeEndpoint(endpoint));
+      });
+  }
 
   webhooks
     .command('test')

@@ -15,6 +15,7 @@ import {
   type EndpointDeps,
   type EndpointRecord,
 } from '../../domain/endpoints';
+import { pauseEndpoint, resumeEndpoint } from '../../domain/endpoint-lifecycle';
 import { listNotificationsForEndpoint } from '../../domain/notifications';
 import { recoverEndpoint, sendTestEvent } from '../../domain/redelivery';
 import { errorStatus, formError, list, optional, text, utcSeconds, type FormBody } from '../forms';
@@ -345,6 +346,21 @@ export default async function endpointRoutes(app: FastifyInstance, options: Dash
           `${paths.endpoint(ctx.mode, endpoint.id)}?notice=endpoint_${disabled ? 'disabled' : 'enabled'}`,
           303,
         );
+      },
+    );
+  }
+
+  for (const [action, change] of [
+    ['pause', pauseEndpoint],
+    ['resume', resumeEndpoint],
+  ] as const) {
+    app.post<EndpointParams>(
+      `/dashboard/:mode/endpoints/:id/${action}`,
+      { schema: hide, config: { dashboard: 'action' } },
+      async (request, reply) => {
+        const ctx = context(request);
+        const endpoint = await change(deps(), scopeOf(ctx), request.params.id);
+        return reply.redirect(`${paths.endpoint(ctx.mode, endpoint.id)}?notice=endpoint_${action}d`, 303);
       },
     );
   }

@@ -32,8 +32,9 @@ export interface EndpointFeatures {
 export const ALL_ENDPOINT_FEATURES: EndpointFeatures = { change: true, test: true, recover: true };
 
 export function endpointStatus(endpoint: Pick<EndpointView, 'status' | 'failing'>): Html {
-  if (endpoint.status === 'disabled') {
-    return html`${badge('Disabled', 'muted')}${endpoint.failing ? html` ${badge('Failing', 'danger')}` : ''}`;
+  if (endpoint.status === 'disabled' || endpoint.status === 'paused') {
+    const shown = endpoint.status === 'disabled' ? badge('Disabled', 'muted') : badge('Paused', 'warn');
+    return html`${shown}${endpoint.failing ? html` ${badge('Failing', 'danger')}` : ''}`;
   }
   return endpoint.status === 'failing' ? badge('Failing', 'danger') : badge('Enabled', 'ok');
 }
@@ -238,6 +239,30 @@ The mark clears at the next successful delivery: ${next}
 </div>`;
 }
 
+/** Why nothing goes out to it: paused by its owner (since when), or disabled by the engine after a 410 Gone. */
+function lifecycleNote(endpoint: EndpointView): Html | undefined {
+  if (endpoint.status === 'paused' && endpoint.paused_at != null) {
+    return html`<div class="banner banner-warn" role="note">
+<strong>This endpoint is paused</strong> since ${stamp(endpoint.paused_at)}. New events and retries are held: nothing is sent and nothing counts as a failure.
+When you resume it, what was held goes out within a few minutes, in order and within its rate limit; a delivery held past its maximum age expires.
+</div>`;
+  }
+  if (endpoint.status === 'disabled' && endpoint.disabled_reason === 'gone') {
+    return html`<div class="banner banner-danger" role="note">
+<strong>This endpoint was disabled because it answered 410 Gone.</strong> A receiver answers 410 when the endpoint is no more: nothing more is sent to it, and its pending deliveries were skipped.
+If it is back, enable it, then recover the events it missed.
+</div>`;
+  }
+  return undefined;
+}
+
+/** Pause or Resume: a paused endpoint keeps what it is sent until it is resumed. */
+function pauseToggle(ctx: PageContext, endpoint: EndpointView): Html | string {
+  if (endpoint.status === 'disabled') return '';
+  const action = endpoint.status === 'paused' ? 'resume' : 'pause';
+  return html`<form method="post" action="${paths.endpointAction(ctx.mode, endpoint.id, action)}" class="inline">${csrfField(ctx.csrfToken)}<button type="submit" class="secondary small">${action === 'resume' ? 'Resume' : 'Pause'}</button></form>`;
+}
+
 function actions(ctx: PageContext, input: EndpointPageInput): Html {
   const { endpoint } = input;
   const testForm =
@@ -265,6 +290,7 @@ ${selectField({ id: 'test-type', name: 'type', label: 'Event kind', options: end
 <h2 id="actions-title">Actions</h2>
 ${testForm}
 <div class="button-row">
+${input.features.change ? pauseToggle(ctx, endpoint) : ''}
 ${toggle}
 ${confirmForm({
   action: paths.endpointAction(ctx.mode, endpoint.id, 'rotate'),
@@ -356,9 +382,10 @@ export function endpointPage(ctx: PageContext, input: EndpointPageInput): Html {
     heading: html`<span class="muted">Endpoint</span> <span class="url">${endpoint.url}</span>`,
     body: html`${input.secret ? secretBox(input.secret) : ''}
 ${otherError}
+${lifecycleNote(endpoint)}
 ${failingNote(endpoint, input, ctx.now)}
 <dl class="facts">
-<div><dt>Status</dt><dd>${endpointStatus(endpoint)}</dd></div>
+<div><dt>Status</dt><dd>${endpointStatus(endpoint)}${endpoint.status === 'paused' && endpoint.paused_at != null ? html` <span class="muted">since ${stamp(endpoint.paused_at)}</span>` : ''}${endpoint.status === 'disabled' && endpoint.disabled_reason === 'gone' ? html` <span class="muted">(it answered 410 Gone)</span>` : ''}</dd></div>
 <div><dt>Description</dt><dd>${endpoint.description ?? html`<span class="muted">None</span>`}</dd></div>
 <div><dt>Events</dt><dd>${eventsSummary(endpoint, input.eventTypes)}</dd></div>
 <div><dt>Order</dt><dd>${endpoint.ordering === 'parcel' ? 'In order per parcel' : html`<span class="muted">As they come</span>`}</dd></div>

@@ -64,7 +64,11 @@ export interface EndpointView {
   url: string;
   events: string[];
   description: string | null;
-  status: 'enabled' | 'failing' | 'disabled';
+  status: 'enabled' | 'failing' | 'paused' | 'disabled';
+  /** Why the engine disabled it: 'gone' (it answered 410 Gone); null or absent otherwise. */
+  disabled_reason?: 'gone' | null;
+  /** Unix seconds it was paused at; null or absent: not paused. */
+  paused_at?: number | null;
   livemode: boolean;
   /** Unix seconds. */
   created: number;

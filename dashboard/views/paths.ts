@@ -55,7 +55,8 @@ export interface EventsQuery {
   startingAfter?: string;
 }
 
-export type EndpointAction = 'update' | 'disable' | 'enable' | 'rotate' | 'delete' | 'test' | 'recover';
+export type EndpointAction =
+  'update' | 'disable' | 'enable' | 'pause' | 'resume' | 'rotate' | 'delete' | 'test' | 'recover';
 
 export function withQuery(path: string, query: Record<string, string | undefined>): string {
   const params = new URLSearchParams();

@@ -8,6 +8,30 @@ import { cliEntry, ROOT } from './wiring';
 export interface Merchant {
   accountId: string;
   endpoints: RegisteredEndpoint[];
+  /** The merchant's key, for the harness's own calls (resuming the paused endpoint). */
+  key: string;
+}
+
+/** POST /v1/webhooks/:id/pause or /resume, retried while the API is not there. */
+export async function lifecycleCall(apiUrl: string, key: string, id: string, action: 'pause' | 'resume') {
+  let last = '';
+  for (let attempt = 1; attempt <= 10; attempt++) {
+    try {
+      const res = await fetch(`${apiUrl}/v1/webhooks/${id}/${action}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}` },
+        signal: AbortSignal.timeout(10_000),
+      });
+      const json = (await res.json()) as { status?: string };
+      if (res.ok) return json;
+      last = `${res.status} ${JSON.stringify(json).slice(0, 200)}`;
+      if (res.status < 500) break;
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    await sleep(1_000);
+  }
+  throw new Error(`${action} of ${id} failed: ${last}`);
 }
 
 async function cli(databaseUrl: string, args: string[]): Promise<Record<string, unknown>> {
@@ -80,8 +104,12 @@ export async function createMerchant(options: {
     if (profile.rateLimit !== undefined) body.rate_limit = profile.rateLimit;
     const { id, secret } = await register(options.apiUrl, String(key.key), body);
     const endpoint = { profile, id, secret, url };
+    if (profile.pausedForMs !== undefined) {
+      const paused = await lifecycleCall(options.apiUrl, String(key.key), id, 'pause');
+      if (paused.status !== 'paused') throw new Error(`pausing ${id} answered ${JSON.stringify(paused)}`);
+    }
     options.receivers.attach(endpoint);
     endpoints.push(endpoint);
   }
-  return { accountId, endpoints };
+  return { accountId, endpoints, key: String(key.key) };
 }

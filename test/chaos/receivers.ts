@@ -15,6 +15,8 @@ export interface EndpointProfile {
   ordering?: 'parcel';
   /** Registered with this rate_limit: the receiver must never see more requests in one clock second. */
   rateLimit?: number;
+  /** Paused at registration and resumed this long into the traffic: nothing may arrive before the resume. */
+  pausedForMs?: number;
 }
 
 /** The one kind only flaky-all takes (see PROFILES). */
@@ -55,6 +57,15 @@ export const PROFILES: readonly EndpointProfile[] = [
     events: ['parcel.created', 'parcel.in_transit', 'parcel.delivered'],
     rateLimit: 2,
   },
+  // Paused before the first event and resumed mid-run: what it was sent meanwhile is held, then each event goes
+  // out once, in parcel order.
+  {
+    name: 'paused',
+    behaviour: 'ok',
+    events: ['parcel.created', 'parcel.in_transit', 'parcel.delivered'],
+    ordering: 'parcel',
+    pausedForMs: 45_000,
+  },
 ];
 
 export const FLAKY_FAILURE_RATE = 0.3;
@@ -66,6 +77,8 @@ export interface RegisteredEndpoint {
   id: string;
   secret: string;
   url: string;
+  /** A paused profile's: when the harness asked to resume it (ms); nothing may arrive before. */
+  resumeAskedAt?: number;
 }
 
 export function subscribes(profile: EndpointProfile, type: string): boolean {

@@ -29,6 +29,8 @@ import type { PublishCall, PublishResult } from './traffic';
  *   endpoint's ladders in the order they ended (a success resets the streak, an exhausted ladder adds one),
  *   each crossing of the threshold is one episode and one notification.
  * - health out of step: the endpoint's abandoned_streak or status differs from that replay.
+ * - posted while paused (an endpoint paused before the first event only): a request that arrived before the
+ *   harness asked to resume it. Its held events count as lost and doubled like any other's.
  * - inversion (an endpoint with ordering 'parcel' only): a request for a parcel's event whose `sequence` is
  *   below one the endpoint already received for that parcel, in the receiver's order of arrival.
  */
@@ -62,6 +64,8 @@ export interface EndpointReport {
   inversions: Finding[];
   /** Clock seconds in which the receiver got more requests than the endpoint's rate_limit. */
   limitBreaches: Finding[];
+  /** A paused endpoint only: requests that arrived before the harness asked to resume it. */
+  postedWhilePaused: Finding[];
   health: {
     stored: { status: string; streak: number; notifications: number } | undefined;
     expected: { status: string; streak: number; notifications: number };
@@ -241,6 +245,18 @@ function limitBreaches(endpoint: RegisteredEndpoint, received: ReceivedDelivery[
     }));
 }
 
+/** Requests a paused endpoint got before its resume was asked for: a held delivery went out anyway. */
+function postedWhilePaused(endpoint: RegisteredEndpoint, received: ReceivedDelivery[]): Finding[] {
+  if (endpoint.profile.pausedForMs === undefined) return [];
+  const resumeAskedAt = endpoint.resumeAskedAt ?? Number.POSITIVE_INFINITY;
+  return received
+    .filter((r) => r.receivedAt < resumeAskedAt)
+    .map((r) => ({
+      eventId: r.eventId ?? '?',
+      detail: `received at ${new Date(r.receivedAt).toISOString()}, before the resume was asked for`,
+    }));
+}
+
 function endpointReport(
   endpoint: RegisteredEndpoint,
   facts: RunFacts,
@@ -278,6 +294,7 @@ function endpointReport(
     signatureFailures: [],
     inversions: endpoint.profile.ordering === 'parcel' ? inversionsOf(received) : [],
     limitBreaches: limitBreaches(endpoint, received),
+    postedWhilePaused: postedWhilePaused(endpoint, received),
     health: {
       stored: undefined,
       expected: expectedHealth(attempts, ladderLength, facts.failingThreshold),
@@ -481,6 +498,7 @@ export function reconcile(facts: RunFacts): RunReport {
     'signature failures': sum((r) => r.signatureFailures.length),
     'inversions at ordered endpoints': sum((r) => r.inversions.length),
     'rate limit breaches': sum((r) => r.limitBreaches.length),
+    'posted while paused': sum((r) => r.postedWhilePaused.length),
     'false failing alarms': sum((r) => r.health.falseAlarms.length),
     'endpoint health out of step': sum((r) => r.health.outOfStep.length),
     'API 5xx answers': api.serverErrors,

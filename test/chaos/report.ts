@@ -42,6 +42,7 @@ function endpointDetails(r: EndpointReport): string[] {
     ...details('signature failures', r.signatureFailures),
     ...details('inversions (a parcel event below a sequence already received)', r.inversions),
     ...details('rate limit breaches', r.limitBreaches),
+    ...details('posted while paused', r.postedWhilePaused),
     ...details('false failing alarms', r.health.falseAlarms),
     ...details('health out of step', r.health.outOfStep),
   ];

@@ -14,7 +14,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { parseArgs, USAGE } from './args';
 import { describePlan, planFaults, runFaults, type FaultRecord } from './faults';
-import { createMerchant } from './merchant';
+import { createMerchant, lifecycleCall } from './merchant';
 import { apiLauncher, Supervisor, workerLauncher, type ServiceEntries } from './processes';
 import { reconcile } from './reconcile';
 import { subscribes, startReceivers } from './receivers';
@@ -223,6 +223,15 @@ async function main(cleanup: Cleanup): Promise<number> {
   const trafficStartedAt = Date.now();
   log('traffic starts');
   let faults: FaultRecord[] = [];
+  // The paused endpoint is resumed mid-run, while traffic and faults go on (the API may be the one restarting).
+  const resumes = merchant.endpoints
+    .filter((e) => e.profile.pausedForMs !== undefined)
+    .map(async (e) => {
+      await sleep(e.profile.pausedForMs as number);
+      e.resumeAskedAt = Date.now();
+      await lifecycleCall(apiUrl, merchant.key, e.id, 'resume');
+      log(`resumed ${e.profile.name} (${e.id})`);
+    });
   const [published] = await Promise.all([
     runTraffic({ apiUrls, token, accountId: merchant.accountId, events }),
     runFaults(plan, { workers, temporal, proxy, duringTemporalOutage }, trafficStartedAt, () => cleanup.started).then(
@@ -231,6 +240,7 @@ async function main(cleanup: Cleanup): Promise<number> {
       },
     ),
   ]);
+  await Promise.all(resumes);
   log(`traffic done: ${published.filter((p) => p.acceptedAt !== undefined).length}/${events.length} accepted`);
 
   const client = await connectTemporal(temporal.address);

@@ -11,6 +11,7 @@ import {
   type TemporalServer,
 } from '../../temporal-tools/temporal-server';
 import type { Config } from '../../infra/config';
+import { pauseEndpoint, resumeEndpoint } from '../../domain/endpoint-lifecycle';
 import { publishEvent } from '../../domain/events';
 import { createPool, type Pool } from '../../db/pool';
 import { startDevServer, type DevServer } from '../../temporal-tools/dev-server';
@@ -103,6 +104,46 @@ describe('crash recovery', () => {
     expect(receiver.at('/kill-waiting')).toHaveLength(4);
     // Two worker starts (each bundles the workflows) take most of the time; a loaded 2-core machine needs headroom.
   }, 150_000);
+
+  it('a worker SIGKILLed while deliveries are held by a paused endpoint: after resume each goes out once', async () => {
+    const { config, client, startWorker } = await setup(inject('temporalAddress'), '2s,2s');
+    const first = await startWorker();
+    const accountId = await createAccount(pool);
+    const endpoint = await createEndpoint(pool, { accountId, url: `${receiver.url}/kill-held` });
+    const scope = { accountId, livemode: false };
+    await pauseEndpoint({ pool, config }, scope, endpoint.id);
+    const eventIds: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const published = await publishEvent(
+        { pool },
+        { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } },
+      );
+      eventIds.push(published.event.id);
+    }
+    // Every ladder is held (its timer says so) before the worker dies.
+    const heldTimers = async (eventId: string) => {
+      const history = await client.workflow.getHandle(`event:${eventId}`).fetchHistory();
+      return (history.events ?? []).filter((e) =>
+        Buffer.from(e.userMetadata?.summary?.data ?? new Uint8Array())
+          .toString()
+          .includes('held: '),
+      ).length;
+    };
+    for (const eventId of eventIds)
+      await waitFor(async () => (await heldTimers(eventId)) > 0, { timeoutMs: 60_000, what: `${eventId} held` });
+    await first.kill();
+    expect(receiver.at('/kill-held')).toHaveLength(0);
+    await startWorker();
+    await resumeEndpoint({ pool, config }, scope, endpoint.id);
+    for (const eventId of eventIds) {
+      expect(await deliveryResult(client, eventId, 90_000)).toMatchObject({
+        endpoints: [{ endpointId: endpoint.id, outcome: 'delivered', attempts: 1 }],
+      });
+    }
+    const posted = receiver.at('/kill-held').map((r) => (JSON.parse(r.rawBody.toString()) as { id: string }).id);
+    expect(posted.sort()).toEqual([...eventIds].sort());
+    expect((await attemptsOf(pool, endpoint.id)).map((a) => a.attempt)).toEqual([1, 1, 1]);
+  }, 180_000);
 
   // Attempt 1 is the dispatcher's early run; the kill lands on attempt 2 (the workflow's own try), and the ladder
   // after it must not care how attempt 1 went out.

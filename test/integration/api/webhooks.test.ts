@@ -58,6 +58,8 @@ describe('webhook endpoints API', () => {
         events: ['parcel.delivered', 'cod.settled'],
         description: 'orders',
         status: 'enabled',
+        disabled_reason: null,
+        paused_at: null,
         livemode: false,
         ordering: 'none',
         rate_limit: null,

@@ -141,6 +141,76 @@ describe('CLI: listen, events, webhooks (acting for a merchant)', () => {
     CLI_TEST_TIMEOUT_MS,
   );
 
+  /** A listen session's process and the lines it printed (--json). */
+  function startListen(...args: string[]) {
+    const child: ChildProcess = spawn(process.execPath, [BIN, 'listen', ...args, '--json'], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const lines: any[] = [];
+    let buffered = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString();
+      const parts = buffered.split('\n');
+      buffered = parts.pop() ?? '';
+      for (const part of parts) if (part.trim()) lines.push(JSON.parse(part));
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const listening = () =>
+      waitFor(() => lines.find((l) => l.type === 'listening'), { timeoutMs: 60_000, what: 'the listening line' });
+    return { child, lines, exited, listening };
+  }
+
+  it(
+    "listen keeps a parcel's events in order by default and prints each one's parcel and sequence; --unordered opts out",
+    async () => {
+      const accountId = await createAccount(h.tw.pool);
+      const other = await createAccount(h.tw.pool);
+      const ordered = startListen('--account', accountId);
+      const unordered = startListen('--account', other, '--unordered');
+      try {
+        const [listening, loose] = await Promise.all([ordered.listening(), unordered.listening()]);
+        expect(listening).toMatchObject({ ordering: 'parcel' });
+        expect(loose).toMatchObject({ ordering: 'none' });
+        const orderings = await h.tw.pool.query<{ id: string; ordering: string }>(
+          'SELECT id, ordering FROM webhook_endpoints WHERE id = ANY ($1)',
+          [[listening.endpoint_id, loose.endpoint_id]],
+        );
+        expect(Object.fromEntries(orderings.rows.map((r) => [r.id, r.ordering]))).toEqual({
+          [listening.endpoint_id]: 'parcel',
+          [loose.endpoint_id]: 'none',
+        });
+
+        const eventIds: string[] = [];
+        for (let i = 0; i < 3; i++) {
+          const published = await publishEvent(
+            { pool: h.tw.pool },
+            { accountId, livemode: false, type: 'parcel.in_transit', data: { parcel: parcel({ id: 'p_listen' }) } },
+          );
+          eventIds.push(published.event.id);
+        }
+        const delivered = await waitFor(
+          () => {
+            const found = ordered.lines.filter((l) => l.type === 'delivery');
+            return found.length >= 3 ? found : undefined;
+          },
+          { timeoutMs: 60_000, what: 'three delivery lines' },
+        );
+        expect(delivered.map((l) => [l.event_id, l.parcel_id, l.sequence])).toEqual([
+          [eventIds[0], 'p_listen', 1],
+          [eventIds[1], 'p_listen', 2],
+          [eventIds[2], 'p_listen', 3],
+        ]);
+      } finally {
+        ordered.child.kill('SIGINT');
+        unordered.child.kill('SIGINT');
+      }
+      expect(await ordered.exited).toBe(0);
+      expect(await unordered.exited).toBe(0);
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+
   it(
     'events list|get|resend and webhooks test|recover act for a merchant through the same functions as the API',
     async () => {

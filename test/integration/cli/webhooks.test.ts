@@ -173,4 +173,40 @@ describe('CLI: webhooks create and update', () => {
     },
     CLI_TEST_TIMEOUT_MS,
   );
+
+  it(
+    'pause and resume an endpoint, printing the record; a 410-disabled one shows why',
+    async () => {
+      const account = await createAccount(pool, { status: 'active' });
+      const scope = ['--account', account, '--mode', 'test'];
+      const created = await cli('webhooks', 'create', 'https://93.184.215.14/paused', ...scope, '--json');
+      expect(created.code, created.stdout).toBe(0);
+      const id = created.json.id as string;
+      expect(created.json).toMatchObject({ status: 'enabled', paused_at: null, disabled_reason: null });
+
+      const paused = await cli('webhooks', 'pause', id, ...scope, '--json');
+      expect(paused.code, paused.stdout + paused.stderr).toBe(0);
+      expect(paused.json).toMatchObject({ id, status: 'paused', paused_at: expect.any(Number) });
+      const { rows } = await pool.query('SELECT paused_at IS NOT NULL AS paused FROM webhook_endpoints WHERE id = $1', [
+        id,
+      ]);
+      expect(rows[0].paused).toBe(true);
+      const human = await cli('webhooks', 'resume', id, ...scope);
+      expect(human.code, human.stdout + human.stderr).toBe(0);
+      expect(human.stdout).toContain(`${id}  enabled  `);
+      const again = await cli('webhooks', 'pause', id, ...scope);
+      expect(again.stdout).toMatch(new RegExp(`${id}  paused since \\d{4}-\\d\\d-\\d\\dT`));
+
+      await pool.query(`UPDATE webhook_endpoints SET disabled_at = now(), disabled_reason = 'gone' WHERE id = $1`, [
+        id,
+      ]);
+      const gone = await cli('webhooks', 'update', id, ...scope, '--description', 'gone');
+      expect(gone.stdout).toContain(`${id}  disabled (gone)  `);
+
+      const missing = await cli('webhooks', 'pause', 'we_nope', ...scope, '--json');
+      expect(missing.code).not.toBe(0);
+      expect(missing.json.error).toMatchObject({ code: 'resource_missing' });
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
 });

@@ -63,6 +63,8 @@ describe('writes scoped by account and mode', () => {
       [`${ep}/update`, { url: 'https://93.184.215.14/changed' }],
       [`${ep}/disable`, { confirm: 'yes' }],
       [`${ep}/enable`, {}],
+      [`${ep}/pause`, {}],
+      [`${ep}/resume`, {}],
       [`${ep}/rotate`, { confirm: 'yes' }],
       [`${ep}/test`, { type: 'parcel.delivered' }],
       [`${ep}/recover`, { since: '2026-01-01T00:00' }],
@@ -111,6 +113,8 @@ describe('writes scoped by account and mode', () => {
         const writes: Array<['PATCH' | 'POST' | 'DELETE', string, object | undefined]> = [
           ['PATCH', `/v1/webhooks/${theirs.endpoint}`, { description: 'changed', disabled: true }],
           ['POST', `/v1/webhooks/${theirs.endpoint}/secret/rotate`, {}],
+          ['POST', `/v1/webhooks/${theirs.endpoint}/pause`, undefined],
+          ['POST', `/v1/webhooks/${theirs.endpoint}/resume`, undefined],
           ['POST', `/v1/webhooks/${theirs.endpoint}/test`, { type: 'parcel.delivered' }],
           ['POST', `/v1/webhooks/${theirs.endpoint}/recover`, { since: 1_700_000_000 }],
           ['DELETE', `/v1/webhooks/${theirs.endpoint}`, undefined],

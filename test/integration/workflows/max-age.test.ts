@@ -3,6 +3,7 @@ import { temporal } from '@temporalio/proto';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { deliveryInput, deliveryStartOptions } from '../../../domain/delivery-start';
 import { listDeliveries } from '../../../domain/deliveries';
+import { pauseEndpoint } from '../../../domain/endpoint-lifecycle';
 import { registerEndpoint } from '../../../domain/endpoints';
 import { getEvent } from '../../../domain/event-log';
 import { publishEvent } from '../../../domain/events';
@@ -103,6 +104,27 @@ describe('delivery: max age', () => {
     const held = await publish('p_r2');
     await expectExpired(held, endpointId, 0);
     expect(postedIds('/busy')).toEqual([answered]);
+  });
+
+  it('gives up a delivery held by its paused endpoint at its max age, and a retry held after a failed attempt', async () => {
+    const endpointId = await endpointAt('/paused-age');
+    let answer = (): void => undefined;
+    const paused = new Promise<void>((resolve) => (answer = resolve));
+    // Attempt 1 is answered 500 once the endpoint is paused: its retry finds it paused, held until the max age.
+    h.receiver.script('/paused-age', { status: 500, until: paused });
+    const retried = await publish('p_pa1');
+    await waitFor(async () => postedIds('/paused-age').includes(retried), { what: 'attempt 1 posted' });
+    await pauseEndpoint({ pool: h.tw.pool, config }, scope(), endpointId);
+    answer();
+    const held = await publish('p_pa2');
+    await expectExpired(held, endpointId, 0);
+    await expectExpired(retried, endpointId, 1);
+    expect(postedIds('/paused-age')).toEqual([retried]);
+    // The held waits counted nothing: no abandonment, no failing mark.
+    const { rows } = await h.tw.pool.query('SELECT abandoned_streak, status FROM webhook_endpoints WHERE id = $1', [
+      endpointId,
+    ]);
+    expect(rows[0]).toEqual({ abandoned_streak: 0, status: 'enabled' });
   });
 
   it('gives up an ordered delivery still waiting for its parcel’s earlier event at its max age', async () => {

@@ -146,3 +146,30 @@ describe('workflowTry when the read fails', () => {
     );
   });
 });
+
+describe('runAttempt to a paused endpoint', () => {
+  it('is held: nothing posted, nothing recorded, and the try hands back a re-check, not an attempt', async () => {
+    const { pool, statements } = stubPool(limitedRow({ paused_for_ms: 40_000 }));
+    const deps = { pool, config: { webhook: { secretEncryptionKeys: [] } } } as unknown as AttemptDeps;
+    expect(await runAttempt(deps, input, 'workflow')).toEqual({ kind: 'held', pausedForMs: 40_000 });
+    // The read is the only statement: no claim released, no skip or attempt recorded.
+    expect(statements).toHaveLength(1);
+
+    const before = Date.now();
+    const outcome = await workflowTry(deps, input);
+    expect(outcome).toMatchObject({ kind: 'throttled', reservedSecond: null, rateLimit: null });
+    if (outcome.kind !== 'throttled') return;
+    // A quarter of the 40 s paused, up to a fifth more at random.
+    expect(outcome.waitMs).toBeGreaterThanOrEqual(10_000);
+    expect(outcome.waitMs).toBeLessThanOrEqual(12_000);
+    expect(outcome.pausedSinceMs).toBeGreaterThanOrEqual(before - 40_000 - 50);
+    expect(outcome.pausedSinceMs).toBeLessThanOrEqual(Date.now() - 40_000);
+  });
+
+  it('a paused endpoint that is also disabled ends the delivery skipped instead of holding it', async () => {
+    const { pool, statements } = stubPool(limitedRow({ paused_for_ms: 1_000, disabled: true, fresh: true }));
+    const deps = { pool, config: { webhook: { secretEncryptionKeys: [] } } } as unknown as AttemptDeps;
+    expect(await runAttempt(deps, input, 'workflow')).toEqual({ kind: 'skipped', reason: 'endpoint_disabled' });
+    expect(statements.some((s) => s.text.includes("status = 'skipped'"))).toBe(true);
+  });
+});
