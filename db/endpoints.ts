@@ -261,16 +261,18 @@ export async function pauseEndpoint(
   id: string,
 ): Promise<{ row: EndpointRow; changed: boolean } | undefined> {
   const { rows } = await db.query<EndpointRow & { changed: boolean }>(
-    `WITH before AS (
-       SELECT paused_at FROM webhook_endpoints WHERE id = $1 AND account_id = $2 AND livemode = $3 FOR UPDATE
-     ), updated AS (
-       UPDATE webhook_endpoints SET paused_at = COALESCE(paused_at, now())
-        WHERE id = $1 AND account_id = $2 AND livemode = $3 AND deleted_at IS NULL
-        RETURNING ${PUBLIC_COLUMNS}
+    // The row as it was comes from the locked read the update joins: a separate CTE reading it would not see
+    // the row this statement updates.
+    `WITH updated AS (
+       UPDATE webhook_endpoints w SET paused_at = COALESCE(w.paused_at, now())
+         FROM (SELECT id AS locked_id, paused_at AS was FROM webhook_endpoints
+                WHERE id = $1 AND account_id = $2 AND livemode = $3 AND deleted_at IS NULL FOR UPDATE) b
+        WHERE w.id = b.locked_id
+        RETURNING ${PUBLIC_COLUMNS}, b.was IS NULL AS changed
      ), released AS (
        SELECT release_rate_places($1) FROM updated
      )
-     SELECT updated.*, (SELECT paused_at IS NULL FROM before) AS changed FROM updated LEFT JOIN released ON true`,
+     SELECT updated.* FROM updated LEFT JOIN released ON true`,
     [id, scope.accountId, scope.livemode],
   );
   const row = rows[0];
@@ -286,14 +288,11 @@ export async function resumeEndpoint(
   id: string,
 ): Promise<{ row: EndpointRow; changed: boolean } | undefined> {
   const { rows } = await db.query<EndpointRow & { changed: boolean }>(
-    `WITH before AS (
-       SELECT paused_at FROM webhook_endpoints WHERE id = $1 AND account_id = $2 AND livemode = $3 FOR UPDATE
-     ), updated AS (
-       UPDATE webhook_endpoints SET paused_at = NULL
-        WHERE id = $1 AND account_id = $2 AND livemode = $3 AND deleted_at IS NULL
-        RETURNING ${PUBLIC_COLUMNS}
-     )
-     SELECT updated.*, (SELECT paused_at IS NOT NULL FROM before) AS changed FROM updated`,
+    `UPDATE webhook_endpoints w SET paused_at = NULL
+       FROM (SELECT id AS locked_id, paused_at AS was FROM webhook_endpoints
+              WHERE id = $1 AND account_id = $2 AND livemode = $3 AND deleted_at IS NULL FOR UPDATE) b
+      WHERE w.id = b.locked_id
+      RETURNING ${PUBLIC_COLUMNS}, b.was IS NOT NULL AS changed`,
     [id, scope.accountId, scope.livemode],
   );
   const row = rows[0];
@@ -314,14 +313,13 @@ export async function disableGoneEndpoint(
   deliveryId: string,
 ): Promise<{ disabled: boolean; accountId: string; livemode: boolean } | undefined> {
   const { rows } = await db.query<{ disabled: boolean; account_id: string; livemode: boolean }>(
-    `WITH before AS (
-       SELECT disabled_at FROM webhook_endpoints WHERE id = $1 FOR UPDATE
-     ), updated AS (
-       UPDATE webhook_endpoints
-          SET disabled_at = COALESCE(disabled_at, now()),
-              disabled_reason = CASE WHEN disabled_at IS NULL THEN 'gone' ELSE disabled_reason END
-        WHERE id = $1 AND deleted_at IS NULL
-        RETURNING account_id, livemode
+    `WITH updated AS (
+       UPDATE webhook_endpoints w
+          SET disabled_at = COALESCE(w.disabled_at, now()),
+              disabled_reason = CASE WHEN w.disabled_at IS NULL THEN 'gone' ELSE w.disabled_reason END
+         FROM (SELECT id AS locked_id, disabled_at AS was FROM webhook_endpoints WHERE id = $1 AND deleted_at IS NULL FOR UPDATE) b
+        WHERE w.id = b.locked_id
+        RETURNING w.account_id, w.livemode, b.was IS NULL AS disabled
      ), stopped AS (
        UPDATE deliveries SET status = 'skipped', reason = 'endpoint_disabled'
         WHERE endpoint_id = $1 AND status = 'pending' AND id <> $2 AND EXISTS (SELECT 1 FROM updated)
@@ -330,8 +328,7 @@ export async function disableGoneEndpoint(
      ), released AS (
        SELECT release_rate_places($1) FROM updated
      )
-     SELECT (SELECT disabled_at IS NULL FROM before) AS disabled, account_id, livemode
-       FROM updated LEFT JOIN released ON true`,
+     SELECT disabled, account_id, livemode FROM updated LEFT JOIN released ON true`,
     [endpointId, deliveryId],
   );
   const row = rows[0];

@@ -2,6 +2,7 @@ import type { RecordResult } from '../core/delivery-contract';
 import * as endpoints from '../db/endpoints';
 import type { EndpointScope } from '../db/endpoints';
 import { withTransaction, type Db, type Pool } from '../db/pool';
+import { recordAudit, SYSTEM_ACTOR, type AuditActor } from './audit-log';
 import {
   ENDPOINT_ID,
   endpointMissing,
@@ -14,7 +15,9 @@ import {
 /**
  * An endpoint's lifecycle beyond its settings: pause and resume by its owner (API, CLI, developers page), and the
  * engine's disable after a 410 Gone answer. Each is one function and one transaction, the place where whatever
- * must happen with it (a record of who did it, a notice) is added.
+ * must happen with it happens: its audit entry (domain/audit-log.ts) when it changed something, and the parcel
+ * system's operational event (endpoint.paused, endpoint.resumed, endpoint.disabled), published by the endpoint
+ * row's own trigger in the same transaction (db/migrations, operational webhooks).
  *
  * | From | Action | To |
  * |---|---|---|
@@ -29,18 +32,42 @@ import {
  */
 
 /** Pauses the endpoint: its new events and pending retries are held until it is resumed. */
-export async function pauseEndpoint(deps: EndpointDeps, scope: EndpointScope, id: string): Promise<EndpointRecord> {
-  const result = ENDPOINT_ID.test(id)
-    ? await withTransaction(deps.pool, (tx) => endpoints.pauseEndpoint(tx, scope, id))
-    : undefined;
-  if (!result) throw endpointMissing(id);
-  return toEndpointRecord(result.row, ringOf(deps));
+export async function pauseEndpoint(
+  deps: EndpointDeps,
+  scope: EndpointScope,
+  id: string,
+  actor: AuditActor,
+): Promise<EndpointRecord> {
+  return changeLifecycle(deps, scope, id, actor, 'endpoint.paused', endpoints.pauseEndpoint);
 }
 
 /** Resumes the endpoint: its held deliveries go out at their next re-check, in order and within its rate limit. */
-export async function resumeEndpoint(deps: EndpointDeps, scope: EndpointScope, id: string): Promise<EndpointRecord> {
+export async function resumeEndpoint(
+  deps: EndpointDeps,
+  scope: EndpointScope,
+  id: string,
+  actor: AuditActor,
+): Promise<EndpointRecord> {
+  return changeLifecycle(deps, scope, id, actor, 'endpoint.resumed', endpoints.resumeEndpoint);
+}
+
+/** A pause or a resume and, when it changed the endpoint, its audit entry: one transaction. */
+async function changeLifecycle(
+  deps: EndpointDeps,
+  scope: EndpointScope,
+  id: string,
+  actor: AuditActor,
+  action: 'endpoint.paused' | 'endpoint.resumed',
+  change: typeof endpoints.pauseEndpoint,
+): Promise<EndpointRecord> {
   const result = ENDPOINT_ID.test(id)
-    ? await withTransaction(deps.pool, (tx) => endpoints.resumeEndpoint(tx, scope, id))
+    ? await withTransaction(deps.pool, async (tx) => {
+        const changed = await change(tx, scope, id);
+        if (changed?.changed) {
+          await recordAudit(tx, { ...scope, action, actor, target: { type: 'webhook_endpoint', id } });
+        }
+        return changed;
+      })
     : undefined;
   if (!result) throw endpointMissing(id);
   return toEndpointRecord(result.row, ringOf(deps));
@@ -58,7 +85,16 @@ export async function recordGoneAttempt(
 ): Promise<RecordResult> {
   return withTransaction(pool, async (tx) => {
     const stored = await record(tx);
-    await endpoints.disableGoneEndpoint(tx, target.endpointId, target.deliveryId);
+    const disabled = await endpoints.disableGoneEndpoint(tx, target.endpointId, target.deliveryId);
+    if (disabled?.disabled) {
+      await recordAudit(tx, {
+        accountId: disabled.accountId,
+        livemode: disabled.livemode,
+        action: 'endpoint.disabled',
+        actor: SYSTEM_ACTOR,
+        target: { type: 'webhook_endpoint', id: target.endpointId },
+      });
+    }
     return { ...stored, gone: true };
   });
 }

@@ -255,7 +255,7 @@ export default async function webhookRoutes(
         config,
         schema: { tags, summary, params: EndpointParams, response: { 200: EndpointRecord, ...errors } },
       },
-      async (request) => change(deps(), authOf(request), request.params.id),
+      async (request) => change(deps(), authOf(request), request.params.id, actorOf(request)),
     );
   }
 

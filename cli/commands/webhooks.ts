@@ -202,7 +202,7 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
       .requiredOption('--mode <mode>', 'test or live')
       .option('--json', 'print one JSON document')
       .action(async (id: string, options: { account: string; mode: string }, command: Command) => {
-        const endpoint = await change(deps(), merchantScope(options), id);
+        const endpoint = await change(deps(), merchantScope(options), id, CLI_ACTOR);
         print(command, endpoint, () => describeEndpoint(endpoint));
       });
   }

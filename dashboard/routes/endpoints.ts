@@ -359,7 +359,7 @@ export default async function endpointRoutes(app: FastifyInstance, options: Dash
       { schema: hide, config: { dashboard: 'action' } },
       async (request, reply) => {
         const ctx = context(request);
-        const endpoint = await change(deps(), scopeOf(ctx), request.params.id);
+        const endpoint = await change(deps(), scopeOf(ctx), request.params.id, actorOf(request));
         return reply.redirect(`${paths.endpoint(ctx.mode, endpoint.id)}?notice=endpoint_${action}d`, 303);
       },
     );

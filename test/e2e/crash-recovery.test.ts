@@ -11,6 +11,7 @@ import {
   type TemporalServer,
 } from '../../temporal-tools/temporal-server';
 import type { Config } from '../../infra/config';
+import { CLI_ACTOR } from '../../domain/audit-log';
 import { pauseEndpoint, resumeEndpoint } from '../../domain/endpoint-lifecycle';
 import { publishEvent } from '../../domain/events';
 import { createPool, type Pool } from '../../db/pool';
@@ -111,7 +112,7 @@ describe('crash recovery', () => {
     const accountId = await createAccount(pool);
     const endpoint = await createEndpoint(pool, { accountId, url: `${receiver.url}/kill-held` });
     const scope = { accountId, livemode: false };
-    await pauseEndpoint({ pool, config }, scope, endpoint.id);
+    await pauseEndpoint({ pool, config }, scope, endpoint.id, CLI_ACTOR);
     const eventIds: string[] = [];
     for (let i = 0; i < 3; i++) {
       const published = await publishEvent(
@@ -134,7 +135,7 @@ describe('crash recovery', () => {
     await first.kill();
     expect(receiver.at('/kill-held')).toHaveLength(0);
     await startWorker();
-    await resumeEndpoint({ pool, config }, scope, endpoint.id);
+    await resumeEndpoint({ pool, config }, scope, endpoint.id, CLI_ACTOR);
     for (const eventId of eventIds) {
       expect(await deliveryResult(client, eventId, 90_000)).toMatchObject({
         endpoints: [{ endpointId: endpoint.id, outcome: 'delivered', attempts: 1 }],

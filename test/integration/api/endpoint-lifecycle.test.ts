@@ -8,6 +8,12 @@ import { useDeliveryHarness } from '../../helpers/harness';
 import type { ReceivedRequest } from '../../helpers/receiver';
 import { waitFor } from '../../helpers/wait';
 
+interface AuditEntry {
+  action: string;
+  actor: { type: string; id: string | null };
+  target: { type: string; id: string };
+}
+
 const bodyOf = (request: ReceivedRequest) =>
   JSON.parse(request.rawBody.toString()) as { id: string; sequence?: number; data: { parcel: { id: string } } };
 
@@ -95,6 +101,14 @@ describe('webhook endpoints API: pause, resume, 410 Gone', () => {
     expect((await call(key, 'POST', '/v1/webhooks/we_nope/resume')).statusCode).toBe(404);
     expect((await call(key, 'POST', '/v1/webhooks/nonsense/pause')).statusCode).toBe(404);
     expect((await call(key, 'GET', `/v1/webhooks/${endpointId}`)).json().status).toBe('failing');
+
+    // One audit entry per pause and per resume that changed the endpoint, by the key; the repeated pause made none.
+    const audit = (await call(key, 'GET', '/v1/audit_log?limit=100')).json<{ data: AuditEntry[] }>().data;
+    expect(
+      audit.filter((e) => e.target.id === endpointId && e.action !== 'endpoint.updated').map((e) => e.action),
+    ).toEqual(['endpoint.resumed', 'endpoint.paused', 'endpoint.resumed', 'endpoint.paused', 'endpoint.created']);
+    for (const entry of audit.filter((e) => e.action === 'endpoint.paused' || e.action === 'endpoint.resumed'))
+      expect(entry.actor).toEqual({ type: 'api_key', id: key.id });
   });
 
   it('holds what a paused ordered endpoint is sent, then delivers each once in parcel order on resume', async () => {
@@ -173,6 +187,11 @@ describe('webhook endpoints API: pause, resume, 410 Gone', () => {
     });
     const endpoint = (await call(key, 'GET', `/v1/webhooks/${endpointId}`)).json();
     expect(endpoint).toMatchObject({ status: 'disabled', disabled_reason: 'gone' });
+    // The engine's own disable is on the audit log, by the engine.
+    const audit = (await call(key, 'GET', '/v1/audit_log?action=endpoint.disabled')).json<{ data: AuditEntry[] }>();
+    expect(audit.data).toMatchObject([
+      { action: 'endpoint.disabled', actor: { type: 'system', id: null }, target: { id: endpointId } },
+    ]);
     const gone = (await call(key, 'GET', `/v1/events/${second}`)).json().deliveries;
     expect(gone).toMatchObject([{ status: 'failed', reason: 'endpoint_gone', attempts: 1, last_status_code: 410 }]);
     expect((await attemptsOf(api.pool, endpointId, second)).map((a) => a.status_code)).toEqual([410]);

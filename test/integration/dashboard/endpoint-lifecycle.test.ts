@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { CLI_ACTOR } from '../../../domain/audit-log';
 import { registerEndpoint } from '../../../domain/endpoints';
 import { signInWithLink } from '../../helpers/browser';
 import { testConfig } from '../../helpers/env';
@@ -39,6 +40,7 @@ describe('developers page: pause, resume, disabled because gone', () => {
       {
         url: `${h.receiver.url}/page-paused`,
       },
+      CLI_ACTOR,
     );
     const { page, errors } = await signedInPage(accountId);
     await page.goto(`${h.origin}/dashboard/test/endpoints/${endpoint.id}`);
@@ -70,6 +72,7 @@ describe('developers page: pause, resume, disabled because gone', () => {
       {
         url: `${h.receiver.url}/page-gone`,
       },
+      CLI_ACTOR,
     );
     await h.tw.pool.query(`UPDATE webhook_endpoints SET disabled_at = now(), disabled_reason = 'gone' WHERE id = $1`, [
       endpoint.id,

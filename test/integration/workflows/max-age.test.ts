@@ -114,7 +114,7 @@ describe('delivery: max age', () => {
     h.receiver.script('/paused-age', { status: 500, until: paused });
     const retried = await publish('p_pa1');
     await waitFor(async () => postedIds('/paused-age').includes(retried), { what: 'attempt 1 posted' });
-    await pauseEndpoint({ pool: h.tw.pool, config }, scope(), endpointId);
+    await pauseEndpoint({ pool: h.tw.pool, config }, scope(), endpointId, CLI_ACTOR);
     answer();
     const held = await publish('p_pa2');
     await expectExpired(held, endpointId, 0);

@@ -8,6 +8,7 @@ import {
   type OperationalEventType,
 } from '../../../core/operational-event-schemas';
 import { CLI_ACTOR } from '../../../domain/audit-log';
+import { pauseEndpoint, resumeEndpoint } from '../../../domain/endpoint-lifecycle';
 import { updateEndpoint } from '../../../domain/endpoints';
 import { publishEvent } from '../../../domain/events';
 import { publishOperationalEvent } from '../../../domain/operational-webhooks';
@@ -373,6 +374,35 @@ describe('operational webhooks', () => {
       // The endpoint that takes every kind was told once; the expired-only one not at all.
       expect(kindsAbout(all.path, endpoint.id)).toEqual(['endpoint.disabled']);
       expect(kindsAbout(expiredOnly.path, endpoint.id)).toEqual([]);
+    });
+
+    it('tells of a merchant pausing and resuming an endpoint, once each, and of the engine disabling it on a 410', async () => {
+      const lifecycle = await registered('/ops-lifecycle', [
+        'endpoint.paused',
+        'endpoint.resumed',
+        'endpoint.disabled',
+      ]);
+      const accountId = await createAccount(h.tw.pool, { status: 'active' });
+      const endpoint = await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/merchant-lifecycle` });
+      const scope = { accountId, livemode: false };
+      await pauseEndpoint({ pool: h.tw.pool, config }, scope, endpoint.id, CLI_ACTOR);
+      // Pausing again changes nothing and tells nothing.
+      await pauseEndpoint({ pool: h.tw.pool, config }, scope, endpoint.id, CLI_ACTOR);
+      await waitFor(() => kindsAbout(lifecycle.path, endpoint.id).length === 1, { what: 'endpoint.paused' });
+      await resumeEndpoint({ pool: h.tw.pool, config }, scope, endpoint.id, CLI_ACTOR);
+      await waitFor(() => kindsAbout(lifecycle.path, endpoint.id).length === 2, { what: 'endpoint.resumed' });
+      h.receiver.script('/merchant-lifecycle', { status: 410 });
+      await publishEvent(
+        { pool: h.tw.pool },
+        { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } },
+      );
+      await waitFor(() => kindsAbout(lifecycle.path, endpoint.id).length === 3, { what: 'endpoint.disabled' });
+      const bodies = receivedAbout(lifecycle.path, endpoint.id).map((r) => expectSignedAndShaped(r, lifecycle.secret));
+      expect(bodies.map((b) => [b.type, b.data.endpoint.status])).toEqual([
+        ['endpoint.paused', 'paused'],
+        ['endpoint.resumed', 'enabled'],
+        ['endpoint.disabled', 'disabled'],
+      ]);
     });
 
     it('publishOperationalEvent stores an event only with the transaction that makes the change', async () => {
