@@ -15,7 +15,7 @@ import type { Attempted } from './run';
 /** The longest pause between two looks at the claim. */
 const MAX_POLL_PAUSE_MS = 250;
 
-/** The outcome of an early run's record, as this try reports it. */
+/** The outcome of an early try's record, as this try reports it. */
 function adopted(holder: AttemptClaimHolderRow, url: string): Attempted {
   const succeeded = holder.succeeded ?? false;
   // Whether the record cleared a failing mark is not stored: a success tells the supervisor anyway (resetting a
@@ -38,11 +38,11 @@ function adopted(holder: AttemptClaimHolderRow, url: string): Attempted {
 /**
  * A workflow's try found the attempt claimed by another run. When that run is an early one (another process's
  * dispatcher, or this one's before a restart), its outcome is this attempt's: the try waits for its record and
- * adopts it. It calls the early run dead (undefined: the attempt is lost, as with any other run) only when sure:
+ * adopts it. It calls the early try dead (undefined: the attempt is lost, as with any other run) only when sure:
  *
- * 1. while the claim is younger than the early run's span (its read, post and inline record, each bounded), the
+ * 1. while the claim is younger than the early try's span (its read, post and inline record, each bounded), the
  *    run may still be posting: wait;
- * 2. past the span, a living early run that holds an answer is retrying its record (record.ts recordUntilAnswered)
+ * 2. past the span, a living early try that holds an answer is retrying its record (record.ts recordUntilAnswered)
  *    and lands it within one retry of Postgres answering. So the try needs a continuous window, longer than
  *    EARLY_RECORD_SILENCE_MS, in which every look at the claim is answered and no record appears. A look that
  *    fails ends the try as not posted (DatabaseUnavailable): the next try starts a new window.
@@ -52,7 +52,7 @@ function adopted(holder: AttemptClaimHolderRow, url: string): Attempted {
  * (EarlyAttemptUndecided), and the workflow's next try looks again, past the span by then.
  *
  * The window is measured on this try's clock from Postgres's answers, and the span on Postgres's clock: no clock
- * of another process is trusted. What remains: an early run cut off from Postgres while this try is not (a
+ * of another process is trusted. What remains: an early try cut off from Postgres while this try is not (a
  * one-sided partition) longer than the window, whose answer is then recorded as a timeout (the first writer
  * wins). A heartbeat on the claim row would not close it (a cut-off run cannot heartbeat either) and would cost a
  * write per attempt, so the window is what decides.
@@ -80,7 +80,7 @@ export async function adoptEarlyRecord(
       // This run holds no claim: it posted nothing, which is what its failure says.
       throw databaseUnavailable(err, claimed.claim.run);
     }
-    // Given back since the read (the early run skipped): nobody posted, and the next try claims it afresh.
+    // Given back since the read (the early try skipped): nobody posted, and the next try claims it afresh.
     if (!holder) throw earlyAttemptUndecided(input.attemptId, claimed.claim.run);
     if (!isEarlyRun(holder.run)) return undefined;
     if (holder.recorded) return adopted(holder, claimed.url);

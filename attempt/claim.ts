@@ -24,7 +24,7 @@ export function isEarlyRun(run: string | null | undefined): boolean {
  * The claim this execution makes, named afresh every time: the same local try may run again (its workflow task
  * lost with a worker, or timed out), and only the history knows which runs posted nothing. A regular try claims
  * too, though Temporal runs it once (its loss shows as a timeout in history): a fan-out's attempt 1 may be held by
- * the dispatcher's early run. A try without `claimTry` claims nothing.
+ * the dispatcher's early try. A try without `claimTry` claims nothing.
  */
 export function claimFor(input: SignAndPostInput, trigger: AttemptTrigger): AttemptClaim | undefined {
   if (trigger === 'early')

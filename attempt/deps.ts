@@ -2,7 +2,7 @@ import type { Agent } from 'undici';
 import type { Pool } from '../db/pool';
 import type { Config } from '../infra/config';
 
-/** Where an attempt's warnings go: the activity's logger for a workflow's try, the runtime's for an early run. */
+/** Where an attempt's warnings go: the activity's logger for a workflow's try, the runtime's for an early try. */
 export interface AttemptLog {
   warn(message: string, meta?: Record<string, unknown>): void;
   error(message: string, meta?: Record<string, unknown>): void;

@@ -32,7 +32,7 @@ import { runAttempt } from './run';
  *
  * An attempt 1 not on record at the start (still posting, Postgres did not answer, another run holds the claim)
  * is met by its ladder's try (what it meets is in index.ts): in this process it takes the outcome from memory
- * (take), elsewhere it adopts the early run's record (adopt.ts).
+ * (take), elsewhere it adopts the early try's record (adopt.ts).
  */
 
 /**

@@ -33,11 +33,11 @@ export function attemptReadFailed(err: unknown): ApplicationFailure {
   });
 }
 
-/** An early run holds the attempt and this try could not yet tell its fate within its own time (adopt.ts). */
+/** An early try holds the attempt and this try could not yet tell its fate within its own time (adopt.ts). */
 export function earlyAttemptUndecided(attemptId: string, run: string | undefined): ApplicationFailure {
   return notPosted(
     FAILURE.earlyAttemptUndecided,
-    `attempt ${attemptId}: the early run's outcome is not known yet`,
+    `attempt ${attemptId}: the early try's outcome is not known yet`,
     run,
   );
 }

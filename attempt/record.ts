@@ -16,7 +16,7 @@ import { withinDeadline } from './deadline';
  * Records an attempt and its delivery's progress, idempotent on (delivery, attempt) so the first writer wins; a
  * success also clears the endpoint's abandoned streak and failing mark (`recovered` then says the supervisor
  * must hear of it). Every writer of an attempt's record comes through here: the try inline, the workflow's
- * recordAttempt activity (retried by Temporal), and the early run's retries.
+ * recordAttempt activity (retried by Temporal), and the early try's retries.
  */
 export async function recordAttempt(pool: Pool, record: AttemptRecord): Promise<RecordResult> {
   if (record.statusCode !== GONE_STATUS) return insertAttempt(pool, record);
@@ -35,7 +35,7 @@ export async function recordInline(pool: Pool, record: AttemptRecord): Promise<R
 }
 
 /**
- * The early run's record after its inline write failed: written again and again until Postgres answers, or
+ * The early try's record after its inline write failed: written again and again until Postgres answers, or
  * until `stopped()` (the worker is leaving). A try in another process waits for it (adopt.ts) rather than
  * calling an answered request lost, and relies on this loop's bounds (EARLY_RECORD_SILENCE_MS).
  */

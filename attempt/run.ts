@@ -27,15 +27,15 @@ export type AttemptRun =
   | { kind: 'throttled'; throttle: Throttle; run?: string }
   /**
    * Nothing posted, nothing claimed: the endpoint is paused by its owner (held since `pausedForMs` ago). Not an
-   * attempt: the workflow re-checks later (core/delivery-policy.ts heldRecheckMs), the early run leaves it to it.
+   * attempt: the workflow re-checks later (core/delivery-policy.ts heldRecheckMs), the early try leaves it to it.
    */
   | { kind: 'held'; pausedForMs: number };
 
 /**
  * One attempt, the same steps whoever runs it: take a rate token and claim (in the read), read, skip or sign and
- * post, record. The workflow's try and the dispatcher's early run differ only in the trigger, which names the
+ * post, record. The workflow's try and the dispatcher's early try differ only in the trigger, which names the
  * claim; `reserve` says whether a throttled attempt reserves a later token (the workflow's try always does; the
- * early run does when its start will wait for that place, and otherwise leaves the attempt to the try). What each
+ * early try does when its start will wait for that place, and otherwise leaves the attempt to the try). What each
  * makes of the result is theirs (try.ts, early.ts). One round trip before the post, one after.
  */
 export async function runAttempt(

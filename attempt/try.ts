@@ -110,7 +110,7 @@ export async function workflowTry(deps: TryDeps, input: SignAndPostInput): Promi
 
 /**
  * The try's outcome is history: an answer not yet on record goes to the recordAttempt activity without its body
- * (the receiver's answer may echo the posted event). The early run's own writer, in memory, keeps the body.
+ * (the receiver's answer may echo the posted event). The early try's own writer, in memory, keeps the body.
  */
 function forHistory(outcome: AttemptOutcome): AttemptOutcome {
   if (outcome.kind !== 'attempted' || !outcome.record) return outcome;

@@ -50,7 +50,7 @@ export interface DeliverEventInput {
    * Endpoint id -> how its attempt 1 ended, when the dispatcher made it early and its record was written before
    * the start (attempt/early.ts handOff): the ladder takes it as attempt 1 and tries nothing, so a first
    * success costs the workflow one task and no activity, however many endpoints it has. An endpoint absent here:
-   * its ladder makes attempt 1, or adopts the early run's outcome when that run was still posting at the start.
+   * its ladder makes attempt 1, or adopts the early try's outcome when that run was still posting at the start.
    */
   firstAttemptOutcomes?: Record<string, FirstAttemptOutcome>;
   /**
@@ -371,12 +371,12 @@ export const FAILURE = {
   /** The attempt could not read or write our database before posting: nothing was sent. */
   databaseUnavailable: 'DatabaseUnavailable',
   /**
-   * The dispatcher's early run holds this attempt and its outcome is not known yet (attempt/adopt.ts): nothing
+   * The dispatcher's early try holds this attempt and its outcome is not known yet (attempt/adopt.ts): nothing
    * was sent by this try, which ends before its own timeout; the workflow's next try looks again.
    */
   earlyAttemptUndecided: 'EarlyAttemptUndecided',
   /**
-   * A local attempt's try ran before on a worker that died before its workflow task completed (or the early run
+   * A local attempt's try ran before on a worker that died before its workflow task completed (or the early try
    * that held it surely died mid-post): the post may have gone out, so it is recorded as lost (a timeout),
    * exactly as a regular activity's lost attempt is.
    */

@@ -49,7 +49,7 @@ export const ATTEMPT_DB_DEADLINE_MS = 2_000;
 /**
  * The dispatcher's early first attempt (attempt/early.ts) keeps writing a record it could not write inline until
  * Postgres answers: each write gives up after EARLY_RECORD_DEADLINE_MS, the next follows after a pause that
- * doubles from EARLY_RECORD_RETRY_INITIAL_MS up to EARLY_RECORD_RETRY_MAX_MS. So while the early run lives and
+ * doubles from EARLY_RECORD_RETRY_INITIAL_MS up to EARLY_RECORD_RETRY_MAX_MS. So while the early try lives and
  * Postgres answers, its record lands within EARLY_RECORD_DEADLINE_MS + EARLY_RECORD_RETRY_MAX_MS.
  */
 export const EARLY_RECORD_DEADLINE_MS = 1_000;
@@ -57,7 +57,7 @@ export const EARLY_RECORD_RETRY_INITIAL_MS = 50;
 export const EARLY_RECORD_RETRY_MAX_MS = 1_000;
 
 /**
- * How long a worker shutting down lets its early runs' unrecorded answers keep trying before it exits. Past it
+ * How long a worker shutting down lets its early tries' unrecorded answers keep trying before it exits. Past it
  * the answer dies with the process, and a try elsewhere records the attempt lost (attempt/adopt.ts).
  */
 export const EARLY_RECORD_DRAIN_MS = 5_000;
@@ -65,14 +65,14 @@ export const EARLY_RECORD_DRAIN_MS = 5_000;
 /**
  * A fan-out's start waits for the early attempts 1 of its endpoints (attempt/early.ts handOff) until every one is
  * decided, or this long at most: past it the workflow starts with the outcomes decided by then, and the try of each
- * endpoint still posting adopts its early run's outcome. So a slow endpoint (up to DELIVERY_TIMEOUT) delays the
+ * endpoint still posting adopts its early try's outcome. So a slow endpoint (up to DELIVERY_TIMEOUT) delays the
  * retry ladders of the other endpoints of its event by this much at most; a one-endpoint start has nobody else to
  * hold up and waits for its attempt to end.
  */
 export const FAN_OUT_START_WAIT_MS = 500;
 
 /**
- * An early run has surely left its first steps this long after its claim: its read, its post and its inline
+ * An early try has surely left its first steps this long after its claim: its read, its post and its inline
  * record each end within their deadlines. Past it, the run either recorded, died, or is retrying its record.
  */
 export function earlyAttemptSpanMs(timeoutMs: number): number {
@@ -80,7 +80,7 @@ export function earlyAttemptSpanMs(timeoutMs: number): number {
 }
 
 /**
- * How long a try must see Postgres answer, past an early run's span and with no record appearing, before it
+ * How long a try must see Postgres answer, past an early try's span and with no record appearing, before it
  * calls that run dead: longer than one of the early writer's retries (its deadline and its longest pause), so a
  * living writer with the same Postgres would have written by then (attempt/adopt.ts).
  */

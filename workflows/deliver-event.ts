@@ -119,7 +119,7 @@ function runOf(err: unknown): string | undefined {
  * the attempt is recorded as failed unless the lost worker had already written the real record.
  */
 async function recordLostAttempt(input: SignAndPostInput, err: unknown, activityTimeoutMs: number): Promise<Attempted> {
-  // A local try that found the attempt run by a lost worker (or by an early run surely dead) reports the same
+  // A local try that found the attempt run by a lost worker (or by an early try surely dead) reports the same
   // loss a regular attempt's timeout does.
   const timedOut = failureType(err) === FAILURE.attemptLost || attemptFailure(err) instanceof TimeoutFailure;
   const record = attemptRecord(input, {
@@ -189,7 +189,7 @@ async function attemptOnce(
       try {
         // The ladder is the only retry: Temporal must never post twice on its own.
         const options = { startToCloseTimeout: activityTimeoutMs, retry: { maximumAttempts: 1 }, summary };
-        // Every try claims the attempt, local or regular: a fan-out's attempt 1 may be its early run's, still posting.
+        // Every try claims the attempt, local or regular: a fan-out's attempt 1 may be its early try's, still posting.
         const request = { ...input, claimTry: tries++, notPostedRuns: [...notPostedRuns] };
         const outcome = local
           ? await signAndPostLocally.executeWithOptions(options, [request])
@@ -208,7 +208,7 @@ async function attemptOnce(
         }
         if (outcome.kind === 'attempted' && !outcome.recorded && outcome.record) {
           const stored = await recordAttempt(outcome.record);
-          // An early run keeps writing its record too (attempt/early.ts) and may have written first, clearing the
+          // An early try keeps writing its record too (attempt/early.ts) and may have written first, clearing the
           // endpoint's failing mark without telling anyone: a success tells the supervisor (a no-op if unset).
           const recovered = stored.recovered || (outcome.early === true && stored.succeeded);
           return { ...outcome, ...stored, recovered, recorded: true, record: undefined };

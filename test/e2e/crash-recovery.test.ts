@@ -146,7 +146,7 @@ describe('crash recovery', () => {
     expect((await attemptsOf(pool, endpoint.id)).map((a) => a.attempt)).toEqual([1, 1, 1]);
   }, 180_000);
 
-  // Attempt 1 is the dispatcher's early run; the kill lands on attempt 2 (the workflow's own try), and the ladder
+  // Attempt 1 is the dispatcher's early try; the kill lands on attempt 2 (the workflow's own try), and the ladder
   // after it must not care how attempt 1 went out.
   it('a worker SIGKILLed mid-post: that attempt is recorded as a timeout and the ladder goes on', async () => {
     const { config, client, startWorker } = await setup(inject('temporalAddress'), '1s,1s,1s');

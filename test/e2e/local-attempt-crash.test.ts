@@ -16,9 +16,9 @@ import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-proces
  * A one-endpoint delivery's attempts run inside the workflow task (local attempts), so a worker that dies
  * mid-post leaves nothing in history and the next worker runs the attempt again with the same id. Whatever that
  * re-run meets, one attempt id reaches the receiver once: the re-run records the attempt as lost instead of
- * posting it again. Attempt 1 is the dispatcher's early run, which dies with the worker as well: the next
+ * posting it again. Attempt 1 is the dispatcher's early try, which dies with the worker as well: the next
  * worker's try finds its claim, and records the attempt lost only once that run is surely dead. The kill lands
- * on attempt 1 (the early run) or on attempt 2 (the workflow's own local try).
+ * on attempt 1 (the early try) or on attempt 2 (the workflow's own local try).
  * The workers are child processes SIGKILLed as a crashed machine would be; they reach Postgres through a proxy
  * the test cuts.
  */
@@ -158,7 +158,7 @@ describe.each([{ lost: 1 }, { lost: 2 }])(
       if (earlyRunLost) {
         // The start waited for attempt 1, which died with the first worker: no workflow yet. The event waits in
         // the outbox until a dispatcher reaches the database again (and the lost one's lease has lapsed); that
-        // dispatcher finds attempt 1 claimed, starts the workflow without it, and the try finds the early run dead.
+        // dispatcher finds attempt 1 claimed, starts the workflow without it, and the try finds the early try dead.
         await expect(client.workflow.getHandle(`event:${eventId}`).describe()).rejects.toThrow(/not found/i);
         expect((await direct.query('SELECT dispatched_at FROM events WHERE id = $1', [eventId])).rows).toEqual([
           { dispatched_at: null },

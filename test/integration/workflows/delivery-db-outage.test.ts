@@ -260,9 +260,9 @@ describe('delivery: our database down between the POST and its record', () => {
     }
   });
 
-  it("the early run's record cut off, the workflow's try in another process: it adopts the answer once Postgres is back", async () => {
-    // The early run is this test's, on a Postgres path of its own (a second proxy); the workflow runs on the
-    // harness worker, which never saw it: its try meets only the early run's claim, as another process would.
+  it("the early try's record cut off, the workflow's try in another process: it adopts the answer once Postgres is back", async () => {
+    // The early try is this test's, on a Postgres path of its own (a second proxy); the workflow runs on the
+    // harness worker, which never saw it: its try meets only the early try's claim, as another process would.
     const url = new URL(testDatabaseUrl());
     const earlyProxy = await startTcpProxy({ host: url.hostname, port: Number(url.port || 5432) });
     url.port = String(earlyProxy.port);
@@ -280,8 +280,8 @@ describe('delivery: our database down between the POST and its record', () => {
       });
       // The worker's Postgres is away during the hand-off, so its own dispatcher cannot take the event first.
       await db.proxy.cut();
-      // The early run's answer cannot reach its record, so the start goes out without it: the try meets the
-      // early run's claim.
+      // The early try's answer cannot reach its record, so the start goes out without it: the try meets the
+      // early try's claim.
       const published = await publish(accountId, (input) => earlyRuns.handOff(input));
       await waitFor(() => h.receiver.at('/early-cut').length === 1, { what: 'the early POST' });
       await waitFor(() => historyHas(h.tw.client, published.event.id, isBackoffTimer), {

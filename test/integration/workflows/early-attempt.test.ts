@@ -130,8 +130,8 @@ describe('early first attempts', () => {
 
 /**
  * The same attempt met in another process (its first task went to another worker, or came after a restart):
- * no promise to take, only the early run's claim in Postgres. The early runs and the workflow's tries are called
- * directly, each with its own deps (a try without the early runs' source is a try in another process), against
+ * no promise to take, only the early try's claim in Postgres. The early tries and the workflow's tries are called
+ * directly, each with its own deps (a try without the early tries' source is a try in another process), against
  * the real database and a real HTTPS receiver.
  */
 describe('early first attempts met from another process', () => {
@@ -186,7 +186,7 @@ describe('early first attempts met from another process', () => {
     };
   }
 
-  /** The workflow input whose attempt 1 is `input`, as the dispatcher hands it to the early runs. */
+  /** The workflow input whose attempt 1 is `input`, as the dispatcher hands it to the early tries. */
   const deliverInput = (input: SignAndPostInput): DeliverEventInput => ({
     eventId: input.eventId,
     eventType: input.eventType,
@@ -200,7 +200,7 @@ describe('early first attempts met from another process', () => {
     firstAttemptIds: { [input.endpointId]: input.attemptId },
   });
 
-  /** One early run of attempt 1, as a dispatcher makes it; resolves with what it came to, its writer still going. */
+  /** One early try of attempt 1, as a dispatcher makes it; resolves with what it came to, its writer still going. */
   async function earlyRun(input: SignAndPostInput, withDeps = deps) {
     const early = createEarlyAttempts(withDeps, { maxInFlight: 10 });
     void early.handOff(deliverInput(input));
@@ -249,7 +249,7 @@ describe('early first attempts met from another process', () => {
 
   it('waits for an early attempt still under way, and adopts its record once written', async () => {
     const input = await anAttempt('/other-wait');
-    // An early run's claim, its record not yet written (its post under way).
+    // An early try's claim, its record not yet written (its post under way).
     await h.tw.pool.query('INSERT INTO attempt_claims (attempt_id, run, try) VALUES ($1, $2, 0)', [
       input.attemptId,
       `${EARLY_ATTEMPT_RUN_PREFIX}test`,
@@ -271,9 +271,9 @@ describe('early first attempts met from another process', () => {
     expect(h.receiver.at('/other-wait')).toHaveLength(0);
   });
 
-  it("our database cut between the early run's POST and its record: the try elsewhere adopts the answer, never a timeout", async () => {
+  it("our database cut between the early try's POST and its record: the try elsewhere adopts the answer, never a timeout", async () => {
     const input = await anAttempt('/other-cut');
-    // The early run reads through the proxy; the cut lands while the receiver answers, so its record cannot be written.
+    // The early try reads through the proxy; the cut lands while the receiver answers, so its record cannot be written.
     h.receiver.script('/other-cut', () => {
       void proxy.cut();
       return { status: 503, body: 'busy, try later', delayMs: 50 };
@@ -317,7 +317,7 @@ describe('early first attempts met from another process', () => {
     expect(h.receiver.at('/other-disabled')).toHaveLength(0);
   });
 
-  it('an early run that never recorded (its process died mid-post): lost only after a window of Postgres answering with no record', async () => {
+  it('an early try that never recorded (its process died mid-post): lost only after a window of Postgres answering with no record', async () => {
     const input = await anAttempt('/other-lost');
     await h.tw.pool.query(
       `INSERT INTO attempt_claims (attempt_id, run, try, claimed_at) VALUES ($1, $2, 0, now() - interval '1 minute')`,
@@ -329,7 +329,7 @@ describe('early first attempts met from another process', () => {
     expect(h.receiver.at('/other-lost')).toHaveLength(0);
   });
 
-  it("an early run still within its span when the try's time runs out: not posted, and the next try decides", async () => {
+  it("an early try still within its span when the try's time runs out: not posted, and the next try decides", async () => {
     const input = await anAttempt('/other-young');
     const run = `${EARLY_ATTEMPT_RUN_PREFIX}young`;
     await h.tw.pool.query('INSERT INTO attempt_claims (attempt_id, run, try) VALUES ($1, $2, 0)', [
