@@ -103,7 +103,11 @@ export async function startBareWorker(
   return { worker, running, activityStarted, completions };
 }
 
-/** The cost of Temporal alone: one workflow, one activity posting to the receiver, started with the client and awaited. */
+/**
+ * The cost of Temporal alone, started with the client and awaited: `bareWorkflow`, one activity posting to the
+ * receiver (latency: start -> the activity began); or `emptyWorkflow`, which does nothing, the least a workflow
+ * per event can cost on this server (latency: start -> completed).
+ */
 export async function bareTemporalPhase(
   ctx: BenchContext,
   server: MeteredServer,
@@ -111,8 +115,10 @@ export async function bareTemporalPhase(
   steady: Steady,
   concurrency: number,
   bareBundle: { code: string },
+  workflowType: 'bareWorkflow' | 'emptyWorkflow' = 'bareWorkflow',
 ): Promise<PhaseResult> {
-  const taskQueue = `bench-bare-${ctx.runId}-${concurrency}-${Math.random().toString(36).slice(2, 6)}`;
+  const prefix = workflowType === 'bareWorkflow' ? 'bare' : 'empty';
+  const taskQueue = `bench-${prefix}-${ctx.runId}-${concurrency}-${Math.random().toString(36).slice(2, 6)}`;
   const { worker, running, activityStarted, completions } = await startBareWorker(ctx, taskQueue, bareBundle, receiver);
   const meters = costMeters(server, ctx.pool);
   const measuredIds: string[] = [];
@@ -121,56 +127,21 @@ export async function bareTemporalPhase(
       { ...steady, concurrency },
       async (i) => {
         const id = `${taskQueue}-${i}`;
+        const workflowId = `${prefix}:${id}`;
         const t0 = performance.now();
-        await ctx.client.workflow.start('bareWorkflow', { taskQueue, workflowId: `bare:${id}`, args: [id] });
-        meters.workflowLived(await within(completions.waitFor(`bare:${id}`), DELIVERY_DEADLINE_MS, id));
-        measuredIds.push(`bare:${id}`);
+        const args = workflowType === 'bareWorkflow' ? [id] : [];
+        await ctx.client.workflow.start(workflowType, { taskQueue, workflowId, args });
+        meters.workflowLived(await within(completions.waitFor(workflowId), DELIVERY_DEADLINE_MS, id));
+        measuredIds.push(workflowId);
+        if (workflowType === 'emptyWorkflow') return performance.now() - t0;
         const began = activityStarted.get(id) as number;
         activityStarted.delete(id);
         return began - t0;
       },
       meters,
     );
-    await allClosed(ctx.client, taskQueue, 'bareWorkflow', completions);
+    await allClosed(ctx.client, taskQueue, workflowType, completions);
     return { summary, ...meters.costs(), ...(await historyFacts(ctx, measuredIds, concurrency === 1)) };
-  } finally {
-    worker.shutdown();
-    await running;
-  }
-}
-
-/**
- * The least a workflow per event can cost on this server: bare Temporal starting a workflow that does nothing (no
- * activity, no POST) and awaiting its completion, at the same concurrency as the load phases. Latency: start ->
- * completion.
- */
-export async function emptyWorkflowPhase(
-  ctx: BenchContext,
-  server: MeteredServer,
-  receiver: Receiver,
-  steady: Steady,
-  concurrency: number,
-  bareBundle: { code: string },
-): Promise<PhaseResult> {
-  const taskQueue = `bench-empty-${ctx.runId}-${Math.random().toString(36).slice(2, 6)}`;
-  const { worker, running, completions } = await startBareWorker(ctx, taskQueue, bareBundle, receiver);
-  const meters = costMeters(server, ctx.pool);
-  const measuredIds: string[] = [];
-  try {
-    const summary = await runSteady(
-      { ...steady, concurrency },
-      async (i) => {
-        const workflowId = `empty:${taskQueue}-${i}`;
-        const t0 = performance.now();
-        await ctx.client.workflow.start('emptyWorkflow', { taskQueue, workflowId, args: [] });
-        meters.workflowLived(await within(completions.waitFor(workflowId), DELIVERY_DEADLINE_MS, workflowId));
-        measuredIds.push(workflowId);
-        return performance.now() - t0;
-      },
-      meters,
-    );
-    await allClosed(ctx.client, taskQueue, 'emptyWorkflow', completions);
-    return { summary, ...meters.costs(), ...(await historyFacts(ctx, measuredIds, false)) };
   } finally {
     worker.shutdown();
     await running;
