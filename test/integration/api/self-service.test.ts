@@ -139,11 +139,14 @@ describe('merchant self-service API', () => {
       ['resend', 1],
       ['automatic', 1],
     ]);
-    // The operator's view: its own workflow with a summary that says what it is.
+    // The operator's view: its own workflow with a summary that says what it is. The outbox records a first try
+    // before it starts the workflow, so the workflow may appear a moment after the delivery reads succeeded.
     const { rows } = await api.pool.query("SELECT id FROM deliveries WHERE event_id = $1 AND trigger = 'resend'", [
       published.event.id,
     ]);
-    const described = await h.tw.client.workflow.getHandle(`delivery:${rows[0].id}`).describe();
+    const described = await waitFor(() => h.tw.client.workflow.getHandle(`delivery:${rows[0].id}`).describe(), {
+      what: 'the resend delivery workflow to exist',
+    });
     expect(await described.staticSummary()).toBe(
       `resend parcel.delivered ${published.event.id} -> ${endpoint.id} (${key.account_id}, test)`,
     );
