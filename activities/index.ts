@@ -1,6 +1,5 @@
 import type { Client } from '@temporalio/client';
 import type { Agent } from 'undici';
-import type { EarlyAttemptSource } from '../attempt';
 import type { DeliveryActivities } from '../core/delivery-contract';
 import { databaseVersion, type Pool } from '../domain/database';
 import type { Config } from '../infra/config';
@@ -20,8 +19,6 @@ export interface ActivityDeps {
   temporal?: Client;
   /** Built from SMTP_URL when set. */
   mailer?: Mailer;
-  /** The first attempts the worker's dispatcher made early (attempt/early.ts); none when absent. */
-  early?: EarlyAttemptSource;
 }
 
 /** Activities come from a factory over their dependencies; the worker builds those, tests may pass their own. */

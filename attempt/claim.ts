@@ -10,10 +10,10 @@ import type { Pool } from '../db/pool';
 
 export type { AttemptClaim, AttemptClaimHolderRow };
 
-/** Who runs an attempt: the workflow's try, or the outbox dispatcher beside the workflow's start. */
+/** Who runs an attempt: the workflow's try, or the outbox dispatcher before the workflow's start. */
 export type AttemptTrigger = 'workflow' | 'early';
 
-/** The run name an early attempt claims under: a try that finds such a claim waits for its record (adopt.ts). */
+/** The run name an early attempt claims under: only the outbox settles such a claim (settle.ts). */
 export const EARLY_ATTEMPT_RUN_PREFIX = 'early:';
 
 export function isEarlyRun(run: string | null | undefined): boolean {
@@ -22,13 +22,19 @@ export function isEarlyRun(run: string | null | undefined): boolean {
 
 /**
  * The claim this execution makes, named afresh every time: the same local try may run again (its workflow task
- * lost with a worker, or timed out), and only the history knows which runs posted nothing. A regular try claims
- * too, though Temporal runs it once (its loss shows as a timeout in history): a fan-out's attempt 1 may be held by
- * the dispatcher's early try. A try without `claimTry` claims nothing.
+ * lost with a worker, or timed out), and only the history knows which runs posted nothing; the outbox's early try
+ * may be made again (its delivery claimed again), and only its process knows which of its runs posted nothing.
+ * A regular try claims too, though Temporal runs it once: a workflow started before the outbox owned attempt 1
+ * may meet that attempt claimed by an early try. A try without `claimTry` claims nothing.
  */
 export function claimFor(input: SignAndPostInput, trigger: AttemptTrigger): AttemptClaim | undefined {
   if (trigger === 'early')
-    return { attemptId: input.attemptId, run: EARLY_ATTEMPT_RUN_PREFIX + randomUUID(), try: 0, notPostedRuns: [] };
+    return {
+      attemptId: input.attemptId,
+      run: EARLY_ATTEMPT_RUN_PREFIX + randomUUID(),
+      try: 0,
+      notPostedRuns: input.notPostedRuns ?? [],
+    };
   if (input.claimTry === undefined) return undefined;
   return {
     attemptId: input.attemptId,

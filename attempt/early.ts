@@ -1,65 +1,55 @@
 import {
   attemptInput,
-  type AttemptOutcome,
   type DeliverEventInput,
   type FirstAttemptOutcome,
   type FirstAttemptThrottle,
   type SignAndPostInput,
 } from '../core/delivery-contract';
-import { EARLY_RECORD_DRAIN_MS, FAN_OUT_START_WAIT_MS } from '../core/delivery-policy';
+import { dispatchLeaseMs, EARLY_RECORD_DRAIN_MS, EARLY_RECORD_LEASE_MARGIN_MS } from '../core/delivery-policy';
 import type { AccountRoom } from '../db/outbox';
 import { createAccountShare } from './account-share';
 import type { AttemptDeps } from './deps';
 import { recordUntilAnswered } from './record';
-import { runAttempt } from './run';
+import { runAttempt, type Attempted } from './run';
+import { settleClaimed } from './settle';
 
 /**
- * Early first attempts. The outbox dispatcher learns of an event within a millisecond of its commit, but its
- * workflow reaches its first attempt only after Temporal has stored the start, handed back the first task and the
- * worker has built the workflow. So the dispatcher makes attempt 1 of every endpoint itself, side by side, each
- * under the attempt id fixed at hand-off (DeliverEventInput.firstAttemptIds), through the same pipeline as the
- * workflow's try (run.ts), and the start waits for them (handOff): each attempt 1 that ended on record rides in
- * the start's input (DeliverEventInput.firstAttemptOutcomes), and the workflow's first task ends those ladders or
- * sets their retry timers without an activity: one workflow activation, whatever the number of endpoints.
+ * Early first attempts: the outbox owns attempt 1. The dispatcher learns of an event within a millisecond of its
+ * commit, but its workflow reaches its first attempt only after Temporal has stored the start, handed back the
+ * first task and the worker has built the workflow. So the dispatcher makes attempt 1 of every endpoint itself,
+ * side by side, each under the id derived from its delivery (domain/delivery-start.ts earlyAttemptIds), through
+ * the same pipeline as the workflow's try (run.ts): claim, post, record, and only then the start (handOff), whose
+ * input carries each outcome on record (DeliverEventInput.firstAttemptOutcomes). The workflow's first task ends
+ * those ladders or sets their retry timers without an activity: one workflow task, whatever the number of
+ * endpoints. The workflow owns every other attempt, under ids it draws itself, so no attempt has two owners.
  *
- * A one-endpoint start waits for its attempt to end. An attempt 1 held back by its endpoint's rate limit or
- * Retry-After takes its place in the queue here and rides in the input as that place
- * (DeliverEventInput.firstAttemptThrottles): the outbox keeps the delivery waiting for it (domain/outbox.ts), and
- * the next hand-off makes attempt 1 here again with that place, so a throttled delivery costs one workflow task
- * once posted, not a task to take its place and another to post. A fan-out's start waits until every attempt 1
- * has ended or FAN_OUT_START_WAIT_MS has passed, so a slow endpoint holds up the others' ladders by that bound at
- * most; its throttled attempts 1 take no place here and are left to their ladders.
+ * The start waits for every attempt 1 it made to be on record: a slow endpoint holds up its event's other ladders
+ * (their retries) by its timeout at most. An answer the inline record missed is written again until Postgres
+ * answers, within the dispatcher's lease on the row (core/delivery-policy.ts dispatchLeaseMs). When attempt 1
+ * cannot be settled (our database did not answer before the post, or the record could not be written within the
+ * lease), the hand-off fails and no workflow starts: the row is claimed again, and whoever claims it finds the
+ * attempt as this run left it (settle.ts).
  *
- * An attempt 1 not on record at the start (still posting, Postgres did not answer, another run holds the claim)
- * is met by its ladder's try (what it meets is in index.ts): in this process it takes the outcome from memory
- * (take), elsewhere it adopts the early try's record (adopt.ts).
+ * Attempt 1 is not made here, and the workflow makes it under an id of its own, when nothing was claimed for it:
+ * no room (the worker's capacity, the account's share), a paused endpoint, a fan-out's endpoint held back by its
+ * rate limit, an endpoint kept in order per parcel. A one-endpoint delivery held back by its rate limit takes its
+ * place in the queue here, and waits for it in the outbox (domain/outbox.ts): the next hand-off makes attempt 1
+ * with that place (DeliverEventInput.firstAttemptThrottles).
  */
 
-/**
- * What an early attempt came to: its outcome when it posted (or skipped), else nothing was posted, and
- * `notPostedRun` names the claim it may have left, which the workflow's try may take; `throttle` is the place it
- * took in its endpoint's queue when it was asked to (handOff), claiming nothing.
- */
+/** What one early attempt came to: its outcome on record, the place it took (one endpoint), or nothing made. */
 export type EarlyAttemptResult =
-  | { outcome: AttemptOutcome; notPostedRun?: undefined; throttle?: undefined }
-  | { outcome?: undefined; notPostedRun?: string; throttle?: FirstAttemptThrottle };
+  { outcome: FirstAttemptOutcome; throttle?: undefined } | { outcome?: undefined; throttle?: FirstAttemptThrottle };
 
-export interface EarlyAttemptSource {
-  /** The early attempt of this id made in this process, once; undefined when it made none. */
-  take(attemptId: string): Promise<EarlyAttemptResult> | undefined;
-}
-
-export interface EarlyAttempts extends EarlyAttemptSource {
+export interface EarlyAttempts {
   /**
-   * Makes attempt 1 of each endpoint of this delivery with a fixed id now, while there is room, and waits for
-   * them: a one-endpoint start at most the attempt's own span (the post's timeout, one record write), a fan-out's
-   * at most `fanOutWaitMs` (FAN_OUT_START_WAIT_MS by default). Resolves with the input to start the workflow with: carrying each outcome on
-   * record, or (one endpoint) the place it took when throttled. The input itself, at once, when no early attempt
-   * is made (none to make early, or no room); a start retried after Temporal refused it finds the outcomes made
-   * the first time.
+   * Makes attempt 1 of each endpoint named in `attemptIds` now, while there is room, and resolves, once every one
+   * made is on record, with the input to start the workflow with: carrying each outcome, or (one endpoint) the
+   * place it took when throttled. The input itself, at once, when no early attempt is made. Rejects when an
+   * attempt could not be settled: the start must not be made.
    */
-  handOff(input: DeliverEventInput, fanOutWaitMs?: number): DeliverEventInput | Promise<DeliverEventInput>;
-  /** Early attempts under way (posting, or holding an answer not yet recorded). */
+  handOff(input: DeliverEventInput, attemptIds: Record<string, string>): DeliverEventInput | Promise<DeliverEventInput>;
+  /** Early attempts under way (posting, or writing an answer not yet recorded). */
   inFlight(): number;
   /** How many more events of each account holding places the outbox may claim now (account-share.ts). */
   accountRoom(): AccountRoom;
@@ -74,14 +64,11 @@ export interface EarlyAttemptsOptions {
   maxInFlight: number;
 }
 
-/** How long an outcome no try took is kept (a first task that went to another worker): long past any try. */
-const UNCLAIMED_KEEP_MS = 120_000;
+/** How long this process remembers that one of its early runs posted nothing: long past any re-claim. */
+const NOT_POSTED_KEEP_MS = 120_000;
 
-/** What a start may carry as attempt 1: only an outcome already on record, trimmed to what the ladder reads. */
-export function recordedFirstAttempt(result: EarlyAttemptResult): FirstAttemptOutcome | undefined {
-  const outcome = result.outcome;
-  if (outcome?.kind === 'skipped') return outcome;
-  if (outcome?.kind !== 'attempted' || !outcome.recorded) return undefined;
+/** An attempt posted and on record, trimmed to what the ladder reads. */
+function firstAttempt(outcome: Attempted): FirstAttemptOutcome {
   const { statusCode, error, durationMs, url, succeeded, recovered, retryAfterMs, gone } = outcome;
   return {
     kind: 'attempted',
@@ -98,57 +85,58 @@ export function recordedFirstAttempt(result: EarlyAttemptResult): FirstAttemptOu
   };
 }
 
-/**
- * One early attempt. Whatever keeps it from posting (a claim already held, our database, an endpoint to skip,
- * no rate token this second) is left to the workflow's try, which meets it again. An answer it could not record
- * is handed back at once (a try in this process records it through the recordAttempt activity) and written on in
- * the background until Postgres answers (`write`), for a try in another process to adopt.
- */
-async function earlyAttempt(
-  deps: AttemptDeps,
-  input: SignAndPostInput,
-  reserve: boolean,
-  write: (work: Promise<unknown>) => void,
-  stopped: () => boolean,
-): Promise<EarlyAttemptResult> {
-  const run = await runAttempt(deps, input, 'early', reserve);
-  switch (run.kind) {
-    case 'posted':
-      if (!run.outcome.recorded && run.outcome.record)
-        write(recordUntilAnswered(deps.pool, run.outcome.record, stopped));
-      return { outcome: { ...run.outcome, early: true } };
-    case 'skipped':
-      return { outcome: { kind: 'skipped', reason: run.reason } };
-    case 'notPosted':
-      return { notPostedRun: run.run };
-    // No token this second: the place reserved (when asked to reserve), for the start to wait for; else the
-    // workflow's try asks again and reserves one. A token that came too late had been claimed with: the claim is
-    // given back, and named so a try in this process may take it regardless (the try asks again at once).
-    case 'throttled': {
-      if (run.run) return { notPostedRun: run.run };
-      if (!reserve) return {};
-      const { untilMs, reservedSecond, rateLimit } = run.throttle;
-      return { throttle: { untilMs, reservedSecond, rateLimit } };
-    }
-    // Paused by its owner: nothing is posted before the start; the workflow's try holds the attempt.
-    case 'held':
-    case 'claimed':
-      return {};
-  }
-}
-
 export function createEarlyAttempts(deps: AttemptDeps, options: EarlyAttemptsOptions): EarlyAttempts {
-  const made = new Map<string, Promise<EarlyAttemptResult>>();
   const running = new Set<Promise<unknown>>();
   // One account (and mode) holds at most its share of them (account-share.ts), so a slow receiver's backlog
   // leaves room for every other account's attempt 1.
   let shareFreed = () => undefined as void;
   const shares = createAccountShare(options.maxInFlight, () => shareFreed());
+  // Runs of this process that claimed an attempt 1 and posted nothing (our database did not answer, a token came
+  // too late): the next hand-off of that delivery here may take their claims (db/attempt-claims.ts).
+  const notPosted = new Map<string, string[]>();
   let stopped = false;
-  const track = (work: Promise<unknown>) => {
-    running.add(work);
-    void work.catch(() => undefined).finally(() => running.delete(work));
+
+  const remember = (attemptId: string, run: string | undefined) => {
+    if (run === undefined) return;
+    notPosted.set(attemptId, [...(notPosted.get(attemptId) ?? []), run]);
+    setTimeout(() => notPosted.delete(attemptId), NOT_POSTED_KEEP_MS).unref();
   };
+
+  /** One early attempt, settled: on record, a place taken, or nothing claimed. Rejects when it cannot be settled. */
+  async function earlyAttempt(input: SignAndPostInput, reserve: boolean): Promise<EarlyAttemptResult> {
+    const began = Date.now();
+    const run = await runAttempt(deps, input, 'early', reserve);
+    switch (run.kind) {
+      case 'posted': {
+        if (run.outcome.recorded || !run.outcome.record) return { outcome: firstAttempt(run.outcome) };
+        const recordBy = began + dispatchLeaseMs(deps.config.delivery.timeoutMs) - EARLY_RECORD_LEASE_MARGIN_MS;
+        const stored = await recordUntilAnswered(deps.pool, run.outcome.record, () => stopped || Date.now() > recordBy);
+        if (!stored) throw new Error(`attempt ${input.attemptId} posted, and its record not written within the lease`);
+        const recovered = stored.recovered || stored.succeeded;
+        return { outcome: firstAttempt({ ...run.outcome, ...stored, recovered, recorded: true, record: undefined }) };
+      }
+      case 'skipped':
+        return { outcome: { kind: 'skipped', reason: run.reason } };
+      case 'notPosted':
+        remember(input.attemptId, run.run);
+        throw run.error;
+      case 'claimed':
+        // An earlier owner's try under this id (a start retried, a lease lapsed): its record, or its loss.
+        return { outcome: firstAttempt(await settleClaimed(deps, input, run.url)) };
+      // No token this second: the place reserved (when asked to reserve), for the start to wait for in the outbox;
+      // else the workflow's try asks and reserves one. A token that came too late had been claimed with: the claim
+      // is given back, and remembered, so the next hand-off here may take it.
+      case 'throttled': {
+        remember(input.attemptId, run.run);
+        if (!reserve) return {};
+        const { untilMs, reservedSecond, rateLimit } = run.throttle;
+        return { throttle: { untilMs, reservedSecond, rateLimit } };
+      }
+      // Paused by its owner: nothing claimed; the workflow's try holds the attempt.
+      case 'held':
+        return {};
+    }
+  }
 
   const make = (
     input: DeliverEventInput,
@@ -156,61 +144,52 @@ export function createEarlyAttempts(deps: AttemptDeps, options: EarlyAttemptsOpt
     attemptId: string,
     reserve: boolean,
   ): Promise<EarlyAttemptResult> | undefined => {
-    // Already made here (a start retried after Temporal refused it): its outcome stands.
-    const before = made.get(attemptId);
-    if (before || running.size >= options.maxInFlight || stopped) return before;
+    if (running.size >= options.maxInFlight || stopped) return undefined;
     const release = shares.take(`${input.accountId}:${input.livemode}`);
     if (!release) return undefined;
     // Attempt 1 deferred to its rate-limit place at an earlier hand-off (domain/outbox.ts) asks with that place.
     const place = input.firstAttemptThrottles?.[endpointId]?.reservedSecond;
     const request = {
       ...attemptInput(input, endpointId, 1, attemptId),
+      notPostedRuns: notPosted.get(attemptId) ?? [],
       ...(place == null ? {} : { reservedSecond: place }),
     };
-    // Never rejects: whatever went wrong is left to the workflow's try, which finds the claim.
-    const outcome = earlyAttempt(deps, request, reserve, track, () => stopped).catch((): EarlyAttemptResult => ({}));
-    made.set(attemptId, outcome);
-    track(outcome);
-    void outcome.finally(release);
-    void outcome.then((result) => {
-      // A place taken is not an outcome: the next hand-off of this delivery asks again, with it.
-      if (result.throttle && made.get(attemptId) === outcome) made.delete(attemptId);
-      setTimeout(() => {
-        if (made.get(attemptId) === outcome) made.delete(attemptId);
-      }, UNCLAIMED_KEEP_MS).unref();
-    });
+    const outcome = earlyAttempt(request, reserve);
+    running.add(outcome);
+    void outcome
+      .catch(() => undefined)
+      .finally(() => {
+        running.delete(outcome);
+        release();
+      });
     return outcome;
   };
 
   return {
-    handOff(input, fanOutWaitMs = FAN_OUT_START_WAIT_MS) {
+    handOff(input, attemptIds) {
       // A one-endpoint start may wait for its place in a rate-limit queue; a fan-out's is never delayed for one of
       // its endpoints, whose throttled attempt 1 is left to its ladder.
       const single = input.endpointIds.length === 1;
-      const attempts = Object.entries(input.firstAttemptIds ?? {}).flatMap(([endpointId, attemptId]) => {
+      const attempts = Object.entries(attemptIds).flatMap(([endpointId, attemptId]) => {
         const attempt = make(input, endpointId, attemptId, single);
-        return attempt ? [{ endpointId, attempt }] : [];
+        return attempt ? [attempt.then((result) => [endpointId, result] as const)] : [];
       });
       if (attempts.length === 0) return input;
-      const ended = new Map<string, EarlyAttemptResult>();
-      const all = Promise.all(
-        attempts.map(({ endpointId, attempt }) => attempt.then((result) => void ended.set(endpointId, result))),
-      );
-      let bound: NodeJS.Timeout | undefined;
-      const waited = single
-        ? all
-        : Promise.race([all, new Promise<void>((resolve) => (bound = setTimeout(resolve, fanOutWaitMs)))]);
-      return waited.then(() => {
-        clearTimeout(bound);
+      // Every attempt ends before the hand-off does, settled or not: a row given back while one still posts would
+      // let the next owner settle it under the post.
+      return Promise.allSettled(attempts).then((settled) => {
+        const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+        if (failed) throw failed.reason;
+        const ended = settled.map((s) => (s as PromiseFulfilledResult<readonly [string, EarlyAttemptResult]>).value);
         const outcomes: Record<string, FirstAttemptOutcome> = {};
         // A place carried in from an earlier hand-off (domain/outbox.ts) stays until its attempt 1 is on record.
         const { firstAttemptThrottles: carried, ...rest } = input;
         const throttles: Record<string, FirstAttemptThrottle> = { ...carried };
         for (const [endpointId, result] of ended) {
-          const first = recordedFirstAttempt(result);
-          if (first) {
-            outcomes[endpointId] = first;
+          if (result.outcome) {
+            outcomes[endpointId] = result.outcome;
             delete throttles[endpointId];
+            notPosted.delete(attemptIds[endpointId]!);
           } else if (result.throttle) throttles[endpointId] = result.throttle;
         }
         return {
@@ -220,11 +199,6 @@ export function createEarlyAttempts(deps: AttemptDeps, options: EarlyAttemptsOpt
         };
       });
     },
-    take(attemptId) {
-      const outcome = made.get(attemptId);
-      made.delete(attemptId);
-      return outcome;
-    },
     inFlight: () => running.size,
     accountRoom: () => shares.room(),
     onShareFreed(listener) {
@@ -233,7 +207,7 @@ export function createEarlyAttempts(deps: AttemptDeps, options: EarlyAttemptsOpt
     async drain() {
       const grace = setTimeout(() => (stopped = true), EARLY_RECORD_DRAIN_MS);
       try {
-        while (running.size > 0) await Promise.all([...running]);
+        while (running.size > 0) await Promise.allSettled([...running]);
       } finally {
         clearTimeout(grace);
         stopped = true;

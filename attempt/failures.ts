@@ -33,15 +33,6 @@ export function attemptReadFailed(err: unknown): ApplicationFailure {
   });
 }
 
-/** An early try holds the attempt and this try could not yet tell its fate within its own time (adopt.ts). */
-export function earlyAttemptUndecided(attemptId: string, run: string | undefined): ApplicationFailure {
-  return notPosted(
-    FAILURE.earlyAttemptUndecided,
-    `attempt ${attemptId}: the early try's outcome is not known yet`,
-    run,
-  );
-}
-
 /** Another run of this attempt claimed it and its outcome is nowhere: it may have posted. */
 export function attemptLost(attemptId: string): ApplicationFailure {
   const message = `attempt ${attemptId} ran before on a lost worker`;

@@ -16,7 +16,7 @@ import { withinDeadline } from './deadline';
  * Records an attempt and its delivery's progress, idempotent on (delivery, attempt) so the first writer wins; a
  * success also clears the endpoint's abandoned streak and failing mark (`recovered` then says the supervisor
  * must hear of it). Every writer of an attempt's record comes through here: the try inline, the workflow's
- * recordAttempt activity (retried by Temporal), and the early try's retries.
+ * recordAttempt activity (retried by Temporal), the early try's retries and the outbox settling a lost one.
  */
 export async function recordAttempt(pool: Pool, record: AttemptRecord): Promise<RecordResult> {
   if (record.statusCode !== GONE_STATUS) return insertAttempt(pool, record);
@@ -36,19 +36,22 @@ export async function recordInline(pool: Pool, record: AttemptRecord): Promise<R
 
 /**
  * The early try's record after its inline write failed: written again and again until Postgres answers, or
- * until `stopped()` (the worker is leaving). A try in another process waits for it (adopt.ts) rather than
- * calling an answered request lost, and relies on this loop's bounds (EARLY_RECORD_SILENCE_MS).
+ * until `stopped()` (the dispatcher's lease on the delivery is about to lapse, or the worker is leaving). What
+ * the record found, or undefined when it was given up.
  */
-export async function recordUntilAnswered(pool: Pool, record: AttemptRecord, stopped: () => boolean): Promise<boolean> {
+export async function recordUntilAnswered(
+  pool: Pool,
+  record: AttemptRecord,
+  stopped: () => boolean,
+): Promise<RecordResult | undefined> {
   let pauseMs = EARLY_RECORD_RETRY_INITIAL_MS;
   while (!stopped()) {
     try {
-      await withinDeadline(recordAttempt(pool, record), 'recording the early attempt', EARLY_RECORD_DEADLINE_MS);
-      return true;
+      return await withinDeadline(recordAttempt(pool, record), 'recording the early attempt', EARLY_RECORD_DEADLINE_MS);
     } catch {
       await sleep(pauseMs);
       pauseMs = Math.min(pauseMs * 2, EARLY_RECORD_RETRY_MAX_MS);
     }
   }
-  return false;
+  return undefined;
 }

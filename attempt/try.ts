@@ -8,18 +8,16 @@ import {
   THROTTLE_WAKE_MARGIN_MS,
   throttleWaitMs,
 } from '../core/delivery-policy';
-import { adoptEarlyRecord } from './adopt';
 import type { AttemptDeps } from './deps';
-import type { EarlyAttemptSource } from './early';
 import { isDependencyOutage } from '../infra/outages';
 import { logOf } from './deps';
 import { attemptLost, attemptReadFailed, databaseUnavailable } from './failures';
 import { runAttempt } from './run';
+import { recordedOutcome } from './settle';
+import { withinDeadline } from './deadline';
+import { claimHolder, isEarlyRun } from './claim';
 
-export interface TryDeps extends AttemptDeps {
-  /** The first attempts this process's dispatcher made beside their workflows' starts (early.ts). */
-  early?: EarlyAttemptSource;
-}
+export type TryDeps = AttemptDeps;
 
 /** Room kept between a try's end and its timeout (the workflow's: timeout + margin), for its answer to travel. */
 const TRY_END_SAFETY_MS = 500;
@@ -32,13 +30,6 @@ const TRY_END_SAFETY_MS = 500;
 export async function workflowTry(deps: TryDeps, input: SignAndPostInput): Promise<AttemptOutcome> {
   const endsAt = Date.now() + input.timeoutMs + SIGN_AND_POST_MARGIN_MS - TRY_END_SAFETY_MS;
   let request = input;
-  if (input.claimTry !== undefined) {
-    // This process's dispatcher may have made this attempt already, before the start: its outcome is this try's.
-    const early = await deps.early?.take(input.attemptId);
-    if (early?.outcome) return forHistory(early.outcome);
-    if (early?.notPostedRun)
-      request = { ...input, notPostedRuns: [...(input.notPostedRuns ?? []), early.notPostedRun] };
-  }
   let run = await runAttempt(deps, request, 'workflow');
   // A place reserved for a second that begins within THROTTLE_HOLD_MAX_MS is waited for here, not on a timer: a
   // timer's wake-up reaches the database hundreds of milliseconds late (the server's timer queue, a workflow task,
@@ -101,8 +92,15 @@ export async function workflowTry(deps: TryDeps, input: SignAndPostInput): Promi
       });
       throw attemptReadFailed(run.error);
     case 'claimed': {
-      const adopted = await adoptEarlyRecord(deps, input, run, endsAt);
-      if (adopted) return adopted;
+      // Another run holds the attempt. A workflow started before the outbox owned attempt 1 may meet its attempt 1
+      // claimed by the dispatcher's early try, whose record, once written, is this attempt's outcome. Any other
+      // run (a re-run of a local try whose workflow task was lost) may have posted: the attempt is lost.
+      const holder = await withinDeadline(claimHolder(deps.pool, input.attemptId), 'reading the claim').catch(
+        (err: unknown) => {
+          throw databaseUnavailable(err, undefined);
+        },
+      );
+      if (holder && isEarlyRun(holder.run) && holder.recorded) return recordedOutcome(holder, run.url);
       throw attemptLost(input.attemptId);
     }
   }

@@ -40,17 +40,17 @@ export interface DeliverEventInput {
   timeoutMs: number;
   failingThreshold: number;
   /**
-   * Endpoint id -> the id of its attempt 1, fixed at hand-off from the delivery's id (domain/delivery-start.ts),
-   * so the dispatcher may post that attempt before the start (attempt/early.ts) and every dispatcher and worker
-   * names it alike. Set for every endpoint not kept in order per parcel; an endpoint absent here (and a workflow
-   * without it) takes attempt 1's id from the workflow's uuid4() like every later attempt.
+   * Endpoint id -> the id of its attempt 1, in the input of workflows started while the workflow's try could meet
+   * the dispatcher's early try on the same attempt; still read for those histories. The outbox now owns each
+   * attempt 1 it makes (attempt/early.ts) and starts the workflow with its outcome, and a ladder without one draws
+   * attempt 1's id from uuid4() like every later attempt.
    */
   firstAttemptIds?: Record<string, string>;
   /**
    * Endpoint id -> how its attempt 1 ended, when the dispatcher made it early and its record was written before
    * the start (attempt/early.ts handOff): the ladder takes it as attempt 1 and tries nothing, so a first
    * success costs the workflow one task and no activity, however many endpoints it has. An endpoint absent here:
-   * its ladder makes attempt 1, or adopts the early try's outcome when that run was still posting at the start.
+   * its ladder makes attempt 1 (the outbox made none).
    */
   firstAttemptOutcomes?: Record<string, FirstAttemptOutcome>;
   /**
@@ -177,7 +177,7 @@ export interface SignAndPostInput extends AttemptIdentity {
   /**
    * The how-many-th try of this attempt it is (a try not posted is tried again as the next), local or regular.
    * Every execution of a try claims the attempt under a name of its own (db/attempt-claims.ts); one that finds it
-   * claimed by another posts nothing (attempt/adopt.ts says what it does instead). Absent: a try that claims
+   * claimed by another posts nothing (attempt/try.ts says what it does instead). Absent: a try that claims
    * nothing (histories written before every try claimed).
    */
   claimTry?: number;
@@ -371,14 +371,15 @@ export const FAILURE = {
   /** The attempt could not read or write our database before posting: nothing was sent. */
   databaseUnavailable: 'DatabaseUnavailable',
   /**
-   * The dispatcher's early try holds this attempt and its outcome is not known yet (attempt/adopt.ts): nothing
-   * was sent by this try, which ends before its own timeout; the workflow's next try looks again.
+   * Not posted: the dispatcher's early try held the attempt and its outcome was not known yet. Thrown while the
+   * workflow's try could meet an early try on the same attempt; histories written then hold it, and the workflow
+   * still reads it as not posted.
    */
   earlyAttemptUndecided: 'EarlyAttemptUndecided',
   /**
-   * A local attempt's try ran before on a worker that died before its workflow task completed (or the early try
-   * that held it surely died mid-post): the post may have gone out, so it is recorded as lost (a timeout),
-   * exactly as a regular activity's lost attempt is.
+   * A local attempt's try ran before on a worker that died before its workflow task completed (or an early try
+   * that held it never recorded): the post may have gone out, so it is recorded as lost (a timeout), exactly as a
+   * regular activity's lost attempt is.
    */
   attemptLost: 'AttemptLost',
   /**

@@ -47,44 +47,43 @@ export function localAttemptTaskTimeoutMs(timeoutMs: number): number {
 export const ATTEMPT_DB_DEADLINE_MS = 2_000;
 
 /**
- * The dispatcher's early first attempt (attempt/early.ts) keeps writing a record it could not write inline until
- * Postgres answers: each write gives up after EARLY_RECORD_DEADLINE_MS, the next follows after a pause that
- * doubles from EARLY_RECORD_RETRY_INITIAL_MS up to EARLY_RECORD_RETRY_MAX_MS. So while the early try lives and
- * Postgres answers, its record lands within EARLY_RECORD_DEADLINE_MS + EARLY_RECORD_RETRY_MAX_MS.
+ * The dispatcher's early first attempt (attempt/early.ts) writes a record it could not write inline again and
+ * again before the start: each write gives up after EARLY_RECORD_DEADLINE_MS, the next follows after a pause that
+ * doubles from EARLY_RECORD_RETRY_INITIAL_MS up to EARLY_RECORD_RETRY_MAX_MS, until the dispatcher's lease on the
+ * delivery is about to lapse (dispatchLeaseMs less EARLY_RECORD_LEASE_MARGIN_MS). Past it the answer is given up
+ * and the start is not made: the dispatcher that claims the delivery next records the attempt lost
+ * (attempt/settle.ts).
  */
 export const EARLY_RECORD_DEADLINE_MS = 1_000;
 export const EARLY_RECORD_RETRY_INITIAL_MS = 50;
 export const EARLY_RECORD_RETRY_MAX_MS = 1_000;
+export const EARLY_RECORD_LEASE_MARGIN_MS = 5_000;
 
 /**
  * How long a worker shutting down lets its early tries' unrecorded answers keep trying before it exits. Past it
- * the answer dies with the process, and a try elsewhere records the attempt lost (attempt/adopt.ts).
+ * the answer dies with the process, and the dispatcher that claims the delivery next records the attempt lost.
  */
 export const EARLY_RECORD_DRAIN_MS = 5_000;
 
 /**
- * A fan-out's start waits for the early attempts 1 of its endpoints (attempt/early.ts handOff) until every one is
- * decided, or this long at most: past it the workflow starts with the outcomes decided by then, and the try of each
- * endpoint still posting adopts its early try's outcome. So a slow endpoint (up to DELIVERY_TIMEOUT) delays the
- * retry ladders of the other endpoints of its event by this much at most; a one-endpoint start has nobody else to
- * hold up and waits for its attempt to end.
- */
-export const FAN_OUT_START_WAIT_MS = 500;
-
-/**
  * An early try has surely left its first steps this long after its claim: its read, its post and its inline
- * record each end within their deadlines. Past it, the run either recorded, died, or is retrying its record.
+ * record each end within their deadlines.
  */
 export function earlyAttemptSpanMs(timeoutMs: number): number {
   return timeoutMs + 2 * ATTEMPT_DB_DEADLINE_MS;
 }
 
+/** The least an outbox claim keeps other dispatchers off a row: well above one start, even a slow one. */
+export const DISPATCH_LEASE_MIN_MS = 30_000;
+
 /**
- * How long a try must see Postgres answer, past an early try's span and with no record appearing, before it
- * calls that run dead: longer than one of the early writer's retries (its deadline and its longest pause), so a
- * living writer with the same Postgres would have written by then (attempt/adopt.ts).
+ * How long the outbox's claim of a row keeps other dispatchers off it (domain/outbox.ts): longer than its early
+ * tries' span with room for their records, so the delivery has one owner at a time. A dispatcher that finds
+ * attempt 1 claimed got the row because the lease lapsed or was given back: the earlier owner's try has ended.
  */
-export const EARLY_RECORD_SILENCE_MS = EARLY_RECORD_DEADLINE_MS + EARLY_RECORD_RETRY_MAX_MS + 500;
+export function dispatchLeaseMs(timeoutMs: number): number {
+  return Math.max(DISPATCH_LEASE_MIN_MS, earlyAttemptSpanMs(timeoutMs) + 2 * EARLY_RECORD_LEASE_MARGIN_MS);
+}
 
 /**
  * Our database down before posting: the same attempt is retried (nothing was sent) after 1 s, doubling,

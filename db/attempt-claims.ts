@@ -92,7 +92,7 @@ const LOAD_ATTEMPT_CONTEXT = preparedStatement(
               LATERAL take_rate_token(e.id, e.rate_limit, e.not_before, $9::bigint, $8::boolean, $10::integer) t
         WHERE e.id = $1 AND $8::boolean IS NOT NULL AND (e.rate_limit IS NOT NULL OR e.not_before > now())
           AND e.disabled_at IS NULL AND e.deleted_at IS NULL AND e.paused_at IS NULL
-          -- no token for an attempt another run holds (a try adopting an early try's post)
+          -- no token for an attempt another run holds (it must not post)
           AND NOT EXISTS (SELECT 1 FROM attempt_claims c WHERE c.attempt_id = $3::text AND NOT COALESCE(c.run = ANY ($7::text[]), false))
      ), claimed AS (
        INSERT INTO attempt_claims (attempt_id, run, try) SELECT $3::text, $6::text, $4::integer

@@ -76,19 +76,24 @@ export function firstAttemptId(deliveryId: string): string {
   return attemptIdFromUuid(createHash('sha256').update(`first-attempt:${deliveryId}`).digest('hex').slice(0, 32));
 }
 
-function firstAttemptIds(start: DeliveryStart): Record<string, string> | undefined {
-  // An ordered ladder's attempt 1 waits for its turn in the workflow: never posted early before the start.
-  const ids = start.endpointIds.flatMap((endpointId) => {
-    if (start.parcelOrder?.endpointIds.includes(endpointId)) return [];
-    const deliveryId = start.deliveryIds[endpointId];
+/**
+ * The attempts 1 the outbox makes itself before the start (attempt/early.ts): endpoint id -> attempt id, for every
+ * endpoint of the delivery not kept in order per parcel (an ordered ladder's attempt 1 waits for its turn in the
+ * workflow, which makes it).
+ */
+export function earlyAttemptIds(input: Pick<DeliverEventInput, 'endpointIds' | 'deliveryIds' | 'parcelOrder'>) {
+  const ids = input.endpointIds.flatMap((endpointId) => {
+    if (input.parcelOrder?.endpointIds.includes(endpointId)) return [];
+    const deliveryId = input.deliveryIds[endpointId];
     return deliveryId ? [[endpointId, firstAttemptId(deliveryId)] as const] : [];
   });
-  return ids.length > 0 ? Object.fromEntries(ids) : undefined;
+  return Object.fromEntries(ids) as Record<string, string>;
 }
 
 /** The workflow's input: the delivery, and the ladder of the process that starts it. */
 export function deliveryInput(start: DeliveryStart, config: Config): DeliverEventInput {
-  const firstIds = firstAttemptIds(start);
+  const single = start.endpointIds.length === 1 ? start.endpointIds[0]! : undefined;
+  const made = single !== undefined && earlyAttemptIds(start)[single] !== undefined;
   return {
     eventId: start.eventId,
     eventType: start.eventType,
@@ -104,11 +109,8 @@ export function deliveryInput(start: DeliveryStart, config: Config): DeliverEven
     maxAgeMs: config.delivery.maxAgeMs,
     ageFromMs: start.ageFromMs ?? Date.now(),
     failingThreshold: config.delivery.failingThreshold,
-    ...(firstIds ? { firstAttemptIds: firstIds } : {}),
     // Attempt 1 asks with its place (attempt/early.ts); without an early attempt, the start waits for the place.
-    ...(firstIds && start.firstAttemptPlace && start.endpointIds.length === 1 && firstIds[start.endpointIds[0]!]
-      ? { firstAttemptThrottles: { [start.endpointIds[0]!]: start.firstAttemptPlace } }
-      : {}),
+    ...(made && start.firstAttemptPlace ? { firstAttemptThrottles: { [single]: start.firstAttemptPlace } } : {}),
     ...(start.parcelOrder ? { parcelOrder: start.parcelOrder } : {}),
   };
 }

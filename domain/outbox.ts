@@ -19,8 +19,8 @@ import {
 import type { Pool } from '../db/pool';
 import type { Config } from '../infra/config';
 import { withStoredTrace } from '../infra/tracing';
-import { deliveryExpiresAtMs } from '../core/delivery-policy';
-import { deliveryInput, startDelivery, type DeliveryStart } from './delivery-start';
+import { deliveryExpiresAtMs, dispatchLeaseMs } from '../core/delivery-policy';
+import { deliveryInput, earlyAttemptIds, startDelivery, type DeliveryStart } from './delivery-start';
 
 /**
  * The hand-off of stored deliveries to Temporal. Publishing stores an event and its automatic deliveries
@@ -34,7 +34,7 @@ import { deliveryInput, startDelivery, type DeliveryStart } from './delivery-sta
 
 /** What a dispatcher LISTENs on: the insert triggers notify it with each waiting event's or delivery's id. */
 export { OUTBOX_CHANNEL };
-export { deliveryInput, firstAttemptId } from './delivery-start';
+export { deliveryInput, earlyAttemptIds, firstAttemptId } from './delivery-start';
 
 export interface DispatchDeps {
   pool: Pool;
@@ -48,12 +48,16 @@ export interface DispatchDeps {
    */
   eagerStart: boolean;
   /**
-   * Called with each claimed workflow input (every trigger) before its start is asked for; returns the input to
-   * start with. The worker makes attempt 1 of each endpoint there (attempt/early.ts), and the start goes out
-   * once they are on record (a fan-out's after a short bound at most), carrying their outcomes. A promise only
-   * when the start waits (on attempts 1): such starts do not count against a pass's own bound.
+   * Called with each claimed workflow input (every trigger) and the attempts 1 the outbox makes itself
+   * (delivery-start.ts earlyAttemptIds) before its start is asked for; returns the input to start with. The worker
+   * makes those attempts there (attempt/early.ts), and the start goes out once they are on record, carrying their
+   * outcomes; a rejection means no start. A promise only when the start waits (on attempts 1): such starts do not
+   * count against a pass's own bound.
    */
-  beforeStart?: (input: DeliverEventInput) => DeliverEventInput | Promise<DeliverEventInput>;
+  beforeStart?: (
+    input: DeliverEventInput,
+    attemptIds: Record<string, string>,
+  ) => DeliverEventInput | Promise<DeliverEventInput>;
   /**
    * How many more events of each account the claim may take (the worker's early attempts: an account at its
    * share is claimed no further, and the rest of its backlog waits here). Absent: no account is bounded.
@@ -61,8 +65,6 @@ export interface DispatchDeps {
   accountRoom?: () => AccountRoom;
 }
 
-/** How long a claim keeps other dispatchers off a row: well above one start, even a slow one. */
-export const DISPATCH_LEASE_MS = 30_000;
 /** One start may wait this long for Temporal; the row is claimed again after the lease otherwise. */
 export const START_DEADLINE_MS = 10_000;
 
@@ -197,7 +199,9 @@ async function dispatchTable<Row extends { id: string; trace_parent: string | nu
     const starts = claimed.map((row) =>
       withStoredTrace(row.trace_parent, 'outbox hand-off', { 'parcel.outbox.row': row.id }, () => {
         const workflowInput = deliveryInput(table.start(row), deps.config);
-        const toStart = deps.beforeStart ? deps.beforeStart(workflowInput) : workflowInput;
+        const toStart = deps.beforeStart
+          ? deps.beforeStart(workflowInput, earlyAttemptIds(workflowInput))
+          : workflowInput;
         prepared.push(toStart);
         return toStart instanceof Promise ? toStart.then((ready) => launch(ready, row)) : launch(toStart, row);
       }),
@@ -215,7 +219,7 @@ async function dispatchTable<Row extends { id: string; trace_parent: string | nu
     .map((row) => row.id);
   const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   await Promise.all([table.mark(deps.pool, dispatched), table.defer(deps.pool, later)]);
-  // Best effort: a lease not given back only lapses (DISPATCH_LEASE_MS).
+  // Best effort: a lease not given back only lapses (core/delivery-policy.ts dispatchLeaseMs).
   if (failure)
     await table
       .release(
@@ -251,7 +255,7 @@ export async function dispatchWaiting(
     onStartsAnswered?: () => void;
   },
 ): Promise<DispatchResult> {
-  const leaseMs = input.leaseMs ?? DISPATCH_LEASE_MS;
+  const leaseMs = input.leaseMs ?? dispatchLeaseMs(deps.config.delivery.timeoutMs);
   const eventIds = input.ids?.filter((id) => !isDeliveryId(id));
   const deliveryIds = input.ids?.filter(isDeliveryId);
   const tables = (eventIds?.length === 0 ? 0 : 1) + (deliveryIds?.length === 0 ? 0 : 1);

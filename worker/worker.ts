@@ -95,7 +95,6 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
       // Activities signal supervisors over the worker's own connection: no second connection to open.
       temporal: new Client({ connection: deps.connection, namespace: deps.config.temporal.namespace }),
       mailer: createMailer(deps.config),
-      early,
     }),
     ...workflowSource,
     ...tracedWorkerOptions(workflowSource.workflowBundle !== undefined),
@@ -106,7 +105,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
   return worker;
 }
 
-/** Each worker's early first attempts, which its dispatcher makes (runWorker) and its attempts adopt. */
+/** Each worker's early first attempts, which its dispatcher makes (runWorker). */
 const earlyAttemptsOf = new WeakMap<Worker, EarlyAttempts>();
 
 export interface RunWorkerOptions {
@@ -119,8 +118,6 @@ export interface RunWorkerOptions {
   onDispatcher?: (dispatcher: Dispatcher) => void;
   /** Time between the dispatcher's sweeps (worker/dispatcher.ts SWEEP_INTERVAL_MS by default). */
   sweepIntervalMs?: number;
-  /** How long a fan-out's start waits for its attempts 1 (core/delivery-policy.ts FAN_OUT_START_WAIT_MS by default); tests lengthen it. */
-  fanOutStartWaitMs?: number;
 }
 
 /**
@@ -142,9 +139,8 @@ export async function runWorker(worker: Worker, options: RunWorkerOptions): Prom
     eagerStart: true,
     log: options.log,
     sweepIntervalMs: options.sweepIntervalMs,
-    // Attempt 1 of every endpoint is made by the dispatcher (attempt/early.ts): the start waits for the records
-    // (a fan-out's a short bound at most) and carries them.
-    beforeStart: early ? (input) => early.handOff(input, options.fanOutStartWaitMs) : undefined,
+    // Attempt 1 of every endpoint is the outbox's (attempt/early.ts): the start waits for the records and carries them.
+    beforeStart: early ? (input, attemptIds) => early.handOff(input, attemptIds) : undefined,
     // An account whose early posts hold its share of them is claimed no further: its backlog waits in the
     // outbox (attempt/account-share.ts), and is claimed again as soon as a place comes back.
     accountRoom: early ? () => early.accountRoom() : undefined,

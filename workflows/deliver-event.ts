@@ -189,7 +189,8 @@ async function attemptOnce(
       try {
         // The ladder is the only retry: Temporal must never post twice on its own.
         const options = { startToCloseTimeout: activityTimeoutMs, retry: { maximumAttempts: 1 }, summary };
-        // Every try claims the attempt, local or regular: a fan-out's attempt 1 may be its early try's, still posting.
+        // Every try claims the attempt, local or regular: a local try run again after a lost workflow task must not
+        // post again.
         const request = { ...input, claimTry: tries++, notPostedRuns: [...notPostedRuns] };
         const outcome = local
           ? await signAndPostLocally.executeWithOptions(options, [request])
@@ -208,8 +209,9 @@ async function attemptOnce(
         }
         if (outcome.kind === 'attempted' && !outcome.recorded && outcome.record) {
           const stored = await recordAttempt(outcome.record);
-          // An early try keeps writing its record too (attempt/early.ts) and may have written first, clearing the
-          // endpoint's failing mark without telling anyone: a success tells the supervisor (a no-op if unset).
+          // Another writer may have written first (an early try met by a workflow started before the outbox owned
+          // attempt 1), clearing the endpoint's failing mark without telling anyone: a success tells the
+          // supervisor (a no-op if unset).
           const recovered = stored.recovered || (outcome.early === true && stored.succeeded);
           return { ...outcome, ...stored, recovered, recorded: true, record: undefined };
         }
@@ -264,8 +266,8 @@ async function runLadder(input: DeliverEventInput, endpointId: string, gate: Dat
   let url: string | undefined;
   for (let n = 1; n <= total; n++) {
     // Generated here, not in the activity, so an attempt lost with its worker keeps its id. Attempt 1 of a
-    // delivery handed off with its id fixed (the dispatcher may have posted it already) takes that one; uuid4()
-    // is drawn for every attempt all the same, so attempt n's id never depends on whether attempt 1's was fixed.
+    // workflow whose input names it (started before the outbox owned attempt 1) takes that one; uuid4() is drawn
+    // for every attempt all the same, so attempt n's id never depends on whether attempt 1's was named.
     const drawn = attemptIdFromUuid(uuid4());
     const attemptId = (n === 1 ? input.firstAttemptIds?.[endpointId] : undefined) ?? drawn;
     // Attempt 1 whose place in a rate-limit queue the dispatcher took before a delayed start asks for that place.

@@ -32,7 +32,7 @@ export interface TestWorker {
 export async function startTestWorker(
   config: Config,
   options: Parameters<typeof createWorker>[0]['options'] = {},
-  dispatcher: { sweepIntervalMs?: number; log?: (line: string) => void; fanOutStartWaitMs?: number } = {},
+  dispatcher: { sweepIntervalMs?: number; log?: (line: string) => void } = {},
 ): Promise<TestWorker> {
   quietRuntime();
   const address = config.temporal.address as string;

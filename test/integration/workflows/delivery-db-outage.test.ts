@@ -219,11 +219,13 @@ describe('delivery: our database down between the POST and its record', () => {
     return published;
   };
 
-  it('records an attempt posted just before the database went away, once, without posting again', async () => {
+  it("records the workflow's attempt posted just before the database went away, once, without posting again", async () => {
     const accountId = await createAccount(db.direct);
     const endpoint = await createEndpoint(db.direct, { accountId, url: `${h.receiver.url}/after` });
-    // The endpoint was read through the proxy; cut it while the request is in flight, then answer.
-    h.receiver.script('/after', () => {
+    // Attempt 1 fails (whichever dispatcher hands it off); the workflow's attempt 2 read the endpoint through the
+    // proxy, which is cut while the request is in flight, and then the receiver answers.
+    h.receiver.script('/after', (index) => {
+      if (index === 0) return { status: 500 };
       void db.proxy.cut();
       return { status: 200, body: 'got it', delayMs: 100 };
     });
@@ -238,18 +240,19 @@ describe('delivery: our database down between the POST and its record', () => {
           ),
         { what: 'recordAttempt scheduled by the workflow' },
       );
-      expect(await attemptsOf(db.direct, endpoint.id)).toHaveLength(0);
+      expect((await attemptsOf(db.direct, endpoint.id)).map((a) => a.attempt)).toEqual([1]);
       await db.proxy.restore();
       const result = await deliveryResult(h.tw.client, published.event.id);
-      expect(result).toMatchObject({ endpoints: [{ outcome: 'delivered', attempts: 1 }] });
-      expect(h.receiver.at('/after')).toHaveLength(1);
+      expect(result).toMatchObject({ endpoints: [{ outcome: 'delivered', attempts: 2 }] });
+      expect(h.receiver.at('/after')).toHaveLength(2);
       const attempts = await attemptsOf(db.direct, endpoint.id);
       // The record the workflow writes went through history (the recordAttempt activity), so without the answer's
-      // body: a receiver's answer may echo the event's personal values, which no history holds. The worker's own
-      // dispatcher may have posted it as an early attempt, whose writer keeps the body in memory: the first wins.
-      expect(attempts.map((a) => [a.attempt, a.status_code, a.succeeded])).toEqual([[1, 200, true]]);
-      expect([null, 'got it']).toContain(attempts[0]?.response_body);
-      expect(attempts[0]?.id).toBe(h.receiver.at('/after')[0]?.headers['service-delivery']);
+      // body: a receiver's answer may echo the event's personal values, which no history holds.
+      expect(attempts.map((a) => [a.attempt, a.status_code, a.succeeded, a.response_body])).toEqual([
+        [1, 500, false, expect.anything()],
+        [2, 200, true, null],
+      ]);
+      expect(attempts[1]?.id).toBe(h.receiver.at('/after')[1]?.headers['service-delivery']);
       const history = await h.tw.client.workflow.getHandle(`event:${published.event.id}`).fetchHistory();
       const text = historyText(history);
       expect(text).toContain('responseBodyWithheld');
@@ -260,9 +263,9 @@ describe('delivery: our database down between the POST and its record', () => {
     }
   });
 
-  it("the early try's record cut off, the workflow's try in another process: it adopts the answer once Postgres is back", async () => {
-    // The early try is this test's, on a Postgres path of its own (a second proxy); the workflow runs on the
-    // harness worker, which never saw it: its try meets only the early try's claim, as another process would.
+  it("the early try's record cut off: the outbox writes it once Postgres is back, and only then starts the workflow", async () => {
+    // The early try is this test's dispatcher's, on a Postgres path of its own (a second proxy); the harness
+    // worker's Postgres is away, so its own dispatcher cannot take the event first.
     const url = new URL(testDatabaseUrl());
     const earlyProxy = await startTcpProxy({ host: url.hostname, port: Number(url.port || 5432) });
     url.port = String(earlyProxy.port);
@@ -278,18 +281,33 @@ describe('delivery: our database down between the POST and its record', () => {
         void earlyProxy.cut();
         return { status: 500, body: 'upstream down', delayMs: 100 };
       });
-      // The worker's Postgres is away during the hand-off, so its own dispatcher cannot take the event first.
       await db.proxy.cut();
-      // The early try's answer cannot reach its record, so the start goes out without it: the try meets the
-      // early try's claim.
-      const published = await publish(accountId, (input) => earlyRuns.handOff(input));
+      const published = await publishEvent(
+        { pool: db.direct },
+        { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } },
+      );
+      const handing = dispatchWaiting(
+        {
+          pool: db.direct,
+          temporal: h.tw.client,
+          config: db.config,
+          eagerStart: false,
+          beforeStart: (input, attemptIds) => earlyRuns.handOff(input, attemptIds),
+        },
+        { ids: [published.event.id], limit: 1 },
+      );
       await waitFor(() => h.receiver.at('/early-cut').length === 1, { what: 'the early POST' });
-      await waitFor(() => historyHas(h.tw.client, published.event.id, isBackoffTimer), {
-        what: "the workflow's try to find the database unavailable",
-      });
+      // Posted, not yet on record: no workflow runs meanwhile, so nobody else can meet the attempt.
       expect(await attemptsOf(db.direct, endpoint.id)).toHaveLength(0);
-      await db.proxy.restore();
+      await expect(h.tw.client.workflow.getHandle(published.workflowId as string).describe()).rejects.toThrow(
+        /not found/i,
+      );
       await earlyProxy.restore();
+      expect((await handing).dispatched).toEqual([published.event.id]);
+      expect(
+        (await attemptsOf(db.direct, endpoint.id)).map((a) => [a.attempt, a.status_code, a.response_body]),
+      ).toEqual([[1, 500, 'upstream down']]);
+      await db.proxy.restore();
 
       const result = await deliveryResult(h.tw.client, published.event.id);
       expect(result).toMatchObject({ endpoints: [{ outcome: 'delivered', attempts: 2 }] });

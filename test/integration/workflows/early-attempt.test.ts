@@ -3,13 +3,7 @@ import path from 'node:path';
 import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSignAndPost } from '../../../activities/sign-and-post';
-import {
-  createEarlyAttempts,
-  EARLY_ATTEMPT_RUN_PREFIX,
-  recordAttempt,
-  type AttemptDeps,
-  type EarlyAttemptResult,
-} from '../../../attempt';
+import { createEarlyAttempts, EARLY_ATTEMPT_RUN_PREFIX, recordAttempt, type AttemptDeps } from '../../../attempt';
 import {
   attemptRecord,
   FAILURE,
@@ -17,7 +11,6 @@ import {
   type DeliverEventInput,
   type SignAndPostInput,
 } from '../../../core/delivery-contract';
-import { EARLY_RECORD_SILENCE_MS } from '../../../core/delivery-policy';
 import { createPool, type Pool } from '../../../db/pool';
 import { publishEvent } from '../../../domain/events';
 import { firstAttemptId } from '../../../domain/outbox';
@@ -30,7 +23,6 @@ import { FIXTURES, testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';
 import { useDeliveryHarness } from '../../helpers/harness';
 import { startTcpProxy, type TcpProxy } from '../../helpers/tcp-proxy';
-import { waitFor } from '../../helpers/wait';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
@@ -129,10 +121,9 @@ describe('early first attempts', () => {
 });
 
 /**
- * The same attempt met in another process (its first task went to another worker, or came after a restart):
- * no promise to take, only the early try's claim in Postgres. The early tries and the workflow's tries are called
- * directly, each with its own deps (a try without the early tries' source is a try in another process), against
- * the real database and a real HTTPS receiver.
+ * The same delivery handed off again (a start retried, a lease lapsed, another dispatcher), and workflows started
+ * before the outbox owned attempt 1. The early tries and the workflow's tries are called directly against the real
+ * database and a real HTTPS receiver.
  */
 describe('early first attempts met from another process', () => {
   const config = testConfig({ DELIVERY_TIMEOUT: '300ms' });
@@ -197,15 +188,16 @@ describe('early first attempts met from another process', () => {
     retryDelaysMs: [10],
     timeoutMs: input.timeoutMs,
     failingThreshold: 3,
-    firstAttemptIds: { [input.endpointId]: input.attemptId },
   });
 
-  /** One early try of attempt 1, as a dispatcher makes it; resolves with what it came to, its writer still going. */
-  async function earlyRun(input: SignAndPostInput, withDeps = deps) {
+  /** One hand-off of the delivery whose attempt 1 is `input`, as a dispatcher makes it: the input it starts with. */
+  async function handOff(input: SignAndPostInput, withDeps = deps): Promise<DeliverEventInput> {
     const early = createEarlyAttempts(withDeps, { maxInFlight: 10 });
-    void early.handOff(deliverInput(input));
-    const result = (await early.take(input.attemptId)) as EarlyAttemptResult;
-    return { result, early };
+    try {
+      return await early.handOff(deliverInput(input), { [input.endpointId]: input.attemptId });
+    } finally {
+      await early.drain();
+    }
   }
 
   const workflowTry = (
@@ -213,17 +205,6 @@ describe('early first attempts met from another process', () => {
     withDeps: Parameters<typeof createSignAndPost>[0] = deps,
     claimTry = 0,
   ) => inActivityContext({}, () => createSignAndPost(withDeps)({ ...input, claimTry, notPostedRuns: [] }));
-
-  /** A pool that counts the try's looks at the claim. */
-  function countingLooks(): { pool: Pool; looks: () => number } {
-    let looks = 0;
-    const pool = Object.create(h.tw.pool) as Pool;
-    pool.query = ((...args: Parameters<Pool['query']>) => {
-      if ((args[0] as { name?: string } | undefined)?.name === 'attempt_claims_find_holder') looks++;
-      return (h.tw.pool.query as (...a: unknown[]) => unknown)(...args);
-    }) as Pool['query'];
-    return { pool, looks: () => looks };
-  }
 
   const recordOf = async (attemptId: string) =>
     (
@@ -233,142 +214,105 @@ describe('early first attempts met from another process', () => {
       )
     ).rows;
 
-  it("adopts the early attempt's record: one POST, the outcome the early one's", async () => {
-    const input = await anAttempt('/other-adopt');
-    const { result } = await earlyRun(input);
-    expect(result.outcome).toMatchObject({ kind: 'attempted', statusCode: 200, recorded: true, early: true });
-    expect(await workflowTry(input)).toMatchObject({
+  it('a delivery handed off again finds its attempt 1 on record: that outcome, no second POST', async () => {
+    const input = await anAttempt('/again-recorded');
+    const first = await handOff(input);
+    expect(first.firstAttemptOutcomes?.[input.endpointId]).toMatchObject({
       kind: 'attempted',
       statusCode: 200,
-      succeeded: true,
       recorded: true,
       early: true,
     });
-    expect(h.receiver.at('/other-adopt')).toHaveLength(1);
+    // Another dispatcher (this one's lease lapsed before its start went out): it settles the attempt from its record.
+    const again = await handOff(input);
+    const { statusCode, error, durationMs, succeeded } = first.firstAttemptOutcomes![input.endpointId] as {
+      [k: string]: unknown;
+    };
+    expect(again.firstAttemptOutcomes?.[input.endpointId]).toMatchObject({ statusCode, error, durationMs, succeeded });
+    expect(h.receiver.at('/again-recorded')).toHaveLength(1);
   });
 
-  it('waits for an early attempt still under way, and adopts its record once written', async () => {
-    const input = await anAttempt('/other-wait');
-    // An early try's claim, its record not yet written (its post under way).
+  it('an early try that never recorded (its dispatcher died mid-post): the next owner records it lost at once, posting nothing', async () => {
+    const input = await anAttempt('/again-lost');
     await h.tw.pool.query('INSERT INTO attempt_claims (attempt_id, run, try) VALUES ($1, $2, 0)', [
       input.attemptId,
-      `${EARLY_ATTEMPT_RUN_PREFIX}test`,
+      `${EARLY_ATTEMPT_RUN_PREFIX}dead`,
     ]);
-    const { pool, looks } = countingLooks();
-    const waiting = workflowTry(input, { ...deps, pool });
-    await waitFor(() => looks() >= 2, { what: 'the try to wait for the early record' });
+    const started = await handOff(input);
+    expect(started.firstAttemptOutcomes?.[input.endpointId]).toMatchObject({
+      kind: 'attempted',
+      statusCode: null,
+      error: 'timeout',
+      succeeded: false,
+      recorded: true,
+    });
+    expect(await recordOf(input.attemptId)).toEqual([
+      { status_code: null, response_body: null, error: 'timeout', succeeded: false },
+    ]);
+    expect(h.receiver.at('/again-lost')).toHaveLength(0);
+  });
+
+  it('our database away before the post: the hand-off fails and nothing is posted; the next one posts once', async () => {
+    const input = await anAttempt('/db-away');
+    const early = createEarlyAttempts({ ...deps, pool: proxied }, { maxInFlight: 10 });
+    await proxy.cut();
+    try {
+      await expect(early.handOff(deliverInput(input), { [input.endpointId]: input.attemptId })).rejects.toThrow();
+    } finally {
+      await proxy.restore();
+    }
+    expect(h.receiver.at('/db-away')).toHaveLength(0);
+    const started = await early.handOff(deliverInput(input), { [input.endpointId]: input.attemptId });
+    expect(started.firstAttemptOutcomes?.[input.endpointId]).toMatchObject({ statusCode: 200, recorded: true });
+    expect(h.receiver.at('/db-away').map((r) => r.headers['service-delivery'])).toEqual([input.attemptId]);
+    await early.drain();
+  });
+
+  it('an endpoint to skip: the early attempt posts nothing, gives its claim back and records the skip', async () => {
+    const input = await anAttempt('/other-disabled');
+    await h.tw.pool.query('UPDATE webhook_endpoints SET disabled_at = now() WHERE id = $1', [input.endpointId]);
+    const started = await handOff(input);
+    expect(started.firstAttemptOutcomes).toEqual({
+      [input.endpointId]: { kind: 'skipped', reason: 'endpoint_disabled' },
+    });
+    expect(
+      (await h.tw.pool.query('SELECT 1 FROM attempt_claims WHERE attempt_id = $1', [input.attemptId])).rowCount,
+    ).toBe(0);
+    expect(h.receiver.at('/other-disabled')).toHaveLength(0);
+  });
+
+  it('a workflow started before the outbox owned attempt 1 meets an early claim: its record when written, else lost at once', async () => {
+    const recorded = await anAttempt('/legacy-recorded');
+    await h.tw.pool.query('INSERT INTO attempt_claims (attempt_id, run, try) VALUES ($1, $2, 0)', [
+      recorded.attemptId,
+      `${EARLY_ATTEMPT_RUN_PREFIX}old`,
+    ]);
     await recordAttempt(
       h.tw.pool,
-      attemptRecord(input, { statusCode: 204, responseBody: '', error: null, durationMs: 7, succeeded: true }),
+      attemptRecord(recorded, { statusCode: 204, responseBody: '', error: null, durationMs: 7, succeeded: true }),
     );
-    expect(await waiting).toMatchObject({
+    expect(await workflowTry(recorded)).toMatchObject({
       kind: 'attempted',
       statusCode: 204,
       durationMs: 7,
       succeeded: true,
       early: true,
     });
-    expect(h.receiver.at('/other-wait')).toHaveLength(0);
-  });
-
-  it("our database cut between the early try's POST and its record: the try elsewhere adopts the answer, never a timeout", async () => {
-    const input = await anAttempt('/other-cut');
-    // The early try reads through the proxy; the cut lands while the receiver answers, so its record cannot be written.
-    h.receiver.script('/other-cut', () => {
-      void proxy.cut();
-      return { status: 503, body: 'busy, try later', delayMs: 50 };
-    });
-    try {
-      const { result, early } = await earlyRun(input, { ...deps, pool: proxied });
-      expect(result.outcome).toMatchObject({ kind: 'attempted', statusCode: 503, recorded: false, early: true });
-      expect(early.inFlight()).toBe(1); // its writer, retrying
-      // The try, in a process of its own with Postgres answering, finds the early claim and no record: it waits.
-      const { pool, looks } = countingLooks();
-      const waiting = workflowTry(input, { ...deps, pool });
-      await waitFor(() => looks() >= 1, { what: 'the try to look at the early claim' });
-      await proxy.restore();
-      expect(await waiting).toMatchObject({
-        kind: 'attempted',
-        statusCode: 503,
-        succeeded: false,
-        recorded: true,
-        early: true,
-      });
-      await early.drain();
-      expect(early.inFlight()).toBe(0);
-    } finally {
-      await proxy.restore().catch(() => undefined);
-    }
-    expect(await recordOf(input.attemptId)).toEqual([
-      { status_code: 503, response_body: 'busy, try later', error: null, succeeded: false },
-    ]);
-    expect(h.receiver.at('/other-cut').map((r) => r.headers['service-delivery'])).toEqual([input.attemptId]);
-  });
-
-  it('an endpoint to skip: the early attempt posts nothing, gives its claim back and skips; the try skips it', async () => {
-    const input = await anAttempt('/other-disabled');
-    await h.tw.pool.query('UPDATE webhook_endpoints SET disabled_at = now() WHERE id = $1', [input.endpointId]);
-    const { result } = await earlyRun(input);
-    expect(result).toEqual({ outcome: { kind: 'skipped', reason: 'endpoint_disabled' } });
-    expect(
-      (await h.tw.pool.query('SELECT 1 FROM attempt_claims WHERE attempt_id = $1', [input.attemptId])).rowCount,
-    ).toBe(0);
-    expect(await workflowTry(input)).toEqual({ kind: 'skipped', reason: 'endpoint_disabled' });
-    expect(h.receiver.at('/other-disabled')).toHaveLength(0);
-  });
-
-  it('an early try that never recorded (its process died mid-post): lost only after a window of Postgres answering with no record', async () => {
-    const input = await anAttempt('/other-lost');
-    await h.tw.pool.query(
-      `INSERT INTO attempt_claims (attempt_id, run, try, claimed_at) VALUES ($1, $2, 0, now() - interval '1 minute')`,
-      [input.attemptId, `${EARLY_ATTEMPT_RUN_PREFIX}dead`],
-    );
-    const started = Date.now();
-    await expect(workflowTry(input)).rejects.toMatchObject({ type: FAILURE.attemptLost });
-    expect(Date.now() - started).toBeGreaterThan(EARLY_RECORD_SILENCE_MS);
-    expect(h.receiver.at('/other-lost')).toHaveLength(0);
-  });
-
-  it("an early try still within its span when the try's time runs out: not posted, and the next try decides", async () => {
-    const input = await anAttempt('/other-young');
-    const run = `${EARLY_ATTEMPT_RUN_PREFIX}young`;
+    const unrecorded = await anAttempt('/legacy-unrecorded');
     await h.tw.pool.query('INSERT INTO attempt_claims (attempt_id, run, try) VALUES ($1, $2, 0)', [
-      input.attemptId,
-      run,
+      unrecorded.attemptId,
+      `${EARLY_ATTEMPT_RUN_PREFIX}old`,
     ]);
-    // Its span (timeout + two database deadlines) outlasts the try (timeout + margin, less a poll): undecided.
-    await expect(workflowTry(input)).rejects.toMatchObject({ type: FAILURE.earlyAttemptUndecided });
-    // The next try waits out the rest of the span, then the window, and finds the run dead.
-    await expect(workflowTry(input, deps, 1)).rejects.toMatchObject({ type: FAILURE.attemptLost });
-    expect(
-      (
-        await h.tw.pool.query<{ run: string }>('SELECT run FROM attempt_claims WHERE attempt_id = $1', [
-          input.attemptId,
-        ])
-      ).rows,
-    ).toEqual([{ run }]);
-    expect(h.receiver.at('/other-young')).toHaveLength(0);
-  }, 30_000);
+    await expect(workflowTry(unrecorded)).rejects.toMatchObject({ type: FAILURE.attemptLost });
+    expect(h.receiver.at('/legacy-recorded')).toHaveLength(0);
+    expect(h.receiver.at('/legacy-unrecorded')).toHaveLength(0);
+  });
 
-  it("the workflow's try claimed first: the early attempt posts nothing", async () => {
+  it("a workflow's try that claimed first (a workflow started before the outbox owned attempt 1): the outbox posts nothing and takes its record", async () => {
     const input = await anAttempt('/other-first');
     expect(await workflowTry(input)).toMatchObject({ kind: 'attempted', statusCode: 200 });
-    expect((await earlyRun(input)).result).toEqual({});
+    const started = await handOff(input);
+    expect(started.firstAttemptOutcomes?.[input.endpointId]).toMatchObject({ statusCode: 200, succeeded: true });
     expect(h.receiver.at('/other-first')).toHaveLength(1);
-  });
-
-  it('in one process the try takes the early outcome without a query, once', async () => {
-    const input = await anAttempt('/same-process');
-    const early = createEarlyAttempts(deps, { maxInFlight: 10 });
-    void early.handOff(deliverInput(input));
-    expect(early.inFlight()).toBe(1);
-    await early.drain();
-    expect(await workflowTry(input, { ...deps, early })).toMatchObject({
-      kind: 'attempted',
-      statusCode: 200,
-      early: true,
-    });
-    expect(early.take(input.attemptId)).toBeUndefined();
-    expect(h.receiver.at('/same-process')).toHaveLength(1);
   });
 });

@@ -6,8 +6,11 @@ import type { DeliverEventInput } from '../../../core/delivery-contract';
 /** Every early post (vi.mock is hoisted above the imports) stays open until the test lets it end, so the open posts can be counted. */
 const open: Array<() => void> = [];
 vi.mock('../../../attempt/run', () => ({
-  runAttempt: () => new Promise((resolve) => open.push(() => resolve({ kind: 'claimed' }))),
+  runAttempt: () => new Promise((resolve) => open.push(() => resolve({ kind: 'held', pausedForMs: 0 }))),
 }));
+
+/** Attempt 1's id the outbox hands the early tries with the input. */
+const attemptIds = (input: DeliverEventInput) => ({ [input.endpointIds[0]!]: `dlv_${input.eventId}` });
 
 function handOffInput(accountId: string, n: number): DeliverEventInput {
   return {
@@ -17,7 +20,6 @@ function handOffInput(accountId: string, n: number): DeliverEventInput {
     livemode: false,
     endpointIds: [`we_${accountId}`],
     deliveryIds: { [`we_${accountId}`]: `dly_${accountId}_${n}` },
-    firstAttemptIds: { [`we_${accountId}`]: `dlv_${accountId}_${n}` },
     retryDelaysMs: [1_000],
     timeoutMs: 30_000,
   } as unknown as DeliverEventInput;
@@ -60,17 +62,19 @@ describe('per-account share of the early attempts', () => {
     const early = createEarlyAttempts({} as never, { maxInFlight: 4 });
     // A slow receiver: account A's posts stay open. Past its share (half of 4) its attempts 1 are left to the
     // workflow: the hand-off gives back the input at once, holding no place.
-    const noisy = Array.from({ length: 6 }, (_, n) => early.handOff(handOffInput('acct_a', n)));
+    const noisy = Array.from({ length: 6 }, (_, n) =>
+      early.handOff(handOffInput('acct_a', n), attemptIds(handOffInput('acct_a', n))),
+    );
     expect(early.inFlight()).toBe(2);
     expect(noisy.filter((started) => !(started instanceof Promise))).toHaveLength(4);
     // Account B still gets an early attempt.
-    const quiet = early.handOff(handOffInput('acct_b', 0));
+    const quiet = early.handOff(handOffInput('acct_b', 0), attemptIds(handOffInput('acct_b', 0)));
     expect(quiet).toBeInstanceOf(Promise);
     expect(early.inFlight()).toBe(3);
     // Once A's posts end, its places are free again.
     for (const end of open.splice(0)) end();
     await Promise.all([...noisy, quiet]);
-    expect(early.handOff(handOffInput('acct_a', 9))).toBeInstanceOf(Promise);
+    expect(early.handOff(handOffInput('acct_a', 9), attemptIds(handOffInput('acct_a', 9)))).toBeInstanceOf(Promise);
     for (const end of open.splice(0)) end();
     await early.drain();
     expect(early.inFlight()).toBe(0);

@@ -9,6 +9,7 @@ import {
 import {
   deliveryInput,
   deliveryStartOptions,
+  earlyAttemptIds,
   firstAttemptId,
   type DeliveryStart,
 } from '../../../domain/delivery-start';
@@ -28,17 +29,19 @@ const start = (endpoints: Record<string, string>, trigger: DeliveryTrigger = 'au
 const options = { taskQueue: 'deliveries', eager: true };
 
 describe('the workflow input a dispatcher builds', () => {
-  it("fixes attempt 1's id of a one-endpoint delivery from its delivery id: the same from every dispatcher", () => {
+  it("derives the outbox's attempt 1 id of a one-endpoint delivery from its delivery id: the same from every dispatcher", () => {
     const input = deliveryInput(start({ we_1: 'dly_a' }), loadConfig({}));
-    expect(input.firstAttemptIds).toEqual({ we_1: firstAttemptId('dly_a') });
+    expect(earlyAttemptIds(input)).toEqual({ we_1: firstAttemptId('dly_a') });
+    // The workflow's input names no attempt: the outbox's attempt 1 rides in it as an outcome, once on record.
+    expect(input.firstAttemptIds).toBeUndefined();
     expect(firstAttemptId('dly_a')).toMatch(/^dlv_[0-9a-f]{32}$/);
     expect(firstAttemptId('dly_a')).toBe(firstAttemptId('dly_a'));
     expect(firstAttemptId('dly_b')).not.toBe(firstAttemptId('dly_a'));
     expect(reexported).toBe(firstAttemptId);
   });
 
-  it("fixes each endpoint's attempt 1 of a fan-out, and none but an ordered endpoint's or one stored without a delivery", () => {
-    expect(deliveryInput(start({ we_1: 'dly_a', we_2: 'dly_b' }), loadConfig({})).firstAttemptIds).toEqual({
+  it("names each endpoint's attempt 1 of a fan-out the outbox makes, and none but an ordered endpoint's or one stored without a delivery", () => {
+    expect(earlyAttemptIds(deliveryInput(start({ we_1: 'dly_a', we_2: 'dly_b' }), loadConfig({})))).toEqual({
       we_1: firstAttemptId('dly_a'),
       we_2: firstAttemptId('dly_b'),
     });
@@ -46,8 +49,8 @@ describe('the workflow input a dispatcher builds', () => {
       ...start({ we_1: 'dly_a', we_2: 'dly_b' }),
       parcelOrder: { parcelId: 'par_1', sequence: 2, endpointIds: ['we_2'] },
     };
-    expect(deliveryInput(ordered, loadConfig({})).firstAttemptIds).toEqual({ we_1: firstAttemptId('dly_a') });
-    expect(deliveryInput({ ...start({}), endpointIds: ['we_1'] }, loadConfig({})).firstAttemptIds).toBeUndefined();
+    expect(earlyAttemptIds(deliveryInput(ordered, loadConfig({})))).toEqual({ we_1: firstAttemptId('dly_a') });
+    expect(earlyAttemptIds(deliveryInput({ ...start({}), endpointIds: ['we_1'] }, loadConfig({})))).toEqual({});
   });
 });
 
@@ -66,7 +69,8 @@ describe('one start for every trigger', () => {
     it(`starts a ${trigger} delivery as delivery:<dly_id>, with the publish's task timeout and first attempt`, () => {
       const published = deliveryStartOptions(deliveryInput(start({ we_1: 'dly_a' }), config), options);
       const input = deliveryInput(start({ we_1: 'dly_r' }, trigger), config);
-      expect(input).toMatchObject({ trigger, firstAttemptIds: { we_1: firstAttemptId('dly_r') } });
+      expect(input).toMatchObject({ trigger });
+      expect(earlyAttemptIds(input)).toEqual({ we_1: firstAttemptId('dly_r') });
       const started = deliveryStartOptions(input, options);
       expect(started.workflowId).toBe('delivery:dly_r');
       expect(started.workflowTaskTimeout).toBe(localAttemptTaskTimeoutMs(7_000));
