@@ -264,7 +264,12 @@ export const ENDPOINT_SETTINGS = {
     create: Type.Optional(HeadersInput),
     update: Type.Optional(HeadersInput),
     // Stored as '{}' or one sealed JSON object (domain/endpoint-headers.ts).
-    column: column<string>()({ name: 'headers', type: 'text', row: 'stored_headers', select: 'headers AS stored_headers' }),
+    column: column<string>()({
+      name: 'headers',
+      type: 'text',
+      row: 'stored_headers',
+      select: 'headers AS stored_headers',
+    }),
     cli: {
       flag: '--header <header>',
       parse: 'headers',
@@ -374,7 +379,9 @@ export const SETTING_NAMES = Object.keys(ENDPOINT_SETTINGS) as EndpointSettingNa
 
 /** The settings that have `part`, in declaration order. */
 export function settingsWith<P extends keyof EndpointSetting>(part: P): SettingsWith<P>[] {
-  return SETTING_NAMES.filter((name) => (ENDPOINT_SETTINGS[name] as EndpointSetting)[part] !== undefined) as SettingsWith<P>[];
+  return SETTING_NAMES.filter(
+    (name) => (ENDPOINT_SETTINGS[name] as EndpointSetting)[part] !== undefined,
+  ) as SettingsWith<P>[];
 }
 
 /** Each setting's schema of one part (record, create or update), keyed by its API field: a TypeBox object's properties. */

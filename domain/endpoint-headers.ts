@@ -1,9 +1,4 @@
-import {
-  HEADER_NAME_MAX_LENGTH,
-  HEADER_VALUE_MAX_LENGTH,
-  HIDDEN_VALUE,
-  MAX_HEADERS,
-} from '../core/endpoint-settings';
+import { HEADER_NAME_MAX_LENGTH, HEADER_VALUE_MAX_LENGTH, HIDDEN_VALUE, MAX_HEADERS } from '../core/endpoint-settings';
 import { ApiError } from '../core/errors';
 import { openSecret, sealSecret, SecretUnavailableError, type KeyRing } from '../core/secrets';
 
