@@ -1,4 +1,4 @@
-import Type, { type TSchema } from 'typebox';
+import Type, { type Static, type TSchema } from 'typebox';
 import { EVENT_TYPES } from './event-catalog';
 import { API_VERSION_NAMES, LATEST_API_VERSION } from './versions';
 
@@ -106,6 +106,9 @@ export interface FormSpec {
   /** The control's id after its form's prefix (`add-rate-limit`). */
   id: string;
   input: FormInput;
+  /** A checkbox's value when ticked, and the setting's value when not. */
+  checked?: string;
+  unchecked?: string;
   label: string;
   hint?: string;
   placeholder?: string;
@@ -136,6 +139,19 @@ export interface EndpointSetting {
 }
 
 export const ENDPOINT_SETTINGS = {
+  status: {
+    record: Type.Union(
+      [Type.Literal('enabled'), Type.Literal('failing'), Type.Literal('paused'), Type.Literal('disabled')],
+      {
+        description:
+          'disabled: receives nothing (disabled_reason says why). paused: by its owner; new events and retries are held, not attempted, and go out on resume. failing: deliveries keep being abandoned (cleared by a success).',
+      },
+    ),
+    // The health mark (endpoint health sets it); the record shows disabled over paused over it.
+    column: column<'enabled' | 'failing'>()({ name: 'status', type: 'text', readOnly: true }),
+    page: { fact: 'Status' },
+    special: 'status',
+  },
   url: {
     record: Type.String(),
     create: Type.String({ description: 'https URL that receives the events (at most 2048 characters).' }),
@@ -254,6 +270,8 @@ export const ENDPOINT_SETTINGS = {
       form: {
         id: 'ordering',
         input: 'checkbox',
+        checked: 'parcel',
+        unchecked: 'none',
         label: 'Deliver in order per parcel',
         hint: "A parcel's next event is sent only once the one before it was delivered or given up. Other parcels are never held up.",
       },
@@ -327,19 +345,6 @@ export const ENDPOINT_SETTINGS = {
       readOnly: true,
     }),
     special: 'lifecycle',
-  },
-  status: {
-    record: Type.Union(
-      [Type.Literal('enabled'), Type.Literal('failing'), Type.Literal('paused'), Type.Literal('disabled')],
-      {
-        description:
-          'disabled: receives nothing (disabled_reason says why). paused: by its owner; new events and retries are held, not attempted, and go out on resume. failing: deliveries keep being abandoned (cleared by a success).',
-      },
-    ),
-    // The health mark (endpoint health sets it); the record shows disabled over paused over it.
-    column: column<'enabled' | 'failing'>()({ name: 'status', type: 'text', readOnly: true }),
-    page: { fact: 'Status' },
-    special: 'status',
   },
   disabled_reason: {
     record: Type.Union([Type.Literal('gone'), Type.Null()], {
@@ -423,3 +428,45 @@ export const WRITABLE_SETTINGS = SETTING_NAMES.filter(
     ((ENDPOINT_SETTINGS[name] as EndpointSetting).create !== undefined ||
       (ENDPOINT_SETTINGS[name] as EndpointSetting).update !== undefined),
 ) as WritableSettingName[];
+
+/** The record's fields of the settings, typed: what the views render (dashboard/views/models.ts). */
+export type SettingsRecord = {
+  [K in SettingsWith<'record'>]: Settings[K] extends { readonly record: infer S extends TSchema } ? Static<S> : never;
+};
+
+/** The settings the page's form asks for, and those its facts show. */
+export type FormSettingName = {
+  [K in EndpointSettingName]: Settings[K] extends { readonly page: { readonly form: FormSpec } } ? K : never;
+}[EndpointSettingName];
+export type FactSettingName = {
+  [K in EndpointSettingName]: Settings[K] extends { readonly page: { readonly fact: string } } ? K : never;
+}[EndpointSettingName];
+
+export const FORM_SETTINGS = SETTING_NAMES.filter(
+  (name) => (ENDPOINT_SETTINGS[name] as EndpointSetting).page?.form !== undefined,
+) as FormSettingName[];
+export const FACT_SETTINGS = SETTING_NAMES.filter(
+  (name) => (ENDPOINT_SETTINGS[name] as EndpointSetting).page?.fact !== undefined,
+) as FactSettingName[];
+
+export function formSpec(name: FormSettingName): FormSpec {
+  return ENDPOINT_SETTINGS[name].page.form;
+}
+
+export function factLabel(name: FactSettingName): string {
+  return ENDPOINT_SETTINGS[name].page.fact;
+}
+
+/** What a form field holds as typed: a box ticked or not, the boxes ticked, or text. */
+type FormValueOf<K extends FormSettingName> = Settings[K] extends {
+  readonly page: { readonly form: { readonly input: infer I } };
+}
+  ? I extends 'checkbox'
+    ? boolean
+    : I extends 'checkboxes'
+      ? string[]
+      : string
+  : never;
+
+/** The form's values by field name, as typed (or as the endpoint has them); absent: empty. */
+export type SettingsFormValues = { [K in FormSettingName]?: FormValueOf<K> };
