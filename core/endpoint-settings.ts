@@ -411,7 +411,7 @@ export function rowField(name: EndpointSettingName): string {
   return spec.row ?? name;
 }
 
-/** What a read selects for the settings, in order: `url, events, ..., headers AS stored_headers`. */
+/** What a read selects for the settings, in declaration order: `status, url, ..., headers AS stored_headers, ...`. */
 export function settingColumnsSelected(): string {
   return SETTING_NAMES.map((name) => {
     const spec: ColumnSpec = ENDPOINT_SETTINGS[name].column;
@@ -419,7 +419,10 @@ export function settingColumnsSelected(): string {
   }).join(', ');
 }
 
-/** A body's values by column, as db/endpoints.ts writes them: absent, the column is left as it is (its default). */
+/**
+ * A body's values by setting, as db/endpoints.ts writes them to their columns: one left out keeps its column as it
+ * is (an insert, its default).
+ */
 export type SettingColumnValues = Partial<Record<WritableSettingName, unknown>>;
 
 export const WRITABLE_SETTINGS = SETTING_NAMES.filter(
