@@ -52,15 +52,6 @@ export function listOf<T extends TSchema, U extends TSchema>(item: T, url: U) {
   });
 }
 
-/** An endpoint's `api_version` in a request: checked by the domain, so an unknown one is unknown_api_version. */
-export function ApiVersionField(description: string) {
-  return Type.String({
-    maxLength: 100,
-    description: `${description} One of ${API_VERSION_NAMES.join(', ')}.`,
-    examples: [LATEST_API_VERSION],
-  });
-}
-
 /** The `Service-Version` request header: the API version a response renders events in; absent, the newest. */
 export const ServiceVersionHeaders = Type.Object({
   'service-version': Type.Optional(

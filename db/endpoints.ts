@@ -1,36 +1,26 @@
 import { lockAccountBudget } from './account-budgets';
+import {
+  ENDPOINT_SETTINGS,
+  settingColumnsSelected,
+  WRITABLE_SETTINGS,
+  type ColumnSpec,
+  type SettingColumnValues,
+  type SettingsRow,
+  type WritableSettingName,
+} from '../core/endpoint-settings';
 import { inTransaction, type Db, type Pool } from './pool';
 
 /** Table webhook_endpoints. Every read made for the API is scoped to one account and one mode. */
 
-export interface EndpointRow {
+/** A row as every read returns it: its identity and what it is, then one field per setting (core/endpoint-settings.ts). */
+export type EndpointRow = {
   id: string;
   account_id: string;
   livemode: boolean;
-  url: string;
-  events: string[];
-  description: string | null;
-  status: 'enabled' | 'failing';
-  /** Disabled by the merchant (disabled_at): shown as status 'disabled', the failing mark kept beneath. */
-  disabled: boolean;
-  /** Why the engine disabled it ('gone': it answered 410); null when its owner did, or it is not disabled. */
-  disabled_reason: 'gone' | null;
-  /** Paused by its owner since then (shown as status 'paused', the failing mark kept beneath); null: not paused. */
-  paused_at: Date | null;
   /** Registered by `listen` for its session (local_certificate set). */
   local: boolean;
-  ordering: EndpointOrdering;
-  /** Deliveries per clock second at most; null: no limit. */
-  rate_limit: number | null;
-  /** The API version its events are rendered in (core/versions). */
-  api_version: string;
   created_at: Date;
-  /** Custom headers as stored: '{}', or a sealed JSON object (domain/endpoint-headers.ts). */
-  stored_headers: string;
-}
-
-/** 'parcel': a parcel's events are posted one at a time, in sequence order (workflows/parcel-order.ts). */
-export type EndpointOrdering = 'none' | 'parcel';
+} & SettingsRow;
 
 /** The owner and mode every API read and write is scoped to (isolation, test mode). */
 export interface EndpointScope {
@@ -39,24 +29,17 @@ export interface EndpointScope {
 }
 
 // Never the secret columns: the API shows a secret only in the response that created it.
-const PUBLIC_COLUMNS = `id, account_id, livemode, url, events, description, status, ordering, created_at,
-  disabled_at IS NOT NULL AS disabled, disabled_reason, paused_at, local_certificate IS NOT NULL AS local, rate_limit, headers AS stored_headers,
-  api_version`;
+const PUBLIC_COLUMNS = `id, account_id, livemode, created_at, local_certificate IS NOT NULL AS local, ${settingColumnsSelected()}`;
+
+const columnOf = (name: WritableSettingName): ColumnSpec => ENDPOINT_SETTINGS[name].column;
 
 /** A new endpoint's row: `certificate` only for a listen session's endpoint (pinned, loopback). */
 export interface NewEndpoint extends EndpointScope {
   id: string;
-  url: string;
-  events: string[];
-  description: string | null;
   sealedSecret: string;
   certificate?: string;
-  ordering?: EndpointOrdering;
-  /** Deliveries per clock second at most; null: no limit. */
-  rateLimit?: number | null;
-  /** Custom headers as stored (sealed); absent: none. */
-  sealedHeaders?: string;
-  apiVersion: string;
+  /** The settings' values by setting; one left out takes its column's default. */
+  settings: SettingColumnValues;
 }
 
 /**
@@ -65,29 +48,24 @@ export interface NewEndpoint extends EndpointScope {
  * that starts after the lock is held, so it sees every insert committed before.
  */
 export async function insertEndpoint(db: Db, row: NewEndpoint, limit: number): Promise<EndpointRow | undefined> {
+  const given = WRITABLE_SETTINGS.filter((name) => row.settings[name] !== undefined);
+  const FIXED = 6;
   return inTransaction(db, async (tx) => {
     await lockAccountBudget(tx, 'webhook_endpoints', row.accountId, row.livemode);
     const { rows } = await tx.query<EndpointRow>(
-      `INSERT INTO webhook_endpoints (id, account_id, livemode, url, events, description, secret, local_certificate, ordering, rate_limit,
-                                      headers, api_version)
-       SELECT $1, $2, $3, $4, $5, $6, $7, $8, $10, $11, $12, $13
+      `INSERT INTO webhook_endpoints (id, account_id, livemode, secret, local_certificate${given.map((name) => `, ${columnOf(name).name}`).join('')})
+       SELECT $1, $2, $3, $4, $5${given.map((name, index) => `, $${FIXED + 1 + index}::${columnOf(name).type}`).join('')}
         WHERE (SELECT count(*) FROM webhook_endpoints
-                WHERE account_id = $2 AND livemode = $3 AND deleted_at IS NULL) < $9
+                WHERE account_id = $2 AND livemode = $3 AND deleted_at IS NULL) < $6
        RETURNING ${PUBLIC_COLUMNS}`,
       [
         row.id,
         row.accountId,
         row.livemode,
-        row.url,
-        row.events,
-        row.description,
         row.sealedSecret,
         row.certificate ?? null,
         limit,
-        row.ordering ?? 'none',
-        row.rateLimit ?? null,
-        row.sealedHeaders ?? '{}',
-        row.apiVersion,
+        ...given.map((name) => row.settings[name]),
       ],
     );
     return rows[0];
@@ -147,20 +125,11 @@ export async function listEndpoints(
   return { rows: rows.slice(0, page.limit), hasMore: rows.length > page.limit };
 }
 
-/** What PATCH changes; undefined leaves a field as it is. */
+/** What PATCH changes; a setting left out stays as it is. */
 export interface EndpointChange {
-  url?: string;
-  events?: string[];
-  /** null clears it. */
-  description?: string | null;
+  /** The settings' new values by setting (null clears a nullable one); the url and headers as stored (sealed). */
+  settings?: SettingColumnValues;
   disabled?: boolean;
-  ordering?: EndpointOrdering;
-  /** Deliveries per second; null removes the limit. */
-  rateLimit?: number | null;
-  /** The whole set of custom headers, as stored (sealed). */
-  sealedHeaders?: string;
-  /** Deliveries made after the change render this version. */
-  apiVersion?: string;
   /**
    * The url and stored headers the change was computed from: the update applies only while both are still
    * these, so a concurrent change of either (a credential set for the old origin) is never carried to a new one.
@@ -179,51 +148,46 @@ export async function updateEndpoint(
   id: string,
   change: EndpointChange,
 ): Promise<EndpointRow | undefined> {
+  // $1..$6 fixed; then for each writable setting, in order, whether it is given and its value.
+  const FIXED = 6;
+  const given = (index: number) => `$${FIXED + 1 + index * 2}::boolean`;
+  const value = (index: number) => `$${FIXED + 2 + index * 2}::${columnOf(WRITABLE_SETTINGS[index]!).type}`;
+  const url = value(WRITABLE_SETTINGS.indexOf('url'));
+  const sets = WRITABLE_SETTINGS.map((name, index) => {
+    const col = columnOf(name).name;
+    return `${col} = CASE WHEN ${given(index)} THEN ${value(index)} ELSE ${col} END`;
+  });
   const { rows } = await db.query<EndpointRow>(
     `WITH before AS (
        SELECT rate_limit FROM webhook_endpoints WHERE id = $1 AND account_id = $2 AND livemode = $3
      ), updated AS (
        UPDATE webhook_endpoints
-          SET url = COALESCE($4, url),
-              events = COALESCE($5, events),
-              description = CASE WHEN $6::boolean THEN $7 ELSE description END,
-              disabled_at = CASE WHEN $8::boolean IS NULL THEN disabled_at
-                                 WHEN $8::boolean THEN COALESCE(disabled_at, now()) END,
+          SET ${sets.join(',\n              ')},
+              disabled_at = CASE WHEN $4::boolean IS NULL THEN disabled_at
+                                 WHEN $4::boolean THEN COALESCE(disabled_at, now()) END,
               -- the engine's reason stays while it stays disabled; enabling it clears it
-              disabled_reason = CASE WHEN $8::boolean IS FALSE THEN NULL ELSE disabled_reason END,
-              local_certificate = CASE WHEN $4::text IS NOT NULL AND $4::text <> url THEN NULL ELSE local_certificate END,
-              ordering = COALESCE($9, ordering),
-              rate_limit = CASE WHEN $10::boolean THEN $11::integer ELSE rate_limit END,
-              headers = COALESCE($12::text, headers),
-              api_version = COALESCE($13, api_version)
+              disabled_reason = CASE WHEN $4::boolean IS FALSE THEN NULL ELSE disabled_reason END,
+              local_certificate = CASE WHEN ${url} IS NOT NULL AND ${url} <> url THEN NULL ELSE local_certificate END
         WHERE id = $1 AND account_id = $2 AND livemode = $3 AND deleted_at IS NULL
-          AND ($14::text IS NULL OR (url = $14::text AND headers = $15::text))
+          AND ($5::text IS NULL OR (url = $5::text AND headers = $6::text))
         RETURNING ${PUBLIC_COLUMNS}
      ), stopped AS (
        UPDATE deliveries SET status = 'skipped', reason = 'endpoint_disabled'
-        WHERE endpoint_id = $1 AND status = 'pending' AND $8::boolean IS TRUE AND EXISTS (SELECT 1 FROM updated)
+        WHERE endpoint_id = $1 AND status = 'pending' AND $4::boolean IS TRUE AND EXISTS (SELECT 1 FROM updated)
      ), released AS (
        -- disabled, or its limit changed or removed: every place in its queue is given back
        SELECT release_rate_places($1) FROM updated, before
-        WHERE $8::boolean IS TRUE OR updated.rate_limit IS DISTINCT FROM before.rate_limit
+        WHERE $4::boolean IS TRUE OR updated.rate_limit IS DISTINCT FROM before.rate_limit
      )
      SELECT updated.* FROM updated LEFT JOIN released ON true`,
     [
       id,
       scope.accountId,
       scope.livemode,
-      change.url ?? null,
-      change.events ?? null,
-      change.description !== undefined,
-      change.description ?? null,
       change.disabled ?? null,
-      change.ordering ?? null,
-      change.rateLimit !== undefined,
-      change.rateLimit ?? null,
-      change.sealedHeaders ?? null,
-      change.apiVersion ?? null,
       change.basedOn?.url ?? null,
       change.basedOn?.storedHeaders ?? null,
+      ...WRITABLE_SETTINGS.flatMap((name) => [change.settings?.[name] !== undefined, change.settings?.[name] ?? null]),
     ],
   );
   return rows[0];

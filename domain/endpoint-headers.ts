@@ -1,4 +1,4 @@
-import Type from 'typebox';
+import { HEADER_NAME_MAX_LENGTH, HEADER_VALUE_MAX_LENGTH, HIDDEN_VALUE, MAX_HEADERS } from '../core/endpoint-settings';
 import { ApiError } from '../core/errors';
 import { openSecret, sealSecret, SecretUnavailableError, type KeyRing } from '../core/secrets';
 
@@ -9,12 +9,6 @@ import { openSecret, sealSecret, SecretUnavailableError, type KeyRing } from '..
  * again: responses show them as HIDDEN_VALUE, and they do not follow the endpoint to another origin
  * (headersForUrlChange), so whoever may change the URL cannot point it at their own server to read them.
  */
-
-const MAX_HEADERS = 20;
-const HEADER_NAME_MAX_LENGTH = 64;
-const HEADER_VALUE_MAX_LENGTH = 1000;
-/** What a response shows instead of a credential's value. */
-const HIDDEN_VALUE = '********';
 
 type EndpointHeaders = Record<string, string>;
 
@@ -57,21 +51,6 @@ export function isHiddenHeader(name: string): boolean {
   const lower = name.toLowerCase();
   return HIDDEN_NAMES.includes(lower) || HIDDEN_PARTS.some((part) => lower.includes(part));
 }
-
-const HEADERS_DESCRIPTION =
-  `Headers sent on every POST to this endpoint, name to value: at most ${MAX_HEADERS}; names are HTTP tokens of at most ` +
-  `${HEADER_NAME_MAX_LENGTH} characters, values printable ASCII of at most ${HEADER_VALUE_MAX_LENGTH}. Host, Content-*, ` +
-  'Connection, Transfer-Encoding, Keep-Alive, Upgrade, Expect, TE, Trailer, Proxy-*, Service-*, webhook-*, ' +
-  'traceparent and tracestate are refused. The values of Authorization, Proxy-Authorization, Cookie and of names ' +
-  `containing token, secret, key, password or auth are hidden: shown as "${HIDDEN_VALUE}", and dropped when the ` +
-  'url changes to another origin (scheme, host or port) unless the same request sets them again.';
-
-/** The record's `headers`, always present. */
-export const HeadersRecord = Type.Record(Type.String(), Type.String(), { description: HEADERS_DESCRIPTION });
-/** In a body: on registration the whole set; on PATCH a change, where null removes a name. */
-export const HeadersInput = Type.Record(Type.String(), Type.Union([Type.String(), Type.Null()]), {
-  description: HEADERS_DESCRIPTION,
-});
 
 function invalid(
   name: string,

@@ -1,18 +1,32 @@
 import Type, { type Static } from 'typebox';
+import {
+  DESCRIPTION_MAX_LENGTH,
+  ENDPOINT_ORDERINGS,
+  ENDPOINT_SETTINGS,
+  RATE_LIMIT_MAX,
+  RATE_LIMIT_MIN,
+  rowField,
+  settingSchemas,
+  settingsWith,
+  type EndpointOrdering,
+  type EndpointSetting,
+  type SettingColumnValues,
+  type SettingsWith,
+  type WritableSettingName,
+} from '../core/endpoint-settings';
 import { ApiError } from '../core/errors';
 import { EVENT_TYPES, isEventType } from '../core/event-catalog';
 import { newId } from '../core/ids';
 import { generateSecret, sealSecret, SecretUnavailableError, type KeyRing } from '../core/secrets';
 import { API_VERSION_NAMES, isApiVersion, LATEST_API_VERSION } from '../core/versions';
 import * as endpoints from '../db/endpoints';
-import type { EndpointOrdering, EndpointRow, EndpointScope } from '../db/endpoints';
+import type { EndpointRow, EndpointScope } from '../db/endpoints';
 import { withTransaction, type Db, type Pool } from '../db/pool';
 import type { Config } from '../infra/config';
 import { checkWebhookUrl, type Lookup } from '../infra/ssrf';
 import { CLI_ACTOR, recordAudit, type AuditAction, type AuditActor } from './audit-log';
 import {
   applyHeaderChange,
-  HeadersRecord,
   headersForUrlChange,
   openHeaders,
   sealHeaders,
@@ -33,46 +47,16 @@ export interface EndpointDeps {
   lookup?: Lookup;
 }
 
-export const DESCRIPTION_MAX_LENGTH = 500;
 export const MAX_ROTATION_GRACE_SECONDS = 7 * 86_400;
 export const ENDPOINT_ID = /^we_[A-Za-z0-9]{1,64}$/;
 
-export const ENDPOINT_ORDERINGS = ['none', 'parcel'] as const;
-export const ORDERING_DESCRIPTION =
-  "parcel: a parcel's events are posted in sequence order, each once the one before it was delivered to this endpoint, abandoned, or skipped; other parcels are never held up. none (default): events go out as soon as they can.";
-
+/** What the API shows of an endpoint: its identity, then every setting with a record field (core/endpoint-settings.ts). */
 export const EndpointRecord = Type.Object({
   id: Type.String(),
   object: Type.Literal('webhook_endpoint'),
-  url: Type.String(),
-  events: Type.Array(Type.String(), {
-    description: 'The kinds this endpoint receives; every current kind when it was registered without a list.',
-  }),
-  description: Type.Union([Type.String(), Type.Null()]),
-  status: Type.Union(
-    [Type.Literal('enabled'), Type.Literal('failing'), Type.Literal('paused'), Type.Literal('disabled')],
-    {
-      description:
-        'disabled: receives nothing (disabled_reason says why). paused: by its owner; new events and retries are held, not attempted, and go out on resume. failing: deliveries keep being abandoned (cleared by a success).',
-    },
-  ),
-  disabled_reason: Type.Union([Type.Literal('gone'), Type.Null()], {
-    description:
-      'gone: disabled by the engine because it answered 410 Gone (its pending deliveries ended skipped). null: not disabled, or disabled by its owner.',
-  }),
-  paused_at: Type.Union([Type.Integer(), Type.Null()], {
-    description: 'Unix seconds it was paused at (POST /v1/webhooks/:id/pause); null when it is not paused.',
-  }),
+  ...settingSchemas('record'),
   livemode: Type.Boolean(),
-  ordering: Type.Union([Type.Literal('none'), Type.Literal('parcel')], { description: ORDERING_DESCRIPTION }),
-  rate_limit: Type.Union([Type.Integer({ minimum: 1, maximum: 1000 }), Type.Null()], {
-    description: 'Deliveries per clock second at most (1 to 1000), across all workers; null: no limit.',
-  }),
-  api_version: Type.String({
-    description: `The API version its events are rendered in (${API_VERSION_NAMES.join(', ')}; the newest, ${LATEST_API_VERSION}, unless another was named). A change applies to deliveries made after it.`,
-  }),
   created: Type.Integer({ description: 'Unix seconds.' }),
-  headers: HeadersRecord,
 });
 export type EndpointRecord = Static<typeof EndpointRecord>;
 
@@ -81,6 +65,14 @@ export const EndpointWithSecret = Type.Object({
   secret: Type.String({ description: 'Signing secret (whsec_...); shown only in this response.' }),
 });
 export type EndpointWithSecret = Static<typeof EndpointWithSecret>;
+
+/** A registration's body: every setting with a create field. */
+export const EndpointCreateBody = Type.Object(settingSchemas('create'), { additionalProperties: false });
+/** A PATCH body: every setting with an update field. */
+export const EndpointUpdateBody = Type.Object(settingSchemas('update'), { additionalProperties: false });
+
+/** A body as the page and the CLI may also send it: a choice among names is any text, refused here if unknown. */
+type Loose<T> = { [K in keyof T]: NonNullable<T[K]> extends string ? string | Exclude<T[K], string> : T[K] };
 
 export interface Page<T> {
   data: T[];
@@ -95,25 +87,32 @@ export function endpointStatus(row: Pick<EndpointRow, 'disabled' | 'paused_at' |
   return row.paused_at === null ? row.status : 'paused';
 }
 
+/** The record fields that are not their row field as is. */
+const RECORD_READERS: { [K in SettingsWith<'record'>]?: (row: EndpointRow, ring: KeyRing) => EndpointRecord[K] } = {
+  // Stored empty so kinds added later reach it too; shown as what it receives today.
+  events: (row) => (row.events.length === 0 ? [...EVENT_TYPES] : row.events),
+  status: (row) => endpointStatus(row),
+  disabled_reason: (row) => (row.disabled ? row.disabled_reason : null),
+  paused_at: (row) => (row.paused_at === null ? null : unixSeconds(row.paused_at)),
+  headers: (row, ring) => shownHeaders(row.stored_headers, row.id, ring),
+};
+
 /** `ring` opens the custom headers (shown with credentials hidden); without it they show as none. */
 export function toEndpointRecord(row: EndpointRow, ring: KeyRing = []): EndpointRecord {
+  const fields = row as unknown as Record<string, unknown>;
+  const settings = Object.fromEntries(
+    settingsWith('record').map((name) => {
+      const reader = RECORD_READERS[name];
+      return [name, reader ? reader(row, ring) : fields[rowField(name)]];
+    }),
+  );
   return {
     id: row.id,
     object: 'webhook_endpoint',
-    url: row.url,
-    // Stored empty so kinds added later reach it too; shown as what it receives today.
-    events: row.events.length === 0 ? [...EVENT_TYPES] : row.events,
-    description: row.description,
-    status: endpointStatus(row),
-    disabled_reason: row.disabled ? row.disabled_reason : null,
-    paused_at: row.paused_at === null ? null : unixSeconds(row.paused_at),
+    ...settings,
     livemode: row.livemode,
-    ordering: row.ordering,
-    rate_limit: row.rate_limit,
-    api_version: row.api_version,
     created: unixSeconds(row.created_at),
-    headers: shownHeaders(row.stored_headers, row.id, ring),
-  };
+  } as EndpointRecord;
 }
 
 export function endpointMissing(id: string, param?: string): ApiError {
@@ -183,10 +182,6 @@ export function validateOrdering(ordering: string | undefined): EndpointOrdering
   return ordering as EndpointOrdering;
 }
 
-/** An endpoint's rate limit: deliveries per clock second, whole, within these bounds; null for none. */
-export const RATE_LIMIT_MIN = 1;
-export const RATE_LIMIT_MAX = 1000;
-
 /** Checked here as well as by the API's schema: the page and the CLI come through here too. */
 export function validateRateLimit(rateLimit: unknown): number | null {
   if (rateLimit === null) return null;
@@ -205,17 +200,28 @@ export function validateRateLimit(rateLimit: unknown): number | null {
   return rateLimit;
 }
 
-export interface RegisterInput {
-  url: string;
-  events?: string[];
-  description?: string;
-  ordering?: string;
-  /** Deliveries per second; absent or null: no limit. */
-  rate_limit?: number | null;
-  /** Custom headers sent on every POST (domain/endpoint-headers.ts). */
-  headers?: Record<string, string | null>;
-  /** Absent: the newest. */
-  api_version?: string;
+export type RegisterInput = Loose<Static<typeof EndpointCreateBody>>;
+
+/** The checks of the settings a body gives as they are; url and headers have rules of their own (below). */
+const CHECKS = {
+  description: (value: string | null) => validateDescription(value),
+  rate_limit: (value: number | null) => validateRateLimit(value),
+  events: (value: readonly string[]) => validateEventTypes(value),
+  ordering: (value: string) => validateOrdering(value),
+  api_version: (value: string) => validateApiVersion(value),
+} satisfies { [K in Exclude<WritableSettingName, 'url' | 'headers'>]: (value: never) => unknown };
+
+type Checked = keyof typeof CHECKS;
+const CHECKED = Object.keys(CHECKS) as Checked[];
+
+/** The values of the settings `input` gives, checked, by setting (the url and headers left to the caller). */
+function checkedSettings(input: Partial<Record<Checked, unknown>>): SettingColumnValues {
+  const settings: SettingColumnValues = {};
+  for (const name of CHECKED) {
+    const value = input[name];
+    if (value !== undefined) settings[name] = (CHECKS[name] as (value: unknown) => unknown)(value);
+  }
+  return settings;
 }
 
 /**
@@ -274,12 +280,8 @@ export async function registerEndpoint(
   input: RegisterInput,
   actor: AuditActor,
 ): Promise<EndpointWithSecret> {
-  const events = validateEventTypes(input.events ?? []);
-  const description = validateDescription(input.description);
-  const ordering = validateOrdering(input.ordering);
-  const rateLimit = validateRateLimit(input.rate_limit ?? null);
+  const settings = checkedSettings(input);
   const headers = validateHeaders(input.headers);
-  const apiVersion = validateApiVersion(input.api_version) ?? LATEST_API_VERSION;
   const url = await checkWebhookUrl(input.url, {
     allowPrivateTargets: deps.config.webhook.allowPrivateTargets,
     lookup: deps.lookup,
@@ -291,14 +293,13 @@ export async function registerEndpoint(
     {
       ...scope,
       id,
-      url: url.href,
-      events,
-      description,
       sealedSecret: seal(deps, secret, id),
-      ordering,
-      rateLimit,
-      sealedHeaders: sealHeaders(headers, id, ringOf(deps)),
-      apiVersion,
+      settings: {
+        ...settings,
+        url: url.href,
+        headers: sealHeaders(headers, id, ringOf(deps)),
+        api_version: settings.api_version ?? LATEST_API_VERSION,
+      },
     },
     actor,
   );
@@ -402,19 +403,8 @@ function openedForChange(stored: string, id: string, deps: EndpointDeps, input: 
   }
 }
 
-export interface UpdateInput {
-  url?: string;
-  events?: string[];
-  description?: string | null;
-  disabled?: boolean;
-  ordering?: string;
-  /** null removes the limit. */
-  rate_limit?: number | null;
-  /** A change to the custom headers: a string sets a name, null removes it; names not given stay. */
-  headers?: Record<string, string | null>;
-  /** Deliveries made after the change render it. */
-  api_version?: string;
-}
+/** headers: a change, where a string sets a name and null removes it; names not given stay. */
+export type UpdateInput = Loose<Static<typeof EndpointUpdateBody>>;
 
 /** How often an update of url or headers starts again when another request changed them in between. */
 const CONCURRENT_CHANGE_ROUNDS = 5;
@@ -433,20 +423,18 @@ export async function updateEndpoint(
   input: UpdateInput,
   actor: AuditActor,
 ): Promise<EndpointRecord> {
-  const change: endpoints.EndpointChange = { disabled: input.disabled, ordering: validateOrdering(input.ordering) };
-  if (input.events !== undefined) change.events = validateEventTypes(input.events);
-  if (input.description !== undefined) change.description = validateDescription(input.description);
-  if (input.rate_limit !== undefined) change.rateLimit = validateRateLimit(input.rate_limit);
-  if (input.api_version !== undefined) change.apiVersion = validateApiVersion(input.api_version);
+  const settings = checkedSettings(input);
+  const change: endpoints.EndpointChange = { settings, disabled: input.disabled };
   if (input.url !== undefined) {
     const url = await checkWebhookUrl(input.url, {
       allowPrivateTargets: deps.config.webhook.allowPrivateTargets,
       lookup: deps.lookup,
     });
-    change.url = url.href;
+    settings.url = url.href;
   }
+  const changedUrl = settings.url as string | undefined;
   if (!ENDPOINT_ID.test(id)) throw endpointMissing(id);
-  if (input.headers === undefined && change.url === undefined) {
+  if (input.headers === undefined && changedUrl === undefined) {
     const row = await updateRecorded(deps, scope, id, change, actor, false);
     if (!row) throw endpointMissing(id);
     return toEndpointRecord(row, ringOf(deps));
@@ -456,20 +444,23 @@ export async function updateEndpoint(
   for (let round = 0; round < CONCURRENT_CHANGE_ROUNDS; round++) {
     const current = await endpoints.findEndpoint(deps.pool, scope, id);
     if (!current) throw endpointMissing(id);
+    const basedSettings = { ...settings };
     const based: endpoints.EndpointChange = {
       ...change,
+      settings: basedSettings,
       basedOn: { url: current.url, storedHeaders: current.stored_headers },
     };
     // Hidden headers do not follow the URL to another origin unless this request sets them again.
-    const newUrl = change.url ?? current.url;
+    const newUrl = changedUrl ?? current.url;
     let headersChanged = false;
     if (input.headers !== undefined || new URL(newUrl).origin !== new URL(current.url).origin) {
       const opened = openedForChange(current.stored_headers, id, deps, input);
       const kept = headersForUrlChange(opened, current.url, newUrl);
       const headers = input.headers === undefined ? kept : applyHeaderChange(kept, input.headers);
-      based.sealedHeaders = sealHeaders(headers, id, ringOf(deps));
+      const sealed = sealHeaders(headers, id, ringOf(deps));
+      basedSettings.headers = sealed;
       // Headers no key opens read as none: storing none instead is a change too.
-      const unreadable = !hasAny(opened) && current.stored_headers !== based.sealedHeaders;
+      const unreadable = !hasAny(opened) && current.stored_headers !== sealed;
       headersChanged = unreadable || !sameHeaders(opened, headers);
     }
     const row = await updateRecorded(deps, scope, id, based, actor, headersChanged);
@@ -488,16 +479,18 @@ const sameHeaders = (a: EndpointHeaders, b: EndpointHeaders) =>
 const sameSet = (a: readonly string[], b: readonly string[]) =>
   JSON.stringify([...a].sort()) === JSON.stringify([...b].sort());
 
-/** The API's names of the fields a change moved, headers aside (the caller knows those): never their values. */
+/**
+ * The API's names of the settings a change moved, in declaration order; the headers last, when the caller says
+ * they changed (their stored form is sealed anew on every change, so the caller compares them opened): never values.
+ */
 function changedFields(before: EndpointRow, after: EndpointRow, headersChanged: boolean): string[] {
-  const changed: string[] = [];
-  if (before.url !== after.url) changed.push('url');
-  if (!sameSet(before.events, after.events)) changed.push('events');
-  if (before.description !== after.description) changed.push('description');
-  if (before.disabled !== after.disabled) changed.push('disabled');
-  if (before.ordering !== after.ordering) changed.push('ordering');
-  if (before.rate_limit !== after.rate_limit) changed.push('rate_limit');
-  if (before.api_version !== after.api_version) changed.push('api_version');
+  const was = before as unknown as Record<string, unknown>;
+  const now = after as unknown as Record<string, unknown>;
+  const changed: string[] = settingsWith('update').filter((name) => {
+    if ((ENDPOINT_SETTINGS[name] as EndpointSetting).special === 'headers') return false;
+    const [a, b] = [was[rowField(name)], now[rowField(name)]];
+    return Array.isArray(a) && Array.isArray(b) ? !sameSet(a as string[], b as string[]) : a !== b;
+  });
   if (headersChanged) changed.push('headers');
   return changed;
 }
@@ -549,14 +542,16 @@ export async function registerLocalEndpoint(
       id,
       accountId: input.accountId,
       livemode: false,
-      url: input.url,
-      events: [],
-      description: 'parcel-webhooks listen',
       sealedSecret: seal(deps, secret, id),
       certificate: input.certificate,
-      ordering: input.ordering,
-      // `listen` shows what a new endpoint receives: the newest shapes.
-      apiVersion: LATEST_API_VERSION,
+      settings: {
+        url: input.url,
+        events: [],
+        description: 'parcel-webhooks listen',
+        ordering: input.ordering,
+        // `listen` shows what a new endpoint receives: the newest shapes.
+        api_version: LATEST_API_VERSION,
+      },
     },
     CLI_ACTOR,
   );

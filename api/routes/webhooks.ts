@@ -2,13 +2,11 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import Type from 'typebox';
 import {
-  DESCRIPTION_MAX_LENGTH,
+  EndpointCreateBody,
   EndpointRecord,
+  EndpointUpdateBody,
   EndpointWithSecret,
   MAX_ROTATION_GRACE_SECONDS,
-  ORDERING_DESCRIPTION,
-  RATE_LIMIT_MAX,
-  RATE_LIMIT_MIN,
   deleteEndpoint,
   getEndpoint,
   listEndpoints,
@@ -17,7 +15,6 @@ import {
   updateEndpoint,
   type EndpointDeps,
 } from '../../domain/endpoints';
-import { HeadersInput } from '../../domain/endpoint-headers';
 import { pauseEndpoint, resumeEndpoint } from '../../domain/endpoint-lifecycle';
 import { PostedEvent } from '../../domain/event-log';
 import { recoverEndpoint, sendTestEvent } from '../../domain/redelivery';
@@ -25,43 +22,13 @@ import { DeliveryAttemptRecord, listDeliveries } from '../../domain/deliveries';
 import { EVENT_TYPES } from '../../core/event-catalog';
 import type { Lookup } from '../../infra/ssrf';
 import { actorOf, authOf } from '../plugins/auth';
-import { ApiVersionField, errorResponses as errors, Limit, listOf, UnixSeconds } from '../schemas';
+import { errorResponses as errors, Limit, listOf, UnixSeconds } from '../schemas';
 
 /** Webhook endpoints: thin handlers over domain/endpoints.ts, domain/deliveries.ts and domain/redelivery.ts. */
 
 const EndpointParams = Type.Object({ id: Type.String({ description: 'Webhook endpoint id (we_...).' }) });
 
 const DEFAULT_LIMIT = 10;
-
-const Ordering = Type.Union([Type.Literal('none'), Type.Literal('parcel')], { description: ORDERING_DESCRIPTION });
-const RateLimit = (description: string) =>
-  Type.Union([Type.Integer({ minimum: RATE_LIMIT_MIN, maximum: RATE_LIMIT_MAX }), Type.Null()], { description });
-
-const RegisterBody = Type.Object(
-  {
-    url: Type.String({ description: 'https URL that receives the events (at most 2048 characters).' }),
-    events: Type.Optional(
-      Type.Array(Type.String(), {
-        description: `Event kinds to receive, among ${EVENT_TYPES.join(', ')}. Omitted or empty: every kind.`,
-      }),
-    ),
-    description: Type.Optional(
-      Type.String({
-        maxLength: DESCRIPTION_MAX_LENGTH,
-        description: `Optional label, at most ${DESCRIPTION_MAX_LENGTH} characters.`,
-      }),
-    ),
-    ordering: Type.Optional(Ordering),
-    rate_limit: Type.Optional(
-      RateLimit(
-        `Deliveries per clock second at most, ${RATE_LIMIT_MIN} to ${RATE_LIMIT_MAX}, across all workers. Omitted or null: no limit.`,
-      ),
-    ),
-    headers: Type.Optional(HeadersInput),
-    api_version: Type.Optional(ApiVersionField('The API version its events are rendered in; omitted: the newest.')),
-  },
-  { additionalProperties: false },
-);
 
 const RotateBody = Type.Object(
   {
@@ -90,32 +57,6 @@ const DeliveriesQuery = Type.Object(
     starting_after: Type.Optional(Type.String({ description: 'A delivery attempt id (dlv_...).' })),
     event_id: Type.Optional(Type.String({ maxLength: 255, description: 'Only attempts for this event.' })),
     outcome: Type.Optional(Type.Union([Type.Literal('succeeded'), Type.Literal('failed')])),
-  },
-  { additionalProperties: false },
-);
-
-const UpdateBody = Type.Object(
-  {
-    url: Type.Optional(Type.String({ description: 'New https URL; checked as at registration.' })),
-    events: Type.Optional(Type.Array(Type.String(), { description: 'Event kinds to receive; empty: every kind.' })),
-    description: Type.Optional(
-      Type.Union([Type.String({ maxLength: DESCRIPTION_MAX_LENGTH }), Type.Null()], {
-        description: 'Label; null clears it.',
-      }),
-    ),
-    disabled: Type.Optional(
-      Type.Boolean({
-        description: 'true: receives nothing and its pending retries stop. false: enabled again, nothing replayed.',
-      }),
-    ),
-    ordering: Type.Optional(Ordering),
-    rate_limit: Type.Optional(
-      RateLimit(`Deliveries per clock second at most, ${RATE_LIMIT_MIN} to ${RATE_LIMIT_MAX}; null removes the limit.`),
-    ),
-    headers: Type.Optional(HeadersInput),
-    api_version: Type.Optional(
-      ApiVersionField('The API version of deliveries made from now on (test events, resends and recoveries included).'),
-    ),
   },
   { additionalProperties: false },
 );
@@ -180,7 +121,7 @@ export default async function webhookRoutes(
       schema: {
         tags,
         summary: 'Register a webhook endpoint',
-        body: RegisterBody,
+        body: EndpointCreateBody,
         response: { 200: EndpointWithSecret, ...errors },
       },
     },
@@ -234,7 +175,7 @@ export default async function webhookRoutes(
         tags,
         summary: 'Change or disable a webhook endpoint',
         params: EndpointParams,
-        body: UpdateBody,
+        body: EndpointUpdateBody,
         response: { 200: EndpointRecord, ...errors },
       },
     },

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { EVENT_TYPES } from '../../core/event-catalog';
-import { API_VERSION_NAMES, LATEST_API_VERSION } from '../../core/versions';
+import { ENDPOINT_SETTINGS, settingsWith, type CliParse, type CliSpec } from '../../core/endpoint-settings';
 import { CLI_ACTOR } from '../../domain/audit-log';
-import { registerEndpoint, updateEndpoint, type EndpointRecord } from '../../domain/endpoints';
+import { registerEndpoint, updateEndpoint, type EndpointRecord, type RegisterInput } from '../../domain/endpoints';
 import { pauseEndpoint, resumeEndpoint } from '../../domain/endpoint-lifecycle';
 import { recoverEndpoint, sendTestEvent } from '../../domain/redelivery';
 import { CliError, print, type CliContext } from '../context';
@@ -62,17 +62,40 @@ function describeEndpoint(endpoint: EndpointRecord): string {
   return `${endpoint.id}  ${statusOf(endpoint)}  ${endpoint.url}  (${limit}, ordering ${endpoint.ordering}, API version ${endpoint.api_version})`;
 }
 
-interface EndpointOptions {
-  account: string;
-  mode: string;
-  url?: string;
-  events?: string;
-  description?: string;
-  rateLimit?: string;
-  ordering?: string;
-  header?: string[];
-  apiVersion?: string;
+/** Each parse of core/endpoint-settings.ts's CliParse: from the option's text to what the domain takes. */
+const PARSERS: Record<CliParse, (raw: never) => unknown> = {
+  text: (raw: string) => raw,
+  list: eventsOption,
+  rateLimit: rateLimitOption,
+  headers: headersOption,
+};
+
+/** Commander's key of a flag: `--rate-limit <n>` -> rateLimit. */
+const optionKey = (flag: string) =>
+  (flag.split(' ')[0] as string).replace(/^--/, '').replace(/-([a-z])/g, (_, letter: string) => letter.toUpperCase());
+
+/** One option per setting that declares one, with the help text of `create` or `update`. */
+function settingOptions(command: Command, which: 'create' | 'update'): Command {
+  for (const name of settingsWith('cli')) {
+    const cli: CliSpec = ENDPOINT_SETTINGS[name].cli;
+    if (cli.repeatable) command.option(cli.flag, cli[which], collectHeader);
+    else command.option(cli.flag, cli[which]);
+  }
+  return command;
 }
+
+/** The settings the options give, parsed, by API field; an option left out is left out. */
+function settingsOf(options: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(
+    settingsWith('cli').map((name) => {
+      const cli: CliSpec = ENDPOINT_SETTINGS[name].cli;
+      const raw = options[optionKey(cli.flag)];
+      return [name, raw === undefined ? undefined : (PARSERS[cli.parse] as (raw: unknown) => unknown)(raw)];
+    }),
+  );
+}
+
+type EndpointOptions = { account: string; mode: string } & Record<string, unknown>;
 
 /** `webhooks create|update|pause|resume|recover|test`: operators acting for a merchant, through the same functions as the API. */
 export function registerWebhooks(program: Command, ctx: CliContext): void {
@@ -82,81 +105,35 @@ export function registerWebhooks(program: Command, ctx: CliContext): void {
   // Stored only, like a publish: a worker's dispatcher starts the deliveries, so no Temporal connection.
   const deps = () => ({ pool: ctx.pool, config: ctx.config });
 
-  webhooks
-    .command('create')
-    .description('Register a webhook endpoint; its signing secret is shown once')
-    .argument('[url]', 'https URL that receives the events (or --url)')
-    .requiredOption('--account <id>', 'the merchant account (acct_...)')
-    .requiredOption('--mode <mode>', 'test or live')
-    .option('--url <url>', 'https URL that receives the events')
-    .option('--events <kinds>', `comma-separated event kinds (default every kind): ${EVENT_TYPES.join(', ')}`)
-    .option('--description <text>', 'a label')
-    .option('--rate-limit <n>', 'at most n deliveries per second, 1 to 1000 (default no limit)')
-    .option('--ordering <ordering>', "none (default) or parcel: a parcel's events one at a time, in sequence order")
-    .option('--header <header>', 'a header sent on every POST, "Name: value" (repeatable)', collectHeader)
-    .option(
-      '--api-version <version>',
-      `the API version its events are rendered in: ${API_VERSION_NAMES.join(', ')} (default ${LATEST_API_VERSION})`,
-    )
+  settingOptions(
+    webhooks
+      .command('create')
+      .description('Register a webhook endpoint; its signing secret is shown once')
+      .argument('[url]', 'https URL that receives the events (or --url)')
+      .requiredOption('--account <id>', 'the merchant account (acct_...)')
+      .requiredOption('--mode <mode>', 'test or live'),
+    'create',
+  )
     .option('--json', 'print one JSON document')
     .action(async (url: string | undefined, options: EndpointOptions, command: Command) => {
-      const endpoint = await registerEndpoint(
-        deps(),
-        merchantScope(options),
-        {
-          url: url ?? options.url ?? '',
-          events: eventsOption(options.events),
-          description: options.description,
-          rate_limit: options.rateLimit === undefined ? undefined : rateLimitOption(options.rateLimit),
-          ordering: options.ordering,
-          headers: headersOption(options.header),
-          api_version: options.apiVersion,
-        },
-        CLI_ACTOR,
-      );
+      const settings = settingsOf(options);
+      const input = { ...settings, url: url ?? settings.url ?? '' } as RegisterInput;
+      const endpoint = await registerEndpoint(deps(), merchantScope(options), input, CLI_ACTOR);
       print(command, endpoint, () => `${describeEndpoint(endpoint)}\nsigning secret (shown once): ${endpoint.secret}`);
     });
 
-  webhooks
-    .command('update')
-    .description('Change a webhook endpoint; options left out stay as they are')
-    .argument('<we_id>')
-    .requiredOption('--account <id>', 'the merchant account (acct_...)')
-    .requiredOption('--mode <mode>', 'test or live')
-    .option(
-      '--url <url>',
-      'new https URL; on another scheme, host or port the hidden headers (credentials) are dropped unless --header sets them again',
-    )
-    .option('--events <kinds>', 'comma-separated event kinds; empty: every kind')
-    .option('--description <text>', 'a label')
-    .option('--rate-limit <n>', 'at most n deliveries per second, 1 to 1000; none removes the limit')
-    .option('--ordering <ordering>', 'none or parcel')
-    .option(
-      '--header <header>',
-      'set a header sent on every POST, "Name: value"; "Name:" removes it (repeatable)',
-      collectHeader,
-    )
-    .option(
-      '--api-version <version>',
-      `the API version of deliveries made from now on: ${API_VERSION_NAMES.join(', ')}`,
-    )
+  settingOptions(
+    webhooks
+      .command('update')
+      .description('Change a webhook endpoint; options left out stay as they are')
+      .argument('<we_id>')
+      .requiredOption('--account <id>', 'the merchant account (acct_...)')
+      .requiredOption('--mode <mode>', 'test or live'),
+    'update',
+  )
     .option('--json', 'print one JSON document')
     .action(async (id: string, options: EndpointOptions, command: Command) => {
-      const endpoint = await updateEndpoint(
-        deps(),
-        merchantScope(options),
-        id,
-        {
-          url: options.url,
-          events: eventsOption(options.events),
-          description: options.description,
-          rate_limit: options.rateLimit === undefined ? undefined : rateLimitOption(options.rateLimit),
-          ordering: options.ordering,
-          headers: headersOption(options.header),
-          api_version: options.apiVersion,
-        },
-        CLI_ACTOR,
-      );
+      const endpoint = await updateEndpoint(deps(), merchantScope(options), id, settingsOf(options), CLI_ACTOR);
       print(command, endpoint, () => describeEndpoint(endpoint));
     });
 

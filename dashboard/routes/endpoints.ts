@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { FORM_SETTINGS, formSpec, type FormSettingName } from '../../core/endpoint-settings';
 import { ApiError } from '../../core/errors';
 import { EVENT_TYPES } from '../../core/event-catalog';
 import { listDeliveries } from '../../domain/deliveries';
@@ -14,6 +15,8 @@ import {
   updateEndpoint,
   type EndpointDeps,
   type EndpointRecord,
+  type RegisterInput,
+  type UpdateInput,
 } from '../../domain/endpoints';
 import { pauseEndpoint, resumeEndpoint } from '../../domain/endpoint-lifecycle';
 import { listNotificationsForEndpoint } from '../../domain/notifications';
@@ -81,40 +84,63 @@ function headersShownAgain(raw: string): string {
     .join('\n');
 }
 
+/** What one form field holds as typed, and what the domain takes from it (undefined: not given). */
+interface FieldRead {
+  value: string | string[] | boolean | undefined;
+  input: unknown;
+}
+
+/** How each input kind is read (core/endpoint-settings.ts: page.form.input); a setting may read its own way (below). */
+function readField(body: FormBody, name: FormSettingName): FieldRead {
+  const spec = formSpec(name);
+  switch (spec.input) {
+    case 'url': {
+      const value = text(body, name).trim();
+      return { value, input: value };
+    }
+    case 'checkboxes': {
+      const value = list(body, name);
+      return { value, input: value.length ? value : undefined };
+    }
+    case 'checkbox': {
+      const value = list(body, name).includes(spec.checked ?? 'on');
+      return { value, input: value ? spec.checked : spec.unchecked };
+    }
+    case 'select':
+      return { value: optional(body, name), input: optional(body, name) };
+    default:
+      return { value: text(body, name), input: optional(body, name) };
+  }
+}
+
+/** The fields read their own way: the rate limit's number, the headers' lines (credentials never shown again). */
+const OWN_READS: Partial<Record<FormSettingName, (body: FormBody) => FieldRead>> = {
+  rate_limit: (body) => ({ value: text(body, 'rate_limit'), input: rateLimitOf(text(body, 'rate_limit')) }),
+  headers: (body) => ({ value: headersShownAgain(text(body, 'headers')), input: headersOf(text(body, 'headers')) }),
+};
+
 /** What the endpoint form sent, as the domain takes it: no box ticked is every kind, an empty field is none. */
-export function endpointInput(body: FormBody): {
-  values: EndpointFormValues;
-  input: {
-    url: string;
-    events?: string[];
-    description?: string;
-    ordering: string;
-    rate_limit: number | null;
-    headers?: Record<string, string | null>;
-    api_version?: string;
-  };
-} {
-  const values = {
-    url: text(body, 'url').trim(),
-    description: text(body, 'description'),
-    events: list(body, 'events'),
-    ordered: list(body, 'ordering').includes('parcel'),
-    rateLimit: text(body, 'rate_limit'),
-    headers: headersShownAgain(text(body, 'headers')),
-    apiVersion: optional(body, 'api_version'),
-  };
+export function endpointInput(body: FormBody): { values: EndpointFormValues; input: RegisterInput } {
+  const reads = FORM_SETTINGS.map((name) => [name, (OWN_READS[name] ?? ((b) => readField(b, name)))(body)] as const);
   return {
-    values,
-    input: {
-      url: values.url,
-      events: values.events.length ? values.events : undefined,
-      description: optional(body, 'description'),
-      ordering: values.ordered ? 'parcel' : 'none',
-      rate_limit: rateLimitOf(values.rateLimit),
-      headers: headersOf(text(body, 'headers')),
-      api_version: values.apiVersion,
-    },
+    values: Object.fromEntries(reads.map(([name, read]) => [name, read.value])),
+    input: Object.fromEntries(reads.map(([name, read]) => [name, read.input])) as RegisterInput,
   };
+}
+
+/**
+ * A change from the form sends every field: a text left empty clears it, no box ticked is every kind again; the
+ * others (a choice, the headers' lines) stay as they are when not given.
+ */
+function changeFromForm(input: RegisterInput): UpdateInput {
+  const change: Record<string, unknown> = { ...input };
+  for (const name of FORM_SETTINGS) {
+    if (change[name] !== undefined) continue;
+    const kind = formSpec(name).input;
+    if (kind === 'text') change[name] = null;
+    if (kind === 'checkboxes') change[name] = [];
+  }
+  return change;
 }
 
 export default async function endpointRoutes(app: FastifyInstance, options: DashboardRouteOptions): Promise<void> {
@@ -298,18 +324,7 @@ export default async function endpointRoutes(app: FastifyInstance, options: Dash
       });
       const { values, input } = endpointInput(request.body as FormBody);
       try {
-        // Every field is sent: an emptied description clears it, no box ticked is every kind again.
-        await updateEndpoint(
-          deps(),
-          scopeOf(ctx),
-          request.params.id,
-          {
-            ...input,
-            events: input.events ?? [],
-            description: input.description ?? null,
-          },
-          actorOf(request),
-        );
+        await updateEndpoint(deps(), scopeOf(ctx), request.params.id, changeFromForm(input), actorOf(request));
       } catch (err) {
         return formFailed(reply, ctx, request.params.id, 'change', err, values);
       }

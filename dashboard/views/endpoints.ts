@@ -1,3 +1,12 @@
+import {
+  FACT_SETTINGS,
+  factLabel,
+  FORM_SETTINGS,
+  formSpec,
+  type FactSettingName,
+  type FormSettingName,
+  type SettingsFormValues,
+} from '../../core/endpoint-settings';
 import { API_VERSIONS, changesSince, LATEST_API_VERSION } from '../../core/versions';
 import { healthSection } from './charts';
 import { badge, checkboxGroup, confirmForm, errorSummary, field, selectField, shownOnce, table } from './components';
@@ -7,20 +16,8 @@ import { csrfField, layout, readOnly } from './layout';
 import type { EndpointHealthView, EndpointView, FormError, NotificationView, PageContext } from './models';
 import { paths } from './paths';
 
-export interface EndpointFormValues {
-  url: string;
-  description: string;
-  /** Empty: every kind. */
-  events: string[];
-  /** "Deliver in order per parcel" ticked (ordering 'parcel'). */
-  ordered?: boolean;
-  /** As typed; empty: no limit. */
-  rateLimit?: string;
-  /** "Name: value" lines, as typed. */
-  headers?: string;
-  /** The API version chosen; absent: the newest. */
-  apiVersion?: string;
-}
+/** The form's values by field name (core/endpoint-settings.ts): as typed, or as the endpoint has them. */
+export type EndpointFormValues = SettingsFormValues;
 
 /** Which endpoint actions the domain offers yet; a form is shown only when its function exists. */
 export interface EndpointFeatures {
@@ -44,63 +41,87 @@ function eventsSummary(endpoint: EndpointView, eventTypes: readonly string[]): H
   return all ? html`All event kinds` : html`${endpoint.events.map((kind) => html`<code>${kind}</code> `)}`;
 }
 
-function endpointFields(input: {
+interface FieldContext {
   prefix: string;
   values: EndpointFormValues;
   eventTypes: readonly string[];
   error?: FormError;
-}): Html {
-  const param = input.error?.param;
-  return html`${field({
-    id: `${input.prefix}-url`,
-    name: 'url',
-    label: 'Endpoint URL',
-    type: 'url',
-    value: input.values.url,
-    required: true,
-    placeholder: 'https://shop.example/webhooks/parcel',
-    hint: 'A public https address. We sign every request; verify the Service-Signature header.',
-    maxLength: 2048,
-    invalid: param === 'url',
-  })}
-${field({
-  id: `${input.prefix}-description`,
-  name: 'description',
-  label: 'Description',
-  value: input.values.description,
-  maxLength: 500,
-  invalid: param === 'description',
-})}
-${field({
-  id: `${input.prefix}-rate-limit`,
-  name: 'rate_limit',
-  label: 'Rate limit (per second)',
-  value: input.values.rateLimit ?? '',
-  maxLength: 4,
-  hint: 'At most this many deliveries per second, 1 to 1000; later ones wait their turn. Empty: no limit.',
-  invalid: param === 'rate_limit',
-})}
-${checkboxGroup({
-  legend: 'Events to send',
-  name: 'events',
-  idPrefix: `${input.prefix}-event`,
-  hint: 'Leave every box empty to receive every kind, including kinds added later.',
-  invalid: param === 'events',
-  options: input.eventTypes.map((kind) => ({ value: kind, label: kind, checked: input.values.events.includes(kind) })),
-})}
-${orderingField(input.prefix, input.values.ordered ?? false, param === 'ordering')}
-${headersField(input.prefix, input.values.headers ?? '', param?.startsWith('headers') ?? false)}
-${apiVersionField(input.prefix, input.values.apiVersion ?? LATEST_API_VERSION)}`;
 }
 
-/** Custom headers as lines of `Name: value`; `Name:` alone removes that header; headers not listed stay. */
-function headersField(prefix: string, value: string, invalid: boolean): Html {
-  const id = `${prefix}-headers`;
-  return html`<div class="field${invalid ? ' invalid' : ''}">
-<label for="${id}">Custom headers</label>
-<textarea id="${id}" name="headers" rows="3" aria-describedby="${id}-hint"${invalid ? html` aria-invalid="true"` : ''}>${value}</textarea>
-<p class="hint" id="${id}-hint">One "Name: value" per line, sent on every delivery (at most 20). "Name:" alone removes a header; headers not listed stay. Values of Authorization, Proxy-Authorization, Cookie and of names with token, secret, key, password or auth are hidden: never shown again. Changing the URL to another host drops the hidden headers (credentials) unless you enter them again.</p>
+const controlId = (prefix: string, name: FormSettingName) => `${prefix}-${formSpec(name).id}`;
+
+/** The error is this field's: its param is the field's name, or a part of it (`headers.X-Token`). */
+const invalidFor = (name: FormSettingName, error?: FormError) =>
+  error?.param === name || (error?.param?.startsWith(`${name}.`) ?? false);
+
+/** A field of one input kind, from its declaration; a kind with choices has them from its setting (below). */
+function standardField(name: FormSettingName, context: FieldContext): Html {
+  const spec = formSpec(name);
+  const id = controlId(context.prefix, name);
+  const invalid = invalidFor(name, context.error);
+  const value = context.values[name];
+  switch (spec.input) {
+    case 'checkbox':
+      return html`<div class="check${invalid ? ' invalid' : ''}">
+<input type="checkbox" id="${id}" name="${name}" value="${spec.checked ?? 'on'}" aria-describedby="${id}-hint"${value === true ? html` checked` : ''}>
+<label for="${id}">${spec.label}</label>
+<p class="hint" id="${id}-hint">${spec.hint ?? ''}</p>
 </div>`;
+    case 'lines':
+      return html`<div class="field${invalid ? ' invalid' : ''}">
+<label for="${id}">${spec.label}</label>
+<textarea id="${id}" name="${name}" rows="3" aria-describedby="${id}-hint"${invalid ? html` aria-invalid="true"` : ''}>${typeof value === 'string' ? value : ''}</textarea>
+<p class="hint" id="${id}-hint">${spec.hint ?? ''}</p>
+</div>`;
+    default:
+      return field({
+        id,
+        name,
+        label: spec.label,
+        type: spec.input === 'url' ? 'url' : undefined,
+        value: typeof value === 'string' ? value : '',
+        required: spec.required,
+        placeholder: spec.placeholder,
+        hint: spec.hint,
+        maxLength: spec.maxLength,
+        invalid,
+      });
+  }
+}
+
+/** The fields whose choices come from elsewhere: the event kinds, the API versions. */
+const FIELDS_WITH_CHOICES: Partial<Record<FormSettingName, (context: FieldContext) => Html>> = {
+  events: (context) => {
+    const spec = formSpec('events');
+    const ticked = context.values.events ?? [];
+    return checkboxGroup({
+      legend: spec.label,
+      name: 'events',
+      idPrefix: controlId(context.prefix, 'events'),
+      hint: spec.hint,
+      invalid: invalidFor('events', context.error),
+      options: context.eventTypes.map((kind) => ({ value: kind, label: kind, checked: ticked.includes(kind) })),
+    });
+  },
+  api_version: (context) => apiVersionField(context.prefix, context.values.api_version ?? LATEST_API_VERSION),
+};
+
+/** Every setting the form asks for, in declaration order. */
+function endpointFields(context: FieldContext): Html {
+  return html`${FORM_SETTINGS.map(
+    (name) => html`${(FIELDS_WITH_CHOICES[name] ?? ((c: FieldContext) => standardField(name, c)))(context)}
+`,
+  )}`;
+}
+
+/** Where the form's error summary links to, by field name: the control, or a group's first box. */
+function fieldIds(prefix: string): Record<string, string> {
+  return Object.fromEntries(
+    FORM_SETTINGS.map((name) => [
+      name,
+      `${controlId(prefix, name)}${formSpec(name).input === 'checkboxes' ? '-0' : ''}`,
+    ]),
+  );
 }
 
 /** A version as the page names it: the newest marked, a version with a sunset date shows it. */
@@ -121,26 +142,16 @@ function changesToNewest(name: string): Html {
 
 /** The API version its events are rendered in; a change applies to deliveries made after it. */
 function apiVersionField(prefix: string, selected: string): Html {
-  const id = `${prefix}-api-version`;
+  const spec = formSpec('api_version');
   return html`${selectField({
-    id,
+    id: controlId(prefix, 'api_version'),
     name: 'api_version',
-    label: 'API version',
+    label: spec.label,
     options: API_VERSIONS.map((version) => ({ value: version.name, label: versionLabel(version.name) })),
     selected,
-    hint: 'The shape of the events this endpoint receives (sent as the Service-Version header). A change applies to deliveries made after it.',
+    hint: spec.hint,
   })}
 <div class="hint">${changesToNewest(selected)}</div>`;
-}
-
-/** The endpoint's ordering as one box: ticked is 'parcel', unticked 'none'. */
-function orderingField(prefix: string, ordered: boolean, invalid: boolean): Html {
-  const id = `${prefix}-ordering`;
-  return html`<div class="check${invalid ? ' invalid' : ''}">
-<input type="checkbox" id="${id}" name="ordering" value="parcel" aria-describedby="${id}-hint"${ordered ? html` checked` : ''}>
-<label for="${id}">Deliver in order per parcel</label>
-<p class="hint" id="${id}-hint">A parcel's next event is sent only once the one before it was delivered or given up. Other parcels are never held up.</p>
-</div>`;
 }
 
 export interface EndpointsPageInput {
@@ -168,9 +179,9 @@ export function endpointsPage(ctx: PageContext, input: EndpointsPageInput): Html
     : html`<section class="panel" aria-labelledby="add-title">
 <h2 id="add-title">Add endpoint</h2>
 <form method="post" action="${paths.endpoints(ctx.mode)}" class="stack" novalidate>
-${errorSummary(input.error, { url: 'add-url', description: 'add-description', rate_limit: 'add-rate-limit', events: 'add-event-0' })}
+${errorSummary(input.error, fieldIds('add'))}
 ${csrfField(ctx.csrfToken)}
-${endpointFields({ prefix: 'add', values: input.form ?? { url: '', description: '', events: [], ordered: false }, eventTypes: input.eventTypes, error: input.error })}
+${endpointFields({ prefix: 'add', values: input.form ?? {}, eventTypes: input.eventTypes, error: input.error })}
 <div class="actions"><button type="submit">Add endpoint</button></div>
 </form>
 </section>`;
@@ -322,16 +333,16 @@ function changeForm(ctx: PageContext, input: EndpointPageInput): Html {
       : {
           url: endpoint.url,
           description: endpoint.description ?? '',
-          events: all ? [] : endpoint.events,
-          ordered: endpoint.ordering === 'parcel',
-          rateLimit: endpoint.rate_limit?.toString() ?? '',
-          apiVersion: endpoint.api_version,
+          events: all ? [] : [...endpoint.events],
+          ordering: endpoint.ordering === formSpec('ordering').checked,
+          rate_limit: endpoint.rate_limit?.toString() ?? '',
+          api_version: endpoint.api_version,
         };
   const error = input.error?.form === 'change' ? input.error.error : undefined;
   return html`<section class="panel" aria-labelledby="change-title">
 <h2 id="change-title">Change endpoint</h2>
 <form method="post" action="${paths.endpointAction(ctx.mode, endpoint.id, 'update')}" class="stack" novalidate>
-${errorSummary(error, { url: 'change-url', description: 'change-description', rate_limit: 'change-rate-limit', events: 'change-event-0' })}
+${errorSummary(error, fieldIds('change'))}
 ${csrfField(ctx.csrfToken)}
 ${endpointFields({ prefix: 'change', values, eventTypes: input.eventTypes, error })}
 <div class="actions"><button type="submit">Save changes</button></div>
@@ -372,6 +383,19 @@ ${input.notifications.map(
 </section>`;
 }
 
+/** How the endpoint page's facts show each setting that has one (core/endpoint-settings.ts: page.fact). */
+const FACTS: Record<FactSettingName, (endpoint: EndpointView, input: EndpointPageInput) => Html | string> = {
+  status: (endpoint) =>
+    html`${endpointStatus(endpoint)}${endpoint.status === 'paused' && endpoint.paused_at != null ? html` <span class="muted">since ${stamp(endpoint.paused_at)}</span>` : ''}${endpoint.status === 'disabled' && endpoint.disabled_reason === 'gone' ? html` <span class="muted">(it answered 410 Gone)</span>` : ''}`,
+  description: (endpoint) => endpoint.description ?? html`<span class="muted">None</span>`,
+  rate_limit: (endpoint) => endpoint.rate_limit?.toString() ?? html`<span class="muted">None</span>`,
+  events: (endpoint, input) => eventsSummary(endpoint, input.eventTypes),
+  ordering: (endpoint) =>
+    endpoint.ordering === 'parcel' ? 'In order per parcel' : html`<span class="muted">As they come</span>`,
+  api_version: (endpoint) =>
+    html`<code>${versionLabel(endpoint.api_version ?? LATEST_API_VERSION)}</code> ${changesToNewest(endpoint.api_version ?? LATEST_API_VERSION)}`,
+};
+
 export function endpointPage(ctx: PageContext, input: EndpointPageInput): Html {
   const { endpoint } = input;
   const writable = !readOnly(ctx);
@@ -385,13 +409,10 @@ ${otherError}
 ${lifecycleNote(endpoint)}
 ${failingNote(endpoint, input, ctx.now)}
 <dl class="facts">
-<div><dt>Status</dt><dd>${endpointStatus(endpoint)}${endpoint.status === 'paused' && endpoint.paused_at != null ? html` <span class="muted">since ${stamp(endpoint.paused_at)}</span>` : ''}${endpoint.status === 'disabled' && endpoint.disabled_reason === 'gone' ? html` <span class="muted">(it answered 410 Gone)</span>` : ''}</dd></div>
-<div><dt>Description</dt><dd>${endpoint.description ?? html`<span class="muted">None</span>`}</dd></div>
-<div><dt>Events</dt><dd>${eventsSummary(endpoint, input.eventTypes)}</dd></div>
-<div><dt>Order</dt><dd>${endpoint.ordering === 'parcel' ? 'In order per parcel' : html`<span class="muted">As they come</span>`}</dd></div>
-<div><dt>Rate limit (per second)</dt><dd>${endpoint.rate_limit ?? html`<span class="muted">None</span>`}</dd></div>
-<div><dt>API version</dt><dd><code>${versionLabel(endpoint.api_version ?? LATEST_API_VERSION)}</code> ${changesToNewest(endpoint.api_version ?? LATEST_API_VERSION)}</dd></div>
-<div><dt>Created</dt><dd>${stamp(endpoint.created)}</dd></div>
+${FACT_SETTINGS.map(
+  (name) => html`<div><dt>${factLabel(name)}</dt><dd>${FACTS[name](endpoint, input)}</dd></div>
+`,
+)}<div><dt>Created</dt><dd>${stamp(endpoint.created)}</dd></div>
 <div><dt>ID</dt><dd><code>${endpoint.id}</code></dd></div>
 </dl>
 ${input.health ? healthSection(ctx, endpoint.id, input.health) : ''}

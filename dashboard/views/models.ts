@@ -1,3 +1,5 @@
+import type { SettingsRecord } from '../../core/endpoint-settings';
+
 /**
  * What the views render: the same records the API answers (ids, Unix seconds or ISO strings as the domain
  * gives them), declared here structurally so the views depend on no module above or beside them.
@@ -59,28 +61,21 @@ export interface KeyView {
   created_at: string;
 }
 
-export interface EndpointView {
+/** The settings a view may leave out (a summary shows its url, events, description and status). */
+type OptionalSettings = Exclude<keyof SettingsRecord, 'url' | 'events' | 'description' | 'status'>;
+
+/** An endpoint as the API's record gives it: one field per setting (core/endpoint-settings.ts), `events` as read. */
+export type EndpointView = {
   id: string;
-  url: string;
-  events: string[];
-  description: string | null;
-  status: 'enabled' | 'failing' | 'paused' | 'disabled';
-  /** Why the engine disabled it: 'gone' (it answered 410 Gone); null or absent otherwise. */
-  disabled_reason?: 'gone' | null;
-  /** Unix seconds it was paused at; null or absent: not paused. */
-  paused_at?: number | null;
   livemode: boolean;
   /** Unix seconds. */
   created: number;
   /** Disabled endpoints that are also failing keep the mark: shown beside the status. */
   failing?: boolean;
-  /** 'parcel': a parcel's events are delivered one at a time, in order. */
-  ordering?: 'none' | 'parcel';
-  /** Deliveries per second at most; null or absent: no limit. */
-  rate_limit?: number | null;
-  /** The API version its events are rendered in; absent: the newest. */
-  api_version?: string;
-}
+  events: readonly string[];
+} & Omit<Pick<SettingsRecord, Exclude<keyof SettingsRecord, OptionalSettings>>, 'events'> & {
+    [K in OptionalSettings]?: SettingsRecord[K] | undefined;
+  };
 
 export interface NotificationView {
   id: string;

@@ -194,15 +194,15 @@ describe('rate places given back', () => {
 
   it('gives back every place of an endpoint whose rate_limit changes, and its next delivery posts at once', async () => {
     await takePlaces();
-    await updateEndpoint(pool, scope(), endpointId, { rateLimit: 2 });
+    await updateEndpoint(pool, scope(), endpointId, { settings: { rate_limit: 2 } });
     expect(await placesAhead()).toBe(0);
     expect((await nextSecond()) - (await dbSecond())).toBeLessThanOrEqual(1);
   });
 
   it('gives back every place of an endpoint whose rate_limit is removed', async () => {
     await takePlaces();
-    await updateEndpoint(pool, scope(), endpointId, { rateLimit: null });
-    await updateEndpoint(pool, scope(), endpointId, { rateLimit: 1 });
+    await updateEndpoint(pool, scope(), endpointId, { settings: { rate_limit: null } });
+    await updateEndpoint(pool, scope(), endpointId, { settings: { rate_limit: 1 } });
     expect(await placesAhead()).toBe(0);
     expect((await nextSecond()) - (await dbSecond())).toBeLessThanOrEqual(1);
   });
@@ -219,7 +219,7 @@ describe('rate places given back', () => {
       ).rows;
     const before = await queue();
     expect(before.length).toBeGreaterThan(900);
-    await updateEndpoint(pool, scope(), endpointId, { rateLimit: 1, description: 'same limit' });
+    await updateEndpoint(pool, scope(), endpointId, { settings: { rate_limit: 1, description: 'same limit' } });
     expect(await queue()).toEqual(before);
   });
 
@@ -241,7 +241,7 @@ describe('rate places given back', () => {
        ON CONFLICT (endpoint_id, second) DO UPDATE SET taken = 3, granted = 2`,
       [endpointId, now],
     );
-    await updateEndpoint(pool, scope(), endpointId, { rateLimit: 2 });
+    await updateEndpoint(pool, scope(), endpointId, { settings: { rate_limit: 2 } });
     expect(await countsOf(now)).toEqual({ taken: 2, granted: 2 });
     // The second's tokens are spent at the new limit too: the next delivery takes the next second.
     expect(await nextSecond()).toBe(now + 1);
