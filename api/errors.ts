@@ -113,6 +113,14 @@ export function registerNotFound(app: FastifyInstance): void {
 }
 
 /**
+ * How long a client has to send its whole request, headers and body (at most 64 KiB): past it the request is
+ * answered 408 request_timeout and its connection closed (clientErrorHandler), so a client trickling a body byte
+ * by byte cannot hold a connection open for ever. Node checks every CONNECTIONS_CHECK_MS for such requests.
+ */
+export const REQUEST_TIMEOUT_MS = 30_000;
+export const CONNECTIONS_CHECK_MS = 1_000;
+
+/**
  * Requests Node's HTTP parser refuses (oversized headers, a broken request line, a slow client) never reach
  * Fastify's error handler; Fastify's default answer there has its own body shape. Same wire shape as the rest.
  */

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
-import { clientErrorHandler, routeNotFound } from './errors';
+import { clientErrorHandler, CONNECTIONS_CHECK_MS, routeNotFound } from './errors';
 
 /**
  * The internal routes (publishing, sign-in links) on a port of their own (INTERNAL_PORT), one a deployment
@@ -59,7 +59,13 @@ export interface InternalListener {
 /** A second HTTP server handing every request to the ready instance's router, marked as internal. */
 export async function listenInternal(fastify: FastifyInstance, port: number, host: string): Promise<InternalListener> {
   await fastify.ready();
-  const server: Server = createServer((req, res) => {
+  // The main server's limits on a slow client, so the internal port is no easier to hold open.
+  const limits = {
+    requestTimeout: fastify.server.requestTimeout,
+    headersTimeout: fastify.server.headersTimeout,
+    connectionsCheckingInterval: CONNECTIONS_CHECK_MS,
+  };
+  const server: Server = createServer(limits, (req, res) => {
     (req as MarkedRequest)[ARRIVED_ON_INTERNAL_PORT] = true;
     fastify.routing(req, res);
   });

@@ -8,7 +8,7 @@ import { loadConfigOrExit, unsafeSettingWarnings, type Config } from '../infra/c
 import { serveMetrics } from '../infra/metrics-server';
 import { activeTracing, startTracing } from '../infra/tracing';
 import app, { type AppOptions } from './app';
-import { clientErrorHandler } from './errors';
+import { clientErrorHandler, CONNECTIONS_CHECK_MS, REQUEST_TIMEOUT_MS } from './errors';
 import { listenInternal } from './internal-port';
 import { prettyLogStream, serializeRequest } from './logging';
 
@@ -59,11 +59,15 @@ export function trustProxyOption(trust: Config['trustProxy']): FastifyServerOpti
  */
 export async function buildServer(
   options: AppOptions,
-  server: { logger?: FastifyServerOptions['logger'] } = {},
+  server: { logger?: FastifyServerOptions['logger']; requestTimeoutMs?: number } = {},
 ): Promise<FastifyInstance> {
+  // A whole request, its headers first among it, must arrive within this (Fastify's own default is no limit).
+  const requestTimeout = server.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   const fastify = Fastify({
     logger: server.logger ?? loggerOptions(options.config),
     bodyLimit: 64 * 1024,
+    requestTimeout,
+    http: { headersTimeout: requestTimeout, connectionsCheckingInterval: CONNECTIONS_CHECK_MS },
     routerOptions: { maxParamLength: 200 },
     genReqId: () => `req_${randomBase62(20)}`,
     // Client address, scheme and host from X-Forwarded-* only for the hops TRUST_PROXY names: rate limits count

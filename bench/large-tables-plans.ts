@@ -149,3 +149,54 @@ export function comparePlans(
   }
   return problems;
 }
+
+/** Index reads of a plan: the indexes it finds rows through, each once, in plan order. */
+export function indexesRead(node: PlanNode): string[] {
+  const own = node['Index Name'] ? [node['Index Name']] : [];
+  return [...new Set([...own, ...(node.Plans ?? []).flatMap(indexesRead)])];
+}
+
+/** A pool that only records the statements a write would send, running none of them. */
+export function statementsOf(write: (pool: Pool) => Promise<unknown>): Promise<RecordedQuery[]> {
+  const recorded: RecordedQuery[] = [];
+  const pool = {
+    query: (first: string | { text: string; values?: unknown[] }, second?: unknown[]) => {
+      const config = typeof first === 'string' ? { text: first, values: second } : first;
+      recorded.push({ text: config.text, values: config.values ?? [] });
+      return Promise.resolve({ rows: [], rowCount: 0 });
+    },
+  } as unknown as Pool;
+  return write(pool).then(() => recorded);
+}
+
+/**
+ * A writing statement's plan, run for real (EXPLAIN ANALYZE) inside a transaction that is rolled back: its shape,
+ * its full scans of tables in `big`, the indexes it reads, whether any sort spilled to disk, and how long it took.
+ */
+export async function explainWrite(
+  pool: Pool,
+  query: RecordedQuery,
+  big: ReadonlySet<string>,
+): Promise<{ shape: string; seqScans: string[]; indexes: string[]; spilled: boolean; ms: number }> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const { rows } = await client.query<{ 'QUERY PLAN': { Plan: PlanNode; 'Execution Time': number }[] }>(
+      `EXPLAIN (ANALYZE, FORMAT JSON) ${query.text}`,
+      query.values,
+    );
+    const explained = rows[0]?.['QUERY PLAN'][0];
+    if (!explained) throw new Error('large-tables: EXPLAIN gave no plan');
+    const spilled = JSON.stringify(explained.Plan).includes('"Sort Space Type":"Disk"');
+    return {
+      shape: planShape(explained.Plan),
+      seqScans: seqScans(explained.Plan, big),
+      indexes: indexesRead(explained.Plan),
+      spilled,
+      ms: explained['Execution Time'],
+    };
+  } finally {
+    await client.query('ROLLBACK');
+    client.release();
+  }
+}

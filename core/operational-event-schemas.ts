@@ -67,7 +67,8 @@ export const OperationalDeliverySchema = Type.Object(
     event_type: Type.String({ description: 'Its kind, e.g. parcel.delivered.' }),
     attempts: Type.Integer({ minimum: 0, description: 'Attempts made.' }),
     reason: Type.String({
-      description: 'Why it was given up: attempts_exhausted (delivery.abandoned) or expired (delivery.expired).',
+      description:
+        'Why it was given up: attempts_exhausted (delivery.abandoned: every attempt failed), endpoint_gone (delivery.abandoned: the endpoint answered 410 Gone, which ends the delivery at that attempt and disables the endpoint) or expired (delivery.expired).',
     }),
   },
   { title: 'OperationalDelivery', description: 'The delivery given up.', additionalProperties: false },

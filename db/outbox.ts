@@ -43,23 +43,48 @@ export interface AccountRoom {
 
 const CLAIM_UNDISPATCHED = preparedStatement(
   'events_claim_undispatched',
-  `WITH relaxed AS (
+  `WITH RECURSIVE relaxed AS (
        SELECT set_config('synchronous_commit', 'off', true)
+     ), waiting_accounts AS (
+       -- the sweep: the accounts (and modes) with events waiting, one index seek each (events_undispatched_account_idx)
+       (SELECT account_id, livemode FROM events
+         WHERE dispatched_at IS NULL AND $1::text[] IS NULL
+         ORDER BY account_id, livemode LIMIT 1)
+       UNION ALL
+       SELECT n.account_id, n.livemode FROM waiting_accounts p,
+              LATERAL (SELECT account_id, livemode FROM events
+                        WHERE dispatched_at IS NULL AND (account_id, livemode) > (p.account_id, p.livemode)
+                        ORDER BY account_id, livemode LIMIT 1) n
+     ), ranked AS (
+       -- each account's first events, oldest first, as many as a claim could take of it: the claim's size, or
+       -- the room of an account holding early posts
+       SELECT f.id, f.inserted_at, f.turn FROM waiting_accounts a
+         LEFT JOIN unnest($4::text[], $5::int[]) AS q(account, room) ON q.account = a.account_id || ':' || a.livemode
+         CROSS JOIN LATERAL (
+           SELECT e.id, e.inserted_at, row_number() OVER (ORDER BY e.inserted_at, e.id) AS turn FROM (
+             SELECT id, inserted_at FROM events
+              WHERE account_id = a.account_id AND livemode = a.livemode AND dispatched_at IS NULL
+                AND (dispatch_lease_until IS NULL OR dispatch_lease_until < now())
+              ORDER BY inserted_at, id
+              LIMIT least($2::int, COALESCE(q.room, $2::int))) e) f
+       UNION ALL
+       -- the events notified: only those, ranked the same way
+       SELECT id, inserted_at, turn FROM (
+         SELECT id, inserted_at, account_id, livemode,
+                row_number() OVER (PARTITION BY account_id, livemode ORDER BY inserted_at, id) AS turn
+           FROM events
+          WHERE id = ANY ($1::text[]) AND dispatched_at IS NULL
+            AND (dispatch_lease_until IS NULL OR dispatch_lease_until < now())) n
+         LEFT JOIN unnest($4::text[], $5::int[]) AS q(account, room) ON q.account = n.account_id || ':' || n.livemode
+        WHERE q.room IS NULL OR n.turn <= q.room
      ), claimable AS (
-       SELECT w.id FROM events w
-         JOIN (SELECT id, inserted_at, account_id AS account, livemode,
-                      row_number() OVER (PARTITION BY account_id, livemode ORDER BY inserted_at, id) AS turn
-                 FROM events
-                WHERE dispatched_at IS NULL
-                  AND (dispatch_lease_until IS NULL OR dispatch_lease_until < now())
-                  AND ($1::text[] IS NULL OR id = ANY ($1::text[]))) r ON r.id = w.id
-         -- an account holding early posts is claimed no further than the room it has left
-         LEFT JOIN unnest($4::text[], $5::int[]) AS q(account, room) ON q.account = r.account || ':' || r.livemode
+       -- ranked in claim order first, so the locking read stops at the claim's size rather than reading every rank
+       SELECT w.id FROM (SELECT id, inserted_at, turn FROM ranked ORDER BY turn, inserted_at, id) r
+         JOIN events w ON w.id = r.id
         -- the lease is checked again on the locked row itself: a racing claim that committed after this
         -- statement's snapshot leaves the row unlocked but leased, and must not be claimed twice
         WHERE w.dispatched_at IS NULL
           AND (w.dispatch_lease_until IS NULL OR w.dispatch_lease_until < now())
-          AND (q.room IS NULL OR r.turn <= q.room)
         ORDER BY r.turn, r.inserted_at, r.id
         LIMIT $2
           FOR UPDATE OF w SKIP LOCKED

@@ -14,12 +14,22 @@ import { engineConfig, within, type BenchContext } from '../engine';
 import {
   ABSENT_TYPE,
   accountId,
+  countsAt,
   endpointId,
   endpointsOfAccount,
   generateLargeTables,
   RARE_TYPE,
 } from '../large-tables-data';
-import { comparePlans, explainAll, recordQueries } from '../large-tables-plans';
+import {
+  comparePlans,
+  explainAll,
+  explainWrite,
+  FULL_SCAN_ROWS,
+  recordQueries,
+  statementsOf,
+} from '../large-tables-plans';
+import { dispatchWaiting, type DispatchDeps } from '../../domain/outbox';
+import type { Config } from '../../infra/config';
 import { percentile } from '../stats';
 import { CLI_ACTOR } from '../../domain/audit-log';
 
@@ -30,6 +40,10 @@ import { CLI_ACTOR } from '../../domain/audit-log';
  *   reads        each read RUNS times per size, for a tiny, a median and the biggest account (or endpoint), in
  *                turn: p50 and p99 over all of them. Each read's plans are explained per size and must agree,
  *                with no full scan of a big table; the scenario fails otherwise.
+ *   outbox       the dispatcher's sweep claims (events, and merchant-asked deliveries) with a backlog waiting
+ *                beside the dispatched millions: WAITING_EVENTS events over WAITING_ACCOUNTS accounts (half of
+ *                them one account's) and as many resends, explained as they run (rolled back). A claim must read
+ *                the waiting rows through their partial indexes, never scan a big table nor sort on disk.
  *   publish      POST /internal/v1/events to the biggest account (20 endpoints), beside the same publish to the
  *                same account in an empty database, in alternating rounds; p99 of each.
  *   retention    the retention job (purgeExpired, the activity's code, with its batch size and a real Temporal
@@ -79,6 +93,11 @@ const QUIET_SECONDS = 60;
 /** The most the retention run may take before the scenario fails. */
 const RETENTION_BOUND_MS = 600_000;
 const SIZES = ['tiny', 'median', 'biggest'] as const;
+/** The outbox backlog the sweep claims are explained with (at scale 1; a smaller scale shrinks it). */
+const WAITING_EVENTS = 50_000;
+const WAITING_ACCOUNTS = 200;
+/** What a claim must read its waiting rows through. */
+const CLAIM_INDEXES = { events: 'events_undispatched_account_idx', deliveries: 'deliveries_undispatched_idx' };
 type Size = (typeof SIZES)[number];
 
 const round2 = (n: number) => Math.round(n * 100) / 100;
@@ -294,6 +313,67 @@ async function measureReads(
   return reads;
 }
 
+/**
+ * The sweep claims on a backlog beside the big tables: a waiting event per `g` (every other one the first
+ * account's, the rest spread over WAITING_ACCOUNTS), and a waiting resend of a dispatched event per `g`. Stored,
+ * analyzed, each claim explained as it runs and rolled back, then the backlog is removed again.
+ */
+export async function checkOutboxClaims(
+  pool: Pool,
+  config: Config,
+  scale: number,
+  log: (line: string) => void,
+): Promise<void> {
+  const waiting = Math.max(1_000, Math.round(WAITING_EVENTS * scale));
+  const spread = Math.min(WAITING_ACCOUNTS, countsAt(scale).accounts);
+  const account = `CASE WHEN g % 2 = 0 THEN 1 ELSE 1 + g % ${spread} END`;
+  await pool.query(
+    `INSERT INTO events (id, account_id, livemode, type, created, body, endpoint_ids, inserted_at)
+     SELECT 'evt_ltw' || g, 'acct_lt' || ${account}, false, 'parcel.created', extract(epoch FROM now())::bigint, '{}',
+            ARRAY['we_lt' || ${account} || 'x1'], now() - interval '1 hour' + g * interval '10 ms'
+       FROM generate_series(1, $1::int) g`,
+    [waiting],
+  );
+  await pool.query(
+    `INSERT INTO deliveries (id, event_id, endpoint_id, account_id, livemode, trigger, created_at, dispatch_after)
+     SELECT 'dly_ltw' || g, ev.id, ev.endpoint_ids[1], ev.account_id, false, 'resend', now(), now() - interval '1 minute'
+       FROM generate_series(1, $1::int) g JOIN events ev ON ev.id = 'evt_lt' || g`,
+    [waiting],
+  );
+  await pool.query('ANALYZE events, deliveries');
+  const problems: string[] = [];
+  try {
+    const { rows: tables } = await pool.query<{ name: string }>(
+      `SELECT relname AS name FROM pg_class WHERE relkind = 'r' AND relnamespace = 'public'::regnamespace AND reltuples > $1`,
+      [FULL_SCAN_ROWS],
+    );
+    const big = new Set(tables.map((t) => t.name));
+    // What a dispatcher's sweep sends (no ids), recorded with nothing claimed, so nothing reaches Temporal.
+    const sweep = await statementsOf((p) =>
+      dispatchWaiting({ pool: p, config, eagerStart: false } as Omit<DispatchDeps, 'temporal'> as DispatchDeps, {
+        limit: 100,
+      }),
+    );
+    for (const table of ['events', 'deliveries'] as const) {
+      const statement = sweep.find((q) => new RegExp(`^\\s*UPDATE ${table}\\b`, 'im').test(q.text));
+      if (!statement) throw new Error(`large-tables: the sweep sent no claim of ${table}`);
+      const plan = await explainWrite(pool, statement, big);
+      if (plan.seqScans.length > 0) problems.push(`outbox ${table} claim: full scan of ${plan.seqScans.join(', ')}`);
+      if (plan.spilled) problems.push(`outbox ${table} claim: a sort spilled to disk`);
+      if (!plan.indexes.includes(CLAIM_INDEXES[table]))
+        problems.push(`outbox ${table} claim: reads ${plan.indexes.join(', ')}, not ${CLAIM_INDEXES[table]}`);
+      log(
+        `large-tables: outbox ${table} claim of 100 with ${waiting} waiting ${round2(plan.ms)} ms; plan ${plan.shape}`,
+      );
+    }
+  } finally {
+    await pool.query(`DELETE FROM deliveries WHERE id LIKE 'dly\\_ltw%'`);
+    await pool.query(`DELETE FROM events WHERE id LIKE 'evt\\_ltw%'`);
+    await pool.query('ANALYZE events, deliveries');
+  }
+  if (problems.length > 0) throw new Error(`large-tables: outbox claim plans\n${problems.join('\n')}`);
+}
+
 /** Publishes one after the other while `go(n)` holds (n: publishes so far): the time of each. */
 async function publishWhile(api: Api, go: (n: number) => boolean): Promise<number[]> {
   const times: number[] = [];
@@ -451,6 +531,7 @@ export async function largeTablesScenario(
     try {
       await seedEmpty(empty.pool);
       const reads = await measureReads(big, 'http://127.0.0.1', log);
+      await checkOutboxClaims(big.pool, engineConfig(ctx, `bench-large-outbox-${ctx.runId}`), scale, log);
       const publish = await measurePublish(big, empty, log);
       const postgresSettings = await postgresSettingsOf(big.pool);
       log(`large-tables: postgres ${JSON.stringify(postgresSettings)}`);

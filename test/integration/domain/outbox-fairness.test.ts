@@ -82,4 +82,31 @@ describe('outbox hand-off across accounts', () => {
         .sort(),
     ).toEqual([...otherIds].sort());
   });
+
+  it('sweeps (no ids given) in the same turns and rooms, each account oldest first', async () => {
+    // What earlier tests left waiting is leased away first, so the sweep sees only this test's events.
+    await claimUndispatched(pool, { limit: 10_000, leaseMs: 600_000 });
+    const noisy = await createAccount(pool);
+    const quiet = await createAccount(pool);
+    const held = await createAccount(pool);
+    const noisyIds = await publishMany(noisy, 30);
+    const quietIds = await publishMany(quiet, 3);
+    const heldIds = await publishMany(held, 10);
+
+    const room = { accounts: [`${held}:false`], room: [2] };
+    const first = await claimUndispatched(pool, { limit: 9, leaseMs: 30_000, room });
+    // Turn 1: one of each; turn 2: one of each; turn 3: the noisy and the quiet one (the held one is at its room).
+    const expected = [
+      ...noisyIds.slice(0, 3),
+      ...quietIds,
+      ...heldIds.slice(0, 2),
+      // the claim's last place goes to the oldest of turn 4, the noisy account's
+      noisyIds[3],
+    ];
+    expect(first.map((row) => row.id).sort()).toEqual([...expected].sort());
+
+    // The next sweep takes the noisy backlog on where it stopped and the held account's next two.
+    const next = await claimUndispatched(pool, { limit: 6, leaseMs: 30_000, room });
+    expect(next.map((row) => row.id).sort()).toEqual([...noisyIds.slice(4, 8), ...heldIds.slice(2, 4)].sort());
+  });
 });

@@ -405,6 +405,34 @@ describe('operational webhooks', () => {
       ]);
     });
 
+    it('tells of a delivery ended by a 410 Gone as abandoned with the reason endpoint_gone', async () => {
+      const accountId = await createAccount(h.tw.pool, { status: 'active' });
+      const endpoint = await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/merchant-gone` });
+      h.receiver.script('/merchant-gone', { status: 410 });
+      const published = await publish(accountId, false);
+      await deliveryResult(h.tw.client, published.event.id);
+      const told = await waitFor(
+        () => {
+          const found = receivedAbout(all.path, endpoint.id);
+          return found.length === 2 ? found : undefined;
+        },
+        { what: 'endpoint.disabled and delivery.abandoned at the operational endpoint' },
+      );
+      const bodies = told.map((request) => expectSignedAndShaped(request, all.secret));
+      expect(bodies.map((body) => body.type).sort()).toEqual(['delivery.abandoned', 'endpoint.disabled']);
+      const abandoned = bodies.find((body) => body.type === 'delivery.abandoned')!;
+      expect(abandoned.data).toMatchObject({
+        endpoint: { id: endpoint.id, status: 'disabled' },
+        delivery: { event_id: published.event.id, event_type: 'parcel.returned', attempts: 1, reason: 'endpoint_gone' },
+      });
+      // As the merchant's deliveries log has it.
+      const { rows } = await h.tw.pool.query('SELECT status, reason, attempts FROM deliveries WHERE event_id = $1', [
+        published.event.id,
+      ]);
+      expect(rows).toEqual([{ status: 'failed', reason: 'endpoint_gone', attempts: 1 }]);
+      expect(kindsAbout(expiredOnly.path, endpoint.id)).toEqual([]);
+    });
+
     it('publishOperationalEvent stores an event only with the transaction that makes the change', async () => {
       const accountId = await createAccount(h.tw.pool);
       const endpoint = await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/merchant-paused` });
