@@ -65,7 +65,7 @@ export default tseslint.config(
   },
   {
     // The developers page's script runs in the browser.
-    files: ['dashboard/assets/**/*.js'],
+    files: ['src/dashboard/assets/**/*.js'],
     languageOptions: { sourceType: 'script', globals: globals.browser },
   },
 );

@@ -9,14 +9,14 @@
 import { randomBytes } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { Pool as HttpPool } from 'undici';
-import { buildServer } from '../api/server';
-import { loadConfig } from '../infra/config';
-import { ALL_SCOPES } from '../core/scopes';
-import { createAccount } from '../domain/accounts';
-import { createApiKey } from '../domain/api-keys';
-import { dropDatabase, prepareDatabase } from '../db/migrate';
-import { createPool } from '../db/pool';
-import { CLI_ACTOR } from '../domain/audit-log';
+import { buildServer } from '../src/api/server';
+import { loadConfig } from '../src/infra/config';
+import { ALL_SCOPES } from '../src/core/scopes';
+import { createAccount } from '../src/domain/accounts';
+import { createApiKey } from '../src/domain/api-keys';
+import { dropDatabase, prepareDatabase } from '../src/db/migrate';
+import { createPool } from '../src/db/pool';
+import { CLI_ACTOR } from '../src/domain/audit-log';
 
 const REQUESTS = Number(process.argv[2] ?? 5000);
 const CONCURRENCY = Number(process.argv[3] ?? 8);

@@ -1,4 +1,4 @@
-import { SEARCH_ATTRIBUTE_CLI_TYPES } from '../core/delivery-contract';
+import { SEARCH_ATTRIBUTE_CLI_TYPES } from '../src/core/delivery-contract';
 import {
   dropTemporalDatabases,
   ensureTemporalServer,

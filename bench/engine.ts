@@ -1,13 +1,13 @@
 import path from 'node:path';
 import { Client } from '@temporalio/client';
 import { bundleWorkflowCode, type NativeConnection, type Worker } from '@temporalio/worker';
-import { WORKFLOW_ID } from '../core/delivery-contract';
-import { exampleEvent } from '../core/event-schemas';
-import { newId } from '../core/ids';
-import { publishEvent } from '../domain/events';
-import { loadConfig, type Config } from '../infra/config';
-import type { Pool } from '../db/pool';
-import { createWorker, runWorker } from '../worker/worker';
+import { WORKFLOW_ID } from '../src/core/delivery-contract';
+import { exampleEvent } from '../src/core/event-schemas';
+import { newId } from '../src/core/ids';
+import { publishEvent } from '../src/domain/events';
+import { loadConfig, type Config } from '../src/infra/config';
+import type { Pool } from '../src/db/pool';
+import { createWorker, runWorker } from '../src/worker/worker';
 import { TLS_DIR } from './receiver';
 import { allClosed, COMPLETION_INTERCEPTORS, Completions } from './completions';
 
@@ -38,7 +38,7 @@ export const SHIPPED: EngineVariant = { name: 'all' };
 
 export async function bundleEngine(): Promise<{ code: string }> {
   // Bundled once per run: every phase's worker reuses it instead of spending seconds of CPU on webpack.
-  return bundleBenchWorkflows(path.join(__dirname, '..', 'workflows', 'index.ts'));
+  return bundleBenchWorkflows(path.join(__dirname, '..', 'src', 'workflows', 'index.ts'));
 }
 
 /** A workflow bundle for the bench: the given workflows, and the interceptor that reports their completions. */

@@ -1,4 +1,4 @@
-import type { Pool } from '../db/pool';
+import type { Pool } from '../src/db/pool';
 
 /**
  * The query plans of a read, captured from the statements it really sends: a pool wrapper records each statement
@@ -30,7 +30,7 @@ export function recordQueries(pool: Pool): QueryRecorder {
   (pool as unknown as { query: (...args: unknown[]) => Promise<unknown> }).query = (...args: unknown[]) => {
     if (recording) {
       const [first, second] = args;
-      // A prepared statement (db/pool.ts) comes as a config object with its text and values.
+      // A prepared statement (src/db/pool.ts) comes as a config object with its text and values.
       const config =
         typeof first === 'string' ? { text: first, values: second } : (first as { text?: string; values?: unknown[] });
       if (typeof config.text === 'string')

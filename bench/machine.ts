@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
-import type { Pool } from '../db/pool';
+import type { Pool } from '../src/db/pool';
 
 /** What a result file needs to be read later: the machine, its load, and the software measured. */
 export interface MachineInfo {

@@ -1,4 +1,4 @@
-import type { Pool } from '../db/pool';
+import type { Pool } from '../src/db/pool';
 import { cpuPerDelivery, startCpuMeter, type CpuMeter } from './proc-cpu';
 import {
   parsePersistenceRequests,

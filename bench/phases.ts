@@ -1,8 +1,8 @@
 import path from 'node:path';
 import { Client } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
-import { createHttpAgent, postWebhook } from '../infra/http-client';
-import { signatureHeader } from '../core/signing';
+import { createHttpAgent, postWebhook } from '../src/infra/http-client';
+import { signatureHeader } from '../src/core/signing';
 import { startEngine, SECRET, within, type BenchContext, type EngineVariant, engineConfig } from './engine';
 import { costMeters, type Costs, type MeteredServer } from './meters';
 import type { Receiver } from './receiver';

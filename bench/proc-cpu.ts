@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import type { Pool } from '../db/pool';
+import type { Pool } from '../src/db/pool';
 
 /**
  * CPU time of the processes a delivery passes through, from /proc/<pid>/stat (utime + stime, all threads),

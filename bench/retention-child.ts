@@ -6,8 +6,8 @@
  * its result back.
  */
 import { Client, Connection } from '@temporalio/client';
-import { createPool } from '../db/pool';
-import { purgeExpired } from '../domain/retention';
+import { createPool } from '../src/db/pool';
+import { purgeExpired } from '../src/domain/retention';
 
 async function main(): Promise<void> {
   const { databaseUrl, temporalAddress, cutoffMs, limit } = JSON.parse(process.env.BENCH_RETENTION ?? '{}') as {

@@ -7,9 +7,9 @@
  */
 import { writeHeapSnapshot } from 'node:v8';
 import { NativeConnection, Runtime } from '@temporalio/worker';
-import { loadConfig } from '../infra/config';
-import { createPool } from '../db/pool';
-import { createWorker, runWorker } from '../worker/worker';
+import { loadConfig } from '../src/infra/config';
+import { createPool } from '../src/db/pool';
+import { createWorker, runWorker } from '../src/worker/worker';
 import { IGNORED_COMPLETIONS } from './completions';
 import { quietLogger } from './engine';
 import { openWorkflowThreadInspector } from './workflow-thread-inspector';

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { childStopper } from '../temporal-tools/child-process';
 
-/** What worker/main.ts prints once it polls its task queue. */
+/** What src/worker/main.ts prints once it polls its task queue. */
 const READY_TEXT = 'worker: polling task queue';
 
 export interface WorkerService {
@@ -12,7 +12,7 @@ export interface WorkerService {
 }
 
 /**
- * The production worker (`parcel-webhooks worker`, worker/main.ts) as a process of its own, configured through
+ * The production worker (`parcel-webhooks worker`, src/worker/main.ts) as a process of its own, configured through
  * its environment alone, as an operator runs it: one per process, however many share a task queue. Resolves once
  * it polls (it bundles the workflows at start: seconds of CPU, before anything is measured).
  */
@@ -20,7 +20,7 @@ export async function startWorkerService(
   env: Record<string, string>,
   readyTimeoutMs = 120_000,
 ): Promise<WorkerService> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, '..', 'worker', 'main.ts')], {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, '..', 'src', 'worker', 'main.ts')], {
     cwd: path.join(__dirname, '..'),
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', METRICS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

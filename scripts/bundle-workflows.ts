@@ -1,10 +1,10 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { WORKFLOW_TRACING_MODULE } from '../worker/tracing';
+import { WORKFLOW_TRACING_MODULE } from '../src/worker/tracing';
 
 /**
- * Production workers load a prebuilt bundle (dist/workflow-bundle.js, found by worker/worker.ts)
+ * Production workers load a prebuilt bundle (dist/workflow-bundle.js, found by src/worker/worker.ts)
  * instead of running webpack at every start.
  */
 async function main(): Promise<void> {
@@ -16,7 +16,7 @@ async function main(): Promise<void> {
   ];
   for (const bundle of bundles) {
     const { code } = await bundleWorkflowCode({
-      workflowsPath: path.join(__dirname, '..', 'workflows', 'index.ts'),
+      workflowsPath: path.join(__dirname, '..', 'src', 'workflows', 'index.ts'),
       workflowInterceptorModules: bundle.workflowInterceptorModules,
     });
     const target = path.join(__dirname, '..', 'dist', bundle.file);

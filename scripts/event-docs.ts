@@ -1,7 +1,7 @@
 /**
- * Writes docs/events.md, the event catalog for readers of the docs, from the event schemas (core/event-schemas.ts):
+ * Writes docs/events.md, the event catalog for readers of the docs, from the event schemas (src/core/event-schemas.ts):
  * the same kinds, sentences, schemas and examples as the developers page's "Event types" and the OpenAPI
- * document's `webhooks`; then the operational events (core/operational-event-schemas.ts), sent to the parcel
+ * document's `webhooks`; then the operational events (src/core/operational-event-schemas.ts), sent to the parcel
  * system's operational webhooks only. Everything in it is fixed, so running it again reproduces the committed file byte for
  * byte; test/unit/scripts/event-docs.test.ts fails when the committed file is stale.
  *
@@ -10,8 +10,8 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { TSchema } from 'typebox';
-import { CUSTOM_HEADERS_NOTE, deliveryHeaders } from '../core/delivery-headers';
-import { CodSettlementSchema, eventCatalog, ParcelReferenceSchema, ParcelSchema } from '../core/event-schemas';
+import { CUSTOM_HEADERS_NOTE, deliveryHeaders } from '../src/core/delivery-headers';
+import { CodSettlementSchema, eventCatalog, ParcelReferenceSchema, ParcelSchema } from '../src/core/event-schemas';
 import {
   exampleOperationalEvent,
   OPERATIONAL_EVENT_FIRES_WHEN,
@@ -19,8 +19,8 @@ import {
   OPERATIONAL_EVENT_TYPES,
   OperationalDeliverySchema,
   OperationalEndpointSchema,
-} from '../core/operational-event-schemas';
-import { API_VERSIONS, LATEST_API_VERSION, olderRenderings } from '../core/versions';
+} from '../src/core/operational-event-schemas';
+import { API_VERSIONS, LATEST_API_VERSION, olderRenderings } from '../src/core/versions';
 
 export const EVENT_DOCS_PATH = path.join(__dirname, '..', 'docs', 'events.md');
 
@@ -118,10 +118,10 @@ export function renderEventDocs(): string {
   return `${[
     '# Event types',
     '',
-    '<!-- Generated from core/event-schemas.ts and core/operational-event-schemas.ts by `npx tsx scripts/event-docs.ts`: edit the schemas, then run it. -->',
+    '<!-- Generated from src/core/event-schemas.ts and src/core/operational-event-schemas.ts by `npx tsx scripts/event-docs.ts`: edit the schemas, then run it. -->',
     '',
     'The service posts each event to every enabled endpoint subscribed to its kind, as a signed JSON body (the headers',
-    'below; see [receiver/README.md](../receiver/README.md)). Every body is an envelope',
+    'below; see [src/receiver/README.md](../receiver/README.md)). Every body is an envelope',
     '`{ id, object: "event", type, created, livemode, data }`; `data` is what the kind carries. The same schemas',
     'check what is published (a payload of the wrong shape is refused with `400 invalid_event_data`, `param`',
     "naming the field), describe the `webhooks` of the OpenAPI document (`/docs/json`), fill the developers page's",

@@ -1,13 +1,13 @@
 /**
- * Writes test/fixtures/signature-vectors.json: cases shared by the sender's tests (core/signing.ts) and the
- * receiver's (receiver/verify.ts), so the two cannot drift apart. Everything here is fixed (secrets, times,
+ * Writes test/fixtures/signature-vectors.json: cases shared by the sender's tests (src/core/signing.ts) and the
+ * receiver's (src/receiver/verify.ts), so the two cannot drift apart. Everything here is fixed (secrets, times,
  * bodies), so running it again reproduces the committed file byte for byte; test/unit/signing.test.ts checks so.
  *
  *   npx tsx scripts/generate-signature-vectors.ts
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { signatureHeader } from '../core/signing';
+import { signatureHeader } from '../src/core/signing';
 
 export type VectorExpectation =
   | 'valid'

@@ -9,7 +9,7 @@ const notice = nodeLineNotice(process.version);
 if (notice) process.stderr.write(`npm start: ${notice}\n`);
 
 ensureInstall();
-const child = spawn(process.execPath, [path.join(root, 'cli', 'bin.js'), 'start', ...process.argv.slice(2)], {
+const child = spawn(process.execPath, [path.join(root, 'src', 'cli', 'bin.js'), 'start', ...process.argv.slice(2)], {
   cwd: root,
   stdio: 'inherit',
 });

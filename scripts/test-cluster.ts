@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { SEARCH_ATTRIBUTE_CLI_TYPES } from '../core/delivery-contract';
+import { SEARCH_ATTRIBUTE_CLI_TYPES } from '../src/core/delivery-contract';
 import {
   dropTemporalDatabases,
   ensureTemporalServer,

@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
-import { SEARCH_ATTRIBUTE_CLI_TYPES } from '../core/delivery-contract';
+import { SEARCH_ATTRIBUTE_CLI_TYPES } from '../src/core/delivery-contract';
 import { childStopper } from './child-process';
 import { dynamicConfigValues } from './dynamic-config';
 import { DEFAULT_DYNAMIC_CONFIG_FILE, devServerEnv } from './temporal-server-config';

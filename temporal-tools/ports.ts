@@ -1,1 +1,1 @@
-export { freeLoopbackPort as freePort } from '../infra/ports';
+export { freeLoopbackPort as freePort } from '../src/infra/ports';

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { CliSearchAttributeType } from '../core/delivery-contract';
+import type { CliSearchAttributeType } from '../src/core/delivery-contract';
 
 /**
  * The pure half of temporal-server.ts: what the Temporal server and its SQL tool are told, as data, so a

@@ -9,7 +9,7 @@ import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writ
 import os from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
-import type { CliSearchAttributeType } from '../core/delivery-contract';
+import type { CliSearchAttributeType } from '../src/core/delivery-contract';
 import { childStopper } from './child-process';
 import { installedTemporalServer } from './temporal-server-build';
 import {
@@ -48,7 +48,7 @@ export interface TemporalServerOptions extends DatabaseOptions {
   numHistoryShards?: number;
   namespace?: string;
   retentionHours?: number;
-  /** Registered on the namespace through the operator API, e.g. core/delivery-contract.ts's SEARCH_ATTRIBUTE_CLI_TYPES. */
+  /** Registered on the namespace through the operator API, e.g. src/core/delivery-contract.ts's SEARCH_ATTRIBUTE_CLI_TYPES. */
   searchAttributes?: Record<string, CliSearchAttributeType>;
   /** The committed deploy/temporal/dynamicconfig.yaml unless given. */
   dynamicConfigFile?: string;

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { TestProject } from 'vitest/node';
-import { dropDatabase, prepareDatabase } from '../db/migrate';
+import { dropDatabase, prepareDatabase } from '../src/db/migrate';
 import { startDevServer, type DevServer } from '../temporal-tools/dev-server';
 import { ensureTemporalCli } from '../temporal-tools/temporal-cli';
 import { freePort } from '../temporal-tools/ports';

@@ -1,9 +1,9 @@
-import { buildServer } from '../../api/server';
-import { parseForm } from '../../core/form-body';
+import { buildServer } from '../../src/api/server';
+import { parseForm } from '../../src/core/form-body';
 import { engineConfig, type BenchContext } from '../engine';
 import { percentile } from '../stats';
 
-/** The API's body limit (api/server.ts). */
+/** The API's body limit (src/api/server.ts). */
 const LIMIT = 64 * 1024;
 const SMALL = 1024;
 const REPS = 21;

@@ -1,6 +1,6 @@
-import { dropDatabase, prepareDatabase } from '../../db/migrate';
-import { createPool, type Pool } from '../../db/pool';
-import { endpointHealth, endpointLatency, endpointsLastDay } from '../../domain/delivery-stats';
+import { dropDatabase, prepareDatabase } from '../../src/db/migrate';
+import { createPool, type Pool } from '../../src/db/pool';
+import { endpointHealth, endpointLatency, endpointsLastDay } from '../../src/domain/delivery-stats';
 import type { BenchContext } from '../engine';
 
 /**

@@ -1,4 +1,4 @@
-import { createHttpAgent } from '../../infra/http-client';
+import { createHttpAgent } from '../../src/infra/http-client';
 import { engineConfig, startEngine, within, type BenchContext, type EngineVariant } from '../engine';
 import {
   clearlySaturated,

@@ -1,4 +1,4 @@
-import { createPool } from '../../db/pool';
+import { createPool } from '../../src/db/pool';
 import { publishBenchEvent, startEngine, within, type BenchContext, type EngineVariant } from '../engine';
 import { runOpenLoop } from '../open-loop';
 import { startReceiver } from '../receiver';

@@ -1,14 +1,14 @@
 import { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { Pool as HttpPool } from 'undici';
-import { buildServer } from '../../api/server';
-import { RETENTION_BATCH_SIZE } from '../../core/delivery-policy';
-import { exampleEvent } from '../../core/event-schemas';
-import { dropDatabase, prepareDatabase } from '../../db/migrate';
-import { createPool, type Pool } from '../../db/pool';
-import { createApiKey } from '../../domain/api-keys';
-import { createSignInLink, openSession } from '../../domain/dashboard-sessions';
-import type { purgeExpired } from '../../domain/retention';
+import { buildServer } from '../../src/api/server';
+import { RETENTION_BATCH_SIZE } from '../../src/core/delivery-policy';
+import { exampleEvent } from '../../src/core/event-schemas';
+import { dropDatabase, prepareDatabase } from '../../src/db/migrate';
+import { createPool, type Pool } from '../../src/db/pool';
+import { createApiKey } from '../../src/domain/api-keys';
+import { createSignInLink, openSession } from '../../src/domain/dashboard-sessions';
+import type { purgeExpired } from '../../src/domain/retention';
 import { forkBenchChild } from '../bench-child';
 import { engineConfig, within, type BenchContext } from '../engine';
 import {
@@ -28,10 +28,10 @@ import {
   recordQueries,
   statementsOf,
 } from '../large-tables-plans';
-import { dispatchWaiting, type DispatchDeps } from '../../domain/outbox';
-import type { Config } from '../../infra/config';
+import { dispatchWaiting, type DispatchDeps } from '../../src/domain/outbox';
+import type { Config } from '../../src/infra/config';
 import { percentile } from '../stats';
-import { CLI_ACTOR } from '../../domain/audit-log';
+import { CLI_ACTOR } from '../../src/domain/audit-log';
 
 /**
  * The API and the developers page on big tables (bench/large-tables-data.ts: at scale 1, 10,000 accounts, 100,000

@@ -2,12 +2,12 @@ import { readFileSync } from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { newId } from '../../core/ids';
-import { publishEvent } from '../../domain/events';
+import { newId } from '../../src/core/ids';
+import { publishEvent } from '../../src/domain/events';
 import { SECRET, startEngine, within, type BenchContext, type Engine, type EngineVariant } from '../engine';
 import { TLS_DIR } from '../receiver';
 import { percentile } from '../stats';
-import { exampleEvent } from '../../core/event-schemas';
+import { exampleEvent } from '../../src/core/event-schemas';
 
 export interface OrderingResult {
   parcels: number;

@@ -1,12 +1,12 @@
 import { Client } from '@temporalio/client';
 import { Pool as HttpPool } from 'undici';
-import { buildServer } from '../../api/server';
+import { buildServer } from '../../src/api/server';
 import { engineConfig, type BenchContext } from '../engine';
 import { costMeters, type Costs, type MeteredServer } from '../meters';
 import { percentile, runSteady, type Summary } from '../stats';
-import { exampleEvent } from '../../core/event-schemas';
-import { newId } from '../../core/ids';
-import { createPool } from '../../db/pool';
+import { exampleEvent } from '../../src/core/event-schemas';
+import { newId } from '../../src/core/ids';
+import { createPool } from '../../src/db/pool';
 
 const TOKEN = 'bench-internal-token-0123456789abcdef';
 
@@ -48,7 +48,7 @@ export async function publishApiScenario(
   const query = pool.query.bind(pool) as (...args: unknown[]) => Promise<unknown>;
   // The publish statement is the one that inserts into events; everything else the app asks is timed with the rest.
   (pool as unknown as { query: (...args: unknown[]) => Promise<unknown> }).query = async (...args: unknown[]) => {
-    // A prepared statement (db/pool.ts) comes as a config object with its text.
+    // A prepared statement (src/db/pool.ts) comes as a config object with its text.
     const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: unknown } | undefined)?.text;
     const isInsert = typeof text === 'string' && text.includes('INSERT INTO events');
     const t0 = performance.now();

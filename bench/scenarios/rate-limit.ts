@@ -1,9 +1,9 @@
-import { newId } from '../../core/ids';
-import { publishEvent } from '../../domain/events';
+import { newId } from '../../src/core/ids';
+import { publishEvent } from '../../src/domain/events';
 import { SECRET, startEngine, within, type BenchContext, type EngineVariant } from '../engine';
 import { startReceiver } from '../receiver';
 import { runPool } from '../stats';
-import { exampleEvent } from '../../core/event-schemas';
+import { exampleEvent } from '../../src/core/event-schemas';
 
 /**
  * BENCH_RATE_LIMIT_EVENTS           events queued for the rate-limited endpoint in each run (default 10000)

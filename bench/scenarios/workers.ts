@@ -1,4 +1,4 @@
-import { WORKFLOW_ID } from '../../core/delivery-contract';
+import { WORKFLOW_ID } from '../../src/core/delivery-contract';
 import path from 'node:path';
 import { addBenchAccount, publishBenchEvent, within, type BenchContext } from '../engine';
 import type { Steady } from '../phases';
@@ -35,7 +35,7 @@ const WORKFLOW_POLL_MS = 50;
 
 /**
  * Waits for an event's workflow to complete. Its first attempt may reach the receiver before the workflow exists
- * (the dispatcher posts it beside the start, attempt/early.ts), and the worker that started it is another process.
+ * (the dispatcher posts it beside the start, src/attempt/early.ts), and the worker that started it is another process.
  */
 async function completed(ctx: BenchContext, eventId: string): Promise<void> {
   const handle = ctx.client.workflow.getHandle(WORKFLOW_ID.deliverEvent(eventId));

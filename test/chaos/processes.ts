@@ -195,7 +195,7 @@ async function readyChild(
   return { process: child, output, kill: () => stopWith('SIGKILL'), stop: () => stopWith('SIGTERM') };
 }
 
-/** What worker/main.ts prints once it polls its task queue. */
+/** What src/worker/main.ts prints once it polls its task queue. */
 const WORKER_READY_TEXT = 'worker: polling task queue';
 
 export function workerLauncher(

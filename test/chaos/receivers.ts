@@ -25,7 +25,7 @@ const ONE_ENDPOINT_KIND: EventType = 'parcel.awaiting_dropoff';
 /**
  * Narrow subscriptions keep the run bounded: an endpoint that always fails costs a whole ladder per event, so
  * it only takes cod.settled. parcel.awaiting_dropoff goes to flaky-all alone: those events are one-ladder
- * deliveries, which run their attempts as local activities (core/delivery-policy.ts localAttempts),
+ * deliveries, which run their attempts as local activities (src/core/delivery-policy.ts localAttempts),
  * so every fault also meets local attempts, retries among them; every other kind fans out (regular activities).
  */
 export const PROFILES: readonly EndpointProfile[] = [

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
-export { dropDatabase, prepareDatabase } from '../../db/migrate';
+export { dropDatabase, prepareDatabase } from '../../src/db/migrate';
 export { startDevServer, type DevServer, type DevServerOptions } from '../../temporal-tools/dev-server';
 export { childStopper } from '../../temporal-tools/child-process';
 export { cachedCliPath, ensureTemporalCli } from '../../temporal-tools/temporal-cli';
@@ -22,7 +22,7 @@ export {
   type TemporalServerInstall,
 } from '../../temporal-tools/temporal-server';
 /** Our search attributes, registered on the full server as `temporal-server` does (the dev server takes them as flags). */
-export { SEARCH_ATTRIBUTE_CLI_TYPES } from '../../core/delivery-contract';
+export { SEARCH_ATTRIBUTE_CLI_TYPES } from '../../src/core/delivery-contract';
 
 export { startReceiver, type Receiver, type ReceivedRequest, type Reply } from '../helpers/receiver';
 export { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
@@ -32,8 +32,8 @@ export { FIXTURES } from '../helpers/paths';
 
 export const ROOT = path.join(__dirname, '..', '..');
 
-/** The API entry point, run as `node --import tsx <file>` (api/server.ts starts listening when run directly). */
-export const API_ENTRY = path.join(ROOT, 'api', 'server.ts');
+/** The API entry point, run as `node --import tsx <file>` (src/api/server.ts starts listening when run directly). */
+export const API_ENTRY = path.join(ROOT, 'src', 'api', 'server.ts');
 
 /** The compiled entry points `npm run build` makes, which production runs (`node dist/...`). */
 const BUILT_ENTRIES = {
@@ -80,4 +80,4 @@ export const eventWorkflowId = (eventId: string): string => `event:${eventId}`;
 export const supervisorWorkflowId = (endpointId: string): string => `endpoint-supervisor:${endpointId}`;
 
 /** The event kinds, from the catalogue (pure, no I/O). */
-export { EVENT_TYPES, PARCEL_STATUS_BY_EVENT, type EventType } from '../../core/event-catalog';
+export { EVENT_TYPES, PARCEL_STATUS_BY_EVENT, type EventType } from '../../src/core/event-catalog';

@@ -3,18 +3,18 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { SEARCH_ATTRIBUTE_CLI_TYPES } from '../../core/delivery-contract';
+import { SEARCH_ATTRIBUTE_CLI_TYPES } from '../../src/core/delivery-contract';
 import {
   dropTemporalDatabases,
   setupTemporalDatabases,
   startTemporalServer,
   type TemporalServer,
 } from '../../temporal-tools/temporal-server';
-import type { Config } from '../../infra/config';
-import { CLI_ACTOR } from '../../domain/audit-log';
-import { pauseEndpoint, resumeEndpoint } from '../../domain/endpoint-lifecycle';
-import { publishEvent } from '../../domain/events';
-import { createPool, type Pool } from '../../db/pool';
+import type { Config } from '../../src/infra/config';
+import { CLI_ACTOR } from '../../src/domain/audit-log';
+import { pauseEndpoint, resumeEndpoint } from '../../src/domain/endpoint-lifecycle';
+import { publishEvent } from '../../src/domain/events';
+import { createPool, type Pool } from '../../src/db/pool';
 import { startDevServer, type DevServer } from '../../temporal-tools/dev-server';
 import { attemptsOf, createEndpoint, deliveryResult, parcel } from '../helpers/delivery';
 import { FIXTURES, testConfig, uniqueTaskQueue } from '../helpers/env';

@@ -1,8 +1,8 @@
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { publishEvent } from '../../domain/events';
-import { createPool, type Pool } from '../../db/pool';
+import { publishEvent } from '../../src/domain/events';
+import { createPool, type Pool } from '../../src/db/pool';
 import { testDatabaseUrl } from '../helpers/database';
 import { attemptsOf, createEndpoint, deliveryResult, parcel } from '../helpers/delivery';
 import { FIXTURES, testConfig, uniqueTaskQueue } from '../helpers/env';

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createPool, type Pool } from '../../db/pool';
+import { createPool, type Pool } from '../../src/db/pool';
 import { freePort } from '../../temporal-tools/ports';
 import { createEndpoint, parcel, publishOverHttp } from '../helpers/delivery';
 import { FIXTURES, uniqueTaskQueue } from '../helpers/env';
@@ -14,7 +14,7 @@ import { startApiProcess, startWorkerProcess, type WorkerProcess } from '../help
 import { testDatabaseUrl } from '../helpers/database';
 
 /**
- * The production entry points (api/server.ts, worker/main.ts) as separate processes, each with its own
+ * The production entry points (src/api/server.ts, src/worker/main.ts) as separate processes, each with its own
  * METRICS_PORT: one event delivered to an HTTPS receiver on two endpoints (one answers 200, one 503 until its
  * delivery is abandoned and the endpoint marked failing), then both pages are scraped.
  */

@@ -1,8 +1,8 @@
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createPool, type Pool } from '../../db/pool';
-import { publishEvent } from '../../domain/events';
+import { createPool, type Pool } from '../../src/db/pool';
+import { publishEvent } from '../../src/domain/events';
 import { createEndpoint, deliveryResult, parcel } from '../helpers/delivery';
 import { FIXTURES, uniqueTaskQueue } from '../helpers/env';
 import { testDatabaseUrl } from '../helpers/database';

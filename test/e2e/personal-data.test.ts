@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createPool, type Pool } from '../../db/pool';
+import { createPool, type Pool } from '../../src/db/pool';
 import { createEndpoint, deliveryResult, parcel, publishOverHttp } from '../helpers/delivery';
 import { createAccountWithKey } from '../helpers/fixtures';
 import { testDatabaseUrl } from '../helpers/database';

@@ -1,6 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { publishEvent } from '../../domain/events';
+import { publishEvent } from '../../src/domain/events';
 import { apiFixture, type ApiFixture } from '../helpers/api';
 import { parcel } from '../helpers/delivery';
 import { testConfig } from '../helpers/env';

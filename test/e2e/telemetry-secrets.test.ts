@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { WORKFLOW_ID } from '../../core/delivery-contract';
-import { createPool, type Pool } from '../../db/pool';
-import { createSignInLink } from '../../domain/dashboard-sessions';
+import { WORKFLOW_ID } from '../../src/core/delivery-contract';
+import { createPool, type Pool } from '../../src/db/pool';
+import { createSignInLink } from '../../src/domain/dashboard-sessions';
 import { createEndpoint, deliveryResult, parcel, publishOverHttp } from '../helpers/delivery';
 import { createAccount } from '../helpers/fixtures';
 import { testDatabaseUrl } from '../helpers/database';

@@ -1,8 +1,8 @@
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { buildServer } from '../../api/server';
-import { createPool, type Pool } from '../../db/pool';
+import { buildServer } from '../../src/api/server';
+import { createPool, type Pool } from '../../src/db/pool';
 import { startDevServer, type DevServer } from '../../temporal-tools/dev-server';
 import { freePort } from '../../temporal-tools/ports';
 import { attemptsOf, createEndpoint, parcel } from '../helpers/delivery';

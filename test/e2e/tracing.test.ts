@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPool, type Pool } from '../../db/pool';
+import { createPool, type Pool } from '../../src/db/pool';
 import { createEndpoint, parcel, publishOverHttp } from '../helpers/delivery';
 import { createAccount } from '../helpers/fixtures';
 import { testDatabaseUrl } from '../helpers/database';

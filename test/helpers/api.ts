@@ -1,13 +1,13 @@
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
-import { buildServer } from '../../api/server';
-import type { Mode } from '../../core/mode';
-import { ALL_SCOPES, type Scope } from '../../core/scopes';
-import type { Pool } from '../../db/pool';
-import { createAccount, setAccountStatus, type AccountStatus } from '../../domain/accounts';
-import { createApiKey, type CreatedApiKey } from '../../domain/api-keys';
-import type { Config } from '../../infra/config';
+import { buildServer } from '../../src/api/server';
+import type { Mode } from '../../src/core/mode';
+import { ALL_SCOPES, type Scope } from '../../src/core/scopes';
+import type { Pool } from '../../src/db/pool';
+import { createAccount, setAccountStatus, type AccountStatus } from '../../src/domain/accounts';
+import { createApiKey, type CreatedApiKey } from '../../src/domain/api-keys';
+import type { Config } from '../../src/infra/config';
 import { testConfig } from './env';
-import { CLI_ACTOR } from '../../domain/audit-log';
+import { CLI_ACTOR } from '../../src/domain/audit-log';
 
 export interface ApiFixture {
   app: FastifyInstance;

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { testDatabaseUrl } from './database';
 
-const BIN = path.join(__dirname, '..', '..', 'cli', 'bin.js');
+const BIN = path.join(__dirname, '..', '..', 'src', 'cli', 'bin.js');
 
 /** Each CLI run compiles the TypeScript sources through tsx: about 2 s idle, several on a loaded 2-core box. */
 export const CLI_TEST_TIMEOUT_MS = 240_000;
@@ -16,7 +16,7 @@ export interface CliRun {
 }
 
 /**
- * The real CLI binary (cli/bin.js) against this test file's database, bounded in time. `env` is added to the
+ * The real CLI binary (src/cli/bin.js) against this test file's database, bounded in time. `env` is added to the
  * test process's environment (and may replace DATABASE_URL).
  */
 export function runCli(args: string[], env: Record<string, string> = {}, timeoutMs = 60_000): Promise<CliRun> {

@@ -1,18 +1,18 @@
 import Fastify, { type FastifyInstance } from 'fastify';
-import { EVENT_TYPES as CATALOG_EVENT_TYPES } from '../../core/event-catalog';
-import { ALL_SCOPES, SCOPES as SCOPE_DESCRIPTIONS } from '../../core/scopes';
-import { loadAssets } from '../../dashboard/assets';
-import assetRoutes from '../../dashboard/routes/assets';
-import { apiVersionViews, eventKindViews } from '../../dashboard/routes/event-types';
-import { sendPage, setSecurityHeaders } from '../../dashboard/security-headers';
-import { confirmPage } from '../../dashboard/views/confirm';
-import { deliveriesPage } from '../../dashboard/views/deliveries';
-import { ALL_ENDPOINT_FEATURES, endpointPage, endpointsPage } from '../../dashboard/views/endpoints';
-import { auditLogPage } from '../../dashboard/views/audit-log';
-import { eventTypesPage } from '../../dashboard/views/event-types';
-import { AUDIT_ACTIONS } from '../../domain/audit-log';
-import { eventPage, eventsPage } from '../../dashboard/views/events';
-import { keysPage } from '../../dashboard/views/keys';
+import { EVENT_TYPES as CATALOG_EVENT_TYPES } from '../../src/core/event-catalog';
+import { ALL_SCOPES, SCOPES as SCOPE_DESCRIPTIONS } from '../../src/core/scopes';
+import { loadAssets } from '../../src/dashboard/assets';
+import assetRoutes from '../../src/dashboard/routes/assets';
+import { apiVersionViews, eventKindViews } from '../../src/dashboard/routes/event-types';
+import { sendPage, setSecurityHeaders } from '../../src/dashboard/security-headers';
+import { confirmPage } from '../../src/dashboard/views/confirm';
+import { deliveriesPage } from '../../src/dashboard/views/deliveries';
+import { ALL_ENDPOINT_FEATURES, endpointPage, endpointsPage } from '../../src/dashboard/views/endpoints';
+import { auditLogPage } from '../../src/dashboard/views/audit-log';
+import { eventTypesPage } from '../../src/dashboard/views/event-types';
+import { AUDIT_ACTIONS } from '../../src/domain/audit-log';
+import { eventPage, eventsPage } from '../../src/dashboard/views/events';
+import { keysPage } from '../../src/dashboard/views/keys';
 import type {
   AccountStatus,
   AttemptView,
@@ -22,10 +22,10 @@ import type {
   KeyView,
   Mode,
   PageContext,
-} from '../../dashboard/views/models';
-import { overviewPage } from '../../dashboard/views/overview';
-import { fillHours, hourWindow, totalsOf } from '../../core/delivery-stats';
-import { errorPage, signInLinkPage, signInPage } from '../../dashboard/views/public';
+} from '../../src/dashboard/views/models';
+import { overviewPage } from '../../src/dashboard/views/overview';
+import { fillHours, hourWindow, totalsOf } from '../../src/core/delivery-stats';
+import { errorPage, signInLinkPage, signInPage } from '../../src/dashboard/views/public';
 
 /**
  * Sample records for rendering every page without a database: the view tests and the layout checks in

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { inject } from 'vitest';
-import { dropDatabase } from '../../db/migrate';
+import { dropDatabase } from '../../src/db/migrate';
 
 /**
  * Each test file gets its own database, copied from the run's migrated template (test/global-setup.ts). Files

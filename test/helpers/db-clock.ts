@@ -1,4 +1,4 @@
-import type { Pool } from '../../db/pool';
+import type { Pool } from '../../src/db/pool';
 import { waitFor } from './wait';
 
 /** The database's clock second: rate-limit places and tokens are counted on it. */

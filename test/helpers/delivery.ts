@@ -1,10 +1,10 @@
-import type { DeliveryAttemptRow } from '../../db/delivery-attempts';
+import type { DeliveryAttemptRow } from '../../src/db/delivery-attempts';
 import type { Client } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
-import type { DeliverEventInput, SignAndPostInput } from '../../core/delivery-contract';
-import { newId } from '../../core/ids';
-import type { Pool } from '../../db/pool';
-import { publishEvent } from '../../domain/events';
+import type { DeliverEventInput, SignAndPostInput } from '../../src/core/delivery-contract';
+import { newId } from '../../src/core/ids';
+import type { Pool } from '../../src/db/pool';
+import { publishEvent } from '../../src/domain/events';
 import { waitFor } from './wait';
 
 /** Delivery test helpers: endpoints written straight into the table, attempts read back. */

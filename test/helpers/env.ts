@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { inject } from 'vitest';
-import { loadConfig, type Config } from '../../infra/config';
+import { loadConfig, type Config } from '../../src/infra/config';
 
 import { testDatabaseUrl } from './database';
 import { FIXTURES } from './paths';

@@ -1,13 +1,13 @@
-import type { Mode } from '../../core/mode';
-import { generateApiKey, hashApiKey } from '../../domain/api-keys';
-import { newId } from '../../core/ids';
-import { ALL_SCOPES, type Scope } from '../../core/scopes';
-import type { Pool } from '../../db/pool';
-import type { AccountStatus } from '../../domain/accounts';
+import type { Mode } from '../../src/core/mode';
+import { generateApiKey, hashApiKey } from '../../src/domain/api-keys';
+import { newId } from '../../src/core/ids';
+import { ALL_SCOPES, type Scope } from '../../src/core/scopes';
+import type { Pool } from '../../src/db/pool';
+import type { AccountStatus } from '../../src/domain/accounts';
 
 /**
  * Accounts and keys written straight into the database, so API tests do not depend on the CLI.
- * The key is shaped and hashed exactly as domain/api-keys.ts does for real keys.
+ * The key is shaped and hashed exactly as src/domain/api-keys.ts does for real keys.
  */
 
 export type { AccountStatus };

@@ -1,4 +1,4 @@
-import { ERRORS, type ErrorCode } from '../../core/errors';
+import { ERRORS, type ErrorCode } from '../../src/core/errors';
 import type { FuzzRequest } from './openapi-arbitraries';
 
 /**

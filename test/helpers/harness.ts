@@ -1,8 +1,8 @@
 import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll } from 'vitest';
-import { buildServer } from '../../api/server';
-import type { Config } from '../../infra/config';
+import { buildServer } from '../../src/api/server';
+import type { Config } from '../../src/infra/config';
 import { launchBrowser, type BrowserHarness } from './browser';
 import { startReceiver, type Receiver } from './receiver';
 import { startTestWorker, type TestWorker } from './temporal';

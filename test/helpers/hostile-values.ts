@@ -126,7 +126,7 @@ export function deepField(names: readonly string[]): fc.Arbitrary<BodyTwist> {
     });
 }
 
-/** The API's body limit (api/server.ts): hostile bodies are sized just under, at and just over it. */
+/** The API's body limit (src/api/server.ts): hostile bodies are sized just under, at and just over it. */
 export const BODY_LIMIT = 64 * 1024;
 const NEAR_LIMIT = [BODY_LIMIT - 100, BODY_LIMIT, BODY_LIMIT + 1] as const;
 

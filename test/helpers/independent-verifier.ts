@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /**
- * The signature check written again from the scheme as merchants read it (receiver/README.md), independent of core/signing.ts and receiver/: a delivery is
+ * The signature check written again from the scheme as merchants read it (src/receiver/README.md), independent of src/core/signing.ts and src/receiver/: a delivery is
  * verified the way a merchant who never saw our code would verify it.
  */
 export function independentlyVerified(

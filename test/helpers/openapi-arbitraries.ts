@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { EVENT_TYPES } from '../../core/event-catalog';
+import { EVENT_TYPES } from '../../src/core/event-catalog';
 import {
   anyJson,
   bodyTwist,

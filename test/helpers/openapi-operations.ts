@@ -49,8 +49,8 @@ interface OpenApiDocument {
 
 /**
  * The internal routes are hidden from the public document; their bodies as the routes declare them
- * (api/routes/internal-events.ts, api/routes/internal-dashboard-sessions.ts,
- * api/routes/internal-operational-webhooks.ts, api/routes/internal-parcels.ts).
+ * (src/api/routes/internal-events.ts, src/api/routes/internal-dashboard-sessions.ts,
+ * src/api/routes/internal-operational-webhooks.ts, src/api/routes/internal-parcels.ts).
  */
 export const INTERNAL_OPERATIONS: Operation[] = [
   {

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
-import { EVENT_TYPES } from '../../core/event-catalog';
-import { ALL_SCOPES } from '../../core/scopes';
-import { MAX_FORM_FIELDS } from '../../core/form-body';
+import { EVENT_TYPES } from '../../src/core/event-catalog';
+import { ALL_SCOPES } from '../../src/core/scopes';
+import { MAX_FORM_FIELDS } from '../../src/core/form-body';
 import { cursor, hostileForm, oddEncoding, oddString } from './hostile-values';
 import type { FuzzRequest } from './openapi-arbitraries';
 

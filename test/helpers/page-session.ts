@@ -1,6 +1,6 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import type { Pool } from '../../db/pool';
-import { createSignInLink, findSession, openSession } from '../../domain/dashboard-sessions';
+import type { Pool } from '../../src/db/pool';
+import { createSignInLink, findSession, openSession } from '../../src/domain/dashboard-sessions';
 
 /**
  * Developers-page sessions for tests that post the page's forms through app.inject, and a snapshot of every row

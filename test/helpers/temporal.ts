@@ -1,9 +1,9 @@
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
-import type { Config } from '../../infra/config';
-import { createPool, type Pool } from '../../db/pool';
-import type { Dispatcher } from '../../worker/dispatcher';
-import { createWorker, runWorker } from '../../worker/worker';
+import type { Config } from '../../src/infra/config';
+import { createPool, type Pool } from '../../src/db/pool';
+import type { Dispatcher } from '../../src/worker/dispatcher';
+import { createWorker, runWorker } from '../../src/worker/worker';
 
 let runtimeInstalled = false;
 /** Warnings and errors only: the bundler's progress would drown the test output. */

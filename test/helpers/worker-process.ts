@@ -18,7 +18,7 @@ export interface WorkerProcess {
 }
 
 /**
- * The production worker entry (worker/main.ts) as a child process, one node process (tsx as a loader, not its
+ * The production worker entry (src/worker/main.ts) as a child process, one node process (tsx as a loader, not its
  * CLI wrapper) so a SIGKILL reaches the worker itself. Resolves once it polls its task queue, or at once with
  * `{ ready: false }` (a worker started while Temporal is down waits for it).
  */
@@ -28,16 +28,16 @@ export async function startWorkerProcess(
   options: { ready?: boolean } = {},
 ): Promise<WorkerProcess> {
   return startServiceProcess(
-    'worker/main.ts',
+    'src/worker/main.ts',
     options.ready === false ? undefined : 'worker: polling task queue',
     env,
     readyTimeoutMs,
   );
 }
 
-/** The production API entry (api/server.ts) likewise; resolves once it listens. */
+/** The production API entry (src/api/server.ts) likewise; resolves once it listens. */
 export async function startApiProcess(env: Record<string, string>, readyTimeoutMs = 60_000): Promise<WorkerProcess> {
-  return startServiceProcess('api/server.ts', 'api: listening on', env, readyTimeoutMs);
+  return startServiceProcess('src/api/server.ts', 'api: listening on', env, readyTimeoutMs);
 }
 
 async function startServiceProcess(

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { SEARCH_ATTRIBUTE_CLI_TYPES } from '../../core/delivery-contract';
+import { SEARCH_ATTRIBUTE_CLI_TYPES } from '../../src/core/delivery-contract';
 import {
   DEFAULT_DYNAMIC_CONFIG_FILE,
   DEFAULT_NUM_HISTORY_SHARDS,
@@ -17,7 +17,7 @@ import {
 } from '../../temporal-tools/temporal-server-config';
 import { devServerArgs } from '../../temporal-tools/dev-server';
 import { dynamicConfigValues } from '../../temporal-tools/dynamic-config';
-import { loadConfig, SECRET_SETTINGS } from '../../infra/config';
+import { loadConfig, SECRET_SETTINGS } from '../../src/infra/config';
 
 // No Docker engine runs here, so the compose file is checked by reading it.
 const root = path.join(__dirname, '..', '..');
@@ -96,8 +96,8 @@ describe('docker-compose.yml', () => {
     const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { engines: { node: string } };
     expect(pkg.engines.node).toContain('^24.0.0');
     const compiled: Record<string, string> = {
-      'dist/api/server.js': 'api/server.ts',
-      'dist/worker/main.js': 'worker/main.ts',
+      'dist/api/server.js': 'src/api/server.ts',
+      'dist/worker/main.js': 'src/worker/main.ts',
     };
     for (const name of ['api', 'worker'] as const) {
       const service = services[name];
@@ -222,7 +222,7 @@ describe('docker-compose.yml', () => {
       expect(deps.migrate?.condition).toBe('service_completed_successfully');
       expect(deps.temporal?.condition).toBe('service_healthy');
     }
-    expect(services.migrate?.command).toEqual(['node', 'cli/bin.js', 'migrate']);
+    expect(services.migrate?.command).toEqual(['node', 'src/cli/bin.js', 'migrate']);
   });
 });
 

@@ -137,7 +137,7 @@ describe("the image's file set", () => {
       .map((command) => `require(${JSON.stringify(path.join(image, 'cli', 'commands', command))});`)
       .join('');
     execFileSync(process.execPath, ['-e', `require('tsx/cjs');${script}`], { cwd: image, timeout: 120_000 });
-    const help = execFileSync(process.execPath, ['cli/bin.js', '--help'], { cwd: image, encoding: 'utf8' });
+    const help = execFileSync(process.execPath, ['src/cli/bin.js', '--help'], { cwd: image, encoding: 'utf8' });
     expect(help).toContain('migrate');
   });
 });

@@ -19,11 +19,11 @@ const FOLDERS = [...SHIPPED.filter((dir) => dir !== 'receiver'), 'bench', 'tempo
 /** Read for import circles only: no layer rule, but a circle through them is as much a knot. */
 const UNLAYERED = ['receiver', 'scripts', 'test'];
 
-/** db/ files an edge may open for process wiring; everything else in db/ is reached through domain/. */
-const WIRING = ['db/pool.ts', 'db/migrate.ts'];
+/** src/db/ files an edge may open for process wiring; everything else in src/db/ is reached through src/domain/. */
+const WIRING = ['src/db/pool.ts', 'src/db/migrate.ts'];
 const EDGE = ['domain', 'infra', 'core'];
 
-/** Which folders each folder may import from (its own always). `wiring` marks db/ as WIRING files only. */
+/** Which folders each folder may import from (its own always). `wiring` marks src/db/ as WIRING files only. */
 const ALLOWED: Record<string, { folders: string[]; wiring?: boolean }> = {
   api: { folders: EDGE, wiring: true },
   dashboard: { folders: EDGE, wiring: true },
@@ -31,7 +31,7 @@ const ALLOWED: Record<string, { folders: string[]; wiring?: boolean }> = {
   worker: { folders: ['activities', 'attempt', 'workflows', ...EDGE], wiring: true },
   workflows: { folders: ['core'] },
   activities: { folders: ['attempt', 'domain', 'infra', 'core'] },
-  // The delivery attempt end to end (attempt/index.ts): its claim and record SQL are its own repositories.
+  // The delivery attempt end to end (src/attempt/index.ts): its claim and record SQL are its own repositories.
   attempt: { folders: ['domain', 'db', 'infra', 'core'] },
   domain: { folders: ['db', 'infra', 'core'] },
   db: { folders: ['core'] },
@@ -40,7 +40,7 @@ const ALLOWED: Record<string, { folders: string[]; wiring?: boolean }> = {
   // A tool like the edges; it may drive the worker and the API, never test code or scripts.
   bench: { folders: ['api', 'worker', 'activities', 'attempt', 'workflows', 'temporal-tools', ...EDGE], wiring: true },
   // Building and running Temporal locally; not shipped. Besides bench, scripts/ and test/ import it, and the
-  // CLI's `start` and `temporal-server` load it by path through cli/temporal-tooling.ts (never an import, which
+  // CLI's `start` and `temporal-server` load it by path through src/cli/temporal-tooling.ts (never an import, which
   // would compile it into dist).
   'temporal-tools': { folders: ['infra', 'core'] },
 };
@@ -50,23 +50,23 @@ const ALLOWED: Record<string, { folders: string[]; wiring?: boolean }> = {
  * two other edges' entry points.
  */
 const EXCEPTIONS: Array<{ from: string; to: string; why: string }> = [
-  { from: 'cli/commands/start-all.ts', to: 'api/server.ts', why: '`start` runs the API in-process' },
-  { from: 'cli/commands/start-all.ts', to: 'worker/worker.ts', why: '`start` runs a worker in-process' },
-  { from: 'api/app.ts', to: 'dashboard/plugin.ts', why: 'the API process serves the developers page' },
+  { from: 'src/cli/commands/start-all.ts', to: 'src/api/server.ts', why: '`start` runs the API in-process' },
+  { from: 'src/cli/commands/start-all.ts', to: 'src/worker/worker.ts', why: '`start` runs a worker in-process' },
+  { from: 'src/api/app.ts', to: 'src/dashboard/plugin.ts', why: 'the API process serves the developers page' },
   {
-    from: 'cli/local-receiver.ts',
-    to: 'receiver/index.ts',
+    from: 'src/cli/local-receiver.ts',
+    to: 'src/receiver/index.ts',
     why: '`listen` verifies deliveries with the kit merchants use',
   },
 ];
 
 /** Packages workflow code may load: it runs in Temporal's deterministic sandbox. */
 const WORKFLOW_PACKAGES = ['@temporalio/workflow', '@temporalio/common'];
-/** What core/ may use: computation only, never I/O (no fs, net, http, pg, undici...); typebox declares the event shapes. */
+/** What src/core/ may use: computation only, never I/O (no fs, net, http, pg, undici...); typebox declares the event shapes. */
 const CORE_PACKAGES = ['node:crypto', 'typebox', ...WORKFLOW_PACKAGES];
 
 interface Edge {
-  /** Repo-relative file, e.g. `api/routes/towns.ts`. */
+  /** Repo-relative file, e.g. `src/api/routes/towns.ts`. */
   from: string;
   /** Repo-relative file for a relative import, else the package name. */
   to: string;
@@ -76,7 +76,7 @@ const topFolder = (file: string) => file.split('/')[0] as string;
 const isFile = (to: string) => to.includes('/') && to.endsWith('.ts') && !to.startsWith('@');
 
 function listFiles(dir: string): string[] {
-  if (!existsSync(path.join(ROOT, dir))) return []; // a folder that does not exist yet (dashboard/)
+  if (!existsSync(path.join(ROOT, dir))) return []; // a folder that does not exist yet (src/dashboard/)
   return readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
     const rel = `${dir}/${entry.name}`;
     if (entry.isDirectory()) return listFiles(rel);
@@ -107,7 +107,7 @@ function importGraph(): Edge[] {
   return FOLDERS.flatMap(listFiles).flatMap(importsOf);
 }
 
-/** core/ files workflow code may load: no node: module, only sandbox-safe packages, and only such core files. */
+/** src/core/ files workflow code may load: no node: module, only sandbox-safe packages, and only such core files. */
 function workflowSafe(edges: Edge[]): Set<string> {
   const safe = new Set(listFiles('core'));
   for (let changed = true; changed;) {
@@ -134,7 +134,7 @@ function violations(edges: Edge[]): string[] {
       if (source === 'workflows' && !WORKFLOW_PACKAGES.includes(to))
         found.push(`${from} -> ${to}: workflow code loads only ${WORKFLOW_PACKAGES.join(', ')}`);
       if (source === 'core' && !CORE_PACKAGES.includes(to))
-        found.push(`${from} -> ${to}: core/ is pure (${CORE_PACKAGES.join(', ')})`);
+        found.push(`${from} -> ${to}: src/core/ is pure (${CORE_PACKAGES.join(', ')})`);
       continue;
     }
     const target = topFolder(to);
@@ -142,13 +142,15 @@ function violations(edges: Edge[]): string[] {
     if (target === 'test' || target === 'scripts') {
       found.push(`${from} -> ${to}: nothing ships or measures with ${target}/ code`);
     } else if (source === 'workflows' && target === 'core' && !safe.has(to)) {
-      found.push(`${from} -> ${to}: workflow code imports only pure core/ files`);
+      found.push(`${from} -> ${to}: workflow code imports only pure src/core/ files`);
     } else if (target === source) {
       continue;
     } else if (target === 'db' && rule.wiring && WIRING.includes(to)) {
       continue;
     } else if (target === 'temporal-tools' && !rule.folders.includes(target)) {
-      found.push(`${from} -> ${to}: temporal-tools/ is not shipped; the CLI loads it through cli/temporal-tooling.ts`);
+      found.push(
+        `${from} -> ${to}: temporal-tools/ is not shipped; the CLI loads it through src/cli/temporal-tooling.ts`,
+      );
     } else if (!rule.folders.includes(target)) {
       found.push(
         `${from} -> ${to}: ${source}/ may import ${[...rule.folders, ...(rule.wiring ? WIRING : [])].join(', ') || 'nothing of ours'}`,
@@ -259,10 +261,10 @@ describe('layering: the arrows point one way', () => {
   const edges = importGraph();
 
   it('reads the real import graph', () => {
-    expect(edges.some((e) => e.from === 'api/server.ts' && e.to === 'api/app.ts')).toBe(true);
-    expect(edges.some((e) => e.from === 'workflows/deliver-event.ts' && e.to === 'core/delivery-contract.ts')).toBe(
-      true,
-    );
+    expect(edges.some((e) => e.from === 'src/api/server.ts' && e.to === 'src/api/app.ts')).toBe(true);
+    expect(
+      edges.some((e) => e.from === 'src/workflows/deliver-event.ts' && e.to === 'src/core/delivery-contract.ts'),
+    ).toBe(true);
   });
 
   it('has no edge a layer does not allow', () => {
@@ -278,19 +280,21 @@ describe('layering: the arrows point one way', () => {
   });
 
   it('fails on a bad edge: the check itself works', () => {
-    expect(violations([{ from: 'api/routes/towns.ts', to: 'db/towns.ts' }])).toHaveLength(1);
-    expect(violations([{ from: 'api/routes/towns.ts', to: 'db/pool.ts' }])).toEqual([]);
-    expect(violations([{ from: 'db/accounts.ts', to: 'domain/accounts.ts' }])).toHaveLength(1);
-    expect(violations([{ from: 'core/ids.ts', to: 'infra/config.ts' }])).toHaveLength(1);
-    expect(violations([{ from: 'core/ids.ts', to: 'pg' }])).toHaveLength(1);
-    expect(violations([{ from: 'activities/index.ts', to: 'db/pool.ts' }])).toHaveLength(1);
+    expect(violations([{ from: 'src/api/routes/towns.ts', to: 'src/db/towns.ts' }])).toHaveLength(1);
+    expect(violations([{ from: 'src/api/routes/towns.ts', to: 'src/db/pool.ts' }])).toEqual([]);
+    expect(violations([{ from: 'src/db/accounts.ts', to: 'src/domain/accounts.ts' }])).toHaveLength(1);
+    expect(violations([{ from: 'src/core/ids.ts', to: 'src/infra/config.ts' }])).toHaveLength(1);
+    expect(violations([{ from: 'src/core/ids.ts', to: 'pg' }])).toHaveLength(1);
+    expect(violations([{ from: 'src/activities/index.ts', to: 'src/db/pool.ts' }])).toHaveLength(1);
     expect(violations([{ from: 'bench/delivery.ts', to: 'test/helpers/receiver.ts' }])).toHaveLength(1);
-    expect(violations([{ from: 'cli/commands/accounts.ts', to: 'api/server.ts' }])).toHaveLength(1);
-    expect(violations([{ from: 'workflows/deliver-event.ts', to: '@temporalio/activity' }])).toHaveLength(1);
-    // core/secrets.ts loads node:crypto: fine for core, not for the workflow sandbox.
-    expect(violations([...edges, { from: 'workflows/deliver-event.ts', to: 'core/secrets.ts' }])).toHaveLength(1);
-    expect(violations([{ from: 'cli/commands/start-all.ts', to: 'temporal-tools/dev-server.ts' }])).toHaveLength(1);
-    expect(violations([{ from: 'temporal-tools/dev-server.ts', to: 'api/server.ts' }])).toHaveLength(1);
+    expect(violations([{ from: 'src/cli/commands/accounts.ts', to: 'src/api/server.ts' }])).toHaveLength(1);
+    expect(violations([{ from: 'src/workflows/deliver-event.ts', to: '@temporalio/activity' }])).toHaveLength(1);
+    // src/core/secrets.ts loads node:crypto: fine for core, not for the workflow sandbox.
+    expect(violations([...edges, { from: 'src/workflows/deliver-event.ts', to: 'src/core/secrets.ts' }])).toHaveLength(
+      1,
+    );
+    expect(violations([{ from: 'src/cli/commands/start-all.ts', to: 'temporal-tools/dev-server.ts' }])).toHaveLength(1);
+    expect(violations([{ from: 'temporal-tools/dev-server.ts', to: 'src/api/server.ts' }])).toHaveLength(1);
     expect(violations([{ from: 'bench/dev-server.ts', to: 'temporal-tools/dev-server.ts' }])).toEqual([]);
     expect(
       folderCycles([
@@ -302,14 +306,14 @@ describe('layering: the arrows point one way', () => {
 
   it('fails on a file circle and shows its path: the check itself works', () => {
     const circle = [
-      { from: 'dashboard/plugin.ts', to: 'dashboard/routes/keys.ts' },
-      { from: 'dashboard/routes/keys.ts', to: 'dashboard/views/keys.ts' },
-      { from: 'dashboard/views/keys.ts', to: 'dashboard/plugin.ts' },
-      { from: 'dashboard/routes/keys.ts', to: 'dashboard/forms.ts' },
-      { from: 'api/app.ts', to: 'dashboard/plugin.ts' },
+      { from: 'src/dashboard/plugin.ts', to: 'src/dashboard/routes/keys.ts' },
+      { from: 'src/dashboard/routes/keys.ts', to: 'src/dashboard/views/keys.ts' },
+      { from: 'src/dashboard/views/keys.ts', to: 'src/dashboard/plugin.ts' },
+      { from: 'src/dashboard/routes/keys.ts', to: 'src/dashboard/forms.ts' },
+      { from: 'src/api/app.ts', to: 'src/dashboard/plugin.ts' },
     ];
     expect(fileCycles(circle)).toEqual([
-      'dashboard/plugin.ts -> dashboard/routes/keys.ts -> dashboard/views/keys.ts -> dashboard/plugin.ts',
+      'src/dashboard/plugin.ts -> src/dashboard/routes/keys.ts -> src/dashboard/views/keys.ts -> src/dashboard/plugin.ts',
     ]);
     expect(fileCycles([{ from: 'core/a.ts', to: 'core/a.ts' }])).toEqual(['core/a.ts -> core/a.ts']);
     expect(fileCycles(circle.slice(1))).toEqual([]);

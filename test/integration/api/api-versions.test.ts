@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { publishEvent } from '../../../domain/events';
+import { publishEvent } from '../../../src/domain/events';
 import { apiFixture, bearer, type ApiFixture } from '../../helpers/api';
 import { testConfig } from '../../helpers/env';
 

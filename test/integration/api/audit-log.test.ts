@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiKey as createKeyAsOperator, revokeApiKeyAsOperator } from '../../../domain/api-keys';
-import { CLI_ACTOR, apiKeyActor } from '../../../domain/audit-log';
-import { registerEndpoint, updateEndpoint } from '../../../domain/endpoints';
+import { createApiKey as createKeyAsOperator, revokeApiKeyAsOperator } from '../../../src/domain/api-keys';
+import { CLI_ACTOR, apiKeyActor } from '../../../src/domain/audit-log';
+import { registerEndpoint, updateEndpoint } from '../../../src/domain/endpoints';
 import { apiFixture, type ApiFixture } from '../../helpers/api';
 import { testConfig } from '../../helpers/env';
 import { createAccount, createAccountWithKey, createApiKey } from '../../helpers/fixtures';

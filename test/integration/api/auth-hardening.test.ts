@@ -2,12 +2,12 @@ import net from 'node:net';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loggerOptions } from '../../../api/server';
-import { revokeApiKeyAsOperator } from '../../../domain/api-keys';
-import { createPool } from '../../../db/pool';
+import { loggerOptions } from '../../../src/api/server';
+import { revokeApiKeyAsOperator } from '../../../src/domain/api-keys';
+import { createPool } from '../../../src/db/pool';
 import { testConfig } from '../../helpers/env';
 import { apiFixture, basic, bearer, type ApiFixture } from '../../helpers/api';
-import { CLI_ACTOR } from '../../../domain/audit-log';
+import { CLI_ACTOR } from '../../../src/domain/audit-log';
 
 function echoRoute(app: FastifyInstance): void {
   app.post('/test/echo', { config: { scope: 'webhooks:manage' } }, async (request) => {

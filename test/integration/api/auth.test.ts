@@ -1,16 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authenticate } from '../../../api/plugins/auth';
-import { ALL_SCOPES, type Scope } from '../../../core/scopes';
-import { setAccountStatus } from '../../../domain/accounts';
-import { revokeApiKeyAsOperator } from '../../../domain/api-keys';
+import { authenticate } from '../../../src/api/plugins/auth';
+import { ALL_SCOPES, type Scope } from '../../../src/core/scopes';
+import { setAccountStatus } from '../../../src/domain/accounts';
+import { revokeApiKeyAsOperator } from '../../../src/domain/api-keys';
 import { apiFixture, basic, bearer, type ApiFixture } from '../../helpers/api';
 import { waitFor } from '../../helpers/wait';
-import { CLI_ACTOR } from '../../../domain/audit-log';
+import { CLI_ACTOR } from '../../../src/domain/audit-log';
 
 const route = (scope: Scope) => `/test/scope/${scope.replace(':', '-')}`;
 
-/** One tiny route per scope, so every scope (core/scopes.ts) is enforced before its real route exists. */
+/** One tiny route per scope, so every scope (src/core/scopes.ts) is enforced before its real route exists. */
 function scopeRoutes(app: FastifyInstance): void {
   for (const scope of ALL_SCOPES) {
     app.get(route(scope), { config: { scope } }, async (request) => ({ ok: true, livemode: request.auth?.livemode }));

@@ -1,6 +1,6 @@
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_FORM_FIELDS } from '../../../core/form-body';
+import { MAX_FORM_FIELDS } from '../../../src/core/form-body';
 import { apiFixture, bearer, type ApiFixture } from '../../helpers/api';
 import { testConfig } from '../../helpers/env';
 

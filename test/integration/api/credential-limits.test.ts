@@ -1,9 +1,9 @@
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { INTERNAL_TOKEN_FAILURES_PER_MINUTE } from '../../../infra/credential-failures';
-import { buildServer, startApi, type RunningApi } from '../../../api/server';
-import { randomBase62 } from '../../../core/ids';
-import { createPool, type Pool } from '../../../db/pool';
+import { INTERNAL_TOKEN_FAILURES_PER_MINUTE } from '../../../src/infra/credential-failures';
+import { buildServer, startApi, type RunningApi } from '../../../src/api/server';
+import { randomBase62 } from '../../../src/core/ids';
+import { createPool, type Pool } from '../../../src/db/pool';
 import { parcel } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';
 import { createAccount, createApiKey } from '../../helpers/fixtures';

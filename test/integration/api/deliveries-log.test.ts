@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../../core/ids';
-import type { Pool } from '../../../db/pool';
+import { newId } from '../../../src/core/ids';
+import type { Pool } from '../../../src/db/pool';
 import { testConfig } from '../../helpers/env';
 import { createAccountWithKey } from '../../helpers/fixtures';
 import { apiFixture, type ApiFixture } from '../../helpers/api';

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DOCS_CONTENT_SECURITY_POLICY } from '../../../api/plugins/docs';
+import { DOCS_CONTENT_SECURITY_POLICY } from '../../../src/api/plugins/docs';
 import { apiFixture, type ApiFixture } from '../../helpers/api';
 import { launchBrowser, type BrowserHarness } from '../../helpers/browser';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../../core/ids';
-import type { Pool } from '../../../db/pool';
+import { newId } from '../../../src/core/ids';
+import type { Pool } from '../../../src/db/pool';
 import { apiFixture, type ApiFixture } from '../../helpers/api';
 import { parcel } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';

@@ -2,8 +2,8 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiFixture, bearer, type ApiFixture } from '../../helpers/api';
 import { testConfig } from '../../helpers/env';
-import { ALL_SCOPES } from '../../../core/scopes';
-import { createApiKey } from '../../../domain/api-keys';
+import { ALL_SCOPES } from '../../../src/core/scopes';
+import { createApiKey } from '../../../src/domain/api-keys';
 import { problemsWith, type Observed } from '../../helpers/fuzz-checks';
 import { pageRequest, type PageRoute, type PageSession } from '../../helpers/page-arbitraries';
 import { rawExchange, rawRequest, toBytes } from '../../helpers/raw-http';
@@ -17,11 +17,11 @@ import {
 import { INTERNAL_OPERATIONS, operationsOf, type Operation } from '../../helpers/openapi-operations';
 import { parcel } from '../../helpers/delivery';
 import { servedRoutes } from '../../helpers/routes';
-import { CredentialFailures } from '../../../infra/credential-failures';
-import { startApi } from '../../../api/server';
-import { randomBase62 } from '../../../core/ids';
+import { CredentialFailures } from '../../../src/infra/credential-failures';
+import { startApi } from '../../../src/api/server';
+import { randomBase62 } from '../../../src/core/ids';
 import { createAccount } from '../../helpers/fixtures';
-import { CLI_ACTOR } from '../../../domain/audit-log';
+import { CLI_ACTOR } from '../../../src/domain/audit-log';
 
 /**
  * Hostile input, property-based: requests generated from the OpenAPI document for every route (and the hidden

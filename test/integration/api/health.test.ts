@@ -1,8 +1,8 @@
 import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildServer } from '../../../api/server';
-import { createPool, type Pool } from '../../../db/pool';
+import { buildServer } from '../../../src/api/server';
+import { createPool, type Pool } from '../../../src/db/pool';
 import { testConfig } from '../../helpers/env';
 
 describe('health endpoints', () => {

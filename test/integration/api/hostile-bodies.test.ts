@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_UNIX_SECONDS } from '../../../api/schemas';
-import { MAX_BODY_DEPTH } from '../../../api/typebox-validator';
+import { MAX_UNIX_SECONDS } from '../../../src/api/schemas';
+import { MAX_BODY_DEPTH } from '../../../src/api/typebox-validator';
 import { apiFixture, bearer, type ApiFixture } from '../../helpers/api';
 import { parcel } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';

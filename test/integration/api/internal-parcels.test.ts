@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../../core/ids';
-import { insertAttempt } from '../../../db/delivery-attempts';
-import { publishEvent } from '../../../domain/events';
+import { newId } from '../../../src/core/ids';
+import { insertAttempt } from '../../../src/db/delivery-attempts';
+import { publishEvent } from '../../../src/domain/events';
 import { apiFixture, type ApiFixture } from '../../helpers/api';
 import { createEndpoint, parcel } from '../../helpers/delivery';
 import { createAccount } from '../../helpers/fixtures';

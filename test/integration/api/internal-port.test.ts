@@ -1,9 +1,9 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DOCS_CONTENT_SECURITY_POLICY } from '../../../api/plugins/docs';
-import { startApi, type RunningApi } from '../../../api/server';
-import { randomBase62 } from '../../../core/ids';
-import { createPool, type Pool } from '../../../db/pool';
+import { DOCS_CONTENT_SECURITY_POLICY } from '../../../src/api/plugins/docs';
+import { startApi, type RunningApi } from '../../../src/api/server';
+import { randomBase62 } from '../../../src/core/ids';
+import { createPool, type Pool } from '../../../src/db/pool';
 import { testConfig } from '../../helpers/env';
 import { parcel } from '../../helpers/delivery';
 import type { Observed } from '../../helpers/fuzz-checks';

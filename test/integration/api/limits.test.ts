@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiKey as createKeyAsOperator, MAX_ACTIVE_API_KEYS_PER_MODE } from '../../../domain/api-keys';
-import { MAX_ENDPOINTS_PER_MODE, registerEndpoint, registerLocalEndpoint } from '../../../domain/endpoints';
-import { ACCOUNT_RATE_LIMIT_FACTOR } from '../../../api/plugins/rate-limit';
+import { createApiKey as createKeyAsOperator, MAX_ACTIVE_API_KEYS_PER_MODE } from '../../../src/domain/api-keys';
+import { MAX_ENDPOINTS_PER_MODE, registerEndpoint, registerLocalEndpoint } from '../../../src/domain/endpoints';
+import { ACCOUNT_RATE_LIMIT_FACTOR } from '../../../src/api/plugins/rate-limit';
 import { apiFixture, bearer, type ApiFixture } from '../../helpers/api';
 import { createAccount, createApiKey } from '../../helpers/fixtures';
 import { runCli } from '../../helpers/cli';
-import { CLI_ACTOR } from '../../../domain/audit-log';
+import { CLI_ACTOR } from '../../../src/domain/audit-log';
 
 /** The caps per account and mode (keys, endpoints), counted race-safely, and the API rate limit per account. */
 

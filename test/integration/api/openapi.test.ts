@@ -1,8 +1,8 @@
 import { compileErrors, validate } from '@readme/openapi-parser';
 import { Compile } from 'typebox/compile';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EVENT_TYPES } from '../../../core/event-catalog';
-import { exampleEvent } from '../../../core/event-schemas';
+import { EVENT_TYPES } from '../../../src/core/event-catalog';
+import { exampleEvent } from '../../../src/core/event-schemas';
 import { apiFixture, type ApiFixture } from '../../helpers/api';
 
 describe('the OpenAPI document', () => {

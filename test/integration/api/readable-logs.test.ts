@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loggerOptions } from '../../../api/server';
+import { loggerOptions } from '../../../src/api/server';
 import { testConfig } from '../../helpers/env';
 import { apiFixture, bearer, type ApiFixture } from '../../helpers/api';
 

@@ -1,11 +1,11 @@
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { localAttemptTaskTimeoutMs } from '../../../core/delivery-policy';
-import type { CreatedApiKey } from '../../../domain/api-keys';
-import { firstAttemptId } from '../../../domain/delivery-start';
-import { publishEvent } from '../../../domain/events';
-import type { Config } from '../../../infra/config';
+import { localAttemptTaskTimeoutMs } from '../../../src/core/delivery-policy';
+import type { CreatedApiKey } from '../../../src/domain/api-keys';
+import { firstAttemptId } from '../../../src/domain/delivery-start';
+import { publishEvent } from '../../../src/domain/events';
+import type { Config } from '../../../src/infra/config';
 import { apiFixture, bearer, type ApiFixture } from '../../helpers/api';
 import { parcel } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';
@@ -21,7 +21,7 @@ const DELIVERY_TIMEOUT_MS = 2_000;
 /**
  * Resends, recoveries and test events are handed to Temporal as publishes are: the API stores the delivery and
  * answers 202, and a worker's dispatcher starts its `delivery:<dly_id>` workflow through the same builder as an
- * event's (domain/delivery-start.ts). The worker reaches the dev server through a proxy the test cuts; the test
+ * event's (src/domain/delivery-start.ts). The worker reaches the dev server through a proxy the test cuts; the test
  * itself reads Temporal directly.
  */
 describe('merchant-asked deliveries: one hand-off to Temporal', () => {
@@ -158,7 +158,7 @@ describe('merchant-asked deliveries: one hand-off to Temporal', () => {
       id: expect.stringMatching(/^rcv_/),
     });
 
-    // The dispatcher heard of them, made each one's attempt 1 before asking for its start (attempt/early.ts), and
+    // The dispatcher heard of them, made each one's attempt 1 before asking for its start (src/attempt/early.ts), and
     // Temporal refused the starts: each attempt 1 is on record, and none is handed off.
     await waitFor(() => log.some((line) => line.startsWith('outbox: starting workflows failed')), {
       timeoutMs: 30_000,

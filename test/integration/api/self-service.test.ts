@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CreatedApiKey } from '../../../domain/api-keys';
-import { publishEvent } from '../../../domain/events';
+import type { CreatedApiKey } from '../../../src/domain/api-keys';
+import { publishEvent } from '../../../src/domain/events';
 import { apiFixture, bearer, type ApiFixture } from '../../helpers/api';
 import { parcel } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';

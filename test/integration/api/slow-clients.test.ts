@@ -1,9 +1,9 @@
 import net from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REQUEST_TIMEOUT_MS } from '../../../api/errors';
-import { listenInternal, type InternalListener } from '../../../api/internal-port';
-import { buildServer } from '../../../api/server';
+import { REQUEST_TIMEOUT_MS } from '../../../src/api/errors';
+import { listenInternal, type InternalListener } from '../../../src/api/internal-port';
+import { buildServer } from '../../../src/api/server';
 import { testConfig } from '../../helpers/env';
 
 const TOKEN = 'slow-clients-internal-token-0123456789';

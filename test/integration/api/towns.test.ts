@@ -79,7 +79,7 @@ describe('GET /v1/towns (network:read)', () => {
       ['?limit=0', 'parameter_invalid'],
       ['?limit=101', 'parameter_invalid'],
       ['?limit=abc', 'parameter_invalid'],
-      // Written as a decimal integer or refused, as on every route (api/typebox-validator.ts).
+      // Written as a decimal integer or refused, as on every route (src/api/typebox-validator.ts).
       ['?limit=0x10', 'parameter_invalid'],
       ['?limit=1.5', 'parameter_invalid'],
       ['?limit=1%3B%20DROP%20TABLE%20towns', 'parameter_invalid'],

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SIGN_IN_FAILURES_PER_MINUTE } from '../../../dashboard/routes/sign-in';
+import { SIGN_IN_FAILURES_PER_MINUTE } from '../../../src/dashboard/routes/sign-in';
 import { apiFixture, bearer, type ApiFixture } from '../../helpers/api';
 import { createAccount } from '../../helpers/fixtures';
 

@@ -1,13 +1,13 @@
 import type { LookupAddress } from 'node:dns';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Lookup } from '../../../infra/ssrf';
-import { registerEndpoint } from '../../../domain/endpoints';
-import { loadEndpointForDelivery } from '../../../attempt';
-import { encryptionKeyId } from '../../../core/secrets';
+import type { Lookup } from '../../../src/infra/ssrf';
+import { registerEndpoint } from '../../../src/domain/endpoints';
+import { loadEndpointForDelivery } from '../../../src/attempt';
+import { encryptionKeyId } from '../../../src/core/secrets';
 import { testConfig } from '../../helpers/env';
 import { createAccountWithKey } from '../../helpers/fixtures';
 import { apiFixture, type ApiFixture } from '../../helpers/api';
-import { CLI_ACTOR } from '../../../domain/audit-log';
+import { CLI_ACTOR } from '../../../src/domain/audit-log';
 
 const KEY_HEX = 'a1'.repeat(32);
 

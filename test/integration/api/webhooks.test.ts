@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EVENT_TYPES } from '../../../core/event-catalog';
-import { MAX_ENDPOINTS_PER_MODE } from '../../../domain/endpoints';
-import { loadEndpointForDelivery } from '../../../attempt';
+import { EVENT_TYPES } from '../../../src/core/event-catalog';
+import { MAX_ENDPOINTS_PER_MODE } from '../../../src/domain/endpoints';
+import { loadEndpointForDelivery } from '../../../src/attempt';
 import { testConfig } from '../../helpers/env';
 import { createAccountWithKey, createApiKey } from '../../helpers/fixtures';
 import { apiFixture, type ApiFixture } from '../../helpers/api';
@@ -468,7 +468,7 @@ describe('webhook endpoints API', () => {
       expect(loaded?.secrets).toEqual([rotated.secret, created.secret]);
     });
 
-    it('needs webhooks:manage, like every webhook route (core/scopes.ts)', async () => {
+    it('needs webhooks:manage, like every webhook route (src/core/scopes.ts)', async () => {
       const created = (await register({ url: PUBLIC_URL })).json();
       const reader = await createApiKey(api.pool, {
         accountId: merchant.accountId,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPool, type Pool } from '../../../db/pool';
+import { createPool, type Pool } from '../../../src/db/pool';
 import { testDatabaseUrl } from '../../helpers/database';
 import { createAccount } from '../../helpers/fixtures';
 import { CLI_TEST_TIMEOUT_MS, runCli } from '../../helpers/cli';

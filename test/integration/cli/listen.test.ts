@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { publishEvent } from '../../../domain/events';
+import { publishEvent } from '../../../src/domain/events';
 import { parcel } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';
@@ -12,7 +12,7 @@ import { independentlyVerified } from '../../helpers/independent-verifier';
 import { waitFor } from '../../helpers/wait';
 import { testDatabaseUrl } from '../../helpers/database';
 
-const BIN = path.join(__dirname, '..', '..', '..', 'cli', 'bin.js');
+const BIN = path.join(__dirname, '..', '..', '..', 'src', 'cli', 'bin.js');
 /** Each CLI run compiles the sources through tsx: several seconds on a loaded 2-core box. */
 const CLI_TEST_TIMEOUT_MS = 240_000;
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPool, type Pool } from '../../../db/pool';
-import { publishEvent } from '../../../domain/events';
+import { createPool, type Pool } from '../../../src/db/pool';
+import { publishEvent } from '../../../src/domain/events';
 import { CLI_TEST_TIMEOUT_MS, runCli } from '../../helpers/cli';
 import { testDatabaseUrl } from '../../helpers/database';
 import { parcel } from '../../helpers/delivery';

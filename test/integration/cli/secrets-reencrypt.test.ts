@@ -1,21 +1,27 @@
 import { createCipheriv, randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadEndpointForDelivery } from '../../../attempt';
-import { encryptionKeyId, isOnNewestKey, openSecret, sealSecret, SecretUnavailableError } from '../../../core/secrets';
-import { startApi } from '../../../api/server';
-import { listStoredSecrets, replaceStoredSecrets } from '../../../db/endpoints';
-import { rotateEndpointSecret } from '../../../domain/endpoints';
-import { publishEvent } from '../../../domain/events';
-import { openHeaders, sealHeaders } from '../../../domain/endpoint-headers';
-import { reencryptSecrets } from '../../../domain/secret-reencryption';
+import { loadEndpointForDelivery } from '../../../src/attempt';
+import {
+  encryptionKeyId,
+  isOnNewestKey,
+  openSecret,
+  sealSecret,
+  SecretUnavailableError,
+} from '../../../src/core/secrets';
+import { startApi } from '../../../src/api/server';
+import { listStoredSecrets, replaceStoredSecrets } from '../../../src/db/endpoints';
+import { rotateEndpointSecret } from '../../../src/domain/endpoints';
+import { publishEvent } from '../../../src/domain/events';
+import { openHeaders, sealHeaders } from '../../../src/domain/endpoint-headers';
+import { reencryptSecrets } from '../../../src/domain/secret-reencryption';
 import { createEndpoint, deliveryResult, parcel } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';
 import { useDeliveryHarness } from '../../helpers/harness';
 import { independentlyVerified } from '../../helpers/independent-verifier';
 import { runCli } from '../../helpers/cli';
-import { CLI_ACTOR } from '../../../domain/audit-log';
+import { CLI_ACTOR } from '../../../src/domain/audit-log';
 
 /**
  * `secrets reencrypt` against real Postgres: plain, old-key and old-form secrets moved onto the newest key in

@@ -1,5 +1,5 @@
 import { describe, expect, inject, it } from 'vitest';
-import { lifecycle, seededRandom, simulateParcels } from '../../../domain/parcel-simulator';
+import { lifecycle, seededRandom, simulateParcels } from '../../../src/domain/parcel-simulator';
 import { createEndpoint, parcel } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSignInLink } from '../../../domain/dashboard-sessions';
+import { createSignInLink } from '../../../src/domain/dashboard-sessions';
 import { apiFixture, type ApiFixture } from '../../helpers/api';
 import { launchBrowser, signInWithLink, type BrowserHarness } from '../../helpers/browser';
 import { createEndpoint } from '../../helpers/delivery';

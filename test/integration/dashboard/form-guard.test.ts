@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PAGE_ACTIONS_PER_MINUTE, spendPageAction } from '../../../dashboard/actions';
-import { createSignInLink } from '../../../domain/dashboard-sessions';
-import { publishEvent } from '../../../domain/events';
+import { PAGE_ACTIONS_PER_MINUTE, spendPageAction } from '../../../src/dashboard/actions';
+import { createSignInLink } from '../../../src/domain/dashboard-sessions';
+import { publishEvent } from '../../../src/domain/events';
 import { apiFixture, type ApiFixture } from '../../helpers/api';
 import { createEndpoint, parcel } from '../../helpers/delivery';
 import { createAccount, createApiKey } from '../../helpers/fixtures';

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PAGE_ACTIONS_PER_MINUTE } from '../../../dashboard/actions';
-import { MAX_ENDPOINTS_PER_MODE } from '../../../domain/endpoints';
-import { createSignInLink, findSession, openSession } from '../../../domain/dashboard-sessions';
-import { publishEvent } from '../../../domain/events';
+import { PAGE_ACTIONS_PER_MINUTE } from '../../../src/dashboard/actions';
+import { MAX_ENDPOINTS_PER_MODE } from '../../../src/domain/endpoints';
+import { createSignInLink, findSession, openSession } from '../../../src/domain/dashboard-sessions';
+import { publishEvent } from '../../../src/domain/events';
 import { apiFixture, type ApiFixture } from '../../helpers/api';
 import { createEndpoint, parcel } from '../../helpers/delivery';
 import { createAccount, createApiKey } from '../../helpers/fixtures';

@@ -20,7 +20,7 @@ import { testDatabaseUrl } from '../../helpers/database';
  */
 
 const INTERNAL_TOKEN = 'internal-token-for-dashboard-tests';
-const BIN = path.join(__dirname, '..', '..', '..', 'cli', 'bin.js');
+const BIN = path.join(__dirname, '..', '..', '..', 'src', 'cli', 'bin.js');
 
 describe('developers page', () => {
   const config = testConfig({

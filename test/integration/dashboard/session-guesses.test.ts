@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { UNKNOWN_SESSIONS_PER_MINUTE } from '../../../dashboard/guard';
-import { SESSION_COOKIE } from '../../../dashboard/session';
+import { UNKNOWN_SESSIONS_PER_MINUTE } from '../../../src/dashboard/guard';
+import { SESSION_COOKIE } from '../../../src/dashboard/session';
 import { apiFixture, type ApiFixture } from '../../helpers/api';
 
 /** Guessed session cookies: each costs a lookup, so an address has only so many a minute. */

@@ -1,8 +1,8 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loggerOptions } from '../../../api/server';
-import { SIGN_IN_FAILURES_PER_MINUTE } from '../../../dashboard/routes/sign-in';
-import { createSignInLink } from '../../../domain/dashboard-sessions';
+import { loggerOptions } from '../../../src/api/server';
+import { SIGN_IN_FAILURES_PER_MINUTE } from '../../../src/dashboard/routes/sign-in';
+import { createSignInLink } from '../../../src/domain/dashboard-sessions';
 import { apiFixture, type ApiFixture } from '../../helpers/api';
 import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';

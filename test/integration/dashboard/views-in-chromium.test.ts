@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, transferredBytes, type BrowserHarness } from '../../helpers/browser';
 import { previewServer, samplePages } from '../../helpers/dashboard-fixtures';
-import { loadAssets } from '../../../dashboard/assets';
+import { loadAssets } from '../../../src/dashboard/assets';
 
 /**
  * The views in real Chromium, from sample records: the CSP holds (no violation reaches the console), nothing

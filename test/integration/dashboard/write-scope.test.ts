@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import * as keysTable from '../../../db/api-keys';
-import * as deliveriesTable from '../../../db/deliveries';
-import { insertTestEvent } from '../../../db/events';
-import { newId } from '../../../core/ids';
-import { revokeApiKey, revokeApiKeyAsOperator } from '../../../domain/api-keys';
-import { publishEvent } from '../../../domain/events';
+import * as keysTable from '../../../src/db/api-keys';
+import * as deliveriesTable from '../../../src/db/deliveries';
+import { insertTestEvent } from '../../../src/db/events';
+import { newId } from '../../../src/core/ids';
+import { revokeApiKey, revokeApiKeyAsOperator } from '../../../src/domain/api-keys';
+import { publishEvent } from '../../../src/domain/events';
 import { apiFixture, bearer, type ApiFixture } from '../../helpers/api';
 import { createEndpoint, parcel } from '../../helpers/delivery';
 import { createAccount, createApiKey } from '../../helpers/fixtures';
 import { pageSession, snapshotOf } from '../../helpers/page-session';
-import { CLI_ACTOR } from '../../../domain/audit-log';
+import { CLI_ACTOR } from '../../../src/domain/audit-log';
 
 /**
  * Every write a merchant reaches (the developers page and the API) is scoped to the account and the mode of the

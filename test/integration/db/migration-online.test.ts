@@ -3,9 +3,9 @@ import pg from 'pg';
 import { runner } from 'node-pg-migrate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateLargeTables } from '../../../bench/large-tables-data';
-import { newId } from '../../../core/ids';
-import { migrate, MIGRATIONS_DIR } from '../../../db/migrate';
-import { createPool, type Pool } from '../../../db/pool';
+import { newId } from '../../../src/core/ids';
+import { migrate, MIGRATIONS_DIR } from '../../../src/db/migrate';
+import { createPool, type Pool } from '../../../src/db/pool';
 import { testDatabaseUrl } from '../../helpers/database';
 import { waitFor } from '../../helpers/wait';
 

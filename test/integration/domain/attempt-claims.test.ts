@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { attemptRecord } from '../../../core/delivery-contract';
-import { createPool, type Pool } from '../../../db/pool';
-import { loadDeliveryContext, recordAttempt, type AttemptClaim } from '../../../attempt';
-import { releaseClaim } from '../../../attempt/claim';
+import { attemptRecord } from '../../../src/core/delivery-contract';
+import { createPool, type Pool } from '../../../src/db/pool';
+import { loadDeliveryContext, recordAttempt, type AttemptClaim } from '../../../src/attempt';
+import { releaseClaim } from '../../../src/attempt/claim';
 import { publishedToOneEndpoint } from '../../helpers/delivery';
 import { createAccount } from '../../helpers/fixtures';
 import { testDatabaseUrl } from '../../helpers/database';
 import { waitFor } from '../../helpers/wait';
 
 /**
- * A local attempt's claim (db/attempt-claims.ts): each execution of a try claims the attempt
+ * A local attempt's claim (src/db/attempt-claims.ts): each execution of a try claims the attempt
  * in the statement that reads the endpoint, and may post only when no other execution holds it, except ones the
  * workflow saw report that they posted nothing. These are the races a re-run of a try can meet.
  */

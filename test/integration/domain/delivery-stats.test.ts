@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { attemptRecord } from '../../../core/delivery-contract';
-import { utcHourStart } from '../../../core/delivery-stats';
-import { insertAttempt } from '../../../db/delivery-attempts';
-import { createPool, type Pool } from '../../../db/pool';
-import { endpointHealth, endpointsLastDay } from '../../../domain/delivery-stats';
-import { newId } from '../../../core/ids';
+import { attemptRecord } from '../../../src/core/delivery-contract';
+import { utcHourStart } from '../../../src/core/delivery-stats';
+import { insertAttempt } from '../../../src/db/delivery-attempts';
+import { createPool, type Pool } from '../../../src/db/pool';
+import { endpointHealth, endpointsLastDay } from '../../../src/domain/delivery-stats';
+import { newId } from '../../../src/core/ids';
 import { publishedToOneEndpoint } from '../../helpers/delivery';
 import { createAccount } from '../../helpers/fixtures';
 import { testDatabaseUrl } from '../../helpers/database';

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPool, type Pool } from '../../../db/pool';
-import { registerEndpoint, updateEndpoint, type EndpointDeps } from '../../../domain/endpoints';
-import { openHeaders } from '../../../domain/endpoint-headers';
+import { createPool, type Pool } from '../../../src/db/pool';
+import { registerEndpoint, updateEndpoint, type EndpointDeps } from '../../../src/domain/endpoints';
+import { openHeaders } from '../../../src/domain/endpoint-headers';
 import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';
-import { CLI_ACTOR } from '../../../domain/audit-log';
+import { CLI_ACTOR } from '../../../src/domain/audit-log';
 
 /**
  * A header change computes the whole new set from what it read. Were it written after a concurrent change of

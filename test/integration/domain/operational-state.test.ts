@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../../core/ids';
-import { createPool, type Pool } from '../../../db/pool';
-import { operationalState } from '../../../domain/operational-state';
+import { newId } from '../../../src/core/ids';
+import { createPool, type Pool } from '../../../src/db/pool';
+import { operationalState } from '../../../src/domain/operational-state';
 import { createEndpoint } from '../../helpers/delivery';
 import { createAccount } from '../../helpers/fixtures';
 import { testDatabaseUrl } from '../../helpers/database';

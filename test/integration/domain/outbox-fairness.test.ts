@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claimUndispatched } from '../../../db/outbox';
-import { createPool, type Pool } from '../../../db/pool';
-import { publishEvent } from '../../../domain/events';
+import { claimUndispatched } from '../../../src/db/outbox';
+import { createPool, type Pool } from '../../../src/db/pool';
+import { publishEvent } from '../../../src/domain/events';
 import { createEndpoint, parcel } from '../../helpers/delivery';
 import { createAccount } from '../../helpers/fixtures';
 import { testDatabaseUrl } from '../../helpers/database';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPool, type Pool } from '../../../db/pool';
-import { publishEvent } from '../../../domain/events';
+import { createPool, type Pool } from '../../../src/db/pool';
+import { publishEvent } from '../../../src/domain/events';
 import { createEndpoint, parcel } from '../../helpers/delivery';
 import { createAccount } from '../../helpers/fixtures';
 import { testDatabaseUrl } from '../../helpers/database';

@@ -1,17 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { attemptRecord } from '../../../core/delivery-contract';
-import { claimUndispatched, markDispatched } from '../../../db/outbox';
-import { createPool, preparedStatement, type Pool } from '../../../db/pool';
-import { verifyApiKey } from '../../../domain/api-keys';
-import { loadDeliveryContext, recordAttempt } from '../../../attempt';
+import { attemptRecord } from '../../../src/core/delivery-contract';
+import { claimUndispatched, markDispatched } from '../../../src/db/outbox';
+import { createPool, preparedStatement, type Pool } from '../../../src/db/pool';
+import { verifyApiKey } from '../../../src/domain/api-keys';
+import { loadDeliveryContext, recordAttempt } from '../../../src/attempt';
 import { publishedToOneEndpoint } from '../../helpers/delivery';
 import { createAccountWithKey } from '../../helpers/fixtures';
 import { testDatabaseUrl } from '../../helpers/database';
 
 /**
  * The statements a delivery runs (publish, hand-off, the attempt's read and its record) and the API's key lookup
- * are prepared once per connection (db/pool.ts preparedStatement): Postgres then binds and executes them instead
+ * are prepared once per connection (src/db/pool.ts preparedStatement): Postgres then binds and executes them instead
  * of parsing and planning a large CTE on every call.
  */
 const HOT_PATH = [

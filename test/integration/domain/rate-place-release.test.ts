@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { newId } from '../../../core/ids';
-import { markDeliverySkipped } from '../../../db/deliveries';
-import { insertExpiry } from '../../../db/delivery-attempts';
-import { softDeleteEndpoint, updateEndpoint } from '../../../db/endpoints';
-import { createPool, type Pool } from '../../../db/pool';
+import { newId } from '../../../src/core/ids';
+import { markDeliverySkipped } from '../../../src/db/deliveries';
+import { insertExpiry } from '../../../src/db/delivery-attempts';
+import { softDeleteEndpoint, updateEndpoint } from '../../../src/db/endpoints';
+import { createPool, type Pool } from '../../../src/db/pool';
 import { testDatabaseUrl } from '../../helpers/database';
 import { publishedToOneEndpoint } from '../../helpers/delivery';
 import { dbSecond as dbSecondOf, freshSecond as freshSecondOf } from '../../helpers/db-clock';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadDeliveryContext } from '../../../attempt';
-import { createPool, type Pool } from '../../../db/pool';
+import { loadDeliveryContext } from '../../../src/attempt';
+import { createPool, type Pool } from '../../../src/db/pool';
 import { publishedToOneEndpoint } from '../../helpers/delivery';
 import { dbSecond as dbSecondOf, freshSecond as freshSecondOf } from '../../helpers/db-clock';
 import { createAccount } from '../../helpers/fixtures';

@@ -5,16 +5,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exampleEvent } from '../../../core/event-schemas';
+import { exampleEvent } from '../../../src/core/event-schemas';
 
 /**
- * The receiver kit as a merchant gets it: `npm pack` in receiver/ (which builds it), the tarball installed into
+ * The receiver kit as a merchant gets it: `npm pack` in src/receiver/ (which builds it), the tarball installed into
  * a scratch project with no network, then used from CommonJS and from an ES module, and type-checked there.
  */
 
 const run = promisify(execFile);
 const ROOT = path.join(__dirname, '..', '..', '..');
-const KIT = path.join(ROOT, 'receiver');
+const KIT = path.join(ROOT, 'src', 'receiver');
 const TSC = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 const SECRET = 'whsec_package_test';
 const LIMIT = { timeout: 120_000, maxBuffer: 10 * 1024 * 1024 };

@@ -1,16 +1,16 @@
 import type { Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DeliverEventInput } from '../../../core/delivery-contract';
-import { createPool, type Pool } from '../../../db/pool';
-import { publishEvent } from '../../../domain/events';
-import { NOTIFIED_PASSES, startDispatcher, type Dispatcher } from '../../../worker/dispatcher';
+import type { DeliverEventInput } from '../../../src/core/delivery-contract';
+import { createPool, type Pool } from '../../../src/db/pool';
+import { publishEvent } from '../../../src/domain/events';
+import { NOTIFIED_PASSES, startDispatcher, type Dispatcher } from '../../../src/worker/dispatcher';
 import { createEndpoint, parcel } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';
 import { waitFor } from '../../helpers/wait';
 
 /**
- * A start may wait for its first attempt (attempt/early.ts handOff: up to a slow receiver's timeout). The
+ * A start may wait for its first attempt (src/attempt/early.ts handOff: up to a slow receiver's timeout). The
  * dispatcher gives a pass's place to the next one as soon as its rows are claimed, so an event notified while
  * earlier starts wait is started at once, even when they fill every pass (NOTIFIED_PASSES). The start and the wait are stand-ins
  * (the start is recorded, the wait is released by the test); the outbox, its notifications and claims are real.

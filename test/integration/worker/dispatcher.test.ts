@@ -1,10 +1,10 @@
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { createPool, type Pool } from '../../../db/pool';
-import { publishEvent } from '../../../domain/events';
-import { operationalState } from '../../../domain/operational-state';
-import { dispatchWaiting, nextDueInMs } from '../../../domain/outbox';
-import { recoverEndpoint, resendEvent } from '../../../domain/redelivery';
+import { createPool, type Pool } from '../../../src/db/pool';
+import { publishEvent } from '../../../src/domain/events';
+import { operationalState } from '../../../src/domain/operational-state';
+import { dispatchWaiting, nextDueInMs } from '../../../src/domain/outbox';
+import { recoverEndpoint, resendEvent } from '../../../src/domain/redelivery';
 import { attemptsOf, createEndpoint, deliveryResult, parcel } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';

@@ -1,16 +1,16 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { LATEST_API_VERSION } from '../../../core/versions';
-import { registerEndpoint, updateEndpoint } from '../../../domain/endpoints';
-import { publishEvent } from '../../../domain/events';
-import { resendEvent } from '../../../domain/redelivery';
-import { constructEvent, type ParcelEvent_2026_11_21 } from '../../../receiver/index';
+import { LATEST_API_VERSION } from '../../../src/core/versions';
+import { registerEndpoint, updateEndpoint } from '../../../src/domain/endpoints';
+import { publishEvent } from '../../../src/domain/events';
+import { resendEvent } from '../../../src/domain/redelivery';
+import { constructEvent, type ParcelEvent_2026_11_21 } from '../../../src/receiver/index';
 import { deliveryResult, parcel } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';
 import { useDeliveryHarness } from '../../helpers/harness';
 import type { ReceivedRequest } from '../../helpers/receiver';
 import { waitFor } from '../../helpers/wait';
-import { CLI_ACTOR } from '../../../domain/audit-log';
+import { CLI_ACTOR } from '../../../src/domain/audit-log';
 
 /**
  * API versions end to end: one stored event, posted to each endpoint in its pinned version, signed over those

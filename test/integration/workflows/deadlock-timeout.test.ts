@@ -6,7 +6,7 @@ import { startTestWorker, type TestWorker } from '../../helpers/temporal';
 import { waitFor } from '../../helpers/wait';
 
 /**
- * The product's worker keeps the SDK's deadlock timeout (5 s, worker/worker.ts): a workflow that never yields has
+ * The product's worker keeps the SDK's deadlock timeout (5 s, src/worker/worker.ts): a workflow that never yields has
  * its workflow task failed as timed out, in the SDK's workflow thread, and the worker goes on serving others.
  */
 describe('deadlock timeout: a workflow that never yields', () => {

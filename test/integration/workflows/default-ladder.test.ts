@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { publishEvent } from '../../../domain/events';
+import { publishEvent } from '../../../src/domain/events';
 import { createEndpoint, parcel } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';
@@ -8,7 +8,7 @@ import { waitFor } from '../../helpers/wait';
 
 /**
  * A worker on the default configuration gives every event it starts the default ladder. A file of its own: the
- * ladder is the dispatching worker's (domain/outbox.ts), and one database has one set of dispatchers.
+ * ladder is the dispatching worker's (src/domain/outbox.ts), and one database has one set of dispatchers.
  */
 describe('delivery: the default ladder', () => {
   const config = testConfig();

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { WORKFLOW_ID, type DeliverEventInput } from '../../../core/delivery-contract';
-import type { Pool } from '../../../db/pool';
-import { publishEvent } from '../../../domain/events';
+import { WORKFLOW_ID, type DeliverEventInput } from '../../../src/core/delivery-contract';
+import type { Pool } from '../../../src/db/pool';
+import { publishEvent } from '../../../src/domain/events';
 import { createEndpoint, deliveryResult, parcel } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';

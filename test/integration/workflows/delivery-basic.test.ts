@@ -1,14 +1,14 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { publishEvent } from '../../../domain/events';
+import { publishEvent } from '../../../src/domain/events';
 import { attemptsOf, createEndpoint, deliveryResult, parcel } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';
 import { useDeliveryHarness } from '../../helpers/harness';
 import { waitFor } from '../../helpers/wait';
 
-/** Written here from the signature scheme as merchants read it (receiver/README.md), independent of core/signing.ts. */
+/** Written here from the signature scheme as merchants read it (src/receiver/README.md), independent of src/core/signing.ts. */
 function verifySignature(header: string, rawBody: Buffer, secret: string, toleranceS = 300): boolean {
   const parts = header.split(',').map((chunk) => chunk.split('=', 2) as [string, string]);
   const t = parts.find(([k]) => k === 't')?.[1];

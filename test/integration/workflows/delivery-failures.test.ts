@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { publishEvent } from '../../../domain/events';
+import { publishEvent } from '../../../src/domain/events';
 import { attemptsOf, createEndpoint, deliveryResult, parcel } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';
@@ -118,7 +118,7 @@ describe('delivery: failure kinds', () => {
 
   it('blocks private targets at delivery when they are not allowed', async () => {
     const strict = { ...config, webhook: { ...config.webhook, allowPrivateTargets: false } };
-    const { createHttpAgent, postWebhook } = await import('../../../infra/http-client');
+    const { createHttpAgent, postWebhook } = await import('../../../src/infra/http-client');
     const agent = createHttpAgent(strict);
     try {
       for (const url of [`${h.receiver.url}/ssrf`, `https://localhost:${h.receiver.port}/ssrf`]) {

@@ -1,7 +1,7 @@
 import { temporal } from '@temporalio/proto';
 import { describe, expect, it } from 'vitest';
-import { publishEvent } from '../../../domain/events';
-import { SEARCH_ATTRIBUTES } from '../../../core/delivery-contract';
+import { publishEvent } from '../../../src/domain/events';
+import { SEARCH_ATTRIBUTES } from '../../../src/core/delivery-contract';
 import { attemptsOf, createEndpoint, deliveryResult, parcel } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';

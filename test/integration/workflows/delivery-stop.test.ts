@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { sealSecret } from '../../../core/secrets';
-import { publishEvent } from '../../../domain/events';
+import { sealSecret } from '../../../src/core/secrets';
+import { publishEvent } from '../../../src/domain/events';
 import { attemptsOf, createEndpoint, deliveryResult, parcel, startInput } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';

@@ -2,20 +2,20 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSignAndPost } from '../../../activities/sign-and-post';
-import { createEarlyAttempts, EARLY_ATTEMPT_RUN_PREFIX, recordAttempt, type AttemptDeps } from '../../../attempt';
+import { createSignAndPost } from '../../../src/activities/sign-and-post';
+import { createEarlyAttempts, EARLY_ATTEMPT_RUN_PREFIX, recordAttempt, type AttemptDeps } from '../../../src/attempt';
 import {
   attemptRecord,
   FAILURE,
   type AttemptOutcome,
   type DeliverEventInput,
   type SignAndPostInput,
-} from '../../../core/delivery-contract';
-import { createPool, type Pool } from '../../../db/pool';
-import { publishEvent } from '../../../domain/events';
-import { firstAttemptId } from '../../../domain/outbox';
-import { newId } from '../../../core/ids';
-import { createHttpAgent } from '../../../infra/http-client';
+} from '../../../src/core/delivery-contract';
+import { createPool, type Pool } from '../../../src/db/pool';
+import { publishEvent } from '../../../src/domain/events';
+import { firstAttemptId } from '../../../src/domain/outbox';
+import { newId } from '../../../src/core/ids';
+import { createHttpAgent } from '../../../src/infra/http-client';
 import { inActivityContext } from '../../helpers/activity-context';
 import { attemptsOf, createEndpoint, deliveryResult, parcel, startInput } from '../../helpers/delivery';
 import { testDatabaseUrl } from '../../helpers/database';
@@ -37,7 +37,7 @@ function markerOutcomes(events: HistoryEvent[]): AttemptOutcome[] {
 }
 
 /**
- * Early first attempts (attempt/early.ts): the outbox dispatcher posts attempt 1 of a one-endpoint delivery under
+ * Early first attempts (src/attempt/early.ts): the outbox dispatcher posts attempt 1 of a one-endpoint delivery under
  * the id fixed at hand-off, and starts the workflow once it is on record, its outcome in the input. One POST per
  * attempt id whoever meets it first, and the history shows the attempt.
  */

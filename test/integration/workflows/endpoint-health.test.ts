@@ -1,18 +1,18 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createActivities } from '../../../activities';
+import { createActivities } from '../../../src/activities';
 import {
   abandonedSignal,
   attemptRecord,
   type AttemptRecord,
   type SignAndPostInput,
-} from '../../../core/delivery-contract';
-import { newId } from '../../../core/ids';
-import { recordAttempt } from '../../../attempt';
-import { recordAbandonment } from '../../../domain/endpoint-health';
-import type { Config } from '../../../infra/config';
-import { createHttpAgent } from '../../../infra/http-client';
-import { createMailer } from '../../../infra/mailer';
+} from '../../../src/core/delivery-contract';
+import { newId } from '../../../src/core/ids';
+import { recordAttempt } from '../../../src/attempt';
+import { recordAbandonment } from '../../../src/domain/endpoint-health';
+import type { Config } from '../../../src/infra/config';
+import { createHttpAgent } from '../../../src/infra/http-client';
+import { createMailer } from '../../../src/infra/mailer';
 import { inActivityContext } from '../../helpers/activity-context';
 import { createEndpoint } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';

@@ -1,8 +1,8 @@
 import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AttemptOutcome, SignAndPostInput } from '../../../core/delivery-contract';
-import { publishEvent } from '../../../domain/events';
-import { firstAttemptId } from '../../../domain/outbox';
+import type { AttemptOutcome, SignAndPostInput } from '../../../src/core/delivery-contract';
+import { publishEvent } from '../../../src/domain/events';
+import { firstAttemptId } from '../../../src/domain/outbox';
 import { attemptsOf, createEndpoint, deliveryResult, parcel, startInput } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';

@@ -1,6 +1,6 @@
 import type { temporal } from '@temporalio/proto';
 import { describe, expect, it } from 'vitest';
-import { publishEvent } from '../../../domain/events';
+import { publishEvent } from '../../../src/domain/events';
 import { createEndpoint, deliveryResult, parcel } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';
@@ -32,7 +32,7 @@ async function deliverTo(h: DeliveryHarness, urls: string[]): Promise<{ events: 
 
 /**
  * A one-endpoint delivery runs its attempts as local activities and a fan-out keeps regular activities
- * (core/delivery-policy.ts localAttempts: local activities side by side in one workflow can replay in another
+ * (src/core/delivery-policy.ts localAttempts: local activities side by side in one workflow can replay in another
  * order than they ran).
  */
 describe('delivery: how attempts run follows the number of ladders', () => {

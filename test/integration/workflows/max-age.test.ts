@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { temporal } from '@temporalio/proto';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { deliveryInput, deliveryStartOptions } from '../../../domain/delivery-start';
-import { listDeliveries } from '../../../domain/deliveries';
-import { pauseEndpoint } from '../../../domain/endpoint-lifecycle';
-import { registerEndpoint } from '../../../domain/endpoints';
-import { getEvent } from '../../../domain/event-log';
-import { publishEvent } from '../../../domain/events';
-import type { Pool } from '../../../db/pool';
+import { deliveryInput, deliveryStartOptions } from '../../../src/domain/delivery-start';
+import { listDeliveries } from '../../../src/domain/deliveries';
+import { pauseEndpoint } from '../../../src/domain/endpoint-lifecycle';
+import { registerEndpoint } from '../../../src/domain/endpoints';
+import { getEvent } from '../../../src/domain/event-log';
+import { publishEvent } from '../../../src/domain/events';
+import type { Pool } from '../../../src/db/pool';
 import type { PoolClient } from 'pg';
 import { deliveryResult, parcel } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';
@@ -16,7 +16,7 @@ import { historyText } from '../../helpers/history-text';
 import { useDeliveryHarness } from '../../helpers/harness';
 import type { ReceivedRequest } from '../../helpers/receiver';
 import { waitFor } from '../../helpers/wait';
-import { CLI_ACTOR } from '../../../domain/audit-log';
+import { CLI_ACTOR } from '../../../src/domain/audit-log';
 
 /** The id and the type of the event a request posted. */
 const idOf = (request: ReceivedRequest) => (JSON.parse(request.rawBody.toString()) as { id: string }).id;

@@ -6,15 +6,15 @@ import {
   OPERATIONAL_EVENT_TYPES,
   type OperationalEventBody,
   type OperationalEventType,
-} from '../../../core/operational-event-schemas';
-import { CLI_ACTOR } from '../../../domain/audit-log';
-import { pauseEndpoint, resumeEndpoint } from '../../../domain/endpoint-lifecycle';
-import { updateEndpoint } from '../../../domain/endpoints';
-import { publishEvent } from '../../../domain/events';
-import { publishOperationalEvent } from '../../../domain/operational-webhooks';
-import { withTransaction } from '../../../db/pool';
-import { constructEvent } from '../../../receiver/index';
-import type { Config } from '../../../infra/config';
+} from '../../../src/core/operational-event-schemas';
+import { CLI_ACTOR } from '../../../src/domain/audit-log';
+import { pauseEndpoint, resumeEndpoint } from '../../../src/domain/endpoint-lifecycle';
+import { updateEndpoint } from '../../../src/domain/endpoints';
+import { publishEvent } from '../../../src/domain/events';
+import { publishOperationalEvent } from '../../../src/domain/operational-webhooks';
+import { withTransaction } from '../../../src/db/pool';
+import { constructEvent } from '../../../src/receiver/index';
+import type { Config } from '../../../src/infra/config';
 import { apiFixture, bearer, type ApiFixture } from '../../helpers/api';
 import { createEndpoint, deliveryResult, parcel } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';

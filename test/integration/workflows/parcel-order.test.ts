@@ -1,14 +1,14 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { deleteEndpoint, registerEndpoint } from '../../../domain/endpoints';
-import { publishEvent } from '../../../domain/events';
-import type { Pool } from '../../../db/pool';
+import { deleteEndpoint, registerEndpoint } from '../../../src/domain/endpoints';
+import { publishEvent } from '../../../src/domain/events';
+import type { Pool } from '../../../src/db/pool';
 import { deliveryResult, parcel } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';
 import { useDeliveryHarness } from '../../helpers/harness';
 import type { ReceivedRequest } from '../../helpers/receiver';
 import { waitFor } from '../../helpers/wait';
-import { CLI_ACTOR } from '../../../domain/audit-log';
+import { CLI_ACTOR } from '../../../src/domain/audit-log';
 
 /** Order per parcel: sequence numbers at publish, and ordered endpoints posted one parcel event at a time. */
 describe('order per parcel', () => {

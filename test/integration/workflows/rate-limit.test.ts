@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { afterAll, beforeEach, describe, expect, inject, it } from 'vitest';
-import { publishEvent } from '../../../domain/events';
+import { publishEvent } from '../../../src/domain/events';
 import { attemptsOf, createEndpoint, deliveryResult, parcel } from '../../helpers/delivery';
 import { FIXTURES, testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';

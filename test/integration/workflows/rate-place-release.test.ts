@@ -1,11 +1,11 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { registerEndpoint, updateEndpoint } from '../../../domain/endpoints';
-import { publishEvent } from '../../../domain/events';
+import { registerEndpoint, updateEndpoint } from '../../../src/domain/endpoints';
+import { publishEvent } from '../../../src/domain/events';
 import { deliveryResult, parcel } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';
 import { useDeliveryHarness } from '../../helpers/harness';
-import { CLI_ACTOR } from '../../../domain/audit-log';
+import { CLI_ACTOR } from '../../../src/domain/audit-log';
 
 const PLACES = 1000;
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
-import { publishEvent } from '../../../domain/events';
+import { publishEvent } from '../../../src/domain/events';
 import { createEndpoint, deliveryResult, parcel } from '../../helpers/delivery';
 import { FIXTURES, testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';
@@ -21,7 +21,7 @@ const { History } = temporal.api.history.v1;
  * Stored as binary protobuf: the SDK's own JSON helpers fail in this install (two protobufjs majors).
  */
 const HISTORY_DIR = path.join(FIXTURES, 'histories');
-const WORKFLOWS_PATH = path.join(__dirname, '..', '..', '..', 'workflows', 'index.ts');
+const WORKFLOWS_PATH = path.join(__dirname, '..', '..', '..', 'src', 'workflows', 'index.ts');
 
 async function replayAll(histories: Record<string, History>): Promise<Record<string, string | null>> {
   const results: Record<string, string | null> = {};

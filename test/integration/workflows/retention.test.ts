@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { newId } from '../../../core/ids';
-import { publishEvent } from '../../../domain/events';
-import { deleteExpired, purgeExpired } from '../../../domain/retention';
-import { eventIdsWithOpenWorkflows } from '../../../infra/temporal';
-import { retentionScheduleId } from '../../../worker/retention-schedule';
-import { ensureRetentionSchedule } from '../../../worker/worker';
+import { newId } from '../../../src/core/ids';
+import { publishEvent } from '../../../src/domain/events';
+import { deleteExpired, purgeExpired } from '../../../src/domain/retention';
+import { eventIdsWithOpenWorkflows } from '../../../src/infra/temporal';
+import { retentionScheduleId } from '../../../src/worker/retention-schedule';
+import { ensureRetentionSchedule } from '../../../src/worker/worker';
 import { attemptsOf, createEndpoint, deliveryResult, parcel } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';

@@ -1,8 +1,8 @@
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { abandonedSignal, deliverySucceededSignal, type SupervisorInput } from '../../../core/delivery-contract';
-import { SUPERVISOR_SIGNALS_PER_RUN } from '../../../core/delivery-policy';
-import { createPool, type Pool } from '../../../db/pool';
+import { abandonedSignal, deliverySucceededSignal, type SupervisorInput } from '../../../src/core/delivery-contract';
+import { SUPERVISOR_SIGNALS_PER_RUN } from '../../../src/core/delivery-policy';
+import { createPool, type Pool } from '../../../src/db/pool';
 import { createEndpoint } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';

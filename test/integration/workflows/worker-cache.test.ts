@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { publishEvent } from '../../../domain/events';
+import { publishEvent } from '../../../src/domain/events';
 import { createEndpoint, parcel } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';
@@ -12,7 +12,7 @@ const PARKED = 12;
 
 /**
  * Events waiting in backoff live on the Temporal server, not in the worker: its sticky cache holds one workflow
- * per slot (worker/worker.ts deliverySlots), so the worker's memory does not grow with a backlog.
+ * per slot (src/worker/worker.ts deliverySlots), so the worker's memory does not grow with a backlog.
  */
 describe('worker cache: events parked in backoff are not held by the worker', () => {
   const h = useDeliveryHarness(testConfig({ WORKER_CONCURRENCY: String(CONCURRENCY), DELIVERY_RETRY_DELAYS: '1h' }));

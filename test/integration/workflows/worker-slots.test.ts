@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { publishEvent } from '../../../domain/events';
+import { publishEvent } from '../../../src/domain/events';
 import { createEndpoint, deliveryResult, parcel } from '../../helpers/delivery';
 import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';
@@ -11,7 +11,7 @@ const HELD = 60;
 
 /**
  * A local attempt holds its workflow task's slot while the receiver answers, so the worker's slots are sized for
- * deliveries (WORKER_CONCURRENCY, worker/worker.ts deliverySlots): many slow receivers must not stall the rest.
+ * deliveries (WORKER_CONCURRENCY, src/worker/worker.ts deliverySlots): many slow receivers must not stall the rest.
  */
 describe('worker slots: slow receivers do not hold up other deliveries', () => {
   const h = useDeliveryHarness(testConfig({ DELIVERY_RETRY_DELAYS: '50ms', DELIVERY_TIMEOUT: '30s' }));

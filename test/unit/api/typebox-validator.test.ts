@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import Type from 'typebox';
-import { jsonDepth, MAX_BODY_DEPTH, strictTypeBoxCompiler } from '../../../api/typebox-validator';
+import { jsonDepth, MAX_BODY_DEPTH, strictTypeBoxCompiler } from '../../../src/api/typebox-validator';
 
 function nested(depth: number): unknown {
   let value: unknown = 1;

@@ -1,11 +1,11 @@
 import { describe, expect, it, vi } from 'vitest';
-import { createAccountShare } from '../../../attempt/account-share';
-import { createEarlyAttempts } from '../../../attempt/early';
-import type { DeliverEventInput } from '../../../core/delivery-contract';
+import { createAccountShare } from '../../../src/attempt/account-share';
+import { createEarlyAttempts } from '../../../src/attempt/early';
+import type { DeliverEventInput } from '../../../src/core/delivery-contract';
 
 /** Every early post (vi.mock is hoisted above the imports) stays open until the test lets it end, so the open posts can be counted. */
 const open: Array<() => void> = [];
-vi.mock('../../../attempt/run', () => ({
+vi.mock('../../../src/attempt/run', () => ({
   runAttempt: () => new Promise((resolve) => open.push(() => resolve({ kind: 'held', pausedForMs: 0 }))),
 }));
 

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
-import { runAttempt, workflowTry, type AttemptDeps } from '../../../attempt';
-import type { SignAndPostInput } from '../../../core/delivery-contract';
+import { runAttempt, workflowTry, type AttemptDeps } from '../../../src/attempt';
+import type { SignAndPostInput } from '../../../src/core/delivery-contract';
 
 /** A pool that answers the attempt's read with `row` and records every statement it is given. */
 function stubPool(row: Record<string, unknown>) {

@@ -1,13 +1,13 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CliError } from '../../../cli/context';
+import { CliError } from '../../../src/cli/context';
 import {
   DEFAULT_SERVER_SHARDS,
   loadTemporalTooling,
   TEMPORAL_TOOLING_DIR,
   type TemporalToolingModules,
-} from '../../../cli/temporal-tooling';
+} from '../../../src/cli/temporal-tooling';
 import * as devServer from '../../../temporal-tools/dev-server';
 import * as temporalCli from '../../../temporal-tools/temporal-cli';
 import * as temporalServer from '../../../temporal-tools/temporal-server';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { localAttempts } from '../../../core/delivery-policy';
+import { localAttempts } from '../../../src/core/delivery-policy';
 
 describe('localAttempts', () => {
   it('runs local attempts only in a workflow with one ladder', () => {

@@ -9,9 +9,9 @@ import {
   percentile,
   totalsOf,
   utcHourStart,
-} from '../../../core/delivery-stats';
+} from '../../../src/core/delivery-stats';
 
-/** The charts' arithmetic (core/delivery-stats.ts): UTC hours, empty hours, outcomes and latency percentiles. */
+/** The charts' arithmetic (src/core/delivery-stats.ts): UTC hours, empty hours, outcomes and latency percentiles. */
 describe('delivery stats', () => {
   const zone = process.env.TZ;
   afterEach(() => {

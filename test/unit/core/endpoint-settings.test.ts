@@ -1,9 +1,9 @@
 import { Command } from 'commander';
 import Fastify, { type RouteOptions } from 'fastify';
 import { describe, expect, it } from 'vitest';
-import webhookRoutes from '../../../api/routes/webhooks';
-import { registerWebhooks } from '../../../cli/commands/webhooks';
-import type { CliContext } from '../../../cli/context';
+import webhookRoutes from '../../../src/api/routes/webhooks';
+import { registerWebhooks } from '../../../src/cli/commands/webhooks';
+import type { CliContext } from '../../../src/cli/context';
 import {
   ENDPOINT_SETTINGS,
   FACT_SETTINGS,
@@ -13,15 +13,15 @@ import {
   settingColumnsSelected,
   settingsWith,
   type CliSpec,
-} from '../../../core/endpoint-settings';
-import { EVENT_TYPES } from '../../../core/event-catalog';
-import { endpointInput } from '../../../dashboard/routes/endpoints';
-import { loadAssets } from '../../../dashboard/assets';
-import { ALL_ENDPOINT_FEATURES, endpointPage, endpointsPage } from '../../../dashboard/views/endpoints';
+} from '../../../src/core/endpoint-settings';
+import { EVENT_TYPES } from '../../../src/core/event-catalog';
+import { endpointInput } from '../../../src/dashboard/routes/endpoints';
+import { loadAssets } from '../../../src/dashboard/assets';
+import { ALL_ENDPOINT_FEATURES, endpointPage, endpointsPage } from '../../../src/dashboard/views/endpoints';
 import { ENDPOINTS, sampleContext } from '../../helpers/dashboard-fixtures';
 
 /**
- * Every endpoint setting is declared once (core/endpoint-settings.ts) and every place that lists settings lists
+ * Every endpoint setting is declared once (src/core/endpoint-settings.ts) and every place that lists settings lists
  * exactly the declared ones: the API's bodies and record as the routes serve them, the CLI's options of
  * `webhooks create|update`, the page's form fields and facts, and the columns read. A setting declared shows up
  * in all of them; one added by hand in one place fails here.

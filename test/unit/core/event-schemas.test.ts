@@ -1,9 +1,9 @@
 import { Compile } from 'typebox/compile';
 import { describe, expect, it } from 'vitest';
-import { EVENT_TYPES, type EventType } from '../../../core/event-catalog';
-import { EVENT_SCHEMAS, exampleEvent } from '../../../core/event-schemas';
-import { validateEventInput } from '../../../domain/events';
-import { sampleEventData, seededRandom } from '../../../domain/parcel-simulator';
+import { EVENT_TYPES, type EventType } from '../../../src/core/event-catalog';
+import { EVENT_SCHEMAS, exampleEvent } from '../../../src/core/event-schemas';
+import { validateEventInput } from '../../../src/domain/events';
+import { sampleEventData, seededRandom } from '../../../src/domain/parcel-simulator';
 
 const bodyCheck = (type: EventType) => Compile(EVENT_SCHEMAS[type]);
 const publish = (type: string, data: unknown) => () =>

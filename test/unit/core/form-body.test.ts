@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../../core/errors';
-import { countFormFields, MAX_FORM_FIELDS, parseForm } from '../../../core/form-body';
+import { ApiError } from '../../../src/core/errors';
+import { countFormFields, MAX_FORM_FIELDS, parseForm } from '../../../src/core/form-body';
 
 describe('parseForm', () => {
   it('keeps every value of a repeated field, in order, and the first value of a field as a string', () => {

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { heldWait, throttleWait } from '../../../core/delivery-contract';
+import { heldWait, throttleWait } from '../../../src/core/delivery-contract';
 import {
   HELD_RECHECK_MAX_MS,
   HELD_RECHECK_MIN_MS,
   heldRecheckFactor,
   heldRecheckMs,
-} from '../../../core/delivery-policy';
+} from '../../../src/core/delivery-policy';
 
 describe('held re-checks of a paused endpoint', () => {
   it('wait a quarter of the pause so far, between 1 s and 5 minutes, plus up to a fifth at random', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { PERSONAL_KEYWORD, PERSONAL_PATHS, ParcelSchema } from '../../../core/event-schemas';
-import { ERASED, eraseEventBody, eraseValuesIn } from '../../../core/personal-data';
+import { PERSONAL_KEYWORD, PERSONAL_PATHS, ParcelSchema } from '../../../src/core/event-schemas';
+import { ERASED, eraseEventBody, eraseValuesIn } from '../../../src/core/personal-data';
 
 describe('personal data', () => {
   it('is what the schemas mark, once: the parcel events carry recipient_name and description', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { RETRY_AFTER_MAX_MS } from '../../../core/delivery-policy';
-import { honoursRetryAfter, parseRetryAfter } from '../../../core/retry-after';
+import { RETRY_AFTER_MAX_MS } from '../../../src/core/delivery-policy';
+import { honoursRetryAfter, parseRetryAfter } from '../../../src/core/retry-after';
 
 const NOW = Date.parse('2026-11-25T12:00:00.000Z');
 

@@ -11,7 +11,7 @@ import {
   sealedOnlyRing,
   sealSecret,
   SecretUnavailableError,
-} from '../../../core/secrets';
+} from '../../../src/core/secrets';
 
 const key = randomBytes(32);
 const older = randomBytes(32);

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
-import { generateSecret } from '../../../core/secrets';
-import { signatureHeader, standardSignatureHeader, standardWebhooksKey } from '../../../core/signing';
+import { generateSecret } from '../../../src/core/secrets';
+import { signatureHeader, standardSignatureHeader, standardWebhooksKey } from '../../../src/core/signing';
 import { buildVectors, VECTORS_PATH, type SignatureVector } from '../../../scripts/generate-signature-vectors';
 
 // The sender's side of the shared vectors; test/unit/verify.test.ts is the receiver's side of the same file.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { telemetryUrl } from '../../../core/telemetry-url';
+import { telemetryUrl } from '../../../src/core/telemetry-url';
 
 describe('telemetryUrl', () => {
   it('keeps scheme, host and port, never a path, query, fragment or userinfo', () => {

@@ -2,8 +2,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Compile } from 'typebox/compile';
 import { describe, expect, it } from 'vitest';
-import { EVENT_TYPES } from '../../../core/event-catalog';
-import { exampleEvent } from '../../../core/event-schemas';
+import { EVENT_TYPES } from '../../../src/core/event-catalog';
+import { exampleEvent } from '../../../src/core/event-schemas';
 import {
   API_VERSIONS,
   API_VERSION_NAMES,
@@ -16,12 +16,12 @@ import {
   upgradeData,
   type ApiVersion,
   type VersionedEvent,
-} from '../../../core/versions';
-import { deprecationHeaders } from '../../../core/versions/deprecation';
-import { validateEventInput } from '../../../domain/events';
-import { sampleEventData, seededRandom } from '../../../domain/parcel-simulator';
+} from '../../../src/core/versions';
+import { deprecationHeaders } from '../../../src/core/versions/deprecation';
+import { validateEventInput } from '../../../src/domain/events';
+import { sampleEventData, seededRandom } from '../../../src/domain/parcel-simulator';
 
-const VERSIONS_DIR = path.join(__dirname, '..', '..', '..', 'core', 'versions');
+const VERSIONS_DIR = path.join(__dirname, '..', '..', '..', 'src', 'core', 'versions');
 
 /** A stored body as publishing makes it: the newest shape, `sequence` last. */
 function storedBody(type: (typeof EVENT_TYPES)[number], seed: number): string {

@@ -1,6 +1,6 @@
 import type { RouteOptions } from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { accessOf, checkDeclaredAccess } from '../../../dashboard/guard';
+import { accessOf, checkDeclaredAccess } from '../../../src/dashboard/guard';
 
 describe("the developers page's guard: what a route asks of a request", () => {
   it('reads as declared (public by default); every other method is a change, whatever its route declares', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PAGE_ACTIONS_PER_MINUTE, spendPageAction } from '../../../dashboard/actions';
+import { PAGE_ACTIONS_PER_MINUTE, spendPageAction } from '../../../src/dashboard/actions';
 
 describe("a developers-page session's budget of changes", () => {
   it(`allows ${PAGE_ACTIONS_PER_MINUTE} a minute, says when to retry, and opens again when the minute is over`, () => {

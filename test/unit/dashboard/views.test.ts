@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { loadAssets } from '../../../dashboard/assets';
-import { html, trusted } from '../../../dashboard/views/html';
-import { keysPage } from '../../../dashboard/views/keys';
-import { merchantMessage } from '../../../dashboard/views/messages';
-import { signInPage } from '../../../dashboard/views/public';
+import { loadAssets } from '../../../src/dashboard/assets';
+import { html, trusted } from '../../../src/dashboard/views/html';
+import { keysPage } from '../../../src/dashboard/views/keys';
+import { merchantMessage } from '../../../src/dashboard/views/messages';
+import { signInPage } from '../../../src/dashboard/views/public';
 import { KEYS, SCOPES, sampleContext, samplePages } from '../../helpers/dashboard-fixtures';
 
 const assets = loadAssets().urls;

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { MIGRATIONS_DIR } from '../../../db/migrate';
+import { MIGRATIONS_DIR } from '../../../src/db/migrate';
 
 /**
  * Migrations run on big, busy tables without locking out writes. Every migration from the big-table indexes on

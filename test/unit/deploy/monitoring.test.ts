@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { collectProcessMetrics, registry } from '../../../infra/metrics';
+import { collectProcessMetrics, registry } from '../../../src/infra/metrics';
 import { baseName, metricNames } from '../../helpers/promql';
 import { ensurePromtool } from '../../helpers/promtool';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { presentedKey } from '../../../api/plugins/auth';
-import { toApiError } from '../../../api/errors';
-import { parseMode } from '../../../core/mode';
+import { presentedKey } from '../../../src/api/plugins/auth';
+import { toApiError } from '../../../src/api/errors';
+import { parseMode } from '../../../src/core/mode';
 import {
   API_KEY_PATTERN,
   generateApiKey,
@@ -10,11 +10,11 @@ import {
   keyMode,
   parseExpiry,
   redactedKey,
-} from '../../../domain/api-keys';
+} from '../../../src/domain/api-keys';
 import Fastify from 'fastify';
 import fp from 'fastify-plugin';
-import app from '../../../api/app';
-import { ALL_SCOPES, parseScopes } from '../../../core/scopes';
+import app from '../../../src/api/app';
+import { ALL_SCOPES, parseScopes } from '../../../src/core/scopes';
 import { testConfig } from '../../helpers/env';
 
 /** The scope each route of the real app declares beside itself, as the auth plugin reads it: "METHOD url" -> scope. */

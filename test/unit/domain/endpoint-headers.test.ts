@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { applyHeaderChange, headersForUrlChange, isHiddenHeader } from '../../../domain/endpoint-headers';
+import { applyHeaderChange, headersForUrlChange, isHiddenHeader } from '../../../src/domain/endpoint-headers';
 
 /** The header rules on their own: which names are hidden, which refused, and what follows a URL change. */
 describe('endpoint headers', () => {

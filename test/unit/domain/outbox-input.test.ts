@@ -1,20 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import { SEARCH_ATTRIBUTES, type DeliveryTrigger } from '../../../core/delivery-contract';
+import { SEARCH_ATTRIBUTES, type DeliveryTrigger } from '../../../src/core/delivery-contract';
 import {
   localAttemptTaskTimeoutMs,
   THROTTLE_HOLD_MS,
   THROTTLE_WAKE_MARGIN_MS,
   throttleWaitMs,
-} from '../../../core/delivery-policy';
+} from '../../../src/core/delivery-policy';
 import {
   deliveryInput,
   deliveryStartOptions,
   earlyAttemptIds,
   firstAttemptId,
   type DeliveryStart,
-} from '../../../domain/delivery-start';
-import { firstAttemptId as reexported } from '../../../domain/outbox';
-import { loadConfig } from '../../../infra/config';
+} from '../../../src/domain/delivery-start';
+import { firstAttemptId as reexported } from '../../../src/domain/outbox';
+import { loadConfig } from '../../../src/infra/config';
 
 const start = (endpoints: Record<string, string>, trigger: DeliveryTrigger = 'automatic'): DeliveryStart => ({
   eventId: 'evt_1',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clientLimitKey } from '../../../infra/client-address';
+import { clientLimitKey } from '../../../src/infra/client-address';
 
 describe('clientLimitKey', () => {
   it('keeps an IPv4 address as it is', () => {

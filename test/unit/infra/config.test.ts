@@ -12,8 +12,8 @@ import {
   SECRET_SETTINGS,
   unsafeSettingWarnings,
   withLocalEncryptionKey,
-} from '../../../infra/config';
-import { formatDuration, parseDuration, parseDurationList } from '../../../core/durations';
+} from '../../../src/infra/config';
+import { formatDuration, parseDuration, parseDurationList } from '../../../src/core/durations';
 
 const root = path.join(__dirname, '..', '..', '..');
 
@@ -147,7 +147,7 @@ describe('config', () => {
     let stderr = '';
     let status: number | null = 0;
     try {
-      execFileSync(process.execPath, [path.join(root, 'cli', 'bin.js'), 'accounts', 'list'], {
+      execFileSync(process.execPath, [path.join(root, 'src', 'cli', 'bin.js'), 'accounts', 'list'], {
         env: { ...process.env, DELIVERY_TIMEOUT: 'soon' },
         stdio: ['ignore', 'pipe', 'pipe'],
         timeout: 30_000,
@@ -217,7 +217,7 @@ describe('the secret encryption key ring', () => {
     let stderr = '';
     let status: number | null = 0;
     try {
-      execFileSync(process.execPath, ['--require', 'tsx/cjs', path.join(root, 'api', 'server.ts')], {
+      execFileSync(process.execPath, ['--require', 'tsx/cjs', path.join(root, 'src', 'api', 'server.ts')], {
         env: {
           ...process.env,
           NODE_ENV: 'production',

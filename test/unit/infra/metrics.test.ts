@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { attemptErrorLabel, watchDatabaseState, watchPool } from '../../../infra/metrics';
-import { serveMetrics, type MetricsServer } from '../../../infra/metrics-server';
+import { attemptErrorLabel, watchDatabaseState, watchPool } from '../../../src/infra/metrics';
+import { serveMetrics, type MetricsServer } from '../../../src/infra/metrics-server';
 import { freeMetricsPort, parseSamples, valueOf } from '../../helpers/prometheus';
 
 const servers: Array<{ close(): unknown }> = [];

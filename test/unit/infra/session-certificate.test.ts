@@ -3,8 +3,8 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { postWebhook } from '../../../infra/http-client';
-import { createSessionCertificate } from '../../../infra/session-certificate';
+import { postWebhook } from '../../../src/infra/http-client';
+import { createSessionCertificate } from '../../../src/infra/session-certificate';
 
 /** listen's certificate and the pinned path of the HTTP client: only the session's own server is reachable. */
 describe('session certificate and pinned loopback posts', () => {

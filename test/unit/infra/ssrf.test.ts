@@ -1,7 +1,7 @@
 import type { LookupAddress } from 'node:dns';
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../../core/errors';
-import { checkWebhookUrl, guardedLookup, isPublicAddress, type Lookup } from '../../../infra/ssrf';
+import { ApiError } from '../../../src/core/errors';
+import { checkWebhookUrl, guardedLookup, isPublicAddress, type Lookup } from '../../../src/infra/ssrf';
 
 /** A resolver from a table; no real DNS is ever asked. */
 function fakeLookup(table: Record<string, string[]>): Lookup & { calls: string[] } {

@@ -1,7 +1,12 @@
 import type { Static } from 'typebox';
-import type { EventType as EngineEventType } from '../../../core/event-catalog';
-import type { CodSettlementSchema, EventBody, ParcelReferenceSchema, ParcelSchema } from '../../../core/event-schemas';
-import type { CodSettledDataBefore } from '../../../core/versions/2026-12-01';
+import type { EventType as EngineEventType } from '../../../src/core/event-catalog';
+import type {
+  CodSettlementSchema,
+  EventBody,
+  ParcelReferenceSchema,
+  ParcelSchema,
+} from '../../../src/core/event-schemas';
+import type { CodSettledDataBefore } from '../../../src/core/versions/2026-12-01';
 import type {
   CodSettledEvent_2026_11_21,
   CodSettlement,
@@ -11,7 +16,7 @@ import type {
   ParcelEvent,
   ParcelEvent_2026_12_01,
   ParcelReference,
-} from '../../../receiver/index';
+} from '../../../src/receiver/index';
 import type { SameShape } from '../../helpers/type-equality';
 
 /**
@@ -37,7 +42,7 @@ export const sameKinds: SameShape<EngineEventType, EventType> = true;
 export const sameUnion: SameShape<EventBody, ParcelEvent> = true;
 export const sameParcelReference: SameShape<Static<typeof ParcelReferenceSchema>, ParcelReference> = true;
 export const newestIsParcelEvent: SameShape<ParcelEvent_2026_12_01, ParcelEvent> = true;
-/** 2026-11-21's settlement, as the version that changed it declares its earlier data (core/versions/2026-12-01.ts). */
+/** 2026-11-21's settlement, as the version that changed it declares its earlier data (src/core/versions/2026-12-01.ts). */
 export const sameOldSettlement: SameShape<
   CodSettledEvent_2026_11_21['data'],
   Static<typeof CodSettledDataBefore>

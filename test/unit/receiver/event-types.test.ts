@@ -33,7 +33,7 @@ describe("the receiver kit's event types", () => {
         file,
         [
           `import type { SameShape } from ${from('test/helpers/type-equality')};`,
-          `import type { Parcel } from ${from('receiver/index')};`,
+          `import type { Parcel } from ${from('src/receiver/index')};`,
           'type Looser = Omit<Parcel, "pickup_run_id"> & { pickup_run_id?: string };',
           'type Wider = Parcel & { weight_kg?: number };',
           'export const looser: SameShape<Parcel, Looser> = true;',

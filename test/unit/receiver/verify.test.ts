@@ -9,7 +9,7 @@ import {
   WebhookVerificationError,
   type CodSettledEvent,
   type VerificationFailureReason,
-} from '../../../receiver/index';
+} from '../../../src/receiver/index';
 import type { SignatureVector } from '../../../scripts/generate-signature-vectors';
 
 const ROOT = path.join(__dirname, '..', '..', '..');
@@ -195,7 +195,12 @@ describe('constructEvent', () => {
 
 describe('the receiver entry point stays independent of the engine', () => {
   it('imports nothing but node:crypto and its own files', () => {
-    const files = ['receiver/index.ts', 'receiver/verify.ts', 'receiver/construct-event.ts', 'receiver/types.ts'];
+    const files = [
+      'src/receiver/index.ts',
+      'src/receiver/verify.ts',
+      'src/receiver/construct-event.ts',
+      'src/receiver/types.ts',
+    ];
     for (const file of files) {
       const source = readFileSync(path.join(ROOT, file), 'utf8');
       const specifiers = [...source.matchAll(/(?:from|import|require\()\s*['"]([^'"]+)['"]/g)].map((m) => m[1]);
@@ -203,7 +208,7 @@ describe('the receiver entry point stays independent of the engine', () => {
       for (const specifier of specifiers)
         expect([file, specifier]).toSatisfy(([, s]) => s === 'node:crypto' || /^\.\/[a-z-]+\.js$/.test(s as string));
     }
-    const verifySource = readFileSync(path.join(ROOT, 'receiver/verify.ts'), 'utf8');
+    const verifySource = readFileSync(path.join(ROOT, 'src', 'receiver/verify.ts'), 'utf8');
     expect([...verifySource.matchAll(/from\s+['"]([^'"]+)['"]/g)].map((m) => m[1])).toEqual(['node:crypto']);
   });
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { EVENT_TYPES } from '../../../core/event-catalog';
+import { EVENT_TYPES } from '../../../src/core/event-catalog';
 import { EVENT_DOCS_PATH, renderEventDocs } from '../../../scripts/event-docs';
 
 describe('docs/events.md', () => {

@@ -142,7 +142,7 @@ describe('choosing the Temporal CLI', () => {
     const given = env({ PATH: path.join(dir, 'bin'), TEMPORAL_CLI: explicit });
     expect(await choose(given)).toBe(explicit);
     expect(lines).toEqual([`Temporal CLI ${explicit} (v1.5.1, from TEMPORAL_CLI)`]);
-    // The configured path (infra/config.ts reads TEMPORAL_CLI) comes as cliPath and counts the same.
+    // The configured path (src/infra/config.ts reads TEMPORAL_CLI) comes as cliPath and counts the same.
     expect(await choose(env(), explicit)).toBe(explicit);
   });
 

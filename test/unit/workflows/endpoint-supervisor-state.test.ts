@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { classifyError } from '../../../infra/http-client';
-import { formatDuration } from '../../../core/durations';
-import { SUPERVISOR_RECENT_ABANDONMENTS } from '../../../core/delivery-policy';
-import { EndpointSupervisorState } from '../../../workflows/endpoint-supervisor';
+import { classifyError } from '../../../src/infra/http-client';
+import { formatDuration } from '../../../src/core/durations';
+import { SUPERVISOR_RECENT_ABANDONMENTS } from '../../../src/core/delivery-policy';
+import { EndpointSupervisorState } from '../../../src/workflows/endpoint-supervisor';
 
 const answer = (streak: number, failing: boolean) => ({
   endpointGone: false,
