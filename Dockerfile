@@ -21,23 +21,14 @@ RUN apt-get update \
 ENV LD_PRELOAD=/usr/local/lib/libjemalloc.so.2
 WORKDIR /app
 COPY package.json package-lock.json ./
-# The copies below are package.json's `files`, the one list of what ships (test/unit/image-files.test.ts keeps
-# them equal). tsx stays: the operator CLI (cli/bin.js) runs from source. temporal-tools/ (building and running Temporal on a
-# developer's machine) stays out: here `start` needs TEMPORAL_ADDRESS and `temporal-server` says to use a checkout.
+# The copies below are package.json's `files`: the build's output and src/, the one folder of shipped source
+# (test/unit/image-files.test.ts rebuilds the image's file set from these lines and loads every command from it).
+# tsx stays: the operator CLI (src/cli/bin.js) runs from source. Tooling at the root (temporal-tools/, building and
+# running Temporal on a developer's machine) stays out: here `start` needs TEMPORAL_ADDRESS and `temporal-server`
+# says to use a checkout.
 RUN npm ci --omit=dev --no-audit --no-fund
 COPY --from=build /app/dist ./dist
-COPY --from=build /app/api ./api
-COPY --from=build /app/activities ./activities
-COPY --from=build /app/attempt ./attempt
-COPY --from=build /app/cli ./cli
-COPY --from=build /app/core ./core
-COPY --from=build /app/dashboard ./dashboard
-COPY --from=build /app/db ./db
-COPY --from=build /app/domain ./domain
-COPY --from=build /app/infra ./infra
-COPY --from=build /app/receiver ./receiver
-COPY --from=build /app/worker ./worker
-COPY --from=build /app/workflows ./workflows
+COPY --from=build /app/src ./src
 COPY --from=build /app/tsconfig.json ./
 USER node
 EXPOSE 3000

@@ -6,7 +6,15 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   {
-    ignores: ['dist/', 'receiver/dist/', 'coverage/', '.data/', 'bench/results/', 'test/fixtures/', 'node_modules/'],
+    ignores: [
+      'dist/',
+      'src/receiver/dist/',
+      'coverage/',
+      '.data/',
+      'bench/results/',
+      'test/fixtures/',
+      'node_modules/',
+    ],
   },
   js.configs.recommended,
   {

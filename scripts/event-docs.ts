@@ -121,7 +121,7 @@ export function renderEventDocs(): string {
     '<!-- Generated from src/core/event-schemas.ts and src/core/operational-event-schemas.ts by `npx tsx scripts/event-docs.ts`: edit the schemas, then run it. -->',
     '',
     'The service posts each event to every enabled endpoint subscribed to its kind, as a signed JSON body (the headers',
-    'below; see [src/receiver/README.md](../receiver/README.md)). Every body is an envelope',
+    'below; see [src/receiver/README.md](../src/receiver/README.md)). Every body is an envelope',
     '`{ id, object: "event", type, created, livemode, data }`; `data` is what the kind carries. The same schemas',
     'check what is published (a payload of the wrong shape is refused with `400 invalid_event_data`, `param`',
     "naming the field), describe the `webhooks` of the OpenAPI document (`/docs/json`), fill the developers page's",

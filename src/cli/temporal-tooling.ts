@@ -5,7 +5,7 @@ import type { CliSearchAttributeType } from '../core/delivery-contract';
 import { CliError } from './context';
 
 /**
- * The local Temporal tooling of a source checkout (temporal-tools/): the dev server `start` runs when no
+ * The local Temporal tooling of a source checkout (temporal-tools/ at the root): the dev server `start` runs when no
  * TEMPORAL_ADDRESS is set, and the full server `temporal-server` builds and runs. It is neither compiled into dist
  * nor copied into the image, so the CLI loads it only when one of those two needs it, by a path the compiler does
  * not follow (an import, even of types only, would compile it into dist). The interfaces below are the part the
@@ -74,8 +74,8 @@ export interface TemporalToolingModules {
   'temporal-server': TemporalServerModule;
 }
 
-/** Where the tooling is beside the CLI's own folder: present in a checkout, absent beside dist/cli and in the image. */
-export const TEMPORAL_TOOLING_DIR = path.join(__dirname, '..', 'temporal-tools');
+/** Where the tooling is, at the root beside src/: present in a checkout, absent in the image. */
+export const TEMPORAL_TOOLING_DIR = path.join(__dirname, '..', '..', 'temporal-tools');
 
 /** Why a command loads the tooling, for its one-line error when the tooling is absent. */
 export interface ToolingNeed {

@@ -6,17 +6,23 @@ import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /**
- * What ships is one list, package.json's `files`: the image copies exactly it, the build compiles its source
- * folders, and the layering test reads it. The image's file set is rebuilt here from the Dockerfile's own lines,
- * and every command compose runs and every CLI command's module must load from that set alone.
+ * What ships is src/ and the build's output: package.json's `files` lists them, the image copies exactly them, and
+ * the build compiles src/ into dist/ (rootDir src, so `dist/api/server.js` is built from `src/api/server.ts`). The
+ * image's file set is rebuilt here from the Dockerfile's own COPY lines, and every command the image runs (compose's
+ * commands, the Dockerfile's CMD, package.json's bin and exports) and every CLI command's module must load from
+ * that set alone.
  */
 
 const root = path.join(__dirname, '..', '..');
-const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { files: string[] };
-const shipped = pkg.files.map((entry) => entry.replace(/\/$/, ''));
+const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as {
+  files: string[];
+  bin: Record<string, string>;
+  exports: Record<string, string | { default: string }>;
+};
 /** Compiled by the build stage: not in a checkout. */
 const BUILT = 'dist';
-const sourceFolders = shipped.filter((entry) => entry !== BUILT && !entry.includes('.'));
+/** The one folder of shipped source. */
+const SOURCE = 'src';
 
 /** The runtime stage's `COPY --from=build /app/<x> ./<x>` lines, and the files it copies from the context. */
 function runtimeCopies(): string[] {
@@ -31,19 +37,45 @@ function runtimeCopies(): string[] {
   });
 }
 
+/** The runtime stage's CMD, as its argument list. */
+function dockerfileCommand(): string[] {
+  const cmd = /^CMD (\[.*\])$/m.exec(readFileSync(path.join(root, 'Dockerfile'), 'utf8'));
+  expect(cmd, 'the Dockerfile has an exec-form CMD').not.toBeNull();
+  return JSON.parse((cmd as RegExpExecArray)[1] as string) as string[];
+}
+
+/** The source file a command's entry runs: a dist/ file from the src/ file it is compiled from. */
+function sourceOf(entry: string): string {
+  return entry.startsWith(`${BUILT}/`) ? `${SOURCE}/${entry.slice(BUILT.length + 1).replace(/\.js$/, '.ts')}` : entry;
+}
+
 describe('what ships', () => {
-  it('the Dockerfile copies exactly the shipped list into the image', () => {
+  it('the Dockerfile copies exactly the shipped list into the image, and it is dist/, src/ and the tsconfig', () => {
+    const shipped = pkg.files.map((entry) => entry.replace(/\/$/, ''));
     expect([...runtimeCopies()].sort()).toEqual([...shipped].sort());
+    expect([...shipped].sort()).toEqual([BUILT, SOURCE, 'tsconfig.json']);
   });
 
-  it('the build compiles exactly the shipped source folders', () => {
-    const build = JSON.parse(readFileSync(path.join(root, 'tsconfig.build.json'), 'utf8')) as { include: string[] };
-    expect([...build.include].sort()).toEqual([...sourceFolders].sort());
+  it('the build compiles src/ alone into dist/, keeping its folders', () => {
+    const build = JSON.parse(readFileSync(path.join(root, 'tsconfig.build.json'), 'utf8')) as {
+      include: string[];
+      compilerOptions: { rootDir: string; outDir: string };
+    };
+    expect(build.include).toEqual([SOURCE]);
+    expect(build.compilerOptions).toMatchObject({ rootDir: SOURCE, outDir: BUILT });
   });
 
-  it('every shipped entry exists in a checkout', () => {
-    for (const entry of shipped.filter((e) => e !== BUILT))
-      expect(existsSync(path.join(root, entry)), entry).toBe(true);
+  it('the root holds no shipped code: every folder beside src/ is tooling', () => {
+    // What a checkout makes and keeps out of git (node_modules/, dist/, secrets/...) is not part of the layout.
+    const ignored = readFileSync(path.join(root, '.gitignore'), 'utf8')
+      .split('\n')
+      .map((line) => line.trim().replace(/\/$/, ''))
+      .filter((line) => line !== '' && !line.startsWith('#'));
+    const folders = readdirSync(root, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory() && !entry.name.startsWith('.') && !ignored.includes(entry.name))
+      .map((entry) => entry.name)
+      .filter((name) => name !== BUILT && name !== SOURCE);
+    expect(folders.sort()).toEqual(['bench', 'deploy', 'docs', 'scripts', 'temporal-tools', 'test']);
   });
 });
 
@@ -113,28 +145,42 @@ describe("the image's file set", () => {
     return missing;
   }
 
-  it("every command compose runs finds every module it imports (dist's entries from their sources)", () => {
+  /** Every command the image runs: compose's services built from it, the Dockerfile's CMD, package.json's bin. */
+  function imageEntries(): string[] {
     const compose = parse(readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
       services: Record<string, { build?: string; command?: string[] }>;
     };
-    const entries = Object.values(compose.services)
+    const composed = Object.values(compose.services)
       .filter((service) => service.build === '.')
       .map((service) => (service.command ?? [])[1] as string);
-    expect(entries.length).toBeGreaterThanOrEqual(3);
+    expect(composed.length).toBeGreaterThanOrEqual(3);
+    const exported = Object.values(pkg.exports)
+      .map((target) => (typeof target === 'string' ? target : target.default))
+      .filter((target) => target.startsWith(`./${BUILT}/`))
+      .map((target) => target.slice(2));
+    return [...new Set([...composed, dockerfileCommand()[1] as string, ...Object.values(pkg.bin), ...exported])];
+  }
+
+  it("every command the image runs finds every module it imports (dist's entries from their sources)", () => {
+    const entries = imageEntries();
+    expect(entries).toEqual(
+      expect.arrayContaining(['dist/api/server.js', 'dist/worker/main.js', 'src/cli/bin.js', 'dist/receiver/index.js']),
+    );
     for (const entry of entries) {
-      const source = entry.startsWith(`${BUILT}/`) ? entry.slice(BUILT.length + 1).replace(/\.js$/, '.ts') : entry;
+      const source = sourceOf(entry);
       expect(existsSync(path.join(image, source)), `${entry} (${source}) is in the image`).toBe(true);
       expect(unresolvedFrom(source), entry).toEqual([]);
     }
   });
 
   it('every CLI command module loads from the image alone', () => {
-    const commands = readdirSync(path.join(image, 'cli', 'commands')).filter((f) => f.endsWith('.ts'));
+    const commands = readdirSync(path.join(image, SOURCE, 'cli', 'commands')).filter((f) => f.endsWith('.ts'));
     expect(commands).toContain('start-all.ts');
-    for (const command of commands) expect(unresolvedFrom(path.join('cli', 'commands', command)), command).toEqual([]);
+    for (const command of commands)
+      expect(unresolvedFrom(path.join(SOURCE, 'cli', 'commands', command)), command).toEqual([]);
     // And for real: Node loads the CLI and each command module (start-all is the one `start` loads on demand).
     const script = commands
-      .map((command) => `require(${JSON.stringify(path.join(image, 'cli', 'commands', command))});`)
+      .map((command) => `require(${JSON.stringify(path.join(image, SOURCE, 'cli', 'commands', command))});`)
       .join('');
     execFileSync(process.execPath, ['-e', `require('tsx/cjs');${script}`], { cwd: image, timeout: 120_000 });
     const help = execFileSync(process.execPath, ['src/cli/bin.js', '--help'], { cwd: image, encoding: 'utf8' });

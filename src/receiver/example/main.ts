@@ -3,7 +3,7 @@
  *
  *   RECEIVER_DATABASE_URL=postgres://postgres@127.0.0.1:5432/merchant \
  *   WEBHOOK_SECRET=whsec_... RECEIVER_TLS_CERT=cert.pem RECEIVER_TLS_KEY=key.pem \
- *   npx tsx receiver/example/main.ts
+ *   npx tsx src/receiver/example/main.ts (from the repository root)
  *
  * The service only posts to https URLs; without RECEIVER_TLS_* it listens on plain http, for use
  * behind a TLS-terminating proxy or for local tries.

@@ -224,7 +224,8 @@ describe('the receiver entry point stays independent of the engine', () => {
       include: string[];
       compilerOptions: { outDir: string; rootDir: string };
     };
-    expect(build.include).toContain('receiver');
-    expect(build.compilerOptions).toMatchObject({ outDir: 'dist', rootDir: '.' });
+    // src/receiver/index.ts compiles to dist/receiver/index.js.
+    expect(build.include).toContain('src');
+    expect(build.compilerOptions).toMatchObject({ outDir: 'dist', rootDir: 'src' });
   });
 });
