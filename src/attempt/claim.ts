@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { SignAndPostInput } from '../core/delivery-contract';
 import {
+  claimAttemptsFor,
   findAttemptClaim,
   releaseAttemptClaim,
   type AttemptClaim,
@@ -18,6 +19,18 @@ export const EARLY_ATTEMPT_RUN_PREFIX = 'early:';
 
 export function isEarlyRun(run: string | null | undefined): boolean {
   return run?.startsWith(EARLY_ATTEMPT_RUN_PREFIX) ?? false;
+}
+
+/**
+ * The run an attempt 1 the outbox left to the workflow is claimed under, before the start: a later hand-off of the
+ * delivery (its start made, its row not marked) finds it and posts nothing, while the workflow makes its attempt 1
+ * under an id of its own. No run ever takes it over.
+ */
+export const LEFT_TO_WORKFLOW_RUN = 'left-to-workflow';
+
+/** Marks these attempts 1 as left to the workflow (LEFT_TO_WORKFLOW_RUN) where nobody claimed them. */
+export async function leaveToWorkflow(pool: Pool, attemptIds: string[]): Promise<void> {
+  await claimAttemptsFor(pool, attemptIds, LEFT_TO_WORKFLOW_RUN);
 }
 
 /**

@@ -10,6 +10,7 @@ import type { AccountRoom } from '../db/outbox';
 import { createAccountShare } from './account-share';
 import type { AttemptDeps } from './deps';
 import { recordUntilAnswered } from './record';
+import { leaveToWorkflow } from './claim';
 import { runAttempt, type Attempted } from './run';
 import { settleClaimed } from './settle';
 
@@ -49,6 +50,12 @@ export interface EarlyAttempts {
    * attempt could not be settled: the start must not be made.
    */
   handOff(input: DeliverEventInput, attemptIds: Record<string, string>): DeliverEventInput | Promise<DeliverEventInput>;
+  /**
+   * Right before the start: the attempts 1 of `attemptIds` not on record in the input the start carries are the
+   * workflow's, so they are claimed as left to it (claim.ts LEFT_TO_WORKFLOW_RUN), and a later hand-off of the same
+   * delivery (the start made, its row not yet marked) posts none of them. Undefined when none is left.
+   */
+  leaveToWorkflow(started: DeliverEventInput, attemptIds: Record<string, string>): Promise<void> | undefined;
   /** Early attempts under way (posting, or writing an answer not yet recorded). */
   inFlight(): number;
   /** How many more events of each account holding places the outbox may claim now (account-share.ts). */
@@ -120,9 +127,12 @@ export function createEarlyAttempts(deps: AttemptDeps, options: EarlyAttemptsOpt
       case 'notPosted':
         remember(input.attemptId, run.run);
         throw run.error;
-      case 'claimed':
-        // An earlier owner's try under this id (a start retried, a lease lapsed): its record, or its loss.
-        return { outcome: firstAttempt(await settleClaimed(deps, input, run.url)) };
+      case 'claimed': {
+        // An earlier owner's try under this id (a start retried, a lease lapsed): its record, or its loss; or an
+        // earlier hand-off left it to the workflow.
+        const settled = await settleClaimed(deps, input, run.url);
+        return settled ? { outcome: firstAttempt(settled) } : {};
+      }
       // No token this second: the place reserved (when asked to reserve), for the start to wait for in the outbox;
       // else the workflow's try asks and reserves one. A token that came too late had been claimed with: the claim
       // is given back, and remembered, so the next hand-off here may take it.
@@ -177,7 +187,7 @@ export function createEarlyAttempts(deps: AttemptDeps, options: EarlyAttemptsOpt
       if (attempts.length === 0) return input;
       // Every attempt ends before the hand-off does, settled or not: a row given back while one still posts would
       // let the next owner settle it under the post.
-      return Promise.allSettled(attempts).then((settled) => {
+      const handedOff = Promise.allSettled(attempts).then((settled) => {
         const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
         if (failed) throw failed.reason;
         const ended = settled.map((s) => (s as PromiseFulfilledResult<readonly [string, EarlyAttemptResult]>).value);
@@ -198,6 +208,13 @@ export function createEarlyAttempts(deps: AttemptDeps, options: EarlyAttemptsOpt
           ...(Object.keys(throttles).length > 0 ? { firstAttemptThrottles: throttles } : {}),
         };
       });
+      return handedOff;
+    },
+    leaveToWorkflow(started, attemptIds) {
+      const left = Object.entries(attemptIds)
+        .filter(([endpointId]) => !started.firstAttemptOutcomes?.[endpointId])
+        .map(([, attemptId]) => attemptId);
+      return left.length === 0 ? undefined : leaveToWorkflow(deps.pool, left);
     },
     inFlight: () => running.size,
     accountRoom: () => shares.room(),

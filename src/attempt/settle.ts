@@ -1,6 +1,6 @@
 import { attemptRecord, type DeliveryError, type SignAndPostInput } from '../core/delivery-contract';
 import { GONE_STATUS } from '../core/delivery-policy';
-import { claimHolder, type AttemptClaimHolderRow } from './claim';
+import { claimHolder, LEFT_TO_WORKFLOW_RUN, type AttemptClaimHolderRow } from './claim';
 import type { AttemptDeps } from './deps';
 import { recordInline } from './record';
 import type { Attempted } from './run';
@@ -11,10 +11,16 @@ import type { Attempted } from './run';
  * another, and the outbox, the delivery's one owner now, settles the attempt without posting. Its record, when it
  * has one, is the outcome; without one the run died between its claim and its record, and the attempt is recorded
  * lost (a timeout), as a regular activity lost with its worker is. The first writer wins: a record that landed
- * meanwhile is the outcome all the same.
+ * meanwhile is the outcome all the same. Undefined when an earlier hand-off left the attempt to the workflow
+ * (LEFT_TO_WORKFLOW_RUN): it is the workflow's, and the outbox makes nothing of it.
  */
-export async function settleClaimed(deps: AttemptDeps, input: SignAndPostInput, url: string): Promise<Attempted> {
+export async function settleClaimed(
+  deps: AttemptDeps,
+  input: SignAndPostInput,
+  url: string,
+): Promise<Attempted | undefined> {
   const before = await claimHolder(deps.pool, input.attemptId);
+  if (before?.run === LEFT_TO_WORKFLOW_RUN) return undefined;
   if (before?.recorded) return recordedOutcome(before, url);
   const lost = attemptRecord(input, {
     statusCode: null,

@@ -174,6 +174,19 @@ export async function releaseAttemptClaim(pool: Pool, claim: Pick<AttemptClaim, 
   await pool.query('DELETE FROM attempt_claims WHERE attempt_id = $1 AND run = $2', [claim.attemptId, claim.run]);
 }
 
+/**
+ * Claims each of `attemptIds` for `run` where nobody holds it yet: the outbox's mark on an attempt 1 it leaves to
+ * the workflow (attempt/early.ts), so that a later hand-off of the same delivery posts nothing under that id.
+ */
+export async function claimAttemptsFor(pool: Pool, attemptIds: string[], run: string): Promise<void> {
+  if (attemptIds.length === 0) return;
+  await pool.query(
+    `INSERT INTO attempt_claims (attempt_id, run, try) SELECT id, $2::text, 0 FROM unnest($1::text[]) AS id
+     ON CONFLICT (attempt_id) DO NOTHING`,
+    [attemptIds, run],
+  );
+}
+
 /** Who holds an attempt's claim, since when, and the attempt's record when it has one. */
 export interface AttemptClaimHolderRow {
   run: string | null;

@@ -1,3 +1,4 @@
+import { firstAttemptId } from '../core/first-attempt-id';
 import { SQL_NEW_DELIVERY_ID } from './deliveries';
 import { preparedStatement, type Db, type Pool } from './pool';
 
@@ -296,10 +297,15 @@ export async function deleteEventsWithAttempts(tx: Db, ids: string[], cutoff: Da
   );
   const doomed = rows.map((row) => row.id);
   if (doomed.length === 0) return 0;
-  // A local attempt's claim outlives its record (db/attempt-claims.ts): it goes with it here.
+  // A claim outlives its record (db/attempt-claims.ts): it goes with it here, and so do the claims of the
+  // outbox's attempts 1 that have none (left to the workflow, or never posted).
+  const deliveries = await tx.query<{ id: string }>('SELECT id FROM deliveries WHERE event_id = ANY ($1::text[])', [
+    doomed,
+  ]);
   await tx.query(
-    'DELETE FROM attempt_claims WHERE attempt_id IN (SELECT id FROM delivery_attempts WHERE event_id = ANY ($1::text[]))',
-    [doomed],
+    `DELETE FROM attempt_claims
+      WHERE attempt_id IN (SELECT id FROM delivery_attempts WHERE event_id = ANY ($1::text[])) OR attempt_id = ANY ($2::text[])`,
+    [doomed, deliveries.rows.map((row) => firstAttemptId(row.id))],
   );
   await tx.query('DELETE FROM delivery_attempts WHERE event_id = ANY ($1::text[])', [doomed]);
   await tx.query('DELETE FROM endpoint_abandonments WHERE event_id = ANY ($1::text[])', [doomed]);

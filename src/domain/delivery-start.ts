@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, type Client, type WorkflowStartOptions } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 import {
@@ -14,7 +13,9 @@ import {
 } from '../core/delivery-contract';
 import { deliveryExpiresAtMs, localAttempts, localAttemptTaskTimeoutMs, throttleWaitMs } from '../core/delivery-policy';
 import { formatDuration } from '../core/durations';
-import { attemptIdFromUuid } from '../core/ids';
+import { firstAttemptId } from '../core/first-attempt-id';
+
+export { firstAttemptId };
 import type { Config } from '../infra/config';
 
 /**
@@ -65,15 +66,6 @@ export function searchableEndpointIds(endpointIds: readonly string[]): string[] 
     size += added;
   }
   return kept;
-}
-
-/**
- * Attempt 1's id, the same from every dispatcher that ever starts the delivery: derived from the delivery's id, so
- * a start retried after a crash names the attempt an earlier dispatcher may have posted (dlv_ + 32 hex digits,
- * like the ids workflows draw).
- */
-export function firstAttemptId(deliveryId: string): string {
-  return attemptIdFromUuid(createHash('sha256').update(`first-attempt:${deliveryId}`).digest('hex').slice(0, 32));
 }
 
 /**

@@ -59,6 +59,12 @@ export interface DispatchDeps {
     attemptIds: Record<string, string>,
   ) => DeliverEventInput | Promise<DeliverEventInput>;
   /**
+   * Called right before each start with the input it carries and the attempts 1 the outbox was to make: the
+   * worker claims those not on record as its workflow's (attempt/early.ts), so a later hand-off of the same row
+   * posts none of them. A rejection means no start.
+   */
+  beforeLaunch?: (ready: DeliverEventInput, attemptIds: Record<string, string>) => Promise<void> | undefined;
+  /**
    * How many more events of each account the claim may take (the worker's early attempts: an account at its
    * share is claimed no further, and the rest of its backlog waits here). Absent: no account is bounded.
    */
@@ -188,9 +194,10 @@ async function dispatchTable<Row extends { id: string; trace_parent: string | nu
     };
     const prepared: Array<DeliverEventInput | Promise<DeliverEventInput>> = [];
     // A start whose attempt 1 took a rate-limit place waits for it in the outbox instead (deferral).
-    const launch = async (ready: DeliverEventInput, row: Row) => {
+    const launch = async (ready: DeliverEventInput, row: Row, attemptIds: Record<string, string>) => {
       const later = deferral(ready, Date.now());
       if (later) return { id: row.id, ...later };
+      await deps.beforeLaunch?.(ready, attemptIds);
       await startDelivery(deps.temporal, ready, options);
       return undefined;
     };
@@ -199,11 +206,12 @@ async function dispatchTable<Row extends { id: string; trace_parent: string | nu
     const starts = claimed.map((row) =>
       withStoredTrace(row.trace_parent, 'outbox hand-off', { 'parcel.outbox.row': row.id }, () => {
         const workflowInput = deliveryInput(table.start(row), deps.config);
-        const toStart = deps.beforeStart
-          ? deps.beforeStart(workflowInput, earlyAttemptIds(workflowInput))
-          : workflowInput;
+        const attemptIds = earlyAttemptIds(workflowInput);
+        const toStart = deps.beforeStart ? deps.beforeStart(workflowInput, attemptIds) : workflowInput;
         prepared.push(toStart);
-        return toStart instanceof Promise ? toStart.then((ready) => launch(ready, row)) : launch(toStart, row);
+        return toStart instanceof Promise
+          ? toStart.then((ready) => launch(ready, row, attemptIds))
+          : launch(toStart, row, attemptIds);
       }),
     );
     // Starts that wait for their first attempt are bounded by the early attempts' own limit; the rest by the pass.

@@ -141,6 +141,7 @@ export async function runWorker(worker: Worker, options: RunWorkerOptions): Prom
     sweepIntervalMs: options.sweepIntervalMs,
     // Attempt 1 of every endpoint is the outbox's (attempt/early.ts): the start waits for the records and carries them.
     beforeStart: early ? (input, attemptIds) => early.handOff(input, attemptIds) : undefined,
+    beforeLaunch: early ? (ready, attemptIds) => early.leaveToWorkflow(ready, attemptIds) : undefined,
     // An account whose early posts hold its share of them is claimed no further: its backlog waits in the
     // outbox (attempt/account-share.ts), and is claimed again as soon as a place comes back.
     accountRoom: early ? () => early.accountRoom() : undefined,

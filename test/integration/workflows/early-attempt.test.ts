@@ -268,6 +268,25 @@ describe('early first attempts met from another process', () => {
     await early.drain();
   });
 
+  it('an attempt 1 left to the workflow stays its: a later hand-off of the delivery (its start made, its row not marked) posts nothing', async () => {
+    const input = await anAttempt('/left');
+    const ids = { [input.endpointId]: input.attemptId };
+    // Paused at the first hand-off: nothing is made, and the start's attempt 1 is left to the workflow.
+    await h.tw.pool.query('UPDATE webhook_endpoints SET paused_at = now() WHERE id = $1', [input.endpointId]);
+    const early = createEarlyAttempts(deps, { maxInFlight: 10 });
+    const started = await early.handOff(deliverInput(input), ids);
+    expect(started.firstAttemptOutcomes).toBeUndefined();
+    await early.leaveToWorkflow(started, ids);
+    // Resumed before the row is handed off again: the outbox must not post what the workflow now owns.
+    await h.tw.pool.query('UPDATE webhook_endpoints SET paused_at = NULL WHERE id = $1', [input.endpointId]);
+    const again = await early.handOff(deliverInput(input), ids);
+    expect(again.firstAttemptOutcomes).toBeUndefined();
+    expect(early.leaveToWorkflow(again, {})).toBeUndefined();
+    await early.drain();
+    expect(h.receiver.at('/left')).toHaveLength(0);
+    expect(await recordOf(input.attemptId)).toEqual([]);
+  });
+
   it('an endpoint to skip: the early attempt posts nothing, gives its claim back and records the skip', async () => {
     const input = await anAttempt('/other-disabled');
     await h.tw.pool.query('UPDATE webhook_endpoints SET disabled_at = now() WHERE id = $1', [input.endpointId]);
