@@ -4,12 +4,13 @@
  * in each workflow's input, so changing it never alters a running workflow.
  */
 /**
- * Whether a delivery workflow runs its attempts as local activities (inside the workflow task that decided them:
- * one marker event, no second trip through matching) or as regular ones, given how many ladders it holds. Local
- * only for one ladder: local activities of one workflow that run side by side resolve one activation each while
- * live but all in one activation on replay, so ladders of different endpoints could issue their next commands in
- * another order on replay than they did live (a nondeterminism error). One ladder has nothing to interleave with.
- * A fan-out's attempts that its workflow makes are regular activities, which resolve from history events in order.
+ * Whether a delivery workflow runs its short steps (its parcel lane's check and release) as local activities,
+ * inside the workflow task that decided them, given how many ladders it holds; workflows started before every
+ * attempt became a regular activity (workflows/deliver-event.ts ATTEMPTS_AS_ACTIVITIES) ran their attempts by the
+ * same rule. Local only for one ladder: local activities of one workflow that run side by side resolve one
+ * activation each while live but all in one activation on replay, so ladders of different endpoints could issue
+ * their next commands in another order on replay than they did live (a nondeterminism error). One ladder has
+ * nothing to interleave with.
  */
 export function localAttempts(ladders: number): boolean {
   return ladders === 1;
@@ -29,10 +30,11 @@ export const RESPONSE_BODY_MAX_BYTES = RESPONSE_BODY_CHARS * 4;
 export const SIGN_AND_POST_MARGIN_MS = 5_000;
 
 /**
- * The workflow task timeout of an event whose attempts run as local activities (set where the workflow is
- * started). A local attempt runs inside the workflow task; past 80% of its timeout the SDK heartbeats the task
- * (three more history events), so it must outlast a post. It is also how long a worker that dies mid-post
- * takes to be noticed: the same as a regular attempt's start-to-close timeout (timeout + margin).
+ * The workflow task timeout of a one-ladder event (set where the workflow is started): its local steps run
+ * inside the workflow task, and a one-ladder workflow started before every attempt became a regular activity
+ * made its attempts there too. Past 80% of the timeout the SDK heartbeats the task (three more history events),
+ * so it must outlast a post. It is also how long a worker that dies mid-task takes to be noticed: the same as a
+ * regular attempt's start-to-close timeout (timeout + margin).
  */
 export function localAttemptTaskTimeoutMs(timeoutMs: number): number {
   return timeoutMs + SIGN_AND_POST_MARGIN_MS;

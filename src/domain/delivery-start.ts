@@ -214,7 +214,7 @@ export function deliveryStartOptions(
     workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
     // A delayed start's first task is the server's to hand out when the delay ends: never eager.
     ...(delayMs === undefined ? { requestEagerStart: options.eager } : { startDelay: delayMs }),
-    // A local attempt runs inside the workflow task, which must outlast it (core/delivery-policy.ts).
+    // A one-ladder workflow's local steps run inside the workflow task, which must outlast them (core/delivery-policy.ts).
     ...(localAttempts(input.endpointIds.length)
       ? { workflowTaskTimeout: localAttemptTaskTimeoutMs(input.timeoutMs) }
       : {}),

@@ -55,8 +55,8 @@ export interface Config {
     /** Redeliveries (resend, recover, test) an account may have pending at once (REDELIVERY_MAX_PENDING). */
     redeliveryMaxPending: number;
     /**
-     * Workflow tasks and local attempts one worker runs at once (WORKER_CONCURRENCY); worker/worker.ts says why
-     * it is far above the SDK's defaults.
+     * Workflow tasks, attempts and local activities one worker runs at once, each (WORKER_CONCURRENCY);
+     * worker/worker.ts says why it is far above the SDK's defaults.
      */
     workerConcurrency: number;
   };

@@ -40,12 +40,13 @@ export interface WorkerDeps {
 }
 
 /**
- * Slots sized for deliveries, not for CPU work. A local attempt runs inside its workflow task, so the task holds
- * a workflow-task slot for as long as the receiver takes to answer (up to DELIVERY_TIMEOUT): with the SDK's 40,
- * four slow receivers a second would hold every slot and stall all other deliveries of the worker. And the
- * outbox dispatcher's eager starts take a free slot at start time: while the worker has one, the first task
- * skips matching; once none is free, starts go through matching, and those tasks wait behind the eager ones
- * (docs/performance.md, "Slots", has the measurement).
+ * Slots sized for deliveries, not for CPU work. An attempt the workflow makes is a regular activity, which holds an
+ * activity slot for as long as the receiver takes to answer (up to DELIVERY_TIMEOUT): with the SDK's 100, a hundred
+ * slow receivers would hold every slot and stall every other retry of the worker. A one-endpoint workflow of an
+ * earlier release still makes its attempts as local activities, inside its workflow task, which so holds a
+ * workflow-task slot as long. And the outbox dispatcher's eager starts take a free workflow-task slot at start
+ * time: while the worker has one, the first task skips matching; once none is free, starts go through matching,
+ * and those tasks wait behind the eager ones (docs/performance.md, "Slots", has the measurement).
  * The sticky cache holds one workflow per slot, the least the SDK allows beside that many slots. A cached
  * workflow keeps its state in the workflow thread's V8 context and the SDK core's state for its run, and
  * caching pays only for workflows whose next task comes a moment later: an event waiting in backoff sleeps 10 s to
@@ -56,6 +57,7 @@ export interface WorkerDeps {
 export function deliverySlots(concurrency: number): Partial<WorkerOptions> {
   return {
     maxConcurrentWorkflowTaskExecutions: concurrency,
+    maxConcurrentActivityTaskExecutions: concurrency,
     maxConcurrentLocalActivityExecutions: concurrency,
     maxCachedWorkflows: concurrency,
   };

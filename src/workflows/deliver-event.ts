@@ -4,6 +4,7 @@ import {
   isCancellation,
   log,
   makeContinueAsNewFunc,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   TimeoutFailure,
@@ -57,8 +58,9 @@ const { signAndPost } = proxyActivities<DeliveryActivities>({
   retry: { maximumAttempts: 1 },
 });
 
-// The same activity run inside the workflow task (a one-ladder workflow, localAttempts); options per call too.
-// A local try claims its attempt (attempt/claim.ts), so a re-run after a lost workflow task never posts again.
+// The same activity run inside the workflow task: how a one-ladder workflow made its attempts before
+// ATTEMPTS_AS_ACTIVITIES, kept for such workflows still running. A local try claims its attempt
+// (attempt/claim.ts), so a re-run after a lost workflow task never posts again.
 const { signAndPost: signAndPostLocally } = proxyLocalActivities<DeliveryActivities>({
   startToCloseTimeout: '15s',
   retry: { maximumAttempts: 1 },
@@ -73,6 +75,18 @@ const { notifySupervisor } = proxyActivities<DeliveryActivities>({
   startToCloseTimeout: NOTIFY_SUPERVISOR_TIMEOUT,
   retry: RECORD_ATTEMPT_RETRY,
 });
+
+/**
+ * Every attempt a workflow makes is a regular activity: a receiver slow to answer holds an activity slot, and the
+ * workflow task that scheduled it ends at once, so one account's slow receiver never holds the workflow tasks
+ * every other delivery of the worker needs. A one-ladder workflow without this marker in its history made its
+ * attempts as local activities (localAttempts) and keeps doing so where its history says it did.
+ */
+const ATTEMPTS_AS_ACTIVITIES = 'attempts-as-activities';
+
+function attemptsRunLocally(ladders: number): boolean {
+  return localAttempts(ladders) && !patched(ATTEMPTS_AS_ACTIVITIES);
+}
 
 type Attempted = Extract<AttemptOutcome, { kind: 'attempted' }>;
 
@@ -288,7 +302,7 @@ async function runLadder(input: DeliverEventInput, endpointId: string, gate: Dat
       decided ??
       (await attemptOnce(
         request,
-        localAttempts(input.endpointIds.length),
+        attemptsRunLocally(input.endpointIds.length),
         labels,
         gate,
         expiresAtMs,

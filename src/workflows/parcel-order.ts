@@ -46,9 +46,9 @@ const regular = {
   check: proxyActivities<DeliveryActivities>(PARCEL_LANE_CHECK),
   release: proxyActivities<DeliveryActivities>(PARCEL_LANE_RELEASE),
 };
-// A one-ladder workflow runs both steps inside its workflow task, as it does its attempts: no trip through
-// matching between the predecessor's end and the successor's post. A fan-out keeps regular activities, for the
-// reason core/delivery-policy.ts localAttempts gives.
+// A one-ladder workflow runs both steps (short reads and writes of our database) inside its workflow task: no
+// trip through matching between the predecessor's end and the successor's post. A fan-out keeps regular
+// activities, for the reason core/delivery-policy.ts localAttempts gives.
 const local = {
   check: proxyLocalActivities<DeliveryActivities>(PARCEL_LANE_CHECK),
   release: proxyLocalActivities<DeliveryActivities>(PARCEL_LANE_RELEASE),

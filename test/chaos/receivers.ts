@@ -25,8 +25,8 @@ const ONE_ENDPOINT_KIND: EventType = 'parcel.awaiting_dropoff';
 /**
  * Narrow subscriptions keep the run bounded: an endpoint that always fails costs a whole ladder per event, so
  * it only takes cod.settled. parcel.awaiting_dropoff goes to flaky-all alone: those events are one-ladder
- * deliveries, which run their attempts as local activities (src/core/delivery-policy.ts localAttempts),
- * so every fault also meets local attempts, retries among them; every other kind fans out (regular activities).
+ * deliveries, so every fault also meets a one-ladder workflow (its local lane steps, its retries); every other
+ * kind fans out.
  */
 export const PROFILES: readonly EndpointProfile[] = [
   { name: 'ok-most', behaviour: 'ok', events: EVENT_TYPES.filter((type) => type !== ONE_ENDPOINT_KIND) },

@@ -103,22 +103,22 @@ describe('merchant-asked deliveries: one hand-off to Temporal', () => {
     };
   }
 
-  it('runs a resend and a test event of one endpoint as local attempts, started like its publish', async () => {
+  it('starts a resend and a test event of one endpoint like its publish: attempt 1 before the start, one-ladder task timeout', async () => {
     const { key, endpointId } = await merchantWithEndpoint('/ho-local');
     const published = await publish(key.account_id);
     // Attempt 1 made by the dispatcher before the start, its outcome in the input: no activity, no marker.
-    const local = { activities: 0, markers: 0, taskTimeoutMs: localAttemptTaskTimeoutMs(DELIVERY_TIMEOUT_MS) };
-    expect(shape(await completed(`event:${published.event.id}`))).toEqual(local);
+    const oneLadder = { activities: 0, markers: 0, taskTimeoutMs: localAttemptTaskTimeoutMs(DELIVERY_TIMEOUT_MS) };
+    expect(shape(await completed(`event:${published.event.id}`))).toEqual(oneLadder);
 
     const resent = await call(key, `/v1/events/${published.event.id}/resend`, { endpoint_id: endpointId });
     expect(resent.statusCode, resent.body).toBe(202);
     const [resend] = await deliveryOf(endpointId, 'resend');
-    expect(shape(await completed(`delivery:${resend!.id}`))).toEqual(local);
+    expect(shape(await completed(`delivery:${resend!.id}`))).toEqual(oneLadder);
 
     const sent = await call(key, `/v1/webhooks/${endpointId}/test`, {});
     expect(sent.statusCode, sent.body).toBe(202);
     const [test] = await deliveryOf(endpointId, 'test');
-    expect(shape(await completed(`delivery:${test!.id}`))).toEqual(local);
+    expect(shape(await completed(`delivery:${test!.id}`))).toEqual(oneLadder);
 
     // Attempt 1 of each took the id fixed at hand-off from its delivery, which the early first attempt posts under.
     const ids = receiver.at('/ho-local').map((r) => r.headers['service-delivery']);

@@ -17,7 +17,8 @@ const { History } = temporal.api.history.v1;
  * Workflow code must replay every history it ever wrote. Histories of real runs (success, retries,
  * abandonment, the supervisor marking and clearing) are replayed against the current code; the committed ones
  * in test/fixtures/histories catch a change that breaks workflows already running in production.
- * UPDATE_HISTORIES=1 rewrites the committed ones from this run (only after a deliberate, patched change).
+ * UPDATE_HISTORIES=1 commits each history of this run whose name is not committed yet; a committed history stands
+ * for workflows running in production and is never rewritten.
  * Stored as binary protobuf: the SDK's own JSON helpers fail in this install (two protobufjs majors).
  */
 const HISTORY_DIR = path.join(FIXTURES, 'histories');
@@ -166,7 +167,15 @@ describe('replay: workflow code stays deterministic', () => {
     const retryAfter = await publish(patient);
     await deliveryResult(h.tw.client, retryAfter.event.id);
     await keep('retry-after', retryAfter.workflowId as string);
-    expect(Object.keys(recorded)).toHaveLength(10);
+
+    // A one-endpoint retry made by the workflow as a regular activity, under the patch marker.
+    h.receiver.script('/replay-one-endpoint-retry', (i) => (i === 0 ? { status: 500 } : { status: 200 }));
+    const single = await createAccount(h.tw.pool);
+    await createEndpoint(h.tw.pool, { accountId: single, url: `${h.receiver.url}/replay-one-endpoint-retry` });
+    const retried = await publish(single);
+    await deliveryResult(h.tw.client, retried.event.id);
+    await keep('one-endpoint-retry-activity', retried.workflowId as string);
+    expect(Object.keys(recorded)).toHaveLength(11);
   });
 
   it('replays the recorded runs', async () => {
@@ -174,7 +183,8 @@ describe('replay: workflow code stays deterministic', () => {
     if (process.env.UPDATE_HISTORIES === '1') {
       mkdirSync(HISTORY_DIR, { recursive: true });
       for (const [name, history] of Object.entries(recorded)) {
-        writeFileSync(path.join(HISTORY_DIR, `${name}.binpb`), History.encode(history).finish());
+        const file = path.join(HISTORY_DIR, `${name}.binpb`);
+        if (!existsSync(file)) writeFileSync(file, History.encode(history).finish());
       }
     }
   });

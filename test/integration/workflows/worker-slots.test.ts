@@ -6,12 +6,13 @@ import { createAccount } from '../../helpers/fixtures';
 import { useDeliveryHarness } from '../../helpers/harness';
 import { waitFor } from '../../helpers/wait';
 
-/** More than the SDK's 40 workflow-task slots, which slow receivers alone would have filled. */
-const HELD = 60;
+/** More than the SDK's 100 activity slots, which slow receivers alone would have filled. */
+const HELD = 110;
 
 /**
- * A local attempt holds its workflow task's slot while the receiver answers, so the worker's slots are sized for
- * deliveries (WORKER_CONCURRENCY, src/worker/worker.ts deliverySlots): many slow receivers must not stall the rest.
+ * An attempt the workflow makes holds an activity slot while the receiver answers, so the worker's slots are sized
+ * for deliveries (WORKER_CONCURRENCY, src/worker/worker.ts deliverySlots): many slow receivers must not stall the
+ * rest. The outbox makes each attempt 1 and the receiver fails it at once; attempt 2, the workflow's, is held.
  */
 describe('worker slots: slow receivers do not hold up other deliveries', () => {
   const h = useDeliveryHarness(testConfig({ DELIVERY_RETRY_DELAYS: '50ms', DELIVERY_TIMEOUT: '30s' }));
@@ -22,7 +23,14 @@ describe('worker slots: slow receivers do not hold up other deliveries', () => {
     try {
       const slowAccount = await createAccount(h.tw.pool);
       await createEndpoint(h.tw.pool, { accountId: slowAccount, url: `${h.receiver.url}/held` });
-      h.receiver.script('/held', { status: 200, until: held });
+      // Each event's first post fails at once; its second (the workflow's attempt 2) is held.
+      const seen = new Set<string>();
+      h.receiver.script('/held', (_, request) => {
+        const id = String(request.headers['webhook-id']);
+        if (seen.has(id)) return { status: 200, until: held };
+        seen.add(id);
+        return { status: 500 };
+      });
       const fastAccount = await createAccount(h.tw.pool);
       await createEndpoint(h.tw.pool, { accountId: fastAccount, url: `${h.receiver.url}/fast` });
 
@@ -35,8 +43,11 @@ describe('worker slots: slow receivers do not hold up other deliveries', () => {
           ),
         );
       }
-      // With the SDK's default slots only 40 of these could ever be open at once.
-      await waitFor(() => h.receiver.at('/held').length === HELD, { timeoutMs: 20_000, what: `${HELD} held posts` });
+      // With the SDK's default slots only 100 of these could ever be open at once.
+      await waitFor(() => h.receiver.at('/held').length === 2 * HELD, {
+        timeoutMs: 20_000,
+        what: `${HELD} held posts`,
+      });
 
       const fast = await publishEvent(
         { pool: h.tw.pool },
@@ -50,8 +61,8 @@ describe('worker slots: slow receivers do not hold up other deliveries', () => {
       release();
       const results = await Promise.all(slow.map((p) => deliveryResult(h.tw.client, p.event.id)));
       for (const result of results)
-        expect(result).toMatchObject({ endpoints: [{ outcome: 'delivered', attempts: 1 }] });
-      expect(h.receiver.at('/held')).toHaveLength(HELD);
+        expect(result).toMatchObject({ endpoints: [{ outcome: 'delivered', attempts: 2 }] });
+      expect(h.receiver.at('/held')).toHaveLength(2 * HELD);
     } finally {
       release();
     }
