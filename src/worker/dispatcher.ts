@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { dispatchWaiting, nextDueInMs, OUTBOX_CHANNEL, type DispatchDeps } from '../domain/outbox';
+import { NotifiedQueue } from './notified-queue';
 
 /**
  * The outbox dispatcher a worker runs beside its pollers: it hears of each stored event, and of each delivery a
@@ -40,13 +41,18 @@ export const DISPATCH_BATCH = 100;
  * (all that fell due meanwhile) rather than by a timer per delivery.
  */
 export const MIN_DUE_WAIT_MS = 20;
-/** Passes over notified events under way at once. */
+/** Passes over notified events under way at once that hold one account's events. */
 export const NOTIFIED_PASSES = 2;
+/**
+ * Passes under way at once in all: an account whose passes are all taken (a flood of its publishes, started while
+ * Temporal is slow to answer) leaves the rest to the other accounts, whose events so never wait for its starts.
+ */
+export const MAX_NOTIFIED_PASSES = 6;
 
 export function startDispatcher(options: DispatcherOptions): Dispatcher {
   const log = options.log ?? (() => undefined);
   const sweepIntervalMs = options.sweepIntervalMs ?? SWEEP_INTERVAL_MS;
-  const notified = new Set<string>();
+  const notified = new NotifiedQueue();
   const counts = { notified: 0, swept: 0 };
   let stopped = false;
   let sweepDue = true;
@@ -85,6 +91,9 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
   /** Every pass under way, for stop() to wait for. */
   const passes = new Set<Promise<void>>();
   let notifiedPasses = 0;
+  /** How many passes under way hold each account's events. */
+  const accountPasses = new Map<string, number>();
+  const passesOf = (account: string) => accountPasses.get(account) ?? 0;
   let sweeping = false;
 
   const track = (pass: Promise<void>) => {
@@ -99,7 +108,7 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
    * Hands off notified events and deliveries: the newest work, and what publish-to-first-attempt latency waits
    * on. A delivery may be a recovery's first: a sweep after it finds when the next one falls due.
    */
-  async function dispatchNotified(ids: string[]): Promise<void> {
+  async function dispatchNotified(ids: string[], accounts: string[]): Promise<void> {
     // The pass's place goes to the next one once Temporal has answered its starts that were not waiting for their
     // first attempts: those may wait up to a slow receiver's timeout, and events notified meanwhile must not wait
     // behind them (they are bounded by the early attempts' own limit, WORKER_CONCURRENCY).
@@ -108,6 +117,11 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
       if (!passing) return;
       passing = false;
       notifiedPasses--;
+      for (const account of accounts) {
+        const left = passesOf(account) - 1;
+        if (left > 0) accountPasses.set(account, left);
+        else accountPasses.delete(account);
+      }
       kick();
     };
     try {
@@ -155,18 +169,20 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
   }
 
   /**
-   * Starts what is due. Notified events go out in passes side by side (up to NOTIFIED_PASSES): an event must not
-   * wait for the start of one notified just before it. Past that many, notifications gather into batches of up to
-   * DISPATCH_BATCH. A pass whose other starts are answered goes on waiting for the ones held by their first
+   * Starts what is due. Notified events go out in passes side by side (up to NOTIFIED_PASSES holding an account's
+   * events, MAX_NOTIFIED_PASSES in all): an event must not wait for the start of one notified just before it.
+   * Past that many, notifications gather into batches of up to DISPATCH_BATCH, taken in turns across accounts
+   * (worker/notified-queue.ts). A pass whose other starts are answered goes on waiting for the ones held by their first
    * attempts beside the next passes. One sweep at a time.
    */
   function kick(): void {
     if (stopped) return;
-    while (notified.size > 0 && notifiedPasses < NOTIFIED_PASSES) {
-      const ids = [...notified].slice(0, DISPATCH_BATCH);
-      for (const id of ids) notified.delete(id);
+    while (notified.size > 0 && notifiedPasses < MAX_NOTIFIED_PASSES) {
+      const { ids, accounts } = notified.take(DISPATCH_BATCH, (account) => passesOf(account) < NOTIFIED_PASSES);
+      if (ids.length === 0) break;
       notifiedPasses++;
-      track(dispatchNotified(ids));
+      for (const account of accounts) accountPasses.set(account, passesOf(account) + 1);
+      track(dispatchNotified(ids, accounts));
     }
     if (sweepDue && !sweeping) {
       sweepDue = false;
@@ -179,7 +195,7 @@ export function startDispatcher(options: DispatcherOptions): Dispatcher {
     const client = new pg.Client({ connectionString: options.config.databaseUrl, keepAlive: true });
     listener = client;
     client.on('notification', (message) => {
-      if (message.payload) notified.add(message.payload);
+      if (message.payload) notified.addPayload(message.payload);
       kick();
     });
     client.on('error', () => reconnect(client));
