@@ -107,7 +107,7 @@ const DELIVERY_STATUS: Record<EventDeliveryView['status'], Html> = {
 export interface EventPageInput {
   event: EventDetailView;
   /** Endpoints named in the deliveries and attempts (deleted ones may be missing). */
-  endpoints: Map<string, Pick<EndpointView, 'id' | 'url'>>;
+  endpoints: Map<string, Pick<EndpointView, 'id' | 'url' | 'status'>>;
   /** Every attempt of this event, to every endpoint, newest first. */
   attempts: AttemptView[];
   /** Endpoints it can be resent to: live and subscribed to its kind. */
@@ -146,6 +146,17 @@ ${selectField({
 </section>`;
 }
 
+/**
+ * A delivery's status: one still pending is `Retrying` once attempted, `Pending` before its first attempt, and
+ * `Held` while its endpoint is paused (it goes out on resume).
+ */
+function deliveryStatus(input: EventPageInput, delivery: EventDeliveryView): Html {
+  if (delivery.status !== 'pending') return DELIVERY_STATUS[delivery.status];
+  if (input.endpoints.get(delivery.endpoint_id)?.status === 'paused')
+    return html`${badge('Held', 'info')}<div class="muted small-text">while the endpoint is paused</div>`;
+  return delivery.attempts === 0 ? badge('Pending', 'info') : DELIVERY_STATUS.pending;
+}
+
 /** An ordered delivery held back behind the parcel's event before it (endpoint ordering 'parcel'). */
 function waitingFor(ctx: PageContext, delivery: EventDeliveryView): Html | '' {
   if (!delivery.waiting_for) return '';
@@ -158,7 +169,7 @@ export function eventPage(ctx: PageContext, input: EventPageInput): Html {
     (delivery) => html`<tr>
 <td>${endpointName(input, delivery.endpoint_id)}</td>
 <td>${triggerLabel(delivery.trigger)}</td>
-<td>${DELIVERY_STATUS[delivery.status]}${delivery.reason ? html`<div class="muted small-text">${delivery.reason.replace(/_/g, ' ')}</div>` : ''}${waitingFor(ctx, delivery)}</td>
+<td>${deliveryStatus(input, delivery)}${delivery.reason ? html`<div class="muted small-text">${delivery.reason.replace(/_/g, ' ')}</div>` : ''}${waitingFor(ctx, delivery)}</td>
 <td>${delivery.attempts}</td>
 <td>${delivery.last_status_code ?? html`<span class="muted">None</span>`}</td>
 <td>${delivery.last_attempt_at === null ? html`<span class="muted">Not yet</span>` : stamp(delivery.last_attempt_at)}</td>

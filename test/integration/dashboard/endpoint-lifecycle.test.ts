@@ -4,6 +4,9 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CLI_ACTOR } from '../../../src/domain/audit-log';
 import { registerEndpoint } from '../../../src/domain/endpoints';
+import { publishEvent } from '../../../src/domain/events';
+import { parcel } from '../../helpers/delivery';
+import { waitFor } from '../../helpers/wait';
 import { signInWithLink } from '../../helpers/browser';
 import { testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';
@@ -55,12 +58,38 @@ describe('developers page: pause, resume, disabled because gone', () => {
     await page.screenshot({ path: path.join(OUT, 'endpoint-paused.png'), fullPage: false, animations: 'disabled' });
     expect(statSync(path.join(OUT, 'endpoint-paused.png')).size).toBeGreaterThan(10_000);
 
+    // An event sent meanwhile is held: its page says so, and nothing reaches the receiver.
+    const { event } = await publishEvent(
+      { pool: h.tw.pool },
+      { accountId, livemode: false, type: 'parcel.created', data: { parcel: parcel() } },
+    );
+    await waitFor(
+      async () => {
+        const held = await h.tw.pool.query(`SELECT 1 FROM events WHERE id = $1 AND dispatched_at IS NOT NULL`, [
+          event.id,
+        ]);
+        return held.rowCount === 1;
+      },
+      { what: 'the held event handed off', timeoutMs: 30_000 },
+    );
+    await page.goto(`${h.origin}/dashboard/test/events/${event.id}`);
+    const row = page.locator('tr', { hasText: '/page-paused' });
+    await expect(row.textContent()).resolves.toMatch(/Held\s*while the endpoint is paused/);
+    await page.screenshot({ path: path.join(OUT, 'event-held.png'), fullPage: false, animations: 'disabled' });
+    expect(h.receiver.at('/page-paused')).toEqual([]);
+
+    await page.goto(`${h.origin}/dashboard/test/endpoints/${endpoint.id}`);
     await page.getByRole('button', { name: 'Resume', exact: true }).click();
     await page.waitForURL(`**/endpoints/${endpoint.id}?notice=endpoint_resumed`);
     await expect(status.textContent()).resolves.toContain('Enabled');
     expect(await page.getByRole('note').filter({ hasText: 'This endpoint is paused' }).count()).toBe(0);
     const after = await h.tw.pool.query('SELECT paused_at FROM webhook_endpoints WHERE id = $1', [endpoint.id]);
     expect(after.rows[0].paused_at).toBeNull();
+    // The held delivery goes out once resumed.
+    await waitFor(() => h.receiver.at('/page-paused').length === 1, {
+      what: 'the held event posted',
+      timeoutMs: 30_000,
+    });
     expect(errors).toEqual([]);
   });
 
