@@ -3,6 +3,8 @@ import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createPool, type Pool } from '../../src/db/pool';
 import { createEndpoint, deliveryResult, parcel, publishOverHttp } from '../helpers/delivery';
+import { createSignInLink, openSession } from '../../src/domain/dashboard-sessions';
+import { SESSION_COOKIE } from '../../src/dashboard/session';
 import { createAccountWithKey } from '../helpers/fixtures';
 import { testDatabaseUrl } from '../helpers/database';
 import { independentlyVerified } from '../helpers/independent-verifier';
@@ -34,10 +36,12 @@ const found = (text: string, needles: readonly string[]) => needles.filter((need
 
 /**
  * Personal values of a parcel, in every path a delivery takes (a success, a retry whose receiver echoes the body, an
- * ordered wait, a throttled wait, an abandoned ladder and its supervisor), never enter a Temporal history, a log
- * line, a span or a metric label; once the parcel is erased they are in no table either, and the delivery still
- * pending posts the erased body, signed. Another parcel of the account keeps its values. Real API and worker
- * processes, real Temporal and Postgres, an HTTPS receiver.
+ * ordered wait, a throttled wait, a one-endpoint resend, an abandoned ladder, its supervisor marking the endpoint
+ * failing and the operational events that tell the parcel system), never enter a Temporal history, a log line, a
+ * span or a metric label; once the parcel is erased they are in no table either, the delivery still pending posts
+ * the erased body, signed, and the API, the page and a resend read the erased event. Another parcel of the
+ * account keeps its values. Real API and worker processes, real Temporal and Postgres, an HTTPS receiver. (A
+ * continue-as-new's histories are scanned in test/integration/workflows/max-age.test.ts.)
  */
 describe('personal data', () => {
   const TOKEN = 'personal-data-test-internal-token-7d2b9c41e0';
@@ -98,6 +102,14 @@ describe('personal data', () => {
     const ordered = await createEndpoint(pool, { accountId, url: hookUrl('ordered') });
     const throttled = await createEndpoint(pool, { accountId, url: hookUrl('throttled') });
     const late = await createEndpoint(pool, { accountId, url: hookUrl('late') });
+    const abandon = await createEndpoint(pool, { accountId, url: hookUrl('abandon') });
+    // The parcel system hears of the abandoned deliveries and of the endpoint marked failing.
+    const operational = await fetch(`${apiUrl}/internal/v1/operational-webhooks`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: hookUrl('ops') }),
+    });
+    expect(operational.status).toBe(201);
     await pool.query(`UPDATE webhook_endpoints SET ordering = 'parcel' WHERE id = $1`, [ordered.id]);
     // One a second, and a Retry-After it answered a moment ago: the attempts queue for their places on timers.
     await pool.query(
@@ -116,6 +128,18 @@ describe('personal data', () => {
     receiver.script(at('ordered'), (_, request) => ({ status: firstOfEach(request) ? 500 : 200, body: echo(request) }));
     receiver.script(at('throttled'), (_, request) => ({ status: 200, body: echo(request) }));
     receiver.script(at('late'), (_, request) => ({ status: erased ? 200 : 500, body: echo(request) }));
+    receiver.script(at('abandon'), (_, request) => ({ status: 500, body: echo(request) }));
+    receiver.script(at('ops'), (_, request) => ({ status: 200, body: echo(request) }));
+    const resend = async (eventId: string) => {
+      const response = await fetch(`${apiUrl}/v1/events/${eventId}/resend`, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json' },
+        body: JSON.stringify({ endpoint_id: ok.id }),
+      });
+      expect(response.status).toBe(202);
+    };
+    const postsOf = (label: string, eventId: string) =>
+      receiver.at(at(label)).filter((r) => (JSON.parse(echo(r)) as { id: string }).id === eventId);
 
     const publish = async (type: string, data: Record<string, unknown>, livemode = false) => {
       const response = await publishOverHttp(apiUrl, TOKEN, { account_id: accountId, livemode, type, data });
@@ -146,6 +170,10 @@ describe('personal data', () => {
       what: 'the throttled endpoint',
     });
     await waitFor(() => receiver.at(at('retry')).length >= 8, { timeoutMs: 60_000, what: 'the retried endpoint' });
+    await waitFor(() => receiver.at(at('abandon')).length >= 8, { timeoutMs: 60_000, what: 'the failing endpoint' });
+    // A resend is a workflow of one ladder (delivery:<dly>), its answer echoing the body too.
+    await resend(eventIds[0]!);
+    await waitFor(() => postsOf('ok', eventIds[0]!).length === 2, { timeoutMs: 60_000, what: 'the resend' });
     const lateBefore = receiver.at(at('late')).length;
     expect(lateBefore).toBe(8);
 
@@ -178,6 +206,39 @@ describe('personal data', () => {
       expect(independentlyVerified(request.headers['service-signature'], request.rawBody, late.secret)).toBe(true);
     }
 
+    // Every delivery to the failing endpoint was given up: the supervisor marked it failing, and the parcel system
+    // was told of each abandoned delivery and of the mark.
+    await waitFor(() => receiver.at(at('ops')).length >= 5, { timeoutMs: 60_000, what: 'the operational events' });
+    const told = receiver.at(at('ops')).map((r) => (JSON.parse(echo(r)) as { type: string }).type);
+    expect(told.filter((type) => type === 'delivery.abandoned')).toHaveLength(4);
+    expect(told).toContain('endpoint.failing');
+
+    // A resend of an erased event posts the erased body, signed.
+    await resend(eventIds[2]!);
+    const [resent] = await waitFor(
+      () => (postsOf('ok', eventIds[2]!).length === 2 ? postsOf('ok', eventIds[2]!).slice(1) : undefined),
+      {
+        timeoutMs: 60_000,
+        what: 'the resend of the erased event',
+      },
+    );
+    expect((JSON.parse(echo(resent!)) as { data: { parcel: Record<string, unknown> } }).data.parcel).toMatchObject({
+      recipient_name: '[erased]',
+      description: '[erased]',
+    });
+    expect(independentlyVerified(resent!.headers['service-signature'], resent!.rawBody, ok.secret)).toBe(true);
+
+    // The page shows the erased event as the API does.
+    const link = await createSignInLink(pool, { accountId, origin: new URL(apiUrl).origin });
+    const session = await openSession(pool, link.url.split('/').pop() as string);
+    const page = await fetch(`${apiUrl}/dashboard/test/events/${eventIds[1]}`, {
+      headers: { cookie: `${SESSION_COOKIE}=${session!.sessionId}` },
+    });
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain('[erased]');
+    expect(found(html, [name.mark, text.mark, 'Wanjir'])).toEqual([]);
+
     // The API reads the erased event, other fields unchanged.
     const read = await fetch(`${apiUrl}/v1/events/${eventIds[1]}`, { headers });
     const event = (await read.json()) as { data: { parcel: Record<string, unknown> } };
@@ -208,7 +269,8 @@ describe('personal data', () => {
     expect(answers).toHaveLength(6);
     for (const { response_body } of answers) expect(response_body).toContain(`"description":"[erased]"`);
 
-    // Every workflow this file's task queue ran: the events', and the late endpoint's supervisor.
+    // Every workflow this file's task queue ran: the events', the resends', the operational events' and the
+    // failing endpoint's supervisor.
     const histories = new Map<string, string>();
     await waitFor(
       async () => {
@@ -218,7 +280,12 @@ describe('personal data', () => {
           const history = await client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory();
           histories.set(key, historyText(history));
         }
-        return [...eventIds, otherId].every((id) => [...histories.keys()].some((k) => k.startsWith(`event:${id}/`)));
+        const keys = [...histories.keys()];
+        return (
+          [...eventIds, otherId].every((id) => keys.some((k) => k.startsWith(`event:${id}/`))) &&
+          keys.filter((k) => k.startsWith('delivery:')).length === 2 &&
+          keys.some((k) => k.startsWith(`endpoint-supervisor:${abandon.id}/`))
+        );
       },
       { timeoutMs: 30_000, what: 'every workflow listed' },
     );
