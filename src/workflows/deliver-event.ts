@@ -366,8 +366,8 @@ export async function deliverEvent(input: DeliverEventInput): Promise<DeliverEve
       parked.map((p) => [p.endpointId, p.parked]),
     );
     const endpointIds = parked.map((p) => p.endpointId);
-    // The new run holds the parked ladders only, so whether it attempts locally follows their number: a fan-out
-    // left with one ladder runs it locally, and its local attempt must fit in a workflow task as at a start.
+    // The new run holds the parked ladders only: one left gets the workflow task timeout of a one-ladder start,
+    // whose local steps (its parcel lane's checks) run inside the task.
     const workflowTaskTimeout = localAttempts(endpointIds.length)
       ? localAttemptTaskTimeoutMs(input.timeoutMs)
       : workflowInfo().taskTimeoutMs;
