@@ -258,8 +258,9 @@ export function deliveryExpiresAtMs(input: { maxAgeMs?: number; ageFromMs?: numb
  * `POST /v1/webhooks/:id/resume` say when it resumes; nothing wakes the ladder). A quarter of how long the
  * endpoint has been paused, between 1 s and 5 minutes, so a short pause costs seconds and a long one a re-check
  * every few minutes; up to a fifth more at random (`random` in [0, 1)), so the ladders held together come back
- * spread over that fifth rather than all in one second. A workflow with several ladders multiplies it by their
- * number (heldRecheckFactor): its history grows by one timer and one activity per re-check of each ladder.
+ * spread over that fifth rather than all in one second. A workflow with several ladders held at once multiplies
+ * it by their number (heldRecheckFactor): its history grows by one timer and one activity per re-check of each
+ * held ladder, so as many held ladders cost it what one does.
  */
 export const HELD_RECHECK_MIN_MS = 1_000;
 export const HELD_RECHECK_MAX_MS = 300_000;
@@ -269,9 +270,9 @@ export function heldRecheckMs(pausedForMs: number, random: number): number {
 }
 
 /**
- * The held re-check of a workflow with `ladders` ladders is that many times longer: each held ladder adds about
- * ten history events per re-check, so one held for a whole 3-day max age adds about 9,000 whatever their number,
- * far below Temporal's 51,200-event limit.
+ * The held re-check of a workflow with `ladders` ladders held at once is that many times longer: each held ladder
+ * adds about ten history events per re-check, so a workflow held for a whole 3-day max age adds about 9,000
+ * whatever their number, far below Temporal's 51,200-event limit.
  */
 export function heldRecheckFactor(ladders: number): number {
   return Math.max(1, ladders);

@@ -88,6 +88,16 @@ function attemptsRunLocally(ladders: number): boolean {
   return localAttempts(ladders) && !patched(ATTEMPTS_AS_ACTIVITIES);
 }
 
+/**
+ * A held attempt's re-check is longer by the number of this workflow's ladders held at that moment, not by all
+ * its ladders: a fan-out with one paused endpoint re-checks it as often as a one-endpoint delivery does, so it
+ * goes out as soon after the resume. A workflow without this marker keeps multiplying by every ladder.
+ */
+const HELD_RECHECK_PER_HELD_LADDER = 'held-recheck-per-held-ladder';
+
+/** The ladders of one workflow whose attempt waits, held by its paused endpoint. */
+type HeldLadders = Set<string>;
+
 type Attempted = Extract<AttemptOutcome, { kind: 'attempted' }>;
 
 /**
@@ -187,6 +197,7 @@ async function attemptOnce(
   gate: DatabaseGate,
   expiresAtMs: number | undefined,
   ladders: number,
+  held: HeldLadders,
 ): Promise<Decided | Expired> {
   const { summary } = labels;
   const activityTimeoutMs = input.timeoutMs + SIGN_AND_POST_MARGIN_MS;
@@ -210,11 +221,15 @@ async function attemptOnce(
           ? await signAndPostLocally.executeWithOptions(options, [request])
           : await signAndPost.executeWithOptions(options, [request]);
         gate.release(ladder);
+        if (outcome.kind === 'throttled' && outcome.pausedSinceMs !== undefined) held.add(ladder);
+        else held.delete(ladder);
         if (outcome.kind === 'throttled') {
           if (outcome.notPostedRun !== undefined) notPostedRuns.push(outcome.notPostedRun);
-          // A held attempt (its endpoint paused) re-checks less often the more ladders share this history.
+          // A held attempt (its endpoint paused) re-checks less often the more ladders are held in this history.
           const waitMs =
-            outcome.pausedSinceMs === undefined ? outcome.waitMs : outcome.waitMs * heldRecheckFactor(ladders);
+            outcome.pausedSinceMs === undefined
+              ? outcome.waitMs
+              : outcome.waitMs * heldRecheckFactor(patched(HELD_RECHECK_PER_HELD_LADDER) ? held.size : ladders);
           const wait = { ...outcome, untilMs: outcome.untilMs - outcome.waitMs + waitMs };
           if (!(await sleepWithinMaxAge(expiresAtMs, waitMs, throttledSummary(wait, labels.throttle))))
             return expired(outcome.reservedSecond);
@@ -248,6 +263,7 @@ async function attemptOnce(
     }
   } finally {
     gate.release(ladder);
+    held.delete(ladder);
   }
 }
 
@@ -274,7 +290,12 @@ function attemptSummary(n: number, total: number, target: string): string {
   return `attempt ${n}/${total} POST ${target}`;
 }
 
-async function runLadder(input: DeliverEventInput, endpointId: string, gate: DatabaseGate): Promise<LadderResult> {
+async function runLadder(
+  input: DeliverEventInput,
+  endpointId: string,
+  gate: DatabaseGate,
+  held: HeldLadders,
+): Promise<LadderResult> {
   const total = input.retryDelaysMs.length + 1;
   const expiresAtMs = deliveryExpiresAtMs(input);
   let url: string | undefined;
@@ -307,6 +328,7 @@ async function runLadder(input: DeliverEventInput, endpointId: string, gate: Dat
         gate,
         expiresAtMs,
         input.endpointIds.length,
+        held,
       ));
     if (outcome.kind === 'expired') return giveUp(input, endpointId, n, attemptId, outcome.reservedSecond);
     if (outcome.kind === 'skipped') return { endpointId, outcome: 'skipped', attempts: n - 1, reason: outcome.reason };
@@ -354,9 +376,10 @@ async function runLadder(input: DeliverEventInput, endpointId: string, gate: Dat
  */
 export async function deliverEvent(input: DeliverEventInput): Promise<DeliverEventResult> {
   const gate = new DatabaseGate();
+  const held: HeldLadders = new Set();
   const lanes = new ParcelLanes(input);
   const results = await Promise.all(
-    input.endpointIds.map((endpointId) => lanes.run(endpointId, () => runLadder(input, endpointId, gate))),
+    input.endpointIds.map((endpointId) => lanes.run(endpointId, () => runLadder(input, endpointId, gate, held))),
   );
   const endpoints = [...(input.endedLadders ?? []), ...results.filter((r): r is LadderResult => !('parked' in r))];
   const parked = results.filter((r): r is ParkedLadder => 'parked' in r);

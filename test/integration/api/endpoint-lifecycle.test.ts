@@ -145,6 +145,50 @@ describe('webhook endpoints API: pause, resume, 410 Gone', () => {
     expect(posted.map((b) => b.sequence)).toEqual([1, 2, 3]);
   }, 120_000);
 
+  it('holds a retry pending at the pause, re-checks it as a lone ladder would, and posts it once on resume', async () => {
+    const { key, endpointId } = await merchantWithEndpoint('/lc-retry');
+    const fast = await call(key, 'POST', '/v1/webhooks', { url: `${h.receiver.url}/lc-retry-fast` });
+    const fastId = fast.json<{ id: string }>().id;
+    h.receiver.script('/lc-retry', (index) => ({ status: index === 0 ? 500 : 200 }));
+    const eventId = await publish(key.account_id, 'p_lc_retry');
+    await waitFor(async () => (await attemptsOf(api.pool, endpointId)).length === 1, {
+      timeoutMs: 30_000,
+      what: 'attempt 1 failed',
+    });
+    expect((await call(key, 'POST', `/v1/webhooks/${endpointId}/pause`)).statusCode).toBe(200);
+
+    // The retry falls due while paused: held, not posted, not counted.
+    await held(eventId);
+    expect(h.receiver.at('/lc-retry')).toHaveLength(1);
+    expect(await attemptsOf(api.pool, endpointId)).toHaveLength(1);
+    const deliveries = (await call(key, 'GET', `/v1/events/${eventId}`)).json().deliveries as object[];
+    expect(deliveries).toContainEqual(
+      expect.objectContaining({ endpoint_id: endpointId, status: 'pending', attempts: 1 }),
+    );
+    // Paused for seconds: a re-check within 1 s and a fifth, though the workflow has two ladders.
+    const history = await h.tw.client.workflow.getHandle(`event:${eventId}`).fetchHistory();
+    const heldTimers = (history.events ?? []).filter((e) =>
+      Buffer.from(e.userMetadata?.summary?.data ?? [])
+        .toString()
+        .includes('held: '),
+    );
+    expect(heldTimers.length).toBeGreaterThan(0);
+    for (const timer of heldTimers) {
+      const timeout = timer.timerStartedEventAttributes?.startToFireTimeout;
+      expect(Number(timeout?.seconds ?? 0) * 1000 + (timeout?.nanos ?? 0) / 1e6).toBeLessThanOrEqual(1_200);
+    }
+
+    expect((await call(key, 'POST', `/v1/webhooks/${endpointId}/resume`)).statusCode).toBe(200);
+    expect(await deliveryResult(h.tw.client, eventId, 60_000)).toMatchObject({
+      endpoints: expect.arrayContaining([
+        { endpointId, outcome: 'delivered', attempts: 2 },
+        { endpointId: fastId, outcome: 'delivered', attempts: 1 },
+      ]),
+    });
+    expect(h.receiver.at('/lc-retry').map((r) => bodyOf(r).id)).toEqual([eventId, eventId]);
+    expect((await attemptsOf(api.pool, endpointId)).map((a) => a.status_code)).toEqual([500, 200]);
+  }, 120_000);
+
   it('holds a rate-limited endpoint (the early attempt 1 too), then delivers within its limit on resume', async () => {
     const { key, endpointId } = await merchantWithEndpoint('/lc-limited', { rate_limit: 1 });
     expect((await call(key, 'POST', `/v1/webhooks/${endpointId}/pause`)).statusCode).toBe(200);

@@ -9,6 +9,8 @@ import { FIXTURES, testConfig } from '../../helpers/env';
 import { createAccount } from '../../helpers/fixtures';
 import { useDeliveryHarness } from '../../helpers/harness';
 import { waitFor } from '../../helpers/wait';
+import { CLI_ACTOR } from '../../../src/domain/audit-log';
+import { pauseEndpoint, resumeEndpoint } from '../../../src/domain/endpoint-lifecycle';
 
 type History = temporal.api.history.v1.IHistory;
 const { History } = temporal.api.history.v1;
@@ -175,7 +177,26 @@ describe('replay: workflow code stays deterministic', () => {
     const retried = await publish(single);
     await deliveryResult(h.tw.client, retried.event.id);
     await keep('one-endpoint-retry-activity', retried.workflowId as string);
-    expect(Object.keys(recorded)).toHaveLength(11);
+
+    // A fan-out with one endpoint paused: its ladder is held (re-checked on timers) while the other delivers, and
+    // goes out once resumed.
+    const pausing = await createAccount(h.tw.pool);
+    await createEndpoint(h.tw.pool, { accountId: pausing, url: `${h.receiver.url}/replay-held-fast` });
+    const pausedOne = await createEndpoint(h.tw.pool, { accountId: pausing, url: `${h.receiver.url}/replay-held` });
+    const scope = { accountId: pausing, livemode: false };
+    await pauseEndpoint({ pool: h.tw.pool, config }, scope, pausedOne.id, CLI_ACTOR);
+    const heldEvent = await publish(pausing);
+    const heldTimers = async () =>
+      ((await h.tw.client.workflow.getHandle(heldEvent.workflowId as string).fetchHistory()).events ?? []).filter((e) =>
+        Buffer.from(e.userMetadata?.summary?.data ?? [])
+          .toString()
+          .includes('held: '),
+      ).length;
+    await waitFor(async () => (await heldTimers()) >= 2, { what: 'two held re-checks', timeoutMs: 30_000 });
+    await resumeEndpoint({ pool: h.tw.pool, config }, scope, pausedOne.id, CLI_ACTOR);
+    await deliveryResult(h.tw.client, heldEvent.event.id);
+    await keep('fan-out-held', heldEvent.workflowId as string);
+    expect(Object.keys(recorded)).toHaveLength(12);
   });
 
   it('replays the recorded runs', async () => {
