@@ -405,6 +405,41 @@ describe('operational webhooks', () => {
       ]);
     });
 
+    it("never holds up a merchant's deliveries: they go out while an operational receiver keeps its post open", async () => {
+      const stuck = await registered('/ops-stuck', ['endpoint.paused']);
+      let release!: () => void;
+      const answered = new Promise<void>((resolve) => (release = resolve));
+      h.receiver.script('/ops-stuck', { status: 200, until: answered });
+      try {
+        const accountId = await createAccount(h.tw.pool, { status: 'active' });
+        const paused = await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/merchant-paused` });
+        await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/merchant-beside-stuck` });
+        await pauseEndpoint({ pool: h.tw.pool, config }, { accountId, livemode: false }, paused.id, CLI_ACTOR);
+        await waitFor(() => receivedAbout(stuck.path, paused.id).length === 1, { what: 'the stuck operational post' });
+        const eventIds: string[] = [];
+        for (let i = 0; i < 3; i++)
+          eventIds.push(
+            (
+              await publishEvent(
+                { pool: h.tw.pool },
+                { accountId, livemode: false, type: 'parcel.delivered', data: { parcel: parcel() } },
+              )
+            ).event.id,
+          );
+        // The merchant's unpaused endpoint has every event while the operational post is still unanswered.
+        await waitFor(() => h.receiver.at('/merchant-beside-stuck').length === 3, {
+          what: "the merchant's deliveries",
+          timeoutMs: 30_000,
+        });
+        expect(h.receiver.at('/merchant-beside-stuck').map((r) => bodyOf(r).id)).toEqual(
+          expect.arrayContaining(eventIds),
+        );
+        expect(receivedAbout(stuck.path, paused.id)).toHaveLength(1);
+      } finally {
+        release();
+      }
+    });
+
     it('tells of a delivery ended by a 410 Gone as abandoned with the reason endpoint_gone', async () => {
       const accountId = await createAccount(h.tw.pool, { status: 'active' });
       const endpoint = await createEndpoint(h.tw.pool, { accountId, url: `${h.receiver.url}/merchant-gone` });
