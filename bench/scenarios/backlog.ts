@@ -4,6 +4,7 @@ import { addBenchAccount, publishBenchEvent, within, type BenchContext, type Eng
 import { peakRate, startReceiver, type Receiver } from '../receiver';
 import { runPool } from '../stats';
 import { startWorkerProcess, type WorkerHeap } from '../worker-process';
+import { workflowTaskDurations, type WorkflowTaskDurations } from '../workflow-tasks';
 
 export interface BacklogResult {
   events: number;
@@ -38,6 +39,8 @@ export interface BacklogResult {
   /** The most requests the recovered endpoint received in one second, and the mean over the drain. */
   receiverPeakPerSecond: number;
   receiverMeanPerSecond: number;
+  /** How long the worker held the workflow tasks of a sample of the backlog's events, the drain's included. */
+  workflowTasks: WorkflowTaskDurations;
   heapSnapshots?: string[];
 }
 
@@ -164,6 +167,10 @@ export async function backlogScenario(
       recoveredToAllDeliveredSeconds: Math.round(drainSeconds * 10) / 10,
       receiverPeakPerSecond: peakRate(receiver, recovered),
       receiverMeanPerSecond: Math.round((events / ((Math.max(...arrivals) - firstRetry) / 1000)) * 10) / 10,
+      workflowTasks: await workflowTaskDurations(
+        ctx.client,
+        Array.from({ length: events }, (_, i) => `event:evt_backlog_${tag}_${i}`),
+      ),
       ...(snapshots.length > 0 ? { heapSnapshots: snapshots } : {}),
     };
   } finally {

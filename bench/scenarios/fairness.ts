@@ -3,6 +3,7 @@ import { publishBenchEvent, startEngine, within, type BenchContext, type EngineV
 import { runOpenLoop } from '../open-loop';
 import { startReceiver } from '../receiver';
 import { p50p99, runPool } from '../stats';
+import { workflowTaskDurations, type WorkflowTaskDurations } from '../workflow-tasks';
 
 export interface FairnessResult {
   /** Account A's backlog, queued to an endpoint that answers every request after slowAnswerMs. */
@@ -17,6 +18,8 @@ export interface FairnessResult {
   quietP99VsUnloaded: number;
   /** A's deliveries per second while B publishes beside it. */
   noisyDeliveriesPerSecond: number;
+  /** How long the worker held the workflow tasks of a sample of A's events. */
+  workflowTasks: WorkflowTaskDurations;
 }
 
 const SLOW_MS = 2_000;
@@ -95,6 +98,10 @@ export async function fairnessScenario(
       quietP99Ms,
       quietP99VsUnloaded: Math.round((quietP99Ms / quietUnloadedP99Ms) * 100) / 100,
       noisyDeliveriesPerSecond,
+      workflowTasks: await workflowTaskDurations(
+        ctx.client,
+        ids.map((id) => `event:${id}`),
+      ),
     };
   } finally {
     await engine.stop();
