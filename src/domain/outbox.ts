@@ -69,11 +69,6 @@ export interface DispatchDeps {
    * share is claimed no further, and the rest of its backlog waits here). Absent: no account is bounded.
    */
   accountRoom?: () => AccountRoom;
-  /**
-   * Waits until the worker has room for one more start and its first task; the function it resolves to is called
-   * once Temporal has answered the start. Absent: starts go out at once.
-   */
-  startRoom?: () => Promise<() => void>;
 }
 
 /** One start may wait this long for Temporal; the row is claimed again after the lease otherwise. */
@@ -191,8 +186,7 @@ async function dispatchTable<Row extends { id: string; trace_parent: string | nu
   try {
     claimed = await table.claim(deps.pool, { ...input, room: deps.accountRoom?.() });
     // Every start asks to be eager: the SDK asks the server for it only while the worker has a free slot, so a
-    // burst beyond the worker's slots goes through matching (worker/worker.ts deliverySlots); the worker's own
-    // starts wait for room first (startRoom).
+    // burst beyond the worker's slots goes through matching (worker/worker.ts deliverySlots).
     const options = {
       taskQueue: deps.config.temporal.taskQueue,
       eager: deps.eagerStart,
@@ -204,12 +198,7 @@ async function dispatchTable<Row extends { id: string; trace_parent: string | nu
       const later = deferral(ready, Date.now());
       if (later) return { id: row.id, ...later };
       await deps.beforeLaunch?.(ready, attemptIds);
-      const answered = await deps.startRoom?.();
-      try {
-        await startDelivery(deps.temporal, ready, options);
-      } finally {
-        answered?.();
-      }
+      await startDelivery(deps.temporal, ready, options);
       return undefined;
     };
     // Each row's hand-off (its early attempt included) continues the trace its publish stored (infra/tracing.ts);

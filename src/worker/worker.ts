@@ -43,8 +43,6 @@ export interface WorkerDeps {
 
 /** Workflow tasks from polling one worker runs at once (worker/workflow-task-slots.ts). */
 export const POLLED_WORKFLOW_TASKS = 100;
-/** The outbox's starts one worker has under way at once, their first tasks included (worker/workflow-task-slots.ts). */
-export const EAGER_STARTS = 50;
 
 /**
  * Slots sized for deliveries, not for CPU work. An attempt the workflow makes is a regular activity, which holds an
@@ -89,11 +87,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
   const http = deps.http ?? createHttpAgent(deps.config);
   const logger = Runtime.instance().logger;
   const concurrency = deps.config.delivery.workerConcurrency;
-  const workflowTasks = workflowTaskSlots({
-    total: concurrency,
-    polled: Math.min(concurrency, POLLED_WORKFLOW_TASKS),
-    starts: Math.min(concurrency, EAGER_STARTS),
-  });
+  const workflowTasks = workflowTaskSlots(concurrency, Math.min(concurrency, POLLED_WORKFLOW_TASKS));
   const early = createEarlyAttempts(
     {
       config: deps.config,
@@ -152,7 +146,6 @@ export interface RunWorkerOptions {
  */
 export async function runWorker(worker: Worker, options: RunWorkerOptions): Promise<void> {
   const early = earlyAttemptsOf.get(worker);
-  const slots = workflowTaskSlotsOf.get(worker);
   const dispatcher = startDispatcher({
     pool: options.pool,
     temporal: new Client({
@@ -171,11 +164,10 @@ export async function runWorker(worker: Worker, options: RunWorkerOptions): Prom
     // An account whose early posts hold its share of them is claimed no further: its backlog waits in the
     // outbox (attempt/account-share.ts), and is claimed again as soon as a place comes back.
     accountRoom: early ? () => early.accountRoom() : undefined,
-    // Its starts wait for room for their first tasks here rather than in the workflow thread.
-    startRoom: slots ? () => slots.startRoom() : undefined,
   });
   early?.onShareFreed(() => dispatcher.wake());
   options.onDispatcher?.(dispatcher);
+  const slots = workflowTaskSlotsOf.get(worker);
   const unwatchSlots = slots ? watchWorkflowTaskSlots(() => slots.available()) : undefined;
   try {
     await worker.run();

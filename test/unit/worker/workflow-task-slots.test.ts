@@ -18,7 +18,7 @@ async function settled(promise: Promise<unknown>): Promise<boolean> {
 
 describe('workflowTaskSlots', () => {
   it('holds polled tasks to their bound, and lets a start take any slot of the total', async () => {
-    const slots = workflowTaskSlots({ total: 4, polled: 2, starts: 4 });
+    const slots = workflowTaskSlots(4, 2);
     const { supplier } = slots;
     expect(slots.available()).toBe(2);
     const polled = [
@@ -45,7 +45,7 @@ describe('workflowTaskSlots', () => {
   });
 
   it('gives up a poll the SDK aborts, without taking its slot', async () => {
-    const slots = workflowTaskSlots({ total: 2, polled: 1, starts: 2 });
+    const slots = workflowTaskSlots(2, 1);
     const { supplier } = slots;
     const held = await supplier.reserveSlot(ctx, new AbortController().signal);
     const controller = new AbortController();
@@ -57,30 +57,5 @@ describe('workflowTaskSlots', () => {
     expect(await settled(next)).toBe(true);
     // The aborted poll took nothing: one start still fits in the total of two.
     expect(supplier.tryReserveSlot(ctx)).not.toBeNull();
-  });
-
-  it('keeps the starts under way and their first tasks running to their bound, in the order they asked', async () => {
-    const slots = workflowTaskSlots({ total: 10, polled: 5, starts: 2 });
-    const { supplier } = slots;
-    const first = await slots.startRoom();
-    const second = await slots.startRoom();
-    const third = slots.startRoom();
-    const fourth = slots.startRoom();
-    expect(await settled(third)).toBe(false);
-    // The first start's task came back with it: answered, it still holds its room until the task ends.
-    const eager = supplier.tryReserveSlot(ctx)!;
-    first();
-    first();
-    expect(await settled(third)).toBe(false);
-    // Polled tasks are not starts: they take no start's room.
-    const polled = await supplier.reserveSlot(ctx, new AbortController().signal);
-    release(slots, polled);
-    expect(await settled(third)).toBe(false);
-    release(slots, eager);
-    expect(await settled(third)).toBe(true);
-    expect(await settled(fourth)).toBe(false);
-    // A start answered without an eager task gives its room back at once.
-    second();
-    expect(await settled(fourth)).toBe(true);
   });
 });
