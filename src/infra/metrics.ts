@@ -137,27 +137,6 @@ export function watchPool(label: string, pool: PoolStats): () => void {
   };
 }
 
-const workflowTaskSlots = new Set<() => number>();
-
-new Gauge({
-  name: 'parcel_webhooks_worker_workflow_task_slots_available',
-  help: "Workflow-task slots a task the worker polls for could take now; at 0 timers' and attempts' tasks wait in Temporal.",
-  registers: [registry],
-  collect() {
-    // remove(), not reset(): a process without a worker has no such slots, rather than none free.
-    if (workflowTaskSlots.size === 0) return this.remove();
-    let free = 0;
-    for (const read of workflowTaskSlots) free += read();
-    this.set(free);
-  },
-});
-
-/** Reports a worker's free workflow-task slots (worker/workflow-task-slots.ts) until the returned function is called. */
-export function watchWorkflowTaskSlots(available: () => number): () => void {
-  workflowTaskSlots.add(available);
-  return () => workflowTaskSlots.delete(available);
-}
-
 /** Shared state read from Postgres (domain/operational-state.ts), the same whichever process reports it. */
 export interface DatabaseState {
   failingEndpoints: { livemode: boolean; count: number }[];

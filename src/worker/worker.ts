@@ -8,11 +8,9 @@ import { createEarlyAttempts, type EarlyAttempts } from '../attempt';
 import type { Config } from '../infra/config';
 import { createHttpAgent } from '../infra/http-client';
 import { createMailer } from '../infra/mailer';
-import { watchWorkflowTaskSlots } from '../infra/metrics';
 import type { Pool } from '../db/pool';
 import { activeTracing } from '../infra/tracing';
 import { startDispatcher, type Dispatcher } from './dispatcher';
-import { workflowTaskSlots, type WorkflowTaskSlots } from './workflow-task-slots';
 import { tracedClientInterceptors, tracedWorkerOptions } from './tracing';
 
 // What a process hosting a worker also sets up (cli/commands/start-all.ts reaches the worker only through here).
@@ -41,19 +39,14 @@ export interface WorkerDeps {
   options?: Partial<WorkerOptions>;
 }
 
-/** Workflow tasks from polling one worker runs at once (worker/workflow-task-slots.ts). */
-export const POLLED_WORKFLOW_TASKS = 100;
-
 /**
  * Slots sized for deliveries, not for CPU work. An attempt the workflow makes is a regular activity, which holds an
  * activity slot for as long as the receiver takes to answer (up to DELIVERY_TIMEOUT): with the SDK's 100, a hundred
- * slow receivers would hold every slot and stall every other retry of the worker. Workflow tasks are CPU work in
- * the one workflow thread: those the worker polls for are held to POLLED_WORKFLOW_TASKS at once, so a burst (a
- * backlog's retries all falling due) waits on the server rather than in the thread's queue, and each task the
- * worker takes ends in well under a second. The outbox dispatcher's eager starts take any free slot of
- * WORKER_CONCURRENCY: while the worker has one, the first task skips matching (docs/performance.md, "Slots", has
- * the measurements). A one-endpoint workflow of an earlier release still makes its attempts as local activities,
- * inside its workflow task, which so holds a polled slot as long.
+ * slow receivers would hold every slot and stall every other retry of the worker. A one-endpoint workflow of an
+ * earlier release still makes its attempts as local activities, inside its workflow task, which so holds a
+ * workflow-task slot as long. And the outbox dispatcher's eager starts take a free workflow-task slot at start
+ * time: while the worker has one, the first task skips matching; once none is free, starts go through matching,
+ * and those tasks wait behind the eager ones (docs/performance.md, "Slots", has the measurement).
  * The sticky cache holds one workflow per slot, the least the SDK allows beside that many slots. A cached
  * workflow keeps its state in the workflow thread's V8 context and the SDK core's state for its run, and
  * caching pays only for workflows whose next task comes a moment later: an event waiting in backoff sleeps 10 s to
@@ -61,16 +54,11 @@ export const POLLED_WORKFLOW_TASKS = 100;
  * (10,000 after an endpoint's outage) cost memory up to the slots, never up to their number (docs/performance.md
  * "Memory"; test/integration/workflows/worker-cache.test.ts).
  */
-export function deliverySlots(workflowTasks: WorkflowTaskSlots, concurrency: number): Partial<WorkerOptions> {
-  const fixed = (numSlots: number) => ({ type: 'fixed-size' as const, numSlots });
+export function deliverySlots(concurrency: number): Partial<WorkerOptions> {
   return {
-    tuner: {
-      workflowTaskSlotSupplier: workflowTasks.supplier,
-      activityTaskSlotSupplier: fixed(concurrency),
-      localActivityTaskSlotSupplier: fixed(concurrency),
-      // No Nexus handler is registered: its poller never runs.
-      nexusTaskSlotSupplier: fixed(1),
-    },
+    maxConcurrentWorkflowTaskExecutions: concurrency,
+    maxConcurrentActivityTaskExecutions: concurrency,
+    maxConcurrentLocalActivityExecutions: concurrency,
     maxCachedWorkflows: concurrency,
   };
 }
@@ -86,8 +74,6 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     : { workflowsPath: workflowsEntry() };
   const http = deps.http ?? createHttpAgent(deps.config);
   const logger = Runtime.instance().logger;
-  const concurrency = deps.config.delivery.workerConcurrency;
-  const workflowTasks = workflowTaskSlots(concurrency, Math.min(concurrency, POLLED_WORKFLOW_TASKS));
   const early = createEarlyAttempts(
     {
       config: deps.config,
@@ -98,7 +84,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
         error: (message, meta) => logger.error(message, { ...meta, early: true }),
       },
     },
-    { maxInFlight: concurrency },
+    { maxInFlight: deps.config.delivery.workerConcurrency },
   );
   const worker = await Worker.create({
     connection: deps.connection,
@@ -114,18 +100,15 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     }),
     ...workflowSource,
     ...tracedWorkerOptions(workflowSource.workflowBundle !== undefined),
-    ...deliverySlots(workflowTasks, concurrency),
+    ...deliverySlots(deps.config.delivery.workerConcurrency),
     ...deps.options,
   });
   earlyAttemptsOf.set(worker, early);
-  workflowTaskSlotsOf.set(worker, workflowTasks);
   return worker;
 }
 
 /** Each worker's early first attempts, which its dispatcher makes (runWorker). */
 const earlyAttemptsOf = new WeakMap<Worker, EarlyAttempts>();
-/** Each worker's workflow-task slots, on the metrics page while it runs (runWorker). */
-const workflowTaskSlotsOf = new WeakMap<Worker, WorkflowTaskSlots>();
 
 export interface RunWorkerOptions {
   config: Config;
@@ -167,12 +150,9 @@ export async function runWorker(worker: Worker, options: RunWorkerOptions): Prom
   });
   early?.onShareFreed(() => dispatcher.wake());
   options.onDispatcher?.(dispatcher);
-  const slots = workflowTaskSlotsOf.get(worker);
-  const unwatchSlots = slots ? watchWorkflowTaskSlots(() => slots.available()) : undefined;
   try {
     await worker.run();
   } finally {
-    unwatchSlots?.();
     await dispatcher.stop();
     await early?.drain();
   }

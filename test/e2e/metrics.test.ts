@@ -134,8 +134,6 @@ describe('metrics pages of the api and worker processes', () => {
       expect(
         valueOf(worker, 'temporal_worker_task_slots_available', { worker_type: 'ActivityWorker' }),
       ).toBeGreaterThan(0);
-      // Its workflow-task slots are the worker's own (worker/workflow-task-slots.ts), reported by it.
-      expect(valueOf(worker, 'parcel_webhooks_worker_workflow_task_slots_available')).toBeGreaterThan(0);
       expect(worker.some((s) => s.name.startsWith('temporal_workflow_task_schedule_to_start_latency'))).toBe(true);
       // Every SDK metric the example alerts and dashboard read (deploy/) is one this worker exports.
       const deploy = path.join(__dirname, '..', '..', 'deploy');

@@ -90,7 +90,6 @@ describe('alert rules (deploy/prometheus/alerts.yml)', () => {
       'parcel_webhooks_http_request_duration_seconds',
       'parcel_webhooks_db_pool_waiting_requests',
       'temporal_worker_task_slots_available',
-      'parcel_webhooks_worker_workflow_task_slots_available',
       'temporal_activity_schedule_to_start_latency',
     ]) {
       expect(read, name).toContain(name);
