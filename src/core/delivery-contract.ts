@@ -40,10 +40,11 @@ export interface DeliverEventInput {
   timeoutMs: number;
   failingThreshold: number;
   /**
-   * Endpoint id -> the id of its attempt 1, in the input of workflows started while the workflow's try could meet
-   * the dispatcher's early try on the same attempt; still read for those histories. The outbox now owns each
-   * attempt 1 it makes (attempt/early.ts) and starts the workflow with its outcome, and a ladder without one draws
-   * attempt 1's id from uuid4() like every later attempt.
+   * Endpoint id -> the id of its attempt 1, when an earlier hand-off's early try claimed it and the outbox leaves it
+   * to the workflow (no room for an early try now): the workflow's try makes attempt 1 under that id, and meeting
+   * the claim takes its record or records it lost, posting nothing again. Workflows of an earlier release carry it
+   * for every attempt 1 the early try might make. A ladder without one draws attempt 1's id from uuid4() like every
+   * later attempt.
    */
   firstAttemptIds?: Record<string, string>;
   /**

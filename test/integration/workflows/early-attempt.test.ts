@@ -232,6 +232,25 @@ describe('early first attempts met from another process', () => {
     expect(h.receiver.at('/again-recorded')).toHaveLength(1);
   });
 
+  it('handed off again with no room for an early try: an attempt 1 claimed earlier is named in the start, and the workflow takes its record', async () => {
+    const input = await anAttempt('/again-no-room');
+    const fresh = await anAttempt('/no-room-fresh');
+    await handOff(input);
+    // A dispatcher whose early tries are all taken leaves attempts 1 to the workflow.
+    const full = createEarlyAttempts(deps, { maxInFlight: 0 });
+    const again = await full.handOff(deliverInput(input), { [input.endpointId]: input.attemptId });
+    expect(again.firstAttemptOutcomes).toBeUndefined();
+    expect(again.firstAttemptIds).toEqual({ [input.endpointId]: input.attemptId });
+    // Nobody claimed the other one: its workflow draws attempt 1's id as usual.
+    const other = await full.handOff(deliverInput(fresh), { [fresh.endpointId]: fresh.attemptId });
+    expect(other.firstAttemptIds).toBeUndefined();
+    // The workflow's try under the named id meets the earlier claim and takes its record.
+    expect(await workflowTry(input)).toMatchObject({ kind: 'attempted', statusCode: 200, succeeded: true });
+    await full.drain();
+    expect(h.receiver.at('/again-no-room')).toHaveLength(1);
+    expect(h.receiver.at('/no-room-fresh')).toHaveLength(0);
+  });
+
   it('an early try that never recorded (its dispatcher died mid-post): the next owner records it lost at once, posting nothing', async () => {
     const input = await anAttempt('/again-lost');
     await h.tw.pool.query('INSERT INTO attempt_claims (attempt_id, run, try) VALUES ($1, $2, 0)', [
