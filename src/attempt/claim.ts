@@ -28,9 +28,14 @@ export function isEarlyRun(run: string | null | undefined): boolean {
  */
 export const LEFT_TO_WORKFLOW_RUN = 'left-to-workflow';
 
-/** Marks these attempts 1 as left to the workflow (LEFT_TO_WORKFLOW_RUN) where nobody claimed them. */
-export async function leaveToWorkflow(pool: Pool, attemptIds: string[]): Promise<void> {
-  await claimAttemptsFor(pool, attemptIds, LEFT_TO_WORKFLOW_RUN);
+/**
+ * Marks these attempts 1 as left to the workflow (LEFT_TO_WORKFLOW_RUN) where nobody claimed them, in one
+ * statement, and returns those an earlier hand-off's early try claimed (its worker died after the post, the lease
+ * lapsed): the workflow's try must make those under their ids, to meet that claim rather than post again.
+ */
+export async function leaveToWorkflow(pool: Pool, attemptIds: string[]): Promise<string[]> {
+  const held = await claimAttemptsFor(pool, attemptIds, LEFT_TO_WORKFLOW_RUN);
+  return held.filter((claim) => isEarlyRun(claim.run)).map((claim) => claim.attempt_id);
 }
 
 /**

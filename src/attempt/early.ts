@@ -10,7 +10,7 @@ import type { AccountRoom } from '../db/outbox';
 import { createAccountShare } from './account-share';
 import type { AttemptDeps } from './deps';
 import { recordUntilAnswered } from './record';
-import { claimHolder, leaveToWorkflow, LEFT_TO_WORKFLOW_RUN } from './claim';
+import { leaveToWorkflow } from './claim';
 import { runAttempt, type Attempted } from './run';
 import { settleClaimed } from './settle';
 
@@ -53,9 +53,15 @@ export interface EarlyAttempts {
   /**
    * Right before the start: the attempts 1 of `attemptIds` not on record in the input the start carries are the
    * workflow's, so they are claimed as left to it (claim.ts LEFT_TO_WORKFLOW_RUN), and a later hand-off of the same
-   * delivery (the start made, its row not yet marked) posts none of them. Undefined when none is left.
+   * delivery (the start made, its row not yet marked) posts none of them. Resolves to the input to start with:
+   * one an earlier hand-off's early try already claimed (no room for a try now) is named in `firstAttemptIds`, so
+   * the workflow's try meets that claim and takes its record or records it lost, posting nothing again.
+   * Undefined when none is left.
    */
-  leaveToWorkflow(started: DeliverEventInput, attemptIds: Record<string, string>): Promise<void> | undefined;
+  leaveToWorkflow(
+    started: DeliverEventInput,
+    attemptIds: Record<string, string>,
+  ): Promise<DeliverEventInput> | undefined;
   /** Early attempts under way (posting, or writing an answer not yet recorded). */
   inFlight(): number;
   /** How many more events of each account holding places the outbox may claim now (account-share.ts). */
@@ -180,28 +186,16 @@ export function createEarlyAttempts(deps: AttemptDeps, options: EarlyAttemptsOpt
       // A one-endpoint start may wait for its place in a rate-limit queue; a fan-out's is never delayed for one of
       // its endpoints, whose throttled attempt 1 is left to its ladder.
       const single = input.endpointIds.length === 1;
-      const unmade: Array<[string, string]> = [];
       const attempts = Object.entries(attemptIds).flatMap(([endpointId, attemptId]) => {
         const attempt = make(input, endpointId, attemptId, single);
-        if (!attempt) unmade.push([endpointId, attemptId]);
         return attempt ? [attempt.then((result) => [endpointId, result] as const)] : [];
       });
-      if (attempts.length === 0 && unmade.length === 0) return input;
-      // An attempt 1 left to the workflow for want of room may have been claimed by an earlier hand-off's early
-      // try (its lease lapsed: its worker died after the post). The workflow's try then makes that attempt under
-      // its id, and meeting the claim takes its record or records it lost (try.ts), posting nothing again.
-      const claimedEarlier = Promise.all(
-        unmade.map(async ([endpointId, attemptId]) => {
-          const holder = await claimHolder(deps.pool, attemptId);
-          return holder && holder.run !== LEFT_TO_WORKFLOW_RUN ? [[endpointId, attemptId] as const] : [];
-        }),
-      ).then((found) => Object.fromEntries(found.flat()) as Record<string, string>);
+      if (attempts.length === 0) return input;
       // Every attempt ends before the hand-off does, settled or not: a row given back while one still posts would
       // let the next owner settle it under the post.
-      const handedOff = Promise.allSettled([claimedEarlier, ...attempts]).then(([earlier, ...settled]) => {
-        const failed = [earlier, ...settled].find((s): s is PromiseRejectedResult => s.status === 'rejected');
+      const handedOff = Promise.allSettled(attempts).then((settled) => {
+        const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
         if (failed) throw failed.reason;
-        const named = (earlier as PromiseFulfilledResult<Record<string, string>>).value;
         const ended = settled.map((s) => (s as PromiseFulfilledResult<readonly [string, EarlyAttemptResult]>).value);
         const outcomes: Record<string, FirstAttemptOutcome> = {};
         // A place carried in from an earlier hand-off (domain/outbox.ts) stays until its attempt 1 is on record.
@@ -216,7 +210,6 @@ export function createEarlyAttempts(deps: AttemptDeps, options: EarlyAttemptsOpt
         }
         return {
           ...rest,
-          ...(Object.keys(named).length > 0 ? { firstAttemptIds: named } : {}),
           ...(Object.keys(outcomes).length > 0 ? { firstAttemptOutcomes: outcomes } : {}),
           ...(Object.keys(throttles).length > 0 ? { firstAttemptThrottles: throttles } : {}),
         };
@@ -224,10 +217,15 @@ export function createEarlyAttempts(deps: AttemptDeps, options: EarlyAttemptsOpt
       return handedOff;
     },
     leaveToWorkflow(started, attemptIds) {
-      const left = Object.entries(attemptIds)
-        .filter(([endpointId]) => !started.firstAttemptOutcomes?.[endpointId])
-        .map(([, attemptId]) => attemptId);
-      return left.length === 0 ? undefined : leaveToWorkflow(deps.pool, left);
+      const left = Object.entries(attemptIds).filter(([endpointId]) => !started.firstAttemptOutcomes?.[endpointId]);
+      if (left.length === 0) return undefined;
+      return leaveToWorkflow(
+        deps.pool,
+        left.map(([, attemptId]) => attemptId),
+      ).then((claimedEarlier) => {
+        const named = left.filter(([, attemptId]) => claimedEarlier.includes(attemptId));
+        return named.length === 0 ? started : { ...started, firstAttemptIds: Object.fromEntries(named) };
+      });
     },
     inFlight: () => running.size,
     accountRoom: () => shares.room(),

@@ -177,14 +177,23 @@ export async function releaseAttemptClaim(pool: Pool, claim: Pick<AttemptClaim, 
 /**
  * Claims each of `attemptIds` for `run` where nobody holds it yet: the outbox's mark on an attempt 1 it leaves to
  * the workflow (attempt/early.ts), so that a later hand-off of the same delivery posts nothing under that id.
+ * Returns the claims it found already held, with their runs.
  */
-export async function claimAttemptsFor(pool: Pool, attemptIds: string[], run: string): Promise<void> {
-  if (attemptIds.length === 0) return;
-  await pool.query(
-    `INSERT INTO attempt_claims (attempt_id, run, try) SELECT id, $2::text, 0 FROM unnest($1::text[]) AS id
-     ON CONFLICT (attempt_id) DO NOTHING`,
+export async function claimAttemptsFor(
+  pool: Pool,
+  attemptIds: string[],
+  run: string,
+): Promise<Array<{ attempt_id: string; run: string }>> {
+  if (attemptIds.length === 0) return [];
+  // `held` reads the claims as they stood before this statement's insert: those are the ones it leaves alone.
+  const { rows } = await pool.query<{ attempt_id: string; run: string }>(
+    `WITH held AS (SELECT attempt_id, run FROM attempt_claims WHERE attempt_id = ANY($1::text[])),
+          claimed AS (INSERT INTO attempt_claims (attempt_id, run, try)
+                      SELECT id, $2::text, 0 FROM unnest($1::text[]) AS id ON CONFLICT (attempt_id) DO NOTHING)
+     SELECT attempt_id, run FROM held`,
     [attemptIds, run],
   );
+  return rows;
 }
 
 /** Who holds an attempt's claim, since when, and the attempt's record when it has one. */

@@ -61,9 +61,12 @@ export interface DispatchDeps {
   /**
    * Called right before each start with the input it carries and the attempts 1 the outbox was to make: the
    * worker claims those not on record as its workflow's (attempt/early.ts), so a later hand-off of the same row
-   * posts none of them. A rejection means no start.
+   * posts none of them, and resolves to the input to start with (undefined: `ready`). A rejection means no start.
    */
-  beforeLaunch?: (ready: DeliverEventInput, attemptIds: Record<string, string>) => Promise<void> | undefined;
+  beforeLaunch?: (
+    ready: DeliverEventInput,
+    attemptIds: Record<string, string>,
+  ) => Promise<DeliverEventInput> | undefined;
   /**
    * How many more events of each account the claim may take (the worker's early attempts: an account at its
    * share is claimed no further, and the rest of its backlog waits here). Absent: no account is bounded.
@@ -197,8 +200,8 @@ async function dispatchTable<Row extends { id: string; trace_parent: string | nu
     const launch = async (ready: DeliverEventInput, row: Row, attemptIds: Record<string, string>) => {
       const later = deferral(ready, Date.now());
       if (later) return { id: row.id, ...later };
-      await deps.beforeLaunch?.(ready, attemptIds);
-      await startDelivery(deps.temporal, ready, options);
+      const launched = (await deps.beforeLaunch?.(ready, attemptIds)) ?? ready;
+      await startDelivery(deps.temporal, launched, options);
       return undefined;
     };
     // Each row's hand-off (its early attempt included) continues the trace its publish stored (infra/tracing.ts);

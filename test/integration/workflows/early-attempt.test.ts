@@ -238,12 +238,14 @@ describe('early first attempts met from another process', () => {
     await handOff(input);
     // A dispatcher whose early tries are all taken leaves attempts 1 to the workflow.
     const full = createEarlyAttempts(deps, { maxInFlight: 0 });
-    const again = await full.handOff(deliverInput(input), { [input.endpointId]: input.attemptId });
+    const ids = { [input.endpointId]: input.attemptId };
+    const again = await full.handOff(deliverInput(input), ids);
     expect(again.firstAttemptOutcomes).toBeUndefined();
-    expect(again.firstAttemptIds).toEqual({ [input.endpointId]: input.attemptId });
+    expect((await full.leaveToWorkflow(again, ids))?.firstAttemptIds).toEqual(ids);
     // Nobody claimed the other one: its workflow draws attempt 1's id as usual.
-    const other = await full.handOff(deliverInput(fresh), { [fresh.endpointId]: fresh.attemptId });
-    expect(other.firstAttemptIds).toBeUndefined();
+    const freshIds = { [fresh.endpointId]: fresh.attemptId };
+    const other = await full.handOff(deliverInput(fresh), freshIds);
+    expect(await full.leaveToWorkflow(other, freshIds)).toEqual(other);
     // The workflow's try under the named id meets the earlier claim and takes its record.
     expect(await workflowTry(input)).toMatchObject({ kind: 'attempted', statusCode: 200, succeeded: true });
     await full.drain();

@@ -59,19 +59,14 @@ describe('per-account share of the early attempts', () => {
   });
 
   it("leaves room for a quiet account while a slow receiver holds one account's posts open", async () => {
-    // No attempt 1 was claimed by an earlier hand-off: the claim read finds none.
-    const pool = { query: async () => ({ rows: [] }) };
-    const early = createEarlyAttempts({ pool } as never, { maxInFlight: 4 });
+    const early = createEarlyAttempts({} as never, { maxInFlight: 4 });
     // A slow receiver: account A's posts stay open. Past its share (half of 4) its attempts 1 are left to the
-    // workflow: the hand-off holds no place, and gives back the input as it came once the claim read answers.
+    // workflow: the hand-off gives back the input at once, holding no place.
     const noisy = Array.from({ length: 6 }, (_, n) =>
       early.handOff(handOffInput('acct_a', n), attemptIds(handOffInput('acct_a', n))),
     );
     expect(early.inFlight()).toBe(2);
-    const left = await Promise.all(noisy.slice(2).map((started) => Promise.resolve(started)));
-    expect(left.map((started) => [started.firstAttemptIds, started.firstAttemptOutcomes])).toEqual(
-      Array.from({ length: 4 }, () => [undefined, undefined]),
-    );
+    expect(noisy.filter((started) => !(started instanceof Promise))).toHaveLength(4);
     // Account B still gets an early attempt.
     const quiet = early.handOff(handOffInput('acct_b', 0), attemptIds(handOffInput('acct_b', 0)));
     expect(quiet).toBeInstanceOf(Promise);
