@@ -55,10 +55,12 @@ export interface Config {
     /** Redeliveries (resend, recover, test) an account may have pending at once (REDELIVERY_MAX_PENDING). */
     redeliveryMaxPending: number;
     /**
-     * Workflow tasks, attempts and local activities one worker runs at once, each (WORKER_CONCURRENCY);
+     * Attempts and local activities one worker runs at once, each, and its sticky cache (WORKER_CONCURRENCY);
      * worker/worker.ts says why it is far above the SDK's defaults.
      */
     workerConcurrency: number;
+    /** Workflow tasks one worker runs at once (WORKER_WORKFLOW_TASKS, WORKER_CONCURRENCY unless set lower); worker/worker.ts. */
+    workerWorkflowTasks: number;
   };
   retention: {
     /** Events, their attempts and deliveries, and notifications older than this are deleted (EVENT_RETENTION). */
@@ -452,6 +454,7 @@ function configFrom(env: Env): Config {
     throw new ConfigError(tlsCertPath ? 'TEMPORAL_TLS_KEY' : 'TEMPORAL_TLS_CERT', 'must be set together with its pair');
   }
   const port = integer(env, 'PORT', 3000, 0, 65535);
+  const workerConcurrency = integer(env, 'WORKER_CONCURRENCY', 400, 2, 10_000);
   const internalPort =
     optional(env, 'INTERNAL_PORT') === undefined ? undefined : integer(env, 'INTERNAL_PORT', 0, 0, 65535);
   if (internalPort !== undefined && internalPort !== 0 && internalPort === port) {
@@ -496,7 +499,8 @@ function configFrom(env: Env): Config {
       // deliveries/s in all) live traffic keeps most of the engine.
       recoverRatePerSecond: integer(env, 'RECOVER_RATE_PER_SECOND', 10, 1, 1000),
       redeliveryMaxPending: integer(env, 'REDELIVERY_MAX_PENDING', 1000, 1, 1_000_000),
-      workerConcurrency: integer(env, 'WORKER_CONCURRENCY', 400, 2, 10_000),
+      workerConcurrency,
+      workerWorkflowTasks: integer(env, 'WORKER_WORKFLOW_TASKS', workerConcurrency, 2, workerConcurrency),
     },
     retention: {
       eventRetentionMs: duration(env, 'EVENT_RETENTION', '30d', 60_000, 3650 * 86_400_000),

@@ -40,23 +40,26 @@ export interface WorkerDeps {
 }
 
 /**
- * Slots sized for deliveries, not for CPU work. An attempt the workflow makes is a regular activity, which holds an
- * activity slot for as long as the receiver takes to answer (up to DELIVERY_TIMEOUT): with the SDK's 100, a hundred
- * slow receivers would hold every slot and stall every other retry of the worker. A one-endpoint workflow of an
- * earlier release still makes its attempts as local activities, inside its workflow task, which so holds a
- * workflow-task slot as long. And the outbox dispatcher's eager starts take a free workflow-task slot at start
- * time: while the worker has one, the first task skips matching; once none is free, starts go through matching,
- * and those tasks wait behind the eager ones (docs/performance.md, "Slots", has the measurement).
- * The sticky cache holds one workflow per slot, the least the SDK allows beside that many slots. A cached
+ * Activity slots sized for deliveries, workflow-task slots for CPU work. An attempt the workflow makes is a regular
+ * activity, which holds an activity slot for as long as the receiver takes to answer (up to DELIVERY_TIMEOUT): with
+ * the SDK's 100, a hundred slow receivers would hold every slot and stall every other retry of the worker
+ * (`concurrency`, WORKER_CONCURRENCY). Workflow-task slots (`workflowTasks`, WORKER_WORKFLOW_TASKS) are as many by
+ * default, because the outbox dispatcher's eager starts each take a free one at start time: while the worker has
+ * one, the first task skips matching; once none is free, the start goes through matching, which costs the server
+ * and the worker more per delivery. Fewer bound how long a task takes on a loaded worker (the rest wait in
+ * matching, not half-done in the worker), and cost that throughput (docs/performance.md, "Slots"). A one-endpoint
+ * workflow of an earlier release still makes its attempts as local activities, inside its workflow task, which so
+ * holds a workflow-task slot while its receiver answers.
+ * The sticky cache holds one workflow per activity slot (never fewer than the workflow-task slots). A cached
  * workflow keeps its state in the workflow thread's V8 context and the SDK core's state for its run, and
  * caching pays only for workflows whose next task comes a moment later: an event waiting in backoff sleeps 10 s to
  * 6 h, and when its timer fires the worker replays its short history (about 10 events). So events parked in backoff
  * (10,000 after an endpoint's outage) cost memory up to the slots, never up to their number (docs/performance.md
  * "Memory"; test/integration/workflows/worker-cache.test.ts).
  */
-export function deliverySlots(concurrency: number): Partial<WorkerOptions> {
+export function deliverySlots(concurrency: number, workflowTasks: number): Partial<WorkerOptions> {
   return {
-    maxConcurrentWorkflowTaskExecutions: concurrency,
+    maxConcurrentWorkflowTaskExecutions: workflowTasks,
     maxConcurrentActivityTaskExecutions: concurrency,
     maxConcurrentLocalActivityExecutions: concurrency,
     maxCachedWorkflows: concurrency,
@@ -100,7 +103,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     }),
     ...workflowSource,
     ...tracedWorkerOptions(workflowSource.workflowBundle !== undefined),
-    ...deliverySlots(deps.config.delivery.workerConcurrency),
+    ...deliverySlots(deps.config.delivery.workerConcurrency, deps.config.delivery.workerWorkflowTasks),
     ...deps.options,
   });
   earlyAttemptsOf.set(worker, early);

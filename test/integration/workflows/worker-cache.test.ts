@@ -42,6 +42,11 @@ describe('worker cache: events parked in backoff are not held by the worker', ()
       expect(numCachedWorkflows).toBeGreaterThan(0);
       expect(numCachedWorkflows).toBeLessThanOrEqual(CONCURRENCY);
       expect(h.tw.worker.options.maxCachedWorkflows).toBe(CONCURRENCY);
+      // As many workflow tasks as cached workflows by default (WORKER_WORKFLOW_TASKS), never more: the SDK's rule.
+      expect(h.tw.worker.options.tuner.workflowTaskSlotSupplier).toMatchObject({
+        type: 'fixed-size',
+        numSlots: CONCURRENCY,
+      });
     } finally {
       await Promise.all(handles.map((handle) => handle.terminate('test: cache checked').catch(() => undefined)));
     }

@@ -8,6 +8,7 @@ import { waitFor } from '../../helpers/wait';
 
 /** More than the SDK's 100 activity slots, which slow receivers alone would have filled. */
 const HELD = 110;
+const WORKFLOW_TASKS = 8;
 
 /**
  * An attempt the workflow makes holds an activity slot while the receiver answers, so the worker's slots are sized
@@ -15,7 +16,14 @@ const HELD = 110;
  * rest. The outbox makes each attempt 1 and the receiver fails it at once; attempt 2, the workflow's, is held.
  */
 describe('worker slots: slow receivers do not hold up other deliveries', () => {
-  const h = useDeliveryHarness(testConfig({ DELIVERY_RETRY_DELAYS: '50ms', DELIVERY_TIMEOUT: '30s' }));
+  // Workflow-task slots are sized apart (WORKER_WORKFLOW_TASKS): a few of them do not bound the open posts.
+  const h = useDeliveryHarness(
+    testConfig({
+      DELIVERY_RETRY_DELAYS: '50ms',
+      DELIVERY_TIMEOUT: '30s',
+      WORKER_WORKFLOW_TASKS: String(WORKFLOW_TASKS),
+    }),
+  );
 
   it(`keeps ${HELD} posts open at once and still delivers another endpoint's event meanwhile`, async () => {
     let release!: () => void;
@@ -43,6 +51,7 @@ describe('worker slots: slow receivers do not hold up other deliveries', () => {
           ),
         );
       }
+      expect(h.tw.worker.options.tuner.workflowTaskSlotSupplier).toMatchObject({ numSlots: WORKFLOW_TASKS });
       // With the SDK's default slots only 100 of these could ever be open at once.
       await waitFor(() => h.receiver.at('/held').length === 2 * HELD, {
         timeoutMs: 20_000,

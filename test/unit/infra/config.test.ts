@@ -29,6 +29,7 @@ describe('config', () => {
     expect(config.delivery.timeoutMs).toBe(10_000);
     expect(config.delivery.failingThreshold).toBe(3);
     expect(config.delivery.workerConcurrency).toBe(400);
+    expect(config.delivery.workerWorkflowTasks).toBe(400);
     expect(config.webhook.allowPrivateTargets).toBe(false);
     expect(config.webhook.secretEncryptionKeys).toEqual([]);
     expect(config.metrics).toEqual({ port: 9464, host: '127.0.0.1', nextPortsToTry: 9 });
@@ -39,6 +40,15 @@ describe('config', () => {
     expect(config.delivery.workerConcurrency).toBe(50);
     expect(() => loadConfig({ WORKER_CONCURRENCY: '1' })).toThrow(ConfigError);
     expect(() => loadConfig({ WORKER_CONCURRENCY: 'many' })).toThrow(ConfigError);
+  });
+
+  it('reads the workflow tasks a worker runs at once, refusing what it cannot be', () => {
+    expect(loadConfig({ WORKER_WORKFLOW_TASKS: '64' }).delivery.workerWorkflowTasks).toBe(64);
+    expect(loadConfig({ WORKER_CONCURRENCY: '50' }).delivery.workerWorkflowTasks).toBe(50);
+    // Never more than the sticky cache, which holds WORKER_CONCURRENCY workflows: the SDK's rule.
+    expect(() => loadConfig({ WORKER_CONCURRENCY: '50', WORKER_WORKFLOW_TASKS: '64' })).toThrow(ConfigError);
+    expect(() => loadConfig({ WORKER_WORKFLOW_TASKS: '1' })).toThrow(ConfigError);
+    expect(() => loadConfig({ WORKER_WORKFLOW_TASKS: 'few' })).toThrow(ConfigError);
   });
 
   it('METRICS_PORT=0 disables the metrics page', () => {
