@@ -40,10 +40,10 @@ export interface WorkerDeps {
 }
 
 /**
- * Activity slots sized for deliveries, workflow-task slots for CPU work. An attempt the workflow makes is a regular
+ * Slots sized for deliveries, not for CPU work. An attempt the workflow makes is a regular
  * activity, which holds an activity slot for as long as the receiver takes to answer (up to DELIVERY_TIMEOUT): with
  * the SDK's 100, a hundred slow receivers would hold every slot and stall every other retry of the worker
- * (`concurrency`, WORKER_CONCURRENCY). Workflow-task slots (`workflowTasks`, WORKER_WORKFLOW_TASKS) are as many by
+ * (`workerConcurrency`, WORKER_CONCURRENCY). Workflow-task slots (`workerWorkflowTasks`) are as many by
  * default, because the outbox dispatcher's eager starts each take a free one at start time: while the worker has
  * one, the first task skips matching; once none is free, the start goes through matching, which costs the server
  * and the worker more per delivery. Fewer bound how long a task takes on a loaded worker (the rest wait in
@@ -57,12 +57,15 @@ export interface WorkerDeps {
  * (10,000 after an endpoint's outage) cost memory up to the slots, never up to their number (docs/performance.md
  * "Memory"; test/integration/workflows/worker-cache.test.ts).
  */
-export function deliverySlots(concurrency: number, workflowTasks: number): Partial<WorkerOptions> {
+export function deliverySlots({
+  workerConcurrency,
+  workerWorkflowTasks,
+}: Pick<Config['delivery'], 'workerConcurrency' | 'workerWorkflowTasks'>): Partial<WorkerOptions> {
   return {
-    maxConcurrentWorkflowTaskExecutions: workflowTasks,
-    maxConcurrentActivityTaskExecutions: concurrency,
-    maxConcurrentLocalActivityExecutions: concurrency,
-    maxCachedWorkflows: concurrency,
+    maxConcurrentWorkflowTaskExecutions: workerWorkflowTasks,
+    maxConcurrentActivityTaskExecutions: workerConcurrency,
+    maxConcurrentLocalActivityExecutions: workerConcurrency,
+    maxCachedWorkflows: workerConcurrency,
   };
 }
 
@@ -103,7 +106,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     }),
     ...workflowSource,
     ...tracedWorkerOptions(workflowSource.workflowBundle !== undefined),
-    ...deliverySlots(deps.config.delivery.workerConcurrency, deps.config.delivery.workerWorkflowTasks),
+    ...deliverySlots(deps.config.delivery),
     ...deps.options,
   });
   earlyAttemptsOf.set(worker, early);
